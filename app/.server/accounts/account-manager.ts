@@ -1,0 +1,119 @@
+import { z } from "zod";
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import { didSchema, emailSchema, generatePlcDid, handleSchema } from "./identifiers.ts";
+import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDummy, verifyPassword } from "./password.ts";
+
+export type AccountSummary = { did: string; handle: string; email: string; createdAt: Date };
+
+/** A refusal a person can act on: taken or malformed handle, email, password. */
+export class AccountError extends Error {
+  constructor(
+    message: string,
+    readonly field?: "handle" | "email" | "password" | "did",
+  ) {
+    super(message);
+    this.name = "AccountError";
+  }
+}
+
+const passwordSchema = z
+  .string()
+  .min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`)
+  .max(PASSWORD_MAX_LENGTH, "password is too long");
+
+export type NewAccount = { handle: string; email: string; password: string; did?: string };
+
+function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, field: AccountError["field"]): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new AccountError(result.error.issues[0]?.message ?? `invalid ${field}`, field);
+  return result.data;
+}
+
+export class AccountManager {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async create(input: NewAccount): Promise<AccountSummary> {
+    const handle = parseField(handleSchema, input.handle, "handle");
+    const email = parseField(emailSchema, input.email, "email");
+    const password = parseField(passwordSchema, input.password, "password");
+    const did = input.did === undefined ? generatePlcDid() : parseField(didSchema, input.did, "did");
+
+    const clash = await this.prisma.account.findFirst({ where: { OR: [{ handle }, { email }, { did }] } });
+    if (clash?.handle === handle) throw new AccountError(`handle ${handle} is already taken`, "handle");
+    if (clash?.email === email) throw new AccountError(`email ${email} is already in use`, "email");
+    if (clash?.did === did) throw new AccountError(`did ${did} already has an account`, "did");
+
+    const passwordHash = await hashPassword(password);
+    try {
+      const account = await this.prisma.account.create({ data: { did, handle, email, passwordHash } });
+      return summary(account);
+    } catch (error) {
+      // A concurrent create took the handle or email between the check and the insert.
+      if ((error as { code?: string }).code === "P2002") throw new AccountError("handle or email is already taken");
+      throw error;
+    }
+  }
+
+  async list(): Promise<AccountSummary[]> {
+    const accounts = await this.prisma.account.findMany({ orderBy: { createdAt: "asc" } });
+    return accounts.map(summary);
+  }
+
+  async findByDid(did: string): Promise<AccountSummary | undefined> {
+    const account = await this.prisma.account.findUnique({ where: { did } });
+    return account ? summary(account) : undefined;
+  }
+
+  async findByHandle(handle: string): Promise<AccountSummary | undefined> {
+    const parsed = handleSchema.safeParse(handle);
+    if (!parsed.success) return undefined;
+    const account = await this.prisma.account.findUnique({ where: { handle: parsed.data } });
+    return account ? summary(account) : undefined;
+  }
+
+  /** Looks up an account by handle, email or DID, as a person types it. */
+  async findByIdentifier(identifier: string): Promise<AccountSummary | undefined> {
+    const text = identifier.trim().replace(/^@/, "").toLowerCase();
+    if (!text || text.length > 254) return undefined;
+    const where = text.startsWith("did:") ? { did: text } : text.includes("@") ? { email: text } : { handle: text };
+    const account = await this.prisma.account.findUnique({ where });
+    return account ? summary(account) : undefined;
+  }
+
+  /** The account when the password is right; undefined otherwise (same timing either way). */
+  async verifyCredentials(identifier: string, password: string): Promise<AccountSummary | undefined> {
+    if (password.length === 0 || password.length > PASSWORD_MAX_LENGTH) return undefined;
+    const found = await this.findByIdentifier(identifier);
+    if (!found) {
+      await verifyAgainstDummy(password);
+      return undefined;
+    }
+    const account = await this.prisma.account.findUnique({ where: { did: found.did } });
+    if (!account) return undefined;
+    return (await verifyPassword(password, account.passwordHash)) ? found : undefined;
+  }
+
+  async setPassword(identifier: string, password: string): Promise<AccountSummary> {
+    const account = await this.requireAccount(identifier);
+    const checked = parseField(passwordSchema, password, "password");
+    await this.prisma.account.update({ where: { did: account.did }, data: { passwordHash: await hashPassword(checked) } });
+    return account;
+  }
+
+  /** Deletes the account and, by cascade, its sessions, codes, grants and tokens. */
+  async delete(identifier: string): Promise<AccountSummary> {
+    const account = await this.requireAccount(identifier);
+    await this.prisma.account.delete({ where: { did: account.did } });
+    return account;
+  }
+
+  private async requireAccount(identifier: string): Promise<AccountSummary> {
+    const account = await this.findByIdentifier(identifier);
+    if (!account) throw new AccountError(`no account matches ${identifier}`);
+    return account;
+  }
+}
+
+function summary(account: { did: string; handle: string; email: string; createdAt: Date }): AccountSummary {
+  return { did: account.did, handle: account.handle, email: account.email, createdAt: account.createdAt };
+}

@@ -1,0 +1,43 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+
+/**
+ * atproto handle syntax: a DNS name of at least two labels, ASCII letters,
+ * digits and hyphens, at most 253 characters, TLD not starting with a digit.
+ * Handles are case-insensitive and stored lowercase.
+ */
+const HANDLE_PATTERN = /^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
+
+export const handleSchema = z
+  .string()
+  .trim()
+  .max(253, "handle is too long")
+  .regex(HANDLE_PATTERN, "handle must be a domain name such as alice.example.com")
+  .transform((value) => value.toLowerCase());
+
+export const emailSchema = z
+  .string()
+  .trim()
+  .max(254, "email is too long")
+  .email("email must be an address such as alice@example.com")
+  .transform((value) => value.toLowerCase());
+
+/** did:plc (24 base32 characters) or did:web; the forms this server hosts. */
+export const didSchema = z
+  .string()
+  .trim()
+  .regex(/^did:(plc:[a-z2-7]{24}|web:[a-zA-Z0-9.%-]+(:[a-zA-Z0-9._%-]+)*)$/, "did must be a did:plc or did:web identifier");
+
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+
+/** A fresh did:plc-shaped identifier (this server does not register it with a PLC directory). */
+export function generatePlcDid(): string {
+  const bytes = randomBytes(24);
+  let id = "";
+  for (const byte of bytes) id += BASE32[byte % 32];
+  return `did:plc:${id}`;
+}
+
+export function isHandle(value: string): boolean {
+  return handleSchema.safeParse(value).success;
+}

@@ -1,0 +1,43 @@
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+
+/**
+ * scrypt password hashes (RFC 7914) stored as scrypt$N$r$p$salt$hash, so the
+ * cost can be raised later without breaking stored hashes.
+ */
+const COST = { N: 1 << 15, r: 8, p: 1 };
+const KEY_LENGTH = 32;
+const MAX_MEMORY = 128 * COST.N * COST.r * 2;
+
+export const PASSWORD_MIN_LENGTH = 8;
+export const PASSWORD_MAX_LENGTH = 1024;
+
+function derive(password: string, salt: Buffer, options: ScryptOptions, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password.normalize("NFKC"), salt, length, { ...options, maxmem: MAX_MEMORY * 2 }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
+  });
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, COST, KEY_LENGTH);
+  return ["scrypt", COST.N, COST.r, COST.p, salt.toString("base64url"), key.toString("base64url")].join("$");
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split("$");
+  if (scheme !== "scrypt" || !n || !r || !p || !salt || !hash) return false;
+  const expected = Buffer.from(hash, "base64url");
+  const actual = await derive(password, Buffer.from(salt, "base64url"), { N: Number(n), r: Number(r), p: Number(p) }, expected.length);
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/** Spends the same time as a real check, so an unknown account is not revealed by timing. */
+export async function verifyAgainstDummy(password: string): Promise<false> {
+  dummyHash ??= hashPassword("dummy password for timing equalisation");
+  await verifyPassword(password, await dummyHash);
+  return false;
+}

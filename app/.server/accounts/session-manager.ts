@@ -1,0 +1,57 @@
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import { randomToken, sha256Base64url } from "../util/crypto.ts";
+import { MINUTE } from "../util/time.ts";
+import type { AccountSummary } from "./account-manager.ts";
+
+export type BrowserSession = { account: AccountSummary; idHash: string };
+
+/**
+ * Server-side browser sessions (DESIGN 4.5): the cookie holds a random id,
+ * the database only its hash. Expired sessions are deleted when read.
+ */
+export class SessionManager {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly lifetimeMs: number,
+  ) {}
+
+  async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string }): Promise<string> {
+    const id = randomToken("ses");
+    const now = Date.now();
+    await this.prisma.browserSession.create({
+      data: {
+        idHash: sha256Base64url(id),
+        accountDid,
+        userAgent: meta.userAgent?.slice(0, 512),
+        ipAddress: meta.ipAddress?.slice(0, 64),
+        createdAt: new Date(now),
+        lastSeenAt: new Date(now),
+        expiresAt: new Date(now + this.lifetimeMs),
+      },
+    });
+    return id;
+  }
+
+  async resolve(id: string | undefined): Promise<BrowserSession | undefined> {
+    if (!id || id.length > 128) return undefined;
+    const idHash = sha256Base64url(id);
+    const row = await this.prisma.browserSession.findUnique({ where: { idHash }, include: { account: true } });
+    if (!row) return undefined;
+    const now = Date.now();
+    if (row.expiresAt.getTime() <= now) {
+      await this.prisma.browserSession.deleteMany({ where: { idHash } });
+      return undefined;
+    }
+    // Record activity at most once a minute: keeps reads cheap.
+    if (now - row.lastSeenAt.getTime() > MINUTE) {
+      await this.prisma.browserSession.update({ where: { idHash }, data: { lastSeenAt: new Date(now) } });
+    }
+    const { did, handle, email, createdAt } = row.account;
+    return { idHash, account: { did, handle, email, createdAt } };
+  }
+
+  async destroy(id: string | undefined): Promise<void> {
+    if (!id) return;
+    await this.prisma.browserSession.deleteMany({ where: { idHash: sha256Base64url(id) } });
+  }
+}

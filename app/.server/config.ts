@@ -1,0 +1,130 @@
+import { z } from "zod";
+import { MINUTE, SECOND } from "./util/time.ts";
+
+const booleanFlag = z
+  .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"])
+  .default("")
+  .transform((value) => ["1", "true", "on", "yes"].includes(value));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PUBLIC_URL: z.string().optional(),
+  DATABASE_URL: z.string().startsWith("file:", "DATABASE_URL must be a SQLite URL of the form file:./path/to.db").default("file:./data/atrium.db"),
+  ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: booleanFlag,
+  ATRIUM_DPOP_NONCE_SECRET: z.string().min(32, "ATRIUM_DPOP_NONCE_SECRET must be at least 32 characters").optional(),
+  ATRIUM_COOKIE_SECRET: z.string().min(32, "ATRIUM_COOKIE_SECRET must be at least 32 characters").optional(),
+  ATRIUM_DPOP_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
+  ATRIUM_DPOP_MAX_FUTURE_SECONDS: z.coerce.number().int().min(0).max(120).default(10),
+  ATRIUM_TRUST_PROXY: booleanFlag,
+  ATRIUM_LOG_REQUESTS: booleanFlag,
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  /** The issuer: an origin, byte for byte, without trailing slash. */
+  issuer: string;
+  publicUrl: URL;
+  databaseUrl: string;
+  databasePath: string;
+  allowPrivateClients: boolean;
+  dpopNonceSecret: string | undefined;
+  cookieSecret: string | undefined;
+  dpopMaxAgeMs: number;
+  dpopMaxFutureMs: number;
+  trustProxy: boolean;
+  logRequests: boolean;
+  /** Lifetimes, fixed by the product brief and DESIGN. */
+  lifetimes: {
+    requestUri: number;
+    code: number;
+    accessToken: number;
+    refreshToken: number;
+    browserSession: number;
+    clientMetadataCache: number;
+  };
+};
+
+export class ConfigError extends Error {}
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+function parseIssuer(raw: string | undefined, port: number): URL {
+  const text = raw ?? `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL is not a URL: ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new ConfigError("PUBLIC_URL must use https (or http for a loopback host)");
+  }
+  if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+    throw new ConfigError(`PUBLIC_URL may use plain http only for a loopback host (got ${url.hostname}); use https`);
+  }
+  if ((url.pathname !== "/" && url.pathname !== "") || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError("PUBLIC_URL must be an origin: no path, query, fragment or credentials");
+  }
+  return url;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  const publicUrl = parseIssuer(e.PUBLIC_URL, e.PORT);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    issuer: publicUrl.origin,
+    publicUrl,
+    databaseUrl: e.DATABASE_URL,
+    databasePath: e.DATABASE_URL.slice("file:".length),
+    allowPrivateClients: e.ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS,
+    dpopNonceSecret: e.ATRIUM_DPOP_NONCE_SECRET,
+    cookieSecret: e.ATRIUM_COOKIE_SECRET,
+    dpopMaxAgeMs: e.ATRIUM_DPOP_MAX_AGE_SECONDS * SECOND,
+    dpopMaxFutureMs: e.ATRIUM_DPOP_MAX_FUTURE_SECONDS * SECOND,
+    trustProxy: e.ATRIUM_TRUST_PROXY,
+    logRequests: e.ATRIUM_LOG_REQUESTS,
+    lifetimes: {
+      requestUri: 5 * MINUTE,
+      code: 5 * MINUTE,
+      accessToken: 60 * MINUTE,
+      refreshToken: 90 * 24 * 60 * MINUTE,
+      browserSession: 30 * 24 * 60 * MINUTE,
+      clientMetadataCache: 10 * MINUTE,
+    },
+  };
+}
+
+/** Loud warnings for settings that are unsafe in production. */
+export function unsafeConfigWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  if (config.allowPrivateClients) {
+    warnings.push(
+      "ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS is on: client metadata may be fetched over plain http and from loopback or private addresses. Never enable this in production.",
+    );
+  }
+  if (config.publicUrl.protocol === "http:") {
+    warnings.push(`The issuer ${config.issuer} uses plain http: fine for local development only.`);
+  }
+  return warnings;
+}
+
+let current: Config | undefined;
+
+/** The process-wide configuration, parsed once from the environment. */
+export function getConfig(): Config {
+  current ??= loadConfig();
+  return current;
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from "node:crypto";
+import type { Config } from "../config.ts";
+import { hmacBase64url, safeEqual } from "../util/crypto.ts";
+
+/**
+ * Cookies and CSRF protection for the screens (DESIGN 4.5). Cookies are
+ * HttpOnly and SameSite=Lax, Secure with the __Host- prefix when the issuer
+ * is https. Forms carry a CSRF token: an HMAC of a random per-browser cookie
+ * under the server's cookie secret, so a page on another origin can neither
+ * read nor forge it.
+ */
+
+export type CookieNames = { session: string; csrf: string };
+
+export function cookieNames(config: Config): CookieNames {
+  const prefix = config.publicUrl.protocol === "https:" ? "__Host-" : "";
+  return { session: `${prefix}atrium_session`, csrf: `${prefix}atrium_csrf` };
+}
+
+export function readCookie(request: Request, name: string): string | undefined {
+  const header = request.headers.get("cookie");
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const index = part.indexOf("=");
+    if (index < 0) continue;
+    if (part.slice(0, index).trim() === name) return decodeURIComponent(part.slice(index + 1).trim());
+  }
+  return undefined;
+}
+
+export function serializeCookie(config: Config, name: string, value: string, maxAgeSeconds: number): string {
+  const secure = config.publicUrl.protocol === "https:" ? "; Secure" : "";
+  return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+export type CsrfState = { token: string; setCookie?: string };
+
+const CSRF_COOKIE_MAX_AGE = 60 * 60 * 24;
+
+/** The CSRF token for this browser, creating its cookie when missing. */
+export function csrfFor(request: Request, config: Config, secret: string): CsrfState {
+  const names = cookieNames(config);
+  let seed = readCookie(request, names.csrf);
+  let setCookie: string | undefined;
+  if (!seed || seed.length > 128) {
+    seed = randomBytes(24).toString("base64url");
+    setCookie = serializeCookie(config, names.csrf, seed, CSRF_COOKIE_MAX_AGE);
+  }
+  return { token: hmacBase64url(secret, `csrf:${seed}`), setCookie };
+}
+
+export function isValidCsrf(request: Request, config: Config, secret: string, token: string | undefined): boolean {
+  const seed = readCookie(request, cookieNames(config).csrf);
+  if (!seed || !token) return false;
+  return safeEqual(hmacBase64url(secret, `csrf:${seed}`), token);
+}
+
+/** A cross-site form post carries a foreign Origin; same-origin posts carry ours (or none, from old agents). */
+export function isSameOriginPost(request: Request, config: Config): boolean {
+  const origin = request.headers.get("origin");
+  return origin === null || origin === config.issuer;
+}
+
+export function clientAddress(request: Request): string | undefined {
+  return request.headers.get("x-atrium-client-ip") ?? undefined;
+}

@@ -1,0 +1,36 @@
+import { getServices, type Services } from "../services.ts";
+import { toErrorResponse, type ErrorContext } from "./error-response.ts";
+
+/**
+ * Runs a JSON endpoint of the provider: every response, success or error,
+ * carries a fresh DPoP-Nonce (DESIGN 4.2) and is never cached.
+ */
+export async function jsonEndpoint(context: ErrorContext, handler: (services: Services) => Promise<Response>): Promise<Response> {
+  let services: Services;
+  try {
+    services = getServices();
+  } catch (error) {
+    return toErrorResponse(error, { context });
+  }
+  const dpopNonce = services.nonces.current();
+  try {
+    const response = await handler(services);
+    response.headers.set("DPoP-Nonce", dpopNonce);
+    if (!response.headers.has("Cache-Control")) response.headers.set("Cache-Control", "no-store");
+    return response;
+  } catch (error) {
+    return toErrorResponse(error, { context, dpopNonce });
+  }
+}
+
+/** RFC 9110 §15.5.6: 405 with the methods the endpoint does support. */
+export function methodNotAllowed(allow: string): Response {
+  return Response.json(
+    { error: "invalid_request", error_description: `Method not allowed; use ${allow}` },
+    { status: 405, headers: { Allow: allow, "Cache-Control": "no-store" } },
+  );
+}
+
+export function noStoreJson(body: unknown, status = 200): Response {
+  return Response.json(body, { status, headers: { "Cache-Control": "no-store", Pragma: "no-cache" } });
+}

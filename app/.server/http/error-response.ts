@@ -1,0 +1,47 @@
+import { ZodError } from "zod";
+import { InsufficientScopeError, InvalidRequestError, OAuthError, TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
+
+/**
+ * Where an error is answered: the authorization server's JSON endpoints
+ * (RFC 6749 §5.2, RFC 9449 §5/§8) or a protected resource (RFC 6750 §3,
+ * RFC 9449 §7.1), which also sets WWW-Authenticate.
+ */
+export type ErrorContext = "authorization-server" | "resource";
+
+export type ErrorResponseOptions = { context: ErrorContext; dpopNonce?: string; headers?: HeadersInit };
+
+/** The one function that turns any thrown value into an HTTP response for the JSON endpoints. */
+export function toErrorResponse(thrown: unknown, options: ErrorResponseOptions): Response {
+  const error = asOAuthError(thrown);
+  const headers = new Headers(options.headers);
+  headers.set("Cache-Control", "no-store");
+  if (options.dpopNonce) headers.set("DPoP-Nonce", options.dpopNonce);
+  if (error instanceof TooManyRequestsError) headers.set("Retry-After", String(error.retryAfterSeconds));
+
+  let status = error.status;
+  if (options.context === "resource") {
+    // RFC 9449 §7.1: proof and nonce problems at a resource are 401 with a DPoP challenge.
+    if (error.code === "invalid_dpop_proof" || error.code === "use_dpop_nonce" || error.code === "invalid_token") status = 401;
+    if (status === 401 || error instanceof InsufficientScopeError) {
+      headers.set("WWW-Authenticate", dpopChallenge(error.code, error.description));
+    }
+  }
+  return Response.json({ error: error.code, error_description: error.description }, { status, headers });
+}
+
+export function dpopChallenge(code: string, description: string): string {
+  const quoted = description.replace(/["\\]/g, "'");
+  return `DPoP error="${code}", error_description="${quoted}", algs="ES256"`;
+}
+
+export function asOAuthError(thrown: unknown): OAuthError {
+  if (thrown instanceof OAuthError) return thrown;
+  if (thrown instanceof ZodError) {
+    const issue = thrown.issues[0];
+    const field = issue?.path.join(".");
+    return new InvalidRequestError(issue ? `${field ? `${field}: ` : ""}${issue.message}` : "Invalid request");
+  }
+  // Unknown errors: a generic description for the client, details only in the log.
+  console.error("Unexpected error while handling a request:", thrown);
+  return new OAuthError("server_error", "The server could not handle this request", 500);
+}

@@ -1,0 +1,34 @@
+import type { z } from "zod";
+import { InvalidRequestError } from "../oauth/errors/oauth-error.ts";
+
+const MAX_FORM_BYTES = 64 * 1024;
+
+/**
+ * Reads an application/x-www-form-urlencoded body (RFC 6749 §3.2) into a
+ * plain object. RFC 6749 §3.1: "Request and response parameters MUST NOT be
+ * included more than once."
+ */
+export async function readForm(request: Request): Promise<Record<string, string>> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
+    throw new InvalidRequestError("Content-Type must be application/x-www-form-urlencoded");
+  }
+  const body = await request.text();
+  if (body.length > MAX_FORM_BYTES) throw new InvalidRequestError("Request body is too large");
+  const result: Record<string, string> = {};
+  for (const [key, value] of new URLSearchParams(body)) {
+    if (Object.hasOwn(result, key)) throw new InvalidRequestError(`Parameter ${key} must not be repeated`);
+    result[key] = value;
+  }
+  return result;
+}
+
+export function parseWith<T extends z.ZodTypeAny>(schema: T, input: unknown): z.infer<T> {
+  return schema.parse(input) as z.infer<T>;
+}
+
+/** The URL the client addressed, on the issuer's origin (what DPoP htu is checked against). */
+export function publicRequestUrl(issuer: string, request: Request): string {
+  const url = new URL(request.url);
+  return issuer + url.pathname;
+}

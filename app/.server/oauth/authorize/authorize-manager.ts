@@ -1,0 +1,127 @@
+import { OAuthError } from "../errors/oauth-error.ts";
+import type { ClientManager } from "../client/client-manager.ts";
+import type { OAuthClient } from "../client/client-metadata.ts";
+import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
+import type { AuthorizationParameters, RequestStore, StoredAuthorizationRequest } from "../request/request-store.ts";
+import type { GrantStore } from "../token/grant-store.ts";
+import { randomToken, sha256Base64url } from "../../util/crypto.ts";
+import { HOUR } from "../../util/time.ts";
+
+/**
+ * A failure on the authorization screen that must not be sent to the
+ * client's redirect_uri (the request, and so the redirect target, is not
+ * trustworthy): the person sees a readable page instead.
+ */
+export class AuthorizationPageError extends Error {
+  constructor(
+    readonly title: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+    this.name = "AuthorizationPageError";
+  }
+}
+
+export type PendingAuthorization = { request: StoredAuthorizationRequest; client: OAuthClient; requestUri: string };
+
+/** Errors sent back to the client through its redirect (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
+export type RedirectErrorCode = "access_denied" | "login_required" | "consent_required" | "server_error";
+
+type Transactor = <T>(fn: () => T) => T;
+
+/** The longest a request_uri may be kept alive by showing the screen. */
+const MAX_REQUEST_LIFETIME = HOUR;
+
+export class AuthorizeManager {
+  constructor(
+    private readonly issuer: string,
+    private readonly clients: ClientManager,
+    private readonly requests: RequestStore,
+    private readonly grants: GrantStore,
+    private readonly atomically: Transactor,
+    private readonly options: { requestUriLifetimeMs: number; codeLifetimeMs: number },
+  ) {}
+
+  /** Loads the pending request behind a request_uri, for the screen. */
+  async load(clientId: string | null, requestUri: string | null): Promise<PendingAuthorization> {
+    if (!requestUri || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 512) {
+      throw new AuthorizationPageError(
+        "This sign-in link is not valid",
+        "Apps must first push their authorization request to this server (PAR) and send you here with the request_uri it returned.",
+      );
+    }
+    const now = Date.now();
+    const request = this.requests.findActive(sha256Base64url(requestUri), now);
+    if (!request) {
+      throw new AuthorizationPageError(
+        "This sign-in request has expired or was already used",
+        "Go back to the app and start signing in again.",
+      );
+    }
+    if (clientId !== null && clientId !== request.clientId) {
+      throw new AuthorizationPageError("This sign-in link is not valid", "The client_id does not match the pushed request.");
+    }
+    let client: OAuthClient;
+    try {
+      client = await this.clients.getClient(request.clientId);
+    } catch (error) {
+      const detail = error instanceof OAuthError ? error.description : "The app's metadata could not be loaded.";
+      throw new AuthorizationPageError("This app cannot be reached right now", detail, 502);
+    }
+    // Showing the screen keeps the request alive while the person reads it.
+    const extended = Math.min(now + this.options.requestUriLifetimeMs, request.createdAt + MAX_REQUEST_LIFETIME);
+    if (extended > request.expiresAt) this.requests.extend(request.idHash, extended);
+    return { request, client, requestUri };
+  }
+
+  /** The person allowed the request: issue a single-use code (RFC 6749 §4.1.2). */
+  approve(pending: PendingAuthorization, accountDid: string): string {
+    const { request } = pending;
+    const code = randomToken("cod");
+    const now = Date.now();
+    const issued = this.atomically(() => {
+      if (!this.requests.consume(request.idHash, now)) return false;
+      this.grants.insertCode({
+        codeHash: sha256Base64url(code),
+        clientId: request.clientId,
+        accountDid,
+        redirectUri: request.parameters.redirect_uri,
+        scope: request.parameters.scope,
+        codeChallenge: request.parameters.code_challenge,
+        dpopJkt: request.dpopJkt,
+        clientKeyId: request.clientKeyId,
+        createdAt: now,
+        expiresAt: now + this.options.codeLifetimeMs,
+      });
+      return true;
+    });
+    if (!issued) throw this.alreadyUsed();
+    return this.redirectUrl(request.parameters, { code });
+  }
+
+  /** The person denied, or the request cannot proceed without a screen: tell the client. */
+  reject(pending: PendingAuthorization, error: RedirectErrorCode, description: string): string {
+    if (!this.requests.consume(pending.request.idHash, Date.now())) throw this.alreadyUsed();
+    return this.redirectUrl(pending.request.parameters, { error, error_description: description });
+  }
+
+  private alreadyUsed(): AuthorizationPageError {
+    return new AuthorizationPageError("This sign-in request was already answered", "Go back to the app and start again if needed.");
+  }
+
+  /**
+   * The redirect back to the client with `state` and `iss` (RFC 9207), in the
+   * query or the fragment as the client asked.
+   */
+  private redirectUrl(parameters: AuthorizationParameters, values: Record<string, string>): string {
+    const url = new URL(parameters.redirect_uri);
+    const params = new URLSearchParams({ ...values, state: parameters.state, iss: this.issuer });
+    if (parameters.response_mode === "fragment") {
+      url.hash = params.toString();
+    } else {
+      for (const [key, value] of params) url.searchParams.append(key, value);
+    }
+    return url.href;
+  }
+}

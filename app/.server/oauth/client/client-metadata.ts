@@ -1,0 +1,180 @@
+import { isOAuthClientIdLoopback, oauthClientMetadataSchema, atprotoLoopbackClientMetadata } from "@atproto/oauth-types";
+import type { JWK } from "jose";
+import { InvalidClientMetadataError } from "../errors/oauth-error.ts";
+
+export type ClientAuthMethod = "none" | "private_key_jwt";
+export type ApplicationType = "web" | "native";
+
+/** A client as the provider uses it: validated metadata, normalised. */
+export type OAuthClient = {
+  clientId: string;
+  isLoopback: boolean;
+  applicationType: ApplicationType;
+  authMethod: ClientAuthMethod;
+  redirectUris: string[];
+  /** The scope values the client declared. */
+  scopes: string[];
+  clientName?: string;
+  clientUri?: string;
+  logoUri?: string;
+  tosUri?: string;
+  policyUri?: string;
+  /** For private_key_jwt: inline keys, or the URL to fetch them from. */
+  jwks?: JWK[];
+  jwksUri?: string;
+};
+
+export type ValidationOptions = { allowPrivate: boolean };
+
+export function isLoopbackClientId(clientId: string): boolean {
+  return isOAuthClientIdLoopback(clientId);
+}
+
+/** atproto loopback development client: metadata derived from the client_id, never fetched. */
+export function loopbackClient(clientId: string): OAuthClient {
+  let metadata;
+  try {
+    metadata = atprotoLoopbackClientMetadata(clientId);
+  } catch (error) {
+    throw new InvalidClientMetadataError(`Invalid loopback client_id: ${errorText(error)}`, { cause: error });
+  }
+  return {
+    clientId,
+    isLoopback: true,
+    applicationType: "native",
+    authMethod: "none",
+    redirectUris: [...metadata.redirect_uris],
+    scopes: splitScope(metadata.scope),
+  };
+}
+
+/** Checks the form of a discoverable (https) client_id before fetching it. */
+export function assertFetchableClientId(clientId: string, options: ValidationOptions): URL {
+  let url: URL;
+  try {
+    url = new URL(clientId);
+  } catch {
+    throw new InvalidClientMetadataError("client_id must be a URL");
+  }
+  const httpAllowed = options.allowPrivate && url.protocol === "http:";
+  if (url.protocol !== "https:" && !httpAllowed) throw new InvalidClientMetadataError("client_id must be an https URL");
+  if (url.hash || url.username || url.password) throw new InvalidClientMetadataError("client_id must not carry a fragment or credentials");
+  if (url.href !== clientId) throw new InvalidClientMetadataError("client_id must be a normalized URL");
+  return url;
+}
+
+/** Validates a fetched client metadata document against RFC 7591 and the atproto rules. */
+export function validateClientMetadata(clientId: string, document: unknown, options: ValidationOptions): OAuthClient {
+  const parsed = oauthClientMetadataSchema.safeParse(document);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new InvalidClientMetadataError(`Invalid client metadata: ${first?.path.join(".") || "document"}: ${first?.message ?? "invalid"}`);
+  }
+  const m = parsed.data;
+  const fail = (message: string): never => {
+    throw new InvalidClientMetadataError(`Invalid client metadata: ${message}`);
+  };
+  if (m.client_id !== clientId) fail("client_id in the document must equal the URL it was fetched from");
+  if (m.dpop_bound_access_tokens !== true) fail("dpop_bound_access_tokens must be true");
+  if (!m.response_types.includes("code")) fail('response_types must include "code"');
+  if (!m.grant_types.includes("authorization_code")) fail('grant_types must include "authorization_code"');
+  const scopes = splitScope(m.scope);
+  if (!scopes.includes("atproto")) fail('scope must include "atproto"');
+
+  const authMethod = m.token_endpoint_auth_method;
+  if (authMethod !== "none" && authMethod !== "private_key_jwt") fail(`token_endpoint_auth_method ${authMethod} is not supported`);
+  let jwks: JWK[] | undefined;
+  if (authMethod === "private_key_jwt") {
+    if (Boolean(m.jwks) === Boolean(m.jwks_uri)) fail("private_key_jwt clients must publish exactly one of jwks and jwks_uri");
+    if (m.token_endpoint_auth_signing_alg !== undefined && m.token_endpoint_auth_signing_alg !== "ES256") {
+      fail("token_endpoint_auth_signing_alg must be ES256");
+    }
+    jwks = m.jwks?.keys as JWK[] | undefined;
+    if (m.jwks_uri) assertHttpsOrDev(m.jwks_uri, options, "jwks_uri");
+  }
+
+  const applicationType: ApplicationType = m.application_type === "native" ? "native" : "web";
+  const clientUrl = new URL(clientId);
+  for (const uri of m.redirect_uris) checkRedirectUri(uri, applicationType, clientUrl, options, fail);
+
+  return {
+    clientId,
+    isLoopback: false,
+    applicationType,
+    authMethod: authMethod as ClientAuthMethod,
+    redirectUris: [...m.redirect_uris],
+    scopes,
+    clientName: m.client_name,
+    clientUri: httpsOnly(m.client_uri),
+    logoUri: httpsOnly(m.logo_uri),
+    tosUri: httpsOnly(m.tos_uri),
+    policyUri: httpsOnly(m.policy_uri),
+    jwks,
+    jwksUri: m.jwks_uri,
+  };
+}
+
+function checkRedirectUri(
+  uri: string,
+  applicationType: ApplicationType,
+  clientUrl: URL,
+  options: ValidationOptions,
+  fail: (message: string) => never,
+): void {
+  const url = new URL(uri);
+  if (url.hash) fail(`redirect_uri ${uri} must not contain a fragment`);
+  if (url.protocol === "https:") return;
+  if (url.protocol === "http:") {
+    // RFC 8252 §7.3: native apps may use loopback IP literals (never "localhost").
+    if (applicationType === "native" && isLoopbackIp(url.hostname)) return;
+    if (options.allowPrivate && (isLoopbackIp(url.hostname) || url.hostname === "localhost")) return;
+    fail(`redirect_uri ${uri} must use https`);
+  }
+  if (applicationType !== "native") fail(`redirect_uri ${uri}: web clients must use https redirect URIs`);
+  // atproto: a native app's private-use scheme is its client_id host reversed, e.g. com.example.app:/callback
+  const expectedScheme = clientUrl.hostname.split(".").reverse().join(".");
+  if (url.protocol !== `${expectedScheme}:`) fail(`redirect_uri ${uri} must use the scheme ${expectedScheme}:`);
+  if (uri.startsWith(`${expectedScheme}://`)) fail(`redirect_uri ${uri} must have a single slash after the scheme`);
+}
+
+export function isLoopbackIp(hostname: string): boolean {
+  return hostname === "127.0.0.1" || hostname === "[::1]";
+}
+
+/**
+ * RFC 8252 §7.3: for loopback IP redirect URIs "the authorization server MUST
+ * allow any port to be specified at the time of the request". Everything
+ * else is compared exactly (OAuth 2.1 §2.3.1).
+ */
+export function redirectUriMatches(declared: string, requested: string): boolean {
+  if (declared === requested) return true;
+  let a: URL;
+  let b: URL;
+  try {
+    a = new URL(declared);
+    b = new URL(requested);
+  } catch {
+    return false;
+  }
+  if (a.protocol !== "http:" || b.protocol !== "http:" || !isLoopbackIp(a.hostname)) return false;
+  return a.hostname === b.hostname && a.pathname === b.pathname && a.search === b.search && !b.hash && !b.username && !b.password;
+}
+
+export function splitScope(scope: string | undefined): string[] {
+  return (scope ?? "").split(" ").filter(Boolean);
+}
+
+function assertHttpsOrDev(uri: string, options: ValidationOptions, field: string): void {
+  const url = new URL(uri);
+  if (url.protocol !== "https:" && !(options.allowPrivate && url.protocol === "http:")) {
+    throw new InvalidClientMetadataError(`Invalid client metadata: ${field} must use https`);
+  }
+}
+
+function httpsOnly(uri: string | undefined): string | undefined {
+  return uri && uri.startsWith("https://") ? uri : undefined;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

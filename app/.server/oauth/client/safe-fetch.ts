@@ -1,0 +1,140 @@
+import dns from "node:dns";
+import net from "node:net";
+import { Agent, fetch } from "undici";
+import { InvalidClientMetadataError } from "../errors/oauth-error.ts";
+import { SECOND } from "../../util/time.ts";
+
+/**
+ * The hardened fetch for documents named by clients (DESIGN 4.3): HTTPS
+ * only, no redirects, exactly 200 with a JSON content type, a size cap, a
+ * timeout, and DNS answers that are not public unicast refused, so that a
+ * client_id cannot make this server reach into its own network.
+ */
+
+export type SafeFetchOptions = {
+  /** Development only: allow http and loopback/private addresses. */
+  allowPrivate: boolean;
+  maxBytes?: number;
+  timeoutMs?: number;
+};
+
+const DEFAULT_MAX_BYTES = 512 * 1024;
+const DEFAULT_TIMEOUT_MS = 10 * SECOND;
+
+const blocked = new net.BlockList();
+for (const [prefix, bits] of [
+  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16],
+  ["172.16.0.0", 12], ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16],
+  ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
+] as const) {
+  blocked.addSubnet(prefix, bits, "ipv4");
+}
+for (const [prefix, bits] of [
+  ["::", 128], ["::1", 128], ["::ffff:0:0", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64],
+  ["2001::", 23], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
+] as const) {
+  blocked.addSubnet(prefix, bits, "ipv6");
+}
+
+/** True for addresses a server may reach on the public internet. */
+export function isPublicUnicastAddress(address: string): boolean {
+  const family = net.isIP(address);
+  if (family === 0) return false;
+  if (family === 6) {
+    // IPv4-mapped IPv6 (::ffff:a.b.c.d) would reach the embedded IPv4 address.
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    if (mapped?.[1]) return isPublicUnicastAddress(mapped[1]);
+    return !blocked.check(address, "ipv6");
+  }
+  return !blocked.check(address, "ipv4");
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+
+function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const refused = addresses.find((entry) => !isPublicUnicastAddress(entry.address));
+    if (refused || addresses.length === 0) {
+      const err: NodeJS.ErrnoException = new Error(`${hostname} resolves to a non-public address`);
+      err.code = "ENOTPUBLIC";
+      return callback(err, []);
+    }
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0]!;
+    callback(null, first.address, first.family);
+  });
+}
+
+const publicAgent = new Agent({ connect: { lookup: publicOnlyLookup as never }, keepAliveTimeout: 4 * SECOND });
+const devAgent = new Agent({ keepAliveTimeout: 4 * SECOND });
+
+function stripBrackets(hostname: string): string {
+  return hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
+}
+
+/** Fetches a JSON document under the rules above; errors are InvalidClientMetadataError. */
+export async function fetchJsonDocument(url: string, options: SafeFetchOptions): Promise<unknown> {
+  const target = new URL(url);
+  const allowHttp = options.allowPrivate && target.protocol === "http:";
+  if (target.protocol !== "https:" && !allowHttp) throw new InvalidClientMetadataError(`${url} must use https`);
+  const host = stripBrackets(target.hostname);
+  if (!options.allowPrivate && (host === "localhost" || (net.isIP(host) !== 0 && !isPublicUnicastAddress(host)))) {
+    throw new InvalidClientMetadataError(`${url} points at a non-public address`);
+  }
+
+  let response;
+  try {
+    response = await fetch(target, {
+      redirect: "manual",
+      headers: { accept: "application/json" },
+      signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      dispatcher: options.allowPrivate ? devAgent : publicAgent,
+    });
+  } catch (error) {
+    throw new InvalidClientMetadataError(`Could not fetch ${url}: ${describeFetchError(error)}`, { cause: error });
+  }
+  try {
+    if (response.status !== 200) throw new InvalidClientMetadataError(`${url} answered HTTP ${response.status}, expected 200`);
+    const contentType = response.headers.get("content-type") ?? "";
+    if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
+      throw new InvalidClientMetadataError(`${url} is not served as application/json`);
+    }
+    const text = await readCapped(response.body, options.maxBytes ?? DEFAULT_MAX_BYTES, url);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new InvalidClientMetadataError(`${url} is not valid JSON`);
+    }
+  } finally {
+    await response.body?.cancel().catch(() => {});
+  }
+}
+
+async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, url: string): Promise<string> {
+  if (!body) return "";
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of body) {
+      total += chunk.byteLength;
+      if (total > maxBytes) throw new InvalidClientMetadataError(`${url} is larger than ${maxBytes} bytes`);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof InvalidClientMetadataError) throw error;
+    throw new InvalidClientMetadataError(`Could not read ${url}: ${describeFetchError(error)}`, { cause: error });
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function describeFetchError(error: unknown): string {
+  if (error instanceof Error) {
+    if (error.name === "TimeoutError" || error.name === "AbortError") return "timed out";
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === "ENOTPUBLIC") return "the host resolves to a non-public address";
+    if (cause?.message) return cause.message;
+    return error.message;
+  }
+  return "unknown error";
+}

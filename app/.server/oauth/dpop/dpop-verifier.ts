@@ -1,0 +1,138 @@
+import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from "jose";
+import { InvalidDpopProofError, UseDpopNonceError } from "../errors/oauth-error.ts";
+import type { ReplayStore } from "../replay/replay-store.ts";
+import { sha256Base64url } from "../../util/crypto.ts";
+import type { DpopNonces } from "./dpop-nonce.ts";
+
+export type DpopCheck = {
+  /** The DPoP header value, if any. */
+  proof: string | null | undefined;
+  method: string;
+  /** The request URL as the client addressed it (the issuer's origin + path). */
+  url: string;
+  /** When presenting an access token (resource requests), its value: `ath` must match. */
+  accessToken?: string;
+};
+
+export type VerifiedDpop = { jkt: string; jti: string };
+
+type CachedKey = { key: CryptoKey | Uint8Array; jkt: string };
+
+const MAX_CACHED_KEYS = 10_000;
+const MAX_JTI_LENGTH = 512;
+
+/**
+ * Verifies DPoP proofs per RFC 9449 §4.3 and DESIGN 4.2. Imported public
+ * keys are cached by their JSON form: the import is the slow part.
+ */
+export class DpopVerifier {
+  private keys = new Map<string, CachedKey>();
+
+  constructor(
+    private readonly nonces: DpopNonces,
+    private readonly replay: ReplayStore,
+    private readonly options: { maxAgeMs: number; maxFutureMs: number; now?: () => number },
+  ) {}
+
+  async verify(check: DpopCheck): Promise<VerifiedDpop> {
+    const proof = check.proof;
+    if (!proof) throw new InvalidDpopProofError("DPoP proof required");
+    if (proof.length > 8192 || proof.split(".").length !== 3) throw new InvalidDpopProofError("DPoP proof is not a compact JWS");
+
+    const jwk = this.readHeaderKey(proof);
+    const { key, jkt } = await this.importKey(jwk);
+
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(proof, key, { typ: "dpop+jwt", algorithms: ["ES256"] }));
+    } catch {
+      throw new InvalidDpopProofError("DPoP proof signature or format is invalid");
+    }
+
+    const now = this.options.now?.() ?? Date.now();
+    const jti = payload.jti;
+    if (typeof jti !== "string" || jti.length === 0 || jti.length > MAX_JTI_LENGTH) {
+      throw new InvalidDpopProofError("DPoP proof must have a jti");
+    }
+    // RFC 9449 §4.3 (8): "the htm claim matches the HTTP method of the current request"
+    if (payload.htm !== check.method.toUpperCase()) throw new InvalidDpopProofError("DPoP htm does not match the request method");
+    // RFC 9449 §4.3 (9): htu matches "ignoring any query and fragment parts"
+    if (typeof payload.htu !== "string" || !sameHtu(payload.htu, check.url)) {
+      throw new InvalidDpopProofError("DPoP htu does not match the request URL");
+    }
+    this.checkIssuedAt(payload.iat, now);
+    this.checkAccessTokenHash(payload.ath, check.accessToken);
+
+    // DESIGN 4.2: the nonce is checked before the jti is recorded, so a
+    // client retrying after use_dpop_nonce is not mistaken for a replay.
+    if (typeof payload.nonce !== "string" || !this.nonces.isValid(payload.nonce)) {
+      throw new UseDpopNonceError(payload.nonce === undefined ? undefined : "DPoP nonce is stale or invalid");
+    }
+    const replayWindowEnd = now + this.options.maxAgeMs + this.options.maxFutureMs;
+    if (!this.replay.recordUnique(`dpop:${jkt}`, jti, replayWindowEnd)) {
+      throw new InvalidDpopProofError("DPoP proof replayed (jti already used)");
+    }
+    return { jkt, jti };
+  }
+
+  private readHeaderKey(proof: string): JWK {
+    let header;
+    try {
+      header = decodeProtectedHeader(proof);
+    } catch {
+      throw new InvalidDpopProofError("DPoP proof header is malformed");
+    }
+    if (header.typ !== "dpop+jwt") throw new InvalidDpopProofError('DPoP proof typ must be "dpop+jwt"');
+    // BRIEF §5.3: "The only accepted signing algorithm is ES256."
+    if (header.alg !== "ES256") throw new InvalidDpopProofError("DPoP proof must be signed with ES256");
+    const jwk = header.jwk;
+    if (!jwk || typeof jwk !== "object") throw new InvalidDpopProofError("DPoP proof header must carry the public jwk");
+    // RFC 9449 §4.3 (7): the jwk must not contain a private key.
+    if ("d" in jwk) throw new InvalidDpopProofError("DPoP proof jwk must not contain private key material");
+    if (jwk.kty !== "EC" || jwk.crv !== "P-256" || typeof jwk.x !== "string" || typeof jwk.y !== "string") {
+      throw new InvalidDpopProofError("DPoP proof jwk must be a P-256 EC public key");
+    }
+    return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
+  }
+
+  private async importKey(jwk: JWK): Promise<CachedKey> {
+    const cacheKey = `${jwk.x}.${jwk.y}`;
+    const cached = this.keys.get(cacheKey);
+    if (cached) return cached;
+    let entry: CachedKey;
+    try {
+      entry = { key: await importJWK(jwk, "ES256"), jkt: await calculateJwkThumbprint(jwk, "sha256") };
+    } catch {
+      throw new InvalidDpopProofError("DPoP proof jwk is not a valid public key");
+    }
+    if (this.keys.size >= MAX_CACHED_KEYS) this.keys.clear();
+    this.keys.set(cacheKey, entry);
+    return entry;
+  }
+
+  private checkIssuedAt(iat: unknown, now: number): void {
+    if (typeof iat !== "number" || !Number.isFinite(iat)) throw new InvalidDpopProofError("DPoP proof must have a numeric iat");
+    const issuedAt = iat * 1000;
+    if (issuedAt < now - this.options.maxAgeMs) throw new InvalidDpopProofError("DPoP proof is too old (iat)");
+    if (issuedAt > now + this.options.maxFutureMs) throw new InvalidDpopProofError("DPoP proof iat is in the future");
+  }
+
+  private checkAccessTokenHash(ath: unknown, accessToken: string | undefined): void {
+    if (accessToken === undefined) return;
+    // RFC 9449 §4.3 (11): ath must equal the base64url SHA-256 of the access token.
+    if (typeof ath !== "string") throw new InvalidDpopProofError("DPoP proof must carry ath when presenting an access token");
+    if (ath !== sha256Base64url(accessToken)) throw new InvalidDpopProofError("DPoP ath does not match the access token");
+  }
+}
+
+/** Compares scheme, host (with port) and path; query and fragment are ignored. */
+export function sameHtu(htu: string, requestUrl: string): boolean {
+  let claimed: URL;
+  try {
+    claimed = new URL(htu);
+  } catch {
+    return false;
+  }
+  const actual = new URL(requestUrl);
+  return claimed.protocol === actual.protocol && claimed.host === actual.host && claimed.pathname === actual.pathname;
+}

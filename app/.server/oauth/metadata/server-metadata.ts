@@ -1,0 +1,61 @@
+import type { Config } from "../../config.ts";
+
+/** DESIGN §1: exactly these scope tokens; `include` joins only with a permission-set resolver. */
+export const SUPPORTED_SCOPES = [
+  "atproto",
+  "repo",
+  "rpc",
+  "blob",
+  "account",
+  "identity",
+  "transition:generic",
+  "transition:email",
+  "transition:chat.bsky",
+] as const;
+
+export function supportedScopes(options: { permissionSetResolver: boolean }): string[] {
+  return options.permissionSetResolver ? [...SUPPORTED_SCOPES, "include"] : [...SUPPORTED_SCOPES];
+}
+
+/** RFC 8414 authorization server metadata, with the atproto profile's fields. */
+export function authorizationServerMetadata(config: Config) {
+  const at = (path: string) => `${config.issuer}${path}`;
+  return {
+    issuer: config.issuer,
+    authorization_endpoint: at("/oauth/authorize"),
+    token_endpoint: at("/oauth/token"),
+    pushed_authorization_request_endpoint: at("/oauth/par"),
+    require_pushed_authorization_requests: true,
+    revocation_endpoint: at("/oauth/revoke"),
+    userinfo_endpoint: at("/oauth/userinfo"),
+    jwks_uri: at("/oauth/jwks"),
+    scopes_supported: supportedScopes({ permissionSetResolver: false }),
+    response_types_supported: ["code"],
+    response_modes_supported: ["query", "fragment"],
+    grant_types_supported: ["authorization_code", "refresh_token"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none", "private_key_jwt"],
+    token_endpoint_auth_signing_alg_values_supported: ["ES256"],
+    revocation_endpoint_auth_methods_supported: ["none"],
+    dpop_signing_alg_values_supported: ["ES256"],
+    authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
+    subject_types_supported: ["public"],
+    request_parameter_supported: false,
+    request_uri_parameter_supported: true,
+    require_request_uri_registration: true,
+    prompt_values_supported: ["none", "login", "consent", "select_account"],
+    ui_locales_supported: ["en"],
+  };
+}
+
+/** RFC 9728 protected resource metadata of the data server. */
+export function protectedResourceMetadata(config: Config) {
+  return {
+    resource: config.issuer,
+    authorization_servers: [config.issuer],
+    bearer_methods_supported: ["header"],
+    scopes_supported: supportedScopes({ permissionSetResolver: false }),
+    resource_documentation: "https://atproto.com",
+  };
+}

@@ -1,0 +1,35 @@
+import type Database from "better-sqlite3";
+import { sha256Base64url } from "../../util/crypto.ts";
+
+/** How many expired rows each insert removes: keeps the table bounded without a sweeper (DESIGN 4.4). */
+const CLEANUP_BATCH = 20;
+
+export interface ReplayStore {
+  /** Records `key` until `expiresAt`; false when it was already recorded and still live. */
+  recordUnique(namespace: string, key: string, expiresAt: number): boolean;
+}
+
+export class SqliteReplayStore implements ReplayStore {
+  private readonly insert;
+  private readonly cleanup;
+
+  constructor(db: Database.Database, private readonly now: () => number = Date.now) {
+    // A unique-constraint insert decides atomically (DESIGN 4.1). An expired
+    // row with the same key is taken over, never treated as a replay.
+    this.insert = db.prepare(
+      `INSERT INTO "ReplayRecord" (key, expiresAt) VALUES (?, ?)
+       ON CONFLICT(key) DO UPDATE SET expiresAt = excluded.expiresAt WHERE "ReplayRecord".expiresAt <= ?`,
+    );
+    this.cleanup = db.prepare(
+      `DELETE FROM "ReplayRecord" WHERE key IN (SELECT key FROM "ReplayRecord" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+    );
+  }
+
+  recordUnique(namespace: string, key: string, expiresAt: number): boolean {
+    const now = this.now();
+    this.cleanup.run(now);
+    // Hashing bounds the key length whatever the client sent.
+    const result = this.insert.run(sha256Base64url(`${namespace}\u0000${key}`), expiresAt, now);
+    return result.changes === 1;
+  }
+}

@@ -1,0 +1,32 @@
+/** The validated parameters of a pushed authorization request. */
+export type AuthorizationParameters = {
+  client_id: string;
+  redirect_uri: string;
+  scope: string;
+  state: string;
+  code_challenge: string;
+  code_challenge_method: "S256";
+  response_mode: "query" | "fragment";
+  login_hint?: string;
+  prompt?: "none" | "login" | "consent" | "select_account";
+};
+
+export type StoredAuthorizationRequest = {
+  idHash: string;
+  clientId: string;
+  parameters: AuthorizationParameters;
+  dpopJkt: string;
+  clientKeyId: string | null;
+  createdAt: number;
+  expiresAt: number;
+};
+
+export interface RequestStore {
+  create(request: StoredAuthorizationRequest): void;
+  /** A live, unconsumed request; an expired one is deleted and absent (DESIGN 4.4). */
+  findActive(idHash: string, now: number): StoredAuthorizationRequest | undefined;
+  /** Pushes the expiry out to `until` (never earlier than it was). */
+  extend(idHash: string, until: number): void;
+  /** Marks the request used; true only for the one caller that won (DESIGN 4.1). */
+  consume(idHash: string, now: number): boolean;
+}

@@ -1,0 +1,42 @@
+import { InvalidTokenError } from "../errors/oauth-error.ts";
+import type { DpopVerifier } from "../dpop/dpop-verifier.ts";
+import { sha256Base64url } from "../../util/crypto.ts";
+import type { Grant, GrantStore } from "./grant-store.ts";
+
+export type AuthenticatedRequest = {
+  authorization: string | null;
+  dpop: string | null;
+  method: string;
+  url: string;
+};
+
+export type TokenSubject = { grant: Grant; did: string; handle: string; scope: string };
+
+/**
+ * Verifies a DPoP-bound access token presented to a protected resource
+ * (userinfo, /xrpc): RFC 9449 §7 and DESIGN 4.2.
+ */
+export class AccessTokenVerifier {
+  constructor(
+    private readonly grants: GrantStore,
+    private readonly dpop: DpopVerifier,
+  ) {}
+
+  async verify(request: AuthenticatedRequest): Promise<TokenSubject> {
+    const header = request.authorization ?? "";
+    const match = /^(\S+) +(\S+)$/.exec(header.trim());
+    if (!match) throw new InvalidTokenError("Authorization: DPoP <access token> is required");
+    const [, scheme, token] = match as unknown as [string, string, string];
+    // RFC 9449 §7.2: a DPoP-bound token presented as a Bearer token is refused.
+    if (scheme.toLowerCase() === "bearer") throw new InvalidTokenError("This access token is DPoP-bound: use the DPoP scheme with a proof");
+    if (scheme.toLowerCase() !== "dpop") throw new InvalidTokenError("Unsupported authorization scheme; use DPoP");
+    if (token.length > 256) throw new InvalidTokenError("Invalid access token");
+
+    const proof = await this.dpop.verify({ proof: request.dpop, method: request.method, url: request.url, accessToken: token });
+    const owner = this.grants.findAccessToken(sha256Base64url(token), Date.now());
+    if (!owner) throw new InvalidTokenError("The access token is invalid, expired or revoked");
+    // RFC 9449 §7.1: the proof's key must be the key the token is bound to.
+    if (owner.grant.dpopJkt !== proof.jkt) throw new InvalidTokenError("The DPoP proof key does not match the token's key");
+    return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.grant.scope };
+  }
+}

@@ -1,0 +1,59 @@
+export type NewAuthorizationCode = {
+  codeHash: string;
+  clientId: string;
+  accountDid: string;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string;
+  dpopJkt: string;
+  clientKeyId: string | null;
+  createdAt: number;
+  expiresAt: number;
+};
+
+export type StoredAuthorizationCode = NewAuthorizationCode & { usedAt: number | null; grantId: string | null };
+
+export type Grant = {
+  id: string;
+  clientId: string;
+  accountDid: string;
+  scope: string;
+  dpopJkt: string;
+  clientKeyId: string | null;
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+};
+
+export type IssuedTokenHashes = {
+  accessTokenHash: string;
+  accessExpiresAt: number;
+  refreshTokenHash: string;
+  refreshExpiresAt: number;
+};
+
+export type StoredRefreshToken = { tokenHash: string; grant: Grant; expiresAt: number; usedAt: number | null };
+
+export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string };
+
+export interface GrantStore {
+  insertCode(code: NewAuthorizationCode): void;
+  /** Lazy expiry: an expired code is deleted and absent. */
+  findCode(codeHash: string, now: number): StoredAuthorizationCode | undefined;
+  /**
+   * Atomically marks the code used and creates its grant and first tokens.
+   * False when another request used the code first (DESIGN 4.1).
+   */
+  redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): boolean;
+  findRefreshToken(tokenHash: string, now: number): StoredRefreshToken | undefined;
+  /**
+   * Atomically spends the refresh token and issues the next pair; the grant's
+   * earlier access tokens end. False when the token was already spent.
+   */
+  rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): boolean;
+  findAccessToken(tokenHash: string, now: number): AccessTokenOwner | undefined;
+  /** Ends a grant and every token it produced. */
+  revokeGrant(grantId: string): void;
+  /** Revokes the grant an access or refresh token (live or spent) belongs to; false if unknown. */
+  revokeByTokenHash(tokenHash: string): boolean;
+}

@@ -1,0 +1,67 @@
+import { AccountManager } from "./accounts/account-manager.ts";
+import { SessionManager } from "./accounts/session-manager.ts";
+import { getConfig, type Config } from "./config.ts";
+import { getPrisma, getSqlite } from "./db/index.ts";
+import { AuthorizeManager } from "./oauth/authorize/authorize-manager.ts";
+import { ClientManager } from "./oauth/client/client-manager.ts";
+import { DpopNonces } from "./oauth/dpop/dpop-nonce.ts";
+import { DpopVerifier } from "./oauth/dpop/dpop-verifier.ts";
+import { ParManager } from "./oauth/request/par-manager.ts";
+import { SqliteReplayStore } from "./oauth/replay/replay-store.ts";
+import { AccessTokenVerifier } from "./oauth/token/access-token-verifier.ts";
+import { TokenManager } from "./oauth/token/token-manager.ts";
+import { PrismaClientStore } from "./stores/prisma-client-store.ts";
+import { loadOrCreateSecret } from "./stores/secrets.ts";
+import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
+import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
+
+export type Services = ReturnType<typeof createServices>;
+
+/** Wires the provider from configuration: the one place that knows every implementation. */
+function createServices(config: Config) {
+  const prisma = getPrisma();
+  const sqlite = getSqlite();
+  const replay = new SqliteReplayStore(sqlite);
+  const requests = new SqliteRequestStore(sqlite);
+  const grants = new SqliteGrantStore(sqlite);
+  const atomically = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
+
+  const nonces = new DpopNonces(config.dpopNonceSecret ?? loadOrCreateSecret(sqlite, "dpop_nonce"));
+  const cookieSecret = config.cookieSecret ?? loadOrCreateSecret(sqlite, "cookie");
+  const dpop = new DpopVerifier(nonces, replay, { maxAgeMs: config.dpopMaxAgeMs, maxFutureMs: config.dpopMaxFutureMs });
+  const clients = new ClientManager(new PrismaClientStore(prisma), replay, {
+    issuer: config.issuer,
+    allowPrivate: config.allowPrivateClients,
+    cacheTtlMs: config.lifetimes.clientMetadataCache,
+    assertionMaxAgeMs: config.dpopMaxAgeMs,
+    assertionMaxFutureMs: config.dpopMaxFutureMs,
+  });
+  const accounts = new AccountManager(prisma);
+
+  return {
+    config,
+    cookieSecret,
+    nonces,
+    dpop,
+    clients,
+    accounts,
+    sessions: new SessionManager(prisma, config.lifetimes.browserSession),
+    par: new ParManager(clients, requests, { requestUriLifetimeMs: config.lifetimes.requestUri }),
+    authorize: new AuthorizeManager(config.issuer, clients, requests, grants, atomically, {
+      requestUriLifetimeMs: config.lifetimes.requestUri,
+      codeLifetimeMs: config.lifetimes.code,
+    }),
+    tokens: new TokenManager(clients, grants, {
+      accessTokenMs: config.lifetimes.accessToken,
+      refreshTokenMs: config.lifetimes.refreshToken,
+    }),
+    accessTokens: new AccessTokenVerifier(grants, dpop),
+  };
+}
+
+let services: Services | undefined;
+
+export function getServices(): Services {
+  services ??= createServices(getConfig());
+  return services;
+}

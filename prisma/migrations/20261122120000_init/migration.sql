@@ -1,0 +1,129 @@
+-- CreateTable
+CREATE TABLE "Account" (
+    "did" TEXT NOT NULL PRIMARY KEY,
+    "handle" TEXT NOT NULL,
+    "email" TEXT NOT NULL,
+    "passwordHash" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "BrowserSession" (
+    "idHash" TEXT NOT NULL PRIMARY KEY,
+    "accountDid" TEXT NOT NULL,
+    "userAgent" TEXT,
+    "ipAddress" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "lastSeenAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "expiresAt" DATETIME NOT NULL,
+    CONSTRAINT "BrowserSession_accountDid_fkey" FOREIGN KEY ("accountDid") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Client" (
+    "clientId" TEXT NOT NULL PRIMARY KEY,
+    "metadata" TEXT NOT NULL,
+    "fetchedAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "AuthorizationRequest" (
+    "idHash" TEXT NOT NULL PRIMARY KEY,
+    "clientId" TEXT NOT NULL,
+    "parameters" TEXT NOT NULL,
+    "dpopJkt" TEXT NOT NULL,
+    "clientKeyId" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+    "consumedAt" DATETIME
+);
+
+-- CreateTable
+CREATE TABLE "AuthorizationCode" (
+    "codeHash" TEXT NOT NULL PRIMARY KEY,
+    "clientId" TEXT NOT NULL,
+    "accountDid" TEXT NOT NULL,
+    "redirectUri" TEXT NOT NULL,
+    "scope" TEXT NOT NULL,
+    "codeChallenge" TEXT NOT NULL,
+    "dpopJkt" TEXT NOT NULL,
+    "clientKeyId" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+    "usedAt" DATETIME,
+    "grantId" TEXT,
+    CONSTRAINT "AuthorizationCode_accountDid_fkey" FOREIGN KEY ("accountDid") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Grant" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "clientId" TEXT NOT NULL,
+    "accountDid" TEXT NOT NULL,
+    "scope" TEXT NOT NULL,
+    "dpopJkt" TEXT NOT NULL,
+    "clientKeyId" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "lastUsedAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+    CONSTRAINT "Grant_accountDid_fkey" FOREIGN KEY ("accountDid") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "AccessToken" (
+    "tokenHash" TEXT NOT NULL PRIMARY KEY,
+    "grantId" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+    CONSTRAINT "AccessToken_grantId_fkey" FOREIGN KEY ("grantId") REFERENCES "Grant" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "RefreshToken" (
+    "tokenHash" TEXT NOT NULL PRIMARY KEY,
+    "grantId" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+    "usedAt" DATETIME,
+    CONSTRAINT "RefreshToken_grantId_fkey" FOREIGN KEY ("grantId") REFERENCES "Grant" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "ReplayRecord" (
+    "key" TEXT NOT NULL PRIMARY KEY,
+    "expiresAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "ServerSecret" (
+    "name" TEXT NOT NULL PRIMARY KEY,
+    "value" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Account_handle_key" ON "Account"("handle");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Account_email_key" ON "Account"("email");
+
+-- CreateIndex
+CREATE INDEX "BrowserSession_accountDid_idx" ON "BrowserSession"("accountDid");
+
+-- CreateIndex
+CREATE INDEX "Grant_accountDid_idx" ON "Grant"("accountDid");
+
+-- CreateIndex
+CREATE INDEX "Grant_clientId_idx" ON "Grant"("clientId");
+
+-- CreateIndex
+CREATE INDEX "AccessToken_grantId_idx" ON "AccessToken"("grantId");
+
+-- CreateIndex
+CREATE INDEX "RefreshToken_grantId_idx" ON "RefreshToken"("grantId");
+
+-- CreateIndex
+CREATE INDEX "ReplayRecord_expiresAt_idx" ON "ReplayRecord"("expiresAt");
+

@@ -1,0 +1,180 @@
+import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { createRequestHandler } from "@remix-run/express";
+import type { ServerBuild } from "@remix-run/node";
+import compression from "compression";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
+import { migrateDatabase } from "./app/.server/db/migrate.ts";
+
+/**
+ * The Express entry: security headers, CORS, body limits, request logging
+ * and trust-proxy live here, in one visible place; everything else is the
+ * Remix app (app/).
+ */
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** DESIGN §1: endpoints browser-based clients call directly get CORS; the screens do not. */
+function isCorsPath(pathname: string): boolean {
+  return (
+    pathname.startsWith("/.well-known/") ||
+    pathname.startsWith("/xrpc/") ||
+    ["/oauth/par", "/oauth/token", "/oauth/revoke", "/oauth/userinfo", "/oauth/jwks"].includes(pathname)
+  );
+}
+
+function cors(req: Request, res: Response, next: NextFunction) {
+  if (!isCorsPath(req.path)) return next();
+  res.setHeader("Access-Control-Allow-Origin", "*");
+  res.setHeader("Access-Control-Expose-Headers", "DPoP-Nonce, WWW-Authenticate");
+  if (req.method === "OPTIONS") {
+    res.setHeader("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    res.setHeader("Access-Control-Allow-Headers", "Content-Type, DPoP, Authorization, atproto-proxy, atproto-accept-labelers");
+    res.setHeader("Access-Control-Max-Age", "600");
+    res.status(204).end();
+    return;
+  }
+  next();
+}
+
+function securityHeaders(dev: boolean) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const nonce = randomBytes(16).toString("base64");
+    res.locals.cspNonce = nonce;
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    // The authorize URL carries a request_uri: never leak it to another site.
+    res.setHeader("Referrer-Policy", "no-referrer");
+    res.setHeader("X-Frame-Options", "DENY");
+    if (!dev) {
+      res.setHeader(
+        "Content-Security-Policy",
+        [
+          "default-src 'self'",
+          `script-src 'self' 'nonce-${nonce}'`,
+          "style-src 'self'",
+          "img-src 'self' https: data:",
+          "connect-src 'self'",
+          "object-src 'none'",
+          "base-uri 'none'",
+          "frame-ancestors 'none'",
+        ].join("; "),
+      );
+    }
+    next();
+  };
+}
+
+/** Refuses oversized bodies before any route reads them (413, spec-shaped for the JSON endpoints). */
+function bodyLimit(req: Request, res: Response, next: NextFunction) {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > MAX_BODY_BYTES) {
+    res.status(413).json({ error: "invalid_request", error_description: `Request body larger than ${MAX_BODY_BYTES} bytes` });
+    return;
+  }
+  let seen = 0;
+  req.on("data", (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > MAX_BODY_BYTES) req.destroy(new Error("request body too large"));
+  });
+  next();
+}
+
+/** The client address as the app sees it: set by us only, never taken from the request. */
+function clientAddressHeader(req: Request, _res: Response, next: NextFunction) {
+  req.headers["x-atrium-client-ip"] = req.ip ?? req.socket.remoteAddress ?? "";
+  next();
+}
+
+function requestLog(req: Request, res: Response, next: NextFunction) {
+  const started = process.hrtime.bigint();
+  res.on("finish", () => {
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    console.log(`${req.method} ${req.path} ${res.statusCode} ${ms.toFixed(1)}ms`);
+  });
+  next();
+}
+
+async function loadBuild(dev: boolean) {
+  if (!dev) {
+    const buildPath = path.join(here, "build", "server", "index.js");
+    const build = (await import(pathToFileURL(buildPath).href)) as ServerBuild;
+    return { build: () => build, vite: undefined };
+  }
+  const { createServer } = await import("vite");
+  const vite = await createServer({ server: { middlewareMode: true } });
+  return { build: () => vite.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>, vite };
+}
+
+export async function startServer(config: Config, options: { dev: boolean }): Promise<Server> {
+  for (const warning of unsafeConfigWarnings(config)) console.warn(`\n  WARNING: ${warning}\n`);
+  const { applied } = migrateDatabase(config.databasePath);
+  if (applied.length) console.log(`Applied database migrations: ${applied.join(", ")}`);
+
+  const { build, vite } = await loadBuild(options.dev);
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", config.trustProxy);
+  app.use(clientAddressHeader);
+  if (config.logRequests) app.use(requestLog);
+  app.use(securityHeaders(options.dev));
+  app.use(cors);
+  app.use(bodyLimit);
+  app.use(compression());
+  if (vite) {
+    app.use(vite.middlewares);
+  } else {
+    app.use("/assets", express.static(path.join(here, "build", "client", "assets"), { immutable: true, maxAge: "1y" }));
+    app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false }));
+  }
+  app.all(
+    "*",
+    createRequestHandler({
+      build,
+      getLoadContext: (_req, res) => ({ cspNonce: res.locals.cspNonce as string }),
+    }),
+  );
+
+  return new Promise((resolve) => {
+    const server = app.listen(config.port, config.host, () => resolve(server));
+  });
+}
+
+function installShutdown(server: Server) {
+  const stop = (signal: string) => {
+    console.log(`${signal} received: finishing in-flight requests, then exiting`);
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const dev = process.argv.includes("--dev");
+  const server = await startServer(config, { dev });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  installShutdown(server);
+  // One JSON line first (tests read it), then the human line.
+  console.log(JSON.stringify({ event: "listening", port, issuer: config.issuer }));
+  console.log(`Atrium is serving ${config.issuer} (listening on ${config.host}:${port})`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  await main();
+}
