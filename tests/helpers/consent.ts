@@ -1,0 +1,73 @@
+/**
+ * Drives the consent screen over plain HTTP, as a browser without
+ * JavaScript would: GET the page, keep its cookies, POST the form.
+ */
+
+export class CookieJar {
+  private cookies = new Map<string, string>();
+
+  store(response: Response): void {
+    for (const header of response.headers.getSetCookie()) {
+      const [pair] = header.split(";");
+      const index = pair!.indexOf("=");
+      const name = pair!.slice(0, index).trim();
+      const value = pair!.slice(index + 1).trim();
+      if (/Max-Age=0/i.test(header)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+  }
+
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+}
+
+export type ConsentPage = { status: number; html: string; csrfToken?: string };
+
+export async function openConsentPage(authorizeUrl: string, jar: CookieJar): Promise<ConsentPage> {
+  const response = await fetch(authorizeUrl, { headers: { cookie: jar.header() }, redirect: "manual" });
+  jar.store(response);
+  const html = await response.text();
+  const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1];
+  return { status: response.status, html, csrfToken };
+}
+
+export type ConsentPost = {
+  decision: "allow" | "deny" | "switch_account";
+  identifier?: string;
+  password?: string;
+  csrfToken?: string;
+  origin?: string | null;
+};
+
+/** Posts the consent form of `authorizeUrl`; returns the response without following redirects. */
+export async function submitConsent(authorizeUrl: string, jar: CookieJar, post: ConsentPost): Promise<Response> {
+  const url = new URL(authorizeUrl);
+  const form = new URLSearchParams({
+    csrf_token: post.csrfToken ?? "",
+    request_uri: url.searchParams.get("request_uri") ?? "",
+    client_id: url.searchParams.get("client_id") ?? "",
+    decision: post.decision,
+  });
+  if (post.identifier !== undefined) form.set("identifier", post.identifier);
+  if (post.password !== undefined) form.set("password", post.password);
+  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", cookie: jar.header() };
+  if (post.origin !== null) headers.origin = post.origin ?? url.origin;
+  const response = await fetch(url, { method: "POST", headers, body: form, redirect: "manual" });
+  jar.store(response);
+  return response;
+}
+
+/** Opens the screen and allows with a password; returns the redirect Location. */
+export async function approveWithPassword(authorizeUrl: string, jar: CookieJar, identifier: string, password: string): Promise<URL> {
+  const page = await openConsentPage(authorizeUrl, jar);
+  if (page.status !== 200 || !page.csrfToken) throw new Error(`consent page not shown (${page.status}): ${page.html.slice(0, 500)}`);
+  const response = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier, password, csrfToken: page.csrfToken });
+  const location = response.headers.get("location");
+  if (response.status !== 303 || !location) throw new Error(`expected a 303 redirect, got ${response.status}: ${(await response.text()).slice(0, 500)}`);
+  return new URL(location);
+}
