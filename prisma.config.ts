@@ -13,7 +13,7 @@ export default defineConfig({
   async adapter() {
     return new PrismaBetterSQLite3({ url: databaseUrl }, { timestampFormat: "unixepoch-ms" });
   },
-  async studio() {
-    return { adapter: async () => new PrismaBetterSQLite3({ url: databaseUrl }, { timestampFormat: "unixepoch-ms" }) };
+  studio: {
+    adapter: async () => new PrismaBetterSQLite3({ url: databaseUrl }, { timestampFormat: "unixepoch-ms" }),
   },
 });

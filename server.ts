@@ -102,7 +102,7 @@ async function loadBuild(dev: boolean) {
   if (!dev) {
     const buildPath = path.join(here, "build", "server", "index.js");
     const build = (await import(pathToFileURL(buildPath).href)) as ServerBuild;
-    return { build: () => build, vite: undefined };
+    return { build: async () => build, vite: undefined };
   }
   const { createServer } = await import("vite");
   const vite = await createServer({ server: { middlewareMode: true } });

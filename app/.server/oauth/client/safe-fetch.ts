@@ -100,7 +100,7 @@ export async function fetchJsonDocument(url: string, options: SafeFetchOptions):
     if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
       throw new InvalidClientMetadataError(`${url} is not served as application/json`);
     }
-    const text = await readCapped(response.body, options.maxBytes ?? DEFAULT_MAX_BYTES, url);
+    const text = await readCapped(response.body as AsyncIterable<Uint8Array> | null, options.maxBytes ?? DEFAULT_MAX_BYTES, url);
     try {
       return JSON.parse(text) as unknown;
     } catch {
@@ -111,7 +111,7 @@ export async function fetchJsonDocument(url: string, options: SafeFetchOptions):
   }
 }
 
-async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, url: string): Promise<string> {
+async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: number, url: string): Promise<string> {
   if (!body) return "";
   const chunks: Uint8Array[] = [];
   let total = 0;

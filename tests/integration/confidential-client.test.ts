@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPkce, DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import {
+  assertionParams,
+  CLIENT_SCOPE,
+  ClientHost,
+  generateClientKey,
+  JWKS_PATH,
+  METADATA_PATH,
+  signClientAssertion,
+  startConfidentialClientHost,
+  type AssertionOptions,
+  type ClientKey,
+} from "../helpers/client-host.ts";
+import { approveWithPassword, CookieJar, openConsentPage, submitConsent } from "../helpers/consent.ts";
+import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
+
+const HANDLE = "carol.test";
+const PASSWORD = "confidential client password";
+
+let server: TestServer;
+let account: { did: string; handle: string };
+const hosts: ClientHost[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer();
+  account = await createAccount(server, { handle: HANDLE, email: "carol@example.com", password: PASSWORD });
+});
+afterAll(async () => {
+  await Promise.all(hosts.map((host) => host.stop()));
+  await server?.stop();
+});
+
+async function host(keys: ClientKey[], options: Parameters<typeof startConfidentialClientHost>[1] = {}): Promise<ClientHost> {
+  const started = await startConfidentialClientHost(keys, options);
+  hosts.push(started);
+  return started;
+}
+
+async function bareHost(): Promise<ClientHost> {
+  const started = await ClientHost.start();
+  hosts.push(started);
+  return started;
+}
+
+type Signer = { key: ClientKey; overrides?: Partial<AssertionOptions> };
+
+/** A DPoP client that signs a fresh assertion with `signer` for every form post. */
+async function confidentialClient(clientHost: ClientHost, signer: Signer): Promise<DpopClient> {
+  return new DpopClient(server.issuer, await generateDpopKey(), clientHost.clientId, async () =>
+    assertionParams(await signClientAssertion(signer.key, { clientId: clientHost.clientId, audience: server.issuer, ...signer.overrides })),
+  );
+}
+
+function parParams(redirectUri: string, pkce: { challenge: string }, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    redirect_uri: redirectUri,
+    scope: CLIENT_SCOPE,
+    state: "conf-state",
+    code_challenge: pkce.challenge,
+    code_challenge_method: "S256",
+    ...extra,
+  };
+}
+
+/** PAR → consent with password → code → tokens, for a client whose assertions are already set up. */
+async function signInFully(client: DpopClient, redirectUri: string) {
+  const pkce = createPkce();
+  const par = await client.pushAuthorizationRequest(parParams(redirectUri, pkce));
+  expect(par.status, JSON.stringify(par.body)).toBe(201);
+  const location = await approveWithPassword(client.authorizeUrl(par.body.request_uri), new CookieJar(), HANDLE, PASSWORD);
+  const code = location.searchParams.get("code");
+  expect(code).toBeTruthy();
+  const tokens = await client.exchangeCode(code!, pkce.verifier, redirectUri);
+  expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+  return tokens.body;
+}
+
+function expectNoServerError() {
+  expect(server.output()).not.toContain("Unexpected error while handling a request");
+}
+
+describe("confidential client (private_key_jwt)", () => {
+  it("completes PAR → consent → token → userinfo → refresh with client assertions", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key], { clientName: "Confidential Test App" });
+    const client = await confidentialClient(clientHost, { key });
+    const pkce = createPkce();
+
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, pkce));
+    expect(par.status, JSON.stringify(par.body)).toBe(201);
+    expect(par.body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+
+    // The screen names the app and the host its client_id lives on.
+    const authorizeUrl = client.authorizeUrl(par.body.request_uri);
+    const jar = new CookieJar();
+    const page = await openConsentPage(authorizeUrl, jar);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain("Confidential Test App");
+    expect(page.html).toContain(new URL(clientHost.clientId).host);
+    expect(page.html).toContain(clientHost.redirectUri);
+    const response = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier: HANDLE, password: PASSWORD, csrfToken: page.csrfToken });
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.get("location")!);
+    expect(`${location.origin}${location.pathname}`).toBe(clientHost.redirectUri);
+    expect(location.searchParams.get("state")).toBe("conf-state");
+    expect(location.searchParams.get("iss")).toBe(server.issuer);
+    const code = location.searchParams.get("code")!;
+    expect(code).toBeTruthy();
+
+    const tokens = await client.exchangeCode(code, pkce.verifier, clientHost.redirectUri);
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    expect(tokens.headers.get("www-authenticate")).toBeNull();
+    expect(tokens.body).toMatchObject({ token_type: "DPoP", expires_in: 3600, scope: CLIENT_SCOPE, sub: account.did });
+
+    const me = await client.userinfo(tokens.body.access_token);
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({ sub: account.did, preferred_username: HANDLE });
+
+    const refreshed = await client.refresh(tokens.body.refresh_token);
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    expect(refreshed.body.refresh_token).not.toBe(tokens.body.refresh_token);
+    expect(refreshed.body.sub).toBe(account.did);
+    expect((await client.userinfo(refreshed.body.access_token)).status).toBe(200);
+
+    // DESIGN 4.3: the document is cached, not fetched on every step.
+    expect(clientHost.requestCount(METADATA_PATH)).toBe(1);
+  });
+
+  it("refuses PAR without a client assertion (401 invalid_client)", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key]);
+    const client = new DpopClient(server.issuer, await generateDpopKey(), clientHost.clientId);
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(par.status).toBe(401);
+    expect(par.body).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("refuses an assertion signed by another key than the one its kid names", async () => {
+    const published = await generateClientKey("published-key");
+    const attacker = await generateClientKey("published-key");
+    const clientHost = await host([published]);
+    const client = await confidentialClient(clientHost, { key: attacker });
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(par.status).toBe(401);
+    expect(par.body).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("refuses a replayed assertion", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key]);
+    const assertion = await signClientAssertion(key, { clientId: clientHost.clientId, audience: server.issuer });
+    const fixed = new DpopClient(server.issuer, await generateDpopKey(), clientHost.clientId, () => assertionParams(assertion));
+    const pkce = createPkce();
+
+    // The first use is accepted (a nonce retry resends the same assertion: that is not a replay).
+    const first = await fixed.pushAuthorizationRequest(parParams(clientHost.redirectUri, pkce));
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+
+    const second = await fixed.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(second.status).toBe(401);
+    expect(second.body).toMatchObject({ error: "invalid_client" });
+
+    // Reusing it at the token endpoint fails too.
+    const location = await approveWithPassword(fixed.authorizeUrl(first.body.request_uri), new CookieJar(), HANDLE, PASSWORD);
+    const code = location.searchParams.get("code")!;
+    const replayed = await fixed.exchangeCode(code, pkce.verifier, clientHost.redirectUri);
+    expect(replayed.status).toBe(401);
+    expect(replayed.body).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("refuses an assertion for another audience", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key]);
+    const client = await confidentialClient(clientHost, { key, overrides: { audience: "https://other-server.example" } });
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(par.status).toBe(401);
+    expect(par.body).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("refuses an assertion with a stale iat", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key]);
+    const client = await confidentialClient(clientHost, { key, overrides: { iat: Math.floor(Date.now() / 1000) - 600 } });
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(par.status).toBe(401);
+    expect(par.body).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("refuses a client assertion from a public client (token_endpoint_auth_method none)", async () => {
+    const key = await generateClientKey();
+    const clientHost = await bareHost();
+    clientHost.serveMetadata(clientHost.metadata({ authMethod: "none" }));
+    const client = await confidentialClient(clientHost, { key });
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(par.status).toBe(401);
+    expect(par.body).toMatchObject({ error: "invalid_client" });
+
+    // The same public client without an assertion is fine.
+    const plain = new DpopClient(server.issuer, await generateDpopKey(), clientHost.clientId);
+    const ok = await plain.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+  });
+
+  it("binds the grant to the client key: once the key is withdrawn, refresh fails with invalid_grant", async () => {
+    const oldKey = await generateClientKey("old-key");
+    const newKey = await generateClientKey("new-key");
+    const clientHost = await host([oldKey]);
+    const signer: Signer = { key: oldKey };
+    const client = await confidentialClient(clientHost, signer);
+    const tokens = await signInFully(client, clientHost.redirectUri);
+
+    // The client rotates: only the new key is published, and the server's cache is emptied.
+    clientHost.serveMetadata(clientHost.metadata({ keys: [newKey] }));
+    server.db().prepare('DELETE FROM "Client"').run();
+    signer.key = newKey;
+
+    const refreshed = await client.refresh(tokens.refresh_token);
+    expect(refreshed.status).toBe(400);
+    expect(refreshed.body).toMatchObject({ error: "invalid_grant" });
+    expect(clientHost.requestCount(METADATA_PATH)).toBeGreaterThanOrEqual(2);
+
+    // The new key itself is fine: a new sign-in works.
+    const again = await signInFully(client, clientHost.redirectUri);
+    expect(again.sub).toBe(account.did);
+  });
+
+  it("works with keys published behind jwks_uri", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key], { keysVia: "jwks_uri" });
+    const document = clientHost.metadata({ keys: [key], keysVia: "jwks_uri" });
+    expect(document.jwks_uri).toBe(clientHost.jwksUri);
+    expect(document.jwks).toBeUndefined();
+
+    const client = await confidentialClient(clientHost, { key });
+    const tokens = await signInFully(client, clientHost.redirectUri);
+    expect(tokens).toMatchObject({ token_type: "DPoP", sub: account.did, scope: CLIENT_SCOPE });
+    expect((await client.userinfo(tokens.access_token)).status).toBe(200);
+    const refreshed = await client.refresh(tokens.refresh_token);
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    expect(clientHost.requestCount(JWKS_PATH)).toBeGreaterThanOrEqual(1);
+  });
+
+  describe("refuses unusable metadata documents at PAR (400 invalid_client_metadata, never 500)", () => {
+    async function parAgainst(setup: (clientHost: ClientHost, key: ClientKey) => void) {
+      const key = await generateClientKey();
+      const clientHost = await bareHost();
+      setup(clientHost, key);
+      const client = await confidentialClient(clientHost, { key });
+      const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+      expect(clientHost.requestCount(METADATA_PATH)).toBeGreaterThanOrEqual(1);
+      return par;
+    }
+
+    function expectMetadataError(par: { status: number; body: unknown; headers: Headers }) {
+      expect(par.status).toBe(400);
+      expect(par.headers.get("content-type")).toMatch(/application\/json/);
+      expect(par.body).toMatchObject({ error: "invalid_client_metadata" });
+      expect(typeof (par.body as { error_description?: unknown }).error_description).toBe("string");
+      expectNoServerError();
+    }
+
+    it("client_id in the document differs from its URL", async () => {
+      const par = await parAgainst((clientHost, key) =>
+        clientHost.serveMetadata(clientHost.metadata({ keys: [key], overrides: { client_id: `${clientHost.origin}/other-metadata.json` } })),
+      );
+      expectMetadataError(par);
+    });
+
+    it("dpop_bound_access_tokens missing", async () => {
+      const par = await parAgainst((clientHost, key) =>
+        clientHost.serveMetadata(clientHost.metadata({ keys: [key], overrides: { dpop_bound_access_tokens: undefined } })),
+      );
+      expectMetadataError(par);
+    });
+
+    it("document served as text/plain", async () => {
+      const par = await parAgainst((clientHost, key) => clientHost.serveMetadata(clientHost.metadata({ keys: [key] }), { contentType: "text/plain" }));
+      expectMetadataError(par);
+    });
+
+    it("document not found (404)", async () => {
+      const par = await parAgainst(() => {});
+      expectMetadataError(par);
+    });
+  });
+});
