@@ -68,19 +68,61 @@ function securityHeaders(dev: boolean) {
   };
 }
 
-/** Refuses oversized bodies before any route reads them (413, spec-shaped for the JSON endpoints). */
-function bodyLimit(req: Request, res: Response, next: NextFunction) {
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_BODY_BYTES) {
-    res.status(413).json({ error: "invalid_request", error_description: `Request body larger than ${MAX_BODY_BYTES} bytes` });
-    return;
-  }
-  let seen = 0;
-  req.on("data", (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > MAX_BODY_BYTES) req.destroy(new Error("request body too large"));
-  });
-  next();
+/**
+ * Refuses oversized bodies before any route reads them (413, in the error
+ * shape of the endpoint: XRPC or OAuth JSON). Uploads may be as large as the
+ * blob limit; everything else is small.
+ */
+function bodyLimit(config: Config) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const limit = req.path === "/xrpc/com.atproto.repo.uploadBlob" ? config.blobMaxBytes : MAX_BODY_BYTES;
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > limit) {
+      const message = `Request body larger than ${limit} bytes`;
+      const body = req.path.startsWith("/xrpc/")
+        ? { error: "PayloadTooLarge", message }
+        : { error: "invalid_request", error_description: message };
+      res.status(413).json(body);
+      return;
+    }
+    let seen = 0;
+    req.on("data", (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limit) req.destroy(new Error("request body too large"));
+    });
+    next();
+  };
+}
+
+/**
+ * Requests are handled as addressed to the issuer, whatever Host a reverse
+ * proxy passed on: URLs the app builds (DPoP htu, redirects) use the public
+ * origin, and Remix's own origin check compares against it.
+ */
+function canonicalHost(config: Config) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    req.headers.host = config.publicUrl.host;
+    delete req.headers["x-forwarded-host"];
+    next();
+  };
+}
+
+/**
+ * DESIGN 4.5: a state-changing post to a screen must come from our own
+ * origin. Refused here with a readable page (Remix would otherwise abort
+ * with a bare 500).
+ */
+function screenOriginCheck(config: Config) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const origin = req.headers.origin;
+    if (req.method === "GET" || req.method === "HEAD" || isCorsPath(req.path) || origin === undefined || origin === config.issuer) return next();
+    res
+      .status(403)
+      .type("html")
+      .send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Form refused</title></head><body><main><h1>This form could not be accepted</h1><p>It did not come from this server. Go back to the app and start again.</p><p><a href="/">Go to the start page</a></p></main></body></html>`,
+      );
+  };
 }
 
 /** The client address as the app sees it: set by us only, never taken from the request. */
@@ -119,10 +161,12 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy);
   app.use(clientAddressHeader);
+  app.use(canonicalHost(config));
   if (config.logRequests) app.use(requestLog);
   app.use(securityHeaders(options.dev));
   app.use(cors);
-  app.use(bodyLimit);
+  app.use(screenOriginCheck(config));
+  app.use(bodyLimit(config));
   app.use(compression());
   if (vite) {
     app.use(vite.middlewares);

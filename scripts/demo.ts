@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     const problem = (p: URLSearchParams): string | undefined => {
       if (p.get("state") !== state) return "state does not match the one we sent";
       if (p.get("iss") !== metadata.issuer) return `iss is ${p.get("iss")}, expected ${metadata.issuer}`;
+      if (p.get("error") === "access_denied") return `Access denied: ${p.get("error_description") ?? "the sign-in was declined"}`;
       if (p.get("error")) return `${p.get("error")}: ${p.get("error_description") ?? "(no description)"}`;
       if (!p.get("code")) return "the redirect carries no code";
     };
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
     });
     const params = await Promise.race([callback, timeout]).finally(() => clearTimeout(timer));
     const issue = problem(params);
-    if (issue) throw new DemoError(params.get("error") === "access_denied" ? `Access denied: ${issue}` : `Bad redirect: ${issue}`);
+    if (issue) throw new DemoError(issue.startsWith("Access denied") ? issue : `Bad redirect: ${issue}`);
     const code = params.get("code")!;
     console.log(`4. Got the redirect; state and iss match. code: ${mask(code, showTokens)}`);
 

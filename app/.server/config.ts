@@ -6,17 +6,41 @@ const booleanFlag = z
   .default("")
   .transform((value) => ["1", "true", "on", "yes"].includes(value));
 
+/** An optional whole number from the environment: unset or empty means the default; anything but digits is refused. */
+function integerVar(name: string, min: number, max: number, fallback: number) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === "") return fallback;
+      const number = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+      if (!Number.isSafeInteger(number) || number < min || number > max) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(value)})` });
+        return z.NEVER;
+      }
+      return number;
+    });
+}
+
 const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
   PUBLIC_URL: z.string().optional(),
   DATABASE_URL: z.string().startsWith("file:", "DATABASE_URL must be a SQLite URL of the form file:./path/to.db").default("file:./data/atrium.db"),
   ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: booleanFlag,
   ATRIUM_DPOP_NONCE_SECRET: z.string().min(32, "ATRIUM_DPOP_NONCE_SECRET must be at least 32 characters").optional(),
   ATRIUM_COOKIE_SECRET: z.string().min(32, "ATRIUM_COOKIE_SECRET must be at least 32 characters").optional(),
-  ATRIUM_DPOP_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
-  ATRIUM_DPOP_MAX_FUTURE_SECONDS: z.coerce.number().int().min(0).max(120).default(10),
+  ATRIUM_DPOP_MAX_AGE_SECONDS: integerVar("ATRIUM_DPOP_MAX_AGE_SECONDS", 1, 600, 60),
+  ATRIUM_DPOP_MAX_FUTURE_SECONDS: integerVar("ATRIUM_DPOP_MAX_FUTURE_SECONDS", 0, 120, 10),
   ATRIUM_TRUST_PROXY: booleanFlag,
+  ATRIUM_USER_DOMAINS: z.string().default(".test"),
+  ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
+  ATRIUM_PROXY_SERVICES: z.string().default("{}"),
+  ATRIUM_BLOB_MAX_BYTES: integerVar("ATRIUM_BLOB_MAX_BYTES", 1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
+  ATRIUM_PERMISSION_SETS_DIR: z.string().min(1).optional(),
+  ATRIUM_PERMISSION_SETS_NETWORK: booleanFlag,
+  ATRIUM_DNS_SERVERS: z.string().optional(),
+  ATRIUM_PLC_DIRECTORY_URL: z.string().url().default("https://plc.directory"),
   ATRIUM_LOG_REQUESTS: booleanFlag,
 });
 
@@ -35,6 +59,14 @@ export type Config = {
   dpopMaxFutureMs: number;
   trustProxy: boolean;
   logRequests: boolean;
+  /** Handle suffixes advertised by describeServer. */
+  userDomains: string[];
+  /** The app view that app.bsky.* calls go to: `did#service`. */
+  appview: string;
+  /** Upstreams for service proxying: `did#service` → base URL. */
+  proxyServices: Record<string, string>;
+  blobMaxBytes: number;
+  permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   /** Lifetimes, fixed by the product brief and DESIGN. */
   lifetimes: {
     requestUri: number;
@@ -96,6 +128,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dpopMaxFutureMs: e.ATRIUM_DPOP_MAX_FUTURE_SECONDS * SECOND,
     trustProxy: e.ATRIUM_TRUST_PROXY,
     logRequests: e.ATRIUM_LOG_REQUESTS,
+    userDomains: e.ATRIUM_USER_DOMAINS.split(",").map((domain) => domain.trim()).filter(Boolean),
+    appview: e.ATRIUM_APPVIEW,
+    proxyServices: parseProxyServices(e.ATRIUM_PROXY_SERVICES),
+    blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
+    permissionSets: {
+      directory: e.ATRIUM_PERMISSION_SETS_DIR,
+      network: e.ATRIUM_PERMISSION_SETS_NETWORK,
+      dnsServers: e.ATRIUM_DNS_SERVERS?.split(",").map((server) => server.trim()).filter(Boolean),
+      plcDirectoryUrl: e.ATRIUM_PLC_DIRECTORY_URL.replace(/\/$/, ""),
+    },
     lifetimes: {
       requestUri: 5 * MINUTE,
       code: 5 * MINUTE,
@@ -105,6 +147,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clientMetadataCache: 10 * MINUTE,
     },
   };
+}
+
+const proxyServicesSchema = z.record(
+  z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "keys must be did#service"),
+  z.string().url("values must be base URLs"),
+);
+
+function parseProxyServices(raw: string): Record<string, string> {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ConfigError("ATRIUM_PROXY_SERVICES must be a JSON object mapping did#service to a base URL");
+  }
+  const parsed = proxyServicesSchema.safeParse(json);
+  if (!parsed.success) throw new ConfigError(`ATRIUM_PROXY_SERVICES: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return Object.fromEntries(Object.entries(parsed.data).map(([service, url]) => [service, url.replace(/\/$/, "")]));
 }
 
 /** Loud warnings for settings that are unsafe in production. */

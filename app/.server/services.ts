@@ -13,6 +13,7 @@ import { TokenManager } from "./oauth/token/token-manager.ts";
 import { PrismaClientStore } from "./stores/prisma-client-store.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
 import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
+import { SqliteRepoStore } from "./stores/sqlite-repo-store.ts";
 import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
 
 export type Services = ReturnType<typeof createServices>;
@@ -56,6 +57,7 @@ function createServices(config: Config) {
       refreshTokenMs: config.lifetimes.refreshToken,
     }),
     accessTokens: new AccessTokenVerifier(grants, dpop),
+    repo: new SqliteRepoStore(sqlite),
   };
 }
 

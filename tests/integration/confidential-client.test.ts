@@ -133,7 +133,7 @@ describe("confidential client (private_key_jwt)", () => {
     const client = new DpopClient(server.issuer, await generateDpopKey(), clientHost.clientId);
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
     expect(par.status).toBe(401);
-    expect(par.body).toMatchObject({ error: "invalid_client" });
+    expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/client_assertion/) });
   });
 
   it("refuses an assertion signed by another key than the one its kid names", async () => {
@@ -143,7 +143,7 @@ describe("confidential client (private_key_jwt)", () => {
     const client = await confidentialClient(clientHost, { key: attacker });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
     expect(par.status).toBe(401);
-    expect(par.body).toMatchObject({ error: "invalid_client" });
+    expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/signature/i) });
   });
 
   it("refuses a replayed assertion", async () => {
@@ -159,14 +159,14 @@ describe("confidential client (private_key_jwt)", () => {
 
     const second = await fixed.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
     expect(second.status).toBe(401);
-    expect(second.body).toMatchObject({ error: "invalid_client" });
+    expect(second.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/replay|jti/i) });
 
     // Reusing it at the token endpoint fails too.
     const location = await approveWithPassword(fixed.authorizeUrl(first.body.request_uri), new CookieJar(), HANDLE, PASSWORD);
     const code = location.searchParams.get("code")!;
     const replayed = await fixed.exchangeCode(code, pkce.verifier, clientHost.redirectUri);
     expect(replayed.status).toBe(401);
-    expect(replayed.body).toMatchObject({ error: "invalid_client" });
+    expect(replayed.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/replay|jti/i) });
   });
 
   it("refuses an assertion for another audience", async () => {
@@ -175,7 +175,7 @@ describe("confidential client (private_key_jwt)", () => {
     const client = await confidentialClient(clientHost, { key, overrides: { audience: "https://other-server.example" } });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
     expect(par.status).toBe(401);
-    expect(par.body).toMatchObject({ error: "invalid_client" });
+    expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/aud/i) });
   });
 
   it("refuses an assertion with a stale iat", async () => {
@@ -184,7 +184,7 @@ describe("confidential client (private_key_jwt)", () => {
     const client = await confidentialClient(clientHost, { key, overrides: { iat: Math.floor(Date.now() / 1000) - 600 } });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
     expect(par.status).toBe(401);
-    expect(par.body).toMatchObject({ error: "invalid_client" });
+    expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/iat|old/i) });
   });
 
   it("refuses a client assertion from a public client (token_endpoint_auth_method none)", async () => {
@@ -194,7 +194,7 @@ describe("confidential client (private_key_jwt)", () => {
     const client = await confidentialClient(clientHost, { key });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
     expect(par.status).toBe(401);
-    expect(par.body).toMatchObject({ error: "invalid_client" });
+    expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/public/i) });
 
     // The same public client without an assertion is fine.
     const plain = new DpopClient(server.issuer, await generateDpopKey(), clientHost.clientId);
@@ -217,7 +217,9 @@ describe("confidential client (private_key_jwt)", () => {
 
     const refreshed = await client.refresh(tokens.refresh_token);
     expect(refreshed.status).toBe(400);
-    expect(refreshed.body).toMatchObject({ error: "invalid_grant" });
+    expect(refreshed.body).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/key/i) });
+    // The grant has ended: its access token no longer works either.
+    expect((await client.userinfo(tokens.access_token)).status).toBe(401);
     expect(clientHost.requestCount(METADATA_PATH)).toBeGreaterThanOrEqual(2);
 
     // The new key itself is fine: a new sign-in works.
@@ -252,11 +254,10 @@ describe("confidential client (private_key_jwt)", () => {
       return par;
     }
 
-    function expectMetadataError(par: { status: number; body: unknown; headers: Headers }) {
+    function expectMetadataError(par: { status: number; body: unknown; headers: Headers }, reason: RegExp) {
       expect(par.status).toBe(400);
       expect(par.headers.get("content-type")).toMatch(/application\/json/);
-      expect(par.body).toMatchObject({ error: "invalid_client_metadata" });
-      expect(typeof (par.body as { error_description?: unknown }).error_description).toBe("string");
+      expect(par.body).toMatchObject({ error: "invalid_client_metadata", error_description: expect.stringMatching(reason) });
       expectNoServerError();
     }
 
@@ -264,24 +265,24 @@ describe("confidential client (private_key_jwt)", () => {
       const par = await parAgainst((clientHost, key) =>
         clientHost.serveMetadata(clientHost.metadata({ keys: [key], overrides: { client_id: `${clientHost.origin}/other-metadata.json` } })),
       );
-      expectMetadataError(par);
+      expectMetadataError(par, /client_id/);
     });
 
     it("dpop_bound_access_tokens missing", async () => {
       const par = await parAgainst((clientHost, key) =>
         clientHost.serveMetadata(clientHost.metadata({ keys: [key], overrides: { dpop_bound_access_tokens: undefined } })),
       );
-      expectMetadataError(par);
+      expectMetadataError(par, /dpop_bound_access_tokens/);
     });
 
     it("document served as text/plain", async () => {
       const par = await parAgainst((clientHost, key) => clientHost.serveMetadata(clientHost.metadata({ keys: [key] }), { contentType: "text/plain" }));
-      expectMetadataError(par);
+      expectMetadataError(par, /application\/json/);
     });
 
     it("document not found (404)", async () => {
       const par = await parAgainst(() => {});
-      expectMetadataError(par);
+      expectMetadataError(par, /404/);
     });
   });
 });

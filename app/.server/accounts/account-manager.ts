@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { didSchema, emailSchema, generatePlcDid, handleSchema } from "./identifiers.ts";
+import { generateSigningKey } from "./signing-key.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDummy, verifyPassword } from "./password.ts";
 
 export type AccountSummary = { did: string; handle: string; email: string; createdAt: Date };
@@ -44,8 +45,9 @@ export class AccountManager {
     if (clash?.did === did) throw new AccountError(`did ${did} already has an account`, "did");
 
     const passwordHash = await hashPassword(password);
+    const signingKey = await generateSigningKey();
     try {
-      const account = await this.prisma.account.create({ data: { did, handle, email, passwordHash } });
+      const account = await this.prisma.account.create({ data: { did, handle, email, passwordHash, signingKey } });
       return summary(account);
     } catch (error) {
       // A concurrent create took the handle or email between the check and the insert.
@@ -91,6 +93,29 @@ export class AccountManager {
     const account = await this.prisma.account.findUnique({ where: { did: found.did } });
     if (!account) return undefined;
     return (await verifyPassword(password, account.passwordHash)) ? found : undefined;
+  }
+
+  async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean } | undefined> {
+    const account = await this.prisma.account.findUnique({ where: { did }, select: { email: true, emailConfirmedAt: true } });
+    return account ? { email: account.email, emailConfirmed: account.emailConfirmedAt !== null } : undefined;
+  }
+
+  async signingKeyOf(did: string): Promise<string | undefined> {
+    const account = await this.prisma.account.findUnique({ where: { did }, select: { signingKey: true } });
+    return account?.signingKey;
+  }
+
+  /** Changes the account's handle; refuses malformed or taken handles. */
+  async updateHandle(did: string, handle: string): Promise<AccountSummary> {
+    const normalized = parseField(handleSchema, handle, "handle");
+    const holder = await this.prisma.account.findUnique({ where: { handle: normalized } });
+    if (holder && holder.did !== did) throw new AccountError(`handle ${normalized} is already taken`, "handle");
+    try {
+      return summary(await this.prisma.account.update({ where: { did }, data: { handle: normalized } }));
+    } catch (error) {
+      if ((error as { code?: string }).code === "P2002") throw new AccountError(`handle ${normalized} is already taken`, "handle");
+      throw error;
+    }
   }
 
   async setPassword(identifier: string, password: string): Promise<AccountSummary> {

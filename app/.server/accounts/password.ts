@@ -25,12 +25,25 @@ export async function hashPassword(password: string): Promise<string> {
   return ["scrypt", COST.N, COST.r, COST.p, salt.toString("base64url"), key.toString("base64url")].join("$");
 }
 
+/** False for a wrong password and for a stored hash that is damaged or uses parameters out of range. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split("$");
   if (scheme !== "scrypt" || !n || !r || !p || !salt || !hash) return false;
+  const cost = { N: Number(n), r: Number(r), p: Number(p) };
   const expected = Buffer.from(hash, "base64url");
-  const actual = await derive(password, Buffer.from(salt, "base64url"), { N: Number(n), r: Number(r), p: Number(p) }, expected.length);
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  // A damaged hash must never verify: an empty derived key would compare equal to an empty stored one.
+  if (expected.length !== KEY_LENGTH || !validCost(cost)) return false;
+  try {
+    const actual = await derive(password, Buffer.from(salt, "base64url"), cost, KEY_LENGTH);
+    return timingSafeEqual(actual, expected);
+  } catch {
+    return false;
+  }
+}
+
+function validCost({ N, r, p }: { N: number; r: number; p: number }): boolean {
+  const powerOfTwo = Number.isInteger(N) && N >= 2 && (N & (N - 1)) === 0;
+  return powerOfTwo && N <= COST.N && Number.isInteger(r) && r >= 1 && r <= 32 && Number.isInteger(p) && p >= 1 && p <= 16;
 }
 
 let dummyHash: Promise<string> | undefined;

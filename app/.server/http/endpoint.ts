@@ -23,11 +23,13 @@ export async function jsonEndpoint(context: ErrorContext, handler: (services: Se
   }
 }
 
-/** RFC 9110 §15.5.6: 405 with the methods the endpoint does support. */
-export function methodNotAllowed(allow: string): Response {
-  return Response.json(
-    { error: "invalid_request", error_description: `Method not allowed; use ${allow}` },
-    { status: 405, headers: { Allow: allow, "Cache-Control": "no-store" } },
+/** RFC 9110 §15.5.6: 405 with the methods the endpoint does support (and, like every /oauth answer, a nonce). */
+export function methodNotAllowed(allow: string): Promise<Response> {
+  return jsonEndpoint("authorization-server", async () =>
+    Response.json(
+      { error: "invalid_request", error_description: `Method not allowed; use ${allow}` },
+      { status: 405, headers: { Allow: allow } },
+    ),
   );
 }
 

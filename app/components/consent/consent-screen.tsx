@@ -42,6 +42,20 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
               </li>
             ))}
           </ul>
+          {view.permissionSets.map((set) => (
+            <div key={set.nsid} className="mt-2 rounded-lg border border-slate-200 p-3 dark:border-slate-700">
+              <p className="font-medium">{set.title}</p>
+              {set.detail ? <p className="text-sm text-slate-700 dark:text-slate-300">{set.detail}</p> : null}
+              <details className="mt-1 text-sm">
+                <summary className="cursor-pointer text-slate-600 dark:text-slate-400">What this includes</summary>
+                <ul className="mt-1 list-disc pl-5">
+                  {set.permissions.map((permission) => (
+                    <li key={permission.scope}>{permission.title}</li>
+                  ))}
+                </ul>
+              </details>
+            </div>
+          ))}
           <details className="mt-2 text-sm">
             <summary className="cursor-pointer text-slate-600 dark:text-slate-400">Technical details</summary>
             <p className="mt-1 font-mono break-all">{view.scope}</p>

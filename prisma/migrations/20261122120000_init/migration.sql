@@ -4,6 +4,8 @@ CREATE TABLE "Account" (
     "handle" TEXT NOT NULL,
     "email" TEXT NOT NULL,
     "passwordHash" TEXT NOT NULL,
+    "emailConfirmedAt" DATETIME,
+    "signingKey" TEXT NOT NULL,
     "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" DATETIME NOT NULL
 );
@@ -101,6 +103,51 @@ CREATE TABLE "ServerSecret" (
     "name" TEXT NOT NULL PRIMARY KEY,
     "value" TEXT NOT NULL,
     "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+
+-- CreateTable
+CREATE TABLE "Record" (
+    "did" TEXT NOT NULL,
+    "collection" TEXT NOT NULL,
+    "rkey" TEXT NOT NULL,
+    "cid" TEXT NOT NULL,
+    "value" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "updatedAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("did", "collection", "rkey"),
+    CONSTRAINT "Record_did_fkey" FOREIGN KEY ("did") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Blob" (
+    "did" TEXT NOT NULL,
+    "cid" TEXT NOT NULL,
+    "declaredType" TEXT NOT NULL,
+    "detectedType" TEXT,
+    "mimeType" TEXT NOT NULL,
+    "size" INTEGER NOT NULL,
+    "bytes" BLOB NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("did", "cid"),
+    CONSTRAINT "Blob_did_fkey" FOREIGN KEY ("did") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Preferences" (
+    "did" TEXT NOT NULL PRIMARY KEY,
+    "value" TEXT NOT NULL,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "Preferences_did_fkey" FOREIGN KEY ("did") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "PermissionSetCache" (
+    "nsid" TEXT NOT NULL PRIMARY KEY,
+    "document" TEXT NOT NULL,
+    "fetchedAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL
 );
 
 -- CreateIndex

@@ -16,7 +16,10 @@ export type ConsentView = {
     tosUri?: string;
     policyUri?: string;
   };
+  /** Permissions requested directly, in plain words. */
   permissions: PermissionDescription[];
+  /** Permission sets (include:), by their title and detail, with what they expand to. */
+  permissionSets: { nsid: string; title: string; detail?: string; permissions: PermissionDescription[] }[];
   scope: string;
   account?: { handle: string; did: string };
   /** Password needed on Allow: nobody is signed in, or the app asked for prompt=login. */
@@ -29,6 +32,7 @@ export function consentView(pending: PendingAuthorization, account: AccountSumma
   const { client, request } = pending;
   const { parameters } = request;
   const requireLogin = !account || parameters.prompt === "login";
+  const fromSets = new Set((parameters.permission_sets ?? []).flatMap((set) => set.scopes));
   return {
     kind: "consent",
     requestUri: pending.requestUri,
@@ -42,11 +46,25 @@ export function consentView(pending: PendingAuthorization, account: AccountSumma
       tosUri: client.tosUri,
       policyUri: client.policyUri,
     },
-    permissions: describeScope(parameters.scope),
+    permissions: describeScope(directScope(parameters.scope, fromSets)),
+    permissionSets: (parameters.permission_sets ?? []).map((set) => ({
+      nsid: set.nsid,
+      title: set.title ?? set.nsid,
+      detail: set.detail,
+      permissions: describeScope(set.scopes.join(" ")),
+    })),
     scope: parameters.scope,
     account: account ? { handle: account.handle, did: account.did } : undefined,
     requireLogin,
     loginHint: parameters.login_hint,
     csrfToken,
   };
+}
+
+/** The scope values not contributed by a permission set (those are shown under their set). */
+function directScope(scope: string, fromSets: Set<string>): string {
+  return scope
+    .split(" ")
+    .filter((value) => value && !fromSets.has(value))
+    .join(" ");
 }

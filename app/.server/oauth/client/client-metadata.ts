@@ -134,7 +134,10 @@ function checkRedirectUri(
   // atproto: a native app's private-use scheme is its client_id host reversed, e.g. com.example.app:/callback
   const expectedScheme = clientUrl.hostname.split(".").reverse().join(".");
   if (url.protocol !== `${expectedScheme}:`) fail(`redirect_uri ${uri} must use the scheme ${expectedScheme}:`);
-  if (uri.startsWith(`${expectedScheme}://`)) fail(`redirect_uri ${uri} must have a single slash after the scheme`);
+  // atproto: the scheme, a colon, then exactly one slash before the path (com.example.app:/callback).
+  if (!uri.startsWith(`${expectedScheme}:/`) || uri.startsWith(`${expectedScheme}://`)) {
+    fail(`redirect_uri ${uri} must have a single slash after the scheme`);
+  }
 }
 
 export function isLoopbackIp(hostname: string): boolean {

@@ -30,7 +30,9 @@ for (const [prefix, bits] of [
   blocked.addSubnet(prefix, bits, "ipv4");
 }
 for (const [prefix, bits] of [
-  ["::", 128], ["::1", 128], ["::ffff:0:0", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64],
+  // No "::ffff:0:0/96" here: BlockList checks IPv4 addresses against IPv4-mapped IPv6 rules (and mapped addresses
+  // against the IPv4 rules above), so that entry would refuse every IPv4 address.
+  ["::", 128], ["::1", 128], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64],
   ["2001::", 23], ["2001:db8::", 32], ["2002::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
 ] as const) {
   blocked.addSubnet(prefix, bits, "ipv6");
@@ -75,6 +77,35 @@ function stripBrackets(hostname: string): string {
 
 /** Fetches a JSON document under the rules above; errors are InvalidClientMetadataError. */
 export async function fetchJsonDocument(url: string, options: SafeFetchOptions): Promise<unknown> {
+  const bytes = await fetchDocumentBytes(url, {
+    ...options,
+    accept: "application/json",
+    contentTypePattern: /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i,
+    contentTypeName: "application/json",
+  });
+  try {
+    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")) as unknown;
+  } catch {
+    throw new InvalidClientMetadataError(`${url} is not valid JSON`);
+  }
+}
+
+export type SafeFetchBytesOptions = SafeFetchOptions & {
+  /** The Accept request header. */
+  accept: string;
+  /** The response's Content-Type must match this. */
+  contentTypePattern: RegExp;
+  /** How the expected type is named in the error message; defaults to `accept`. */
+  contentTypeName?: string;
+};
+
+/**
+ * Fetches a document of any type under the rules above (https unless
+ * allowPrivate, no redirects, exactly 200, the expected content type, size
+ * cap, timeout, public addresses only) and returns its bytes; errors are
+ * InvalidClientMetadataError, whose message names the URL and the reason.
+ */
+export async function fetchDocumentBytes(url: string, options: SafeFetchBytesOptions): Promise<Uint8Array> {
   const target = new URL(url);
   const allowHttp = options.allowPrivate && target.protocol === "http:";
   if (target.protocol !== "https:" && !allowHttp) throw new InvalidClientMetadataError(`${url} must use https`);
@@ -87,7 +118,7 @@ export async function fetchJsonDocument(url: string, options: SafeFetchOptions):
   try {
     response = await fetch(target, {
       redirect: "manual",
-      headers: { accept: "application/json" },
+      headers: { accept: options.accept },
       signal: AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       dispatcher: options.allowPrivate ? devAgent : publicAgent,
     });
@@ -97,22 +128,17 @@ export async function fetchJsonDocument(url: string, options: SafeFetchOptions):
   try {
     if (response.status !== 200) throw new InvalidClientMetadataError(`${url} answered HTTP ${response.status}, expected 200`);
     const contentType = response.headers.get("content-type") ?? "";
-    if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
-      throw new InvalidClientMetadataError(`${url} is not served as application/json`);
+    if (!options.contentTypePattern.test(contentType)) {
+      throw new InvalidClientMetadataError(`${url} is not served as ${options.contentTypeName ?? options.accept}`);
     }
-    const text = await readCapped(response.body as AsyncIterable<Uint8Array> | null, options.maxBytes ?? DEFAULT_MAX_BYTES, url);
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new InvalidClientMetadataError(`${url} is not valid JSON`);
-    }
+    return await readCapped(response.body as AsyncIterable<Uint8Array> | null, options.maxBytes ?? DEFAULT_MAX_BYTES, url);
   } finally {
     await response.body?.cancel().catch(() => {});
   }
 }
 
-async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: number, url: string): Promise<string> {
-  if (!body) return "";
+async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: number, url: string): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
@@ -125,7 +151,7 @@ async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: numb
     if (error instanceof InvalidClientMetadataError) throw error;
     throw new InvalidClientMetadataError(`Could not read ${url}: ${describeFetchError(error)}`, { cause: error });
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 function describeFetchError(error: unknown): string {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { InvalidRequestError, UnsupportedResponseTypeError } from "../errors/oauth-error.ts";
 import type { ClientCredentials, ClientManager } from "../client/client-manager.ts";
 import { redirectUriMatches, type OAuthClient } from "../client/client-metadata.ts";
+import type { PermissionSetResolver } from "../scopes/permission-sets/permission-set-resolver.ts";
 import { resolveRequestedScope } from "../scopes/requested-scope.ts";
 import { randomToken, sha256Base64url } from "../../util/crypto.ts";
 import { secondsUntil } from "../../util/time.ts";
@@ -41,7 +42,7 @@ export class ParManager {
   constructor(
     private readonly clients: ClientManager,
     private readonly requests: RequestStore,
-    private readonly options: { requestUriLifetimeMs: number; now?: () => number },
+    private readonly options: { requestUriLifetimeMs: number; permissionSets?: PermissionSetResolver; now?: () => number },
   ) {}
 
   async push(input: ParInput, dpopJkt: string): Promise<ParResult> {
@@ -52,6 +53,9 @@ export class ParManager {
     };
     const auth = await this.clients.authenticate(client, credentials);
     const parameters = validateAuthorizationParameters(input, client, dpopJkt);
+    const { scope, permissionSets } = await resolveRequestedScope(input.scope, client.scopes, this.options.permissionSets);
+    parameters.scope = scope;
+    if (permissionSets.length) parameters.permission_sets = permissionSets;
 
     const now = this.options.now?.() ?? Date.now();
     const requestUri = REQUEST_URI_PREFIX + randomToken("req");
@@ -69,6 +73,7 @@ export class ParManager {
   }
 }
 
+/** Checks everything but the scope, which needs the (asynchronous) permission-set resolver. */
 function validateAuthorizationParameters(input: ParInput, client: OAuthClient, dpopJkt: string): AuthorizationParameters {
   // RFC 9126 §2.1: "The request_uri authorization request parameter MUST NOT be provided in this case"
   if (input.request_uri !== undefined) throw new InvalidRequestError("request_uri must not be sent to the PAR endpoint");
@@ -87,7 +92,7 @@ function validateAuthorizationParameters(input: ParInput, client: OAuthClient, d
   return {
     client_id: client.clientId,
     redirect_uri: redirectUri,
-    scope: resolveRequestedScope(input.scope, client.scopes),
+    scope: "",
     state: input.state,
     code_challenge: input.code_challenge,
     code_challenge_method: "S256",

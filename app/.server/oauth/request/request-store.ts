@@ -1,3 +1,5 @@
+import type { PermissionSetGrant } from "../scopes/requested-scope.ts";
+
 /** The validated parameters of a pushed authorization request. */
 export type AuthorizationParameters = {
   client_id: string;
@@ -9,6 +11,8 @@ export type AuthorizationParameters = {
   response_mode: "query" | "fragment";
   login_hint?: string;
   prompt?: "none" | "login" | "consent" | "select_account";
+  /** Permission sets requested with include:, already expanded into `scope`. */
+  permission_sets?: PermissionSetGrant[];
 };
 
 export type StoredAuthorizationRequest = {

@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, unsafeConfigWarnings } from "./config.ts";
+
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig", () => {
+  it("has development defaults for an empty environment", () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe("127.0.0.1");
+    expect(config.issuer).toBe("http://localhost:3000");
+    expect(config.publicUrl.href).toBe("http://localhost:3000/");
+    expect(config.databaseUrl).toBe("file:./data/atrium.db");
+    expect(config.databasePath).toBe("./data/atrium.db");
+    expect(config.allowPrivateClients).toBe(false);
+    expect(config.trustProxy).toBe(false);
+    expect(config.dpopMaxAgeMs).toBe(60_000);
+    expect(config.dpopMaxFutureMs).toBe(10_000);
+    expect(config.dpopNonceSecret).toBeUndefined();
+    expect(config.lifetimes.accessToken).toBe(60 * 60_000);
+  });
+
+  it("derives the default issuer from PORT", () => {
+    const config = loadConfig({ PORT: "8080" });
+    expect(config.port).toBe(8080);
+    expect(config.issuer).toBe("http://localhost:8080");
+  });
+
+  it("accepts an https PUBLIC_URL and uses its origin as the issuer", () => {
+    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com" }).issuer).toBe("https://pds.example.com");
+    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com/" }).issuer).toBe("https://pds.example.com");
+    expect(loadConfig({ PUBLIC_URL: "https://PDS.Example.com:8443" }).issuer).toBe("https://pds.example.com:8443");
+  });
+
+  it("accepts plain http for loopback hosts", () => {
+    expect(loadConfig({ PUBLIC_URL: "http://127.0.0.1:3000" }).issuer).toBe("http://127.0.0.1:3000");
+    expect(loadConfig({ PUBLIC_URL: "http://[::1]:3000" }).issuer).toBe("http://[::1]:3000");
+    expect(loadConfig({ PUBLIC_URL: "http://127.0.0.2:3000" }).issuer).toBe("http://127.0.0.2:3000");
+  });
+
+  it.each(["http://pds.example.com", "http://10.0.0.5:3000", "http://localhost.example.com"])("refuses plain http on a non-loopback host: %s", (url) => {
+    expect(configError({ PUBLIC_URL: url }).message).toMatch(/https/);
+  });
+
+  it.each(["https://pds.example.com/atrium", "https://pds.example.com/?x=1", "https://pds.example.com/#frag", "https://user:pw@pds.example.com"])(
+    "refuses a PUBLIC_URL that is not an origin: %s",
+    (url) => {
+      expect(configError({ PUBLIC_URL: url }).message).toMatch(/origin/);
+    },
+  );
+
+  it.each(["not a url", "ftp://pds.example.com", ""])("refuses an unusable PUBLIC_URL: %j", (url) => {
+    configError({ PUBLIC_URL: url });
+  });
+
+  it.each(["abc", "70000", "-1", "3000.5"])("refuses PORT=%s with a message naming PORT", (port) => {
+    const error = configError({ PORT: port });
+    expect(error.message).toMatch(/Invalid configuration/);
+    expect(error.message).toMatch(/PORT/);
+  });
+
+  it("does not turn an empty PORT into port 0 (issuer http://localhost:0)", () => {
+    // PORT= (set but empty) is common in .env files and compose files.
+    let config;
+    try {
+      config = loadConfig({ PORT: "" });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return;
+    }
+    expect(config.port).toBe(3000);
+    expect(config.issuer).toBe("http://localhost:3000");
+  });
+
+  it("refuses a DATABASE_URL that is not a file: URL, saying what is expected", () => {
+    expect(configError({ DATABASE_URL: "postgres://db/atrium" }).message).toMatch(/DATABASE_URL.*file:/s);
+  });
+
+  it("refuses short secrets", () => {
+    expect(configError({ ATRIUM_DPOP_NONCE_SECRET: "short" }).message).toMatch(/ATRIUM_DPOP_NONCE_SECRET/);
+    expect(configError({ ATRIUM_COOKIE_SECRET: "short" }).message).toMatch(/ATRIUM_COOKIE_SECRET/);
+  });
+
+  it("refuses an unknown boolean flag value", () => {
+    expect(configError({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "maybe" }).message).toMatch(/ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS/);
+  });
+
+  it.each([
+    ["1", true],
+    ["true", true],
+    ["yes", true],
+    ["on", true],
+    ["0", false],
+    ["false", false],
+    ["", false],
+  ])("reads ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS=%j as %s", (value, expected) => {
+    expect(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: value }).allowPrivateClients).toBe(expected);
+  });
+
+  it("reads the DPoP window in seconds", () => {
+    const config = loadConfig({ ATRIUM_DPOP_MAX_AGE_SECONDS: "30", ATRIUM_DPOP_MAX_FUTURE_SECONDS: "0" });
+    expect(config.dpopMaxAgeMs).toBe(30_000);
+    expect(config.dpopMaxFutureMs).toBe(0);
+    configError({ ATRIUM_DPOP_MAX_AGE_SECONDS: "0" });
+    configError({ ATRIUM_DPOP_MAX_AGE_SECONDS: "601" });
+  });
+});
+
+describe("unsafeConfigWarnings", () => {
+  it("warns loudly when private client documents are allowed", () => {
+    const warnings = unsafeConfigWarnings(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1", PUBLIC_URL: "https://pds.example.com" }));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS/);
+    expect(warnings[0]).toMatch(/production/);
+  });
+
+  it("warns about a plain http issuer", () => {
+    const warnings = unsafeConfigWarnings(loadConfig({}));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/http:\/\/localhost:3000/);
+  });
+
+  it("has nothing to say about a production configuration", () => {
+    expect(unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com" }))).toEqual([]);
+  });
+});

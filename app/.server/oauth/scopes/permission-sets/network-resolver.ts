@@ -1,0 +1,355 @@
+import dns from "node:dns";
+import net from "node:net";
+import { CarReader } from "@ipld/car";
+import * as dagCbor from "@ipld/dag-cbor";
+import { isNsid, type LexiconPermissionSet } from "@atproto/oauth-scopes";
+import { equals } from "multiformats/bytes";
+import { CID } from "multiformats/cid";
+import { sha256 } from "multiformats/hashes/sha2";
+import { z } from "zod";
+import { fetchDocumentBytes, fetchJsonDocument } from "../../client/safe-fetch.ts";
+import { DAY, MINUTE, SECOND } from "../../../util/time.ts";
+import { permissionSetFromLexicon } from "./lexicon-document.ts";
+import type { PermissionSetCache } from "./permission-set-cache.ts";
+import { PermissionSetResolutionError, type PermissionSetResolver } from "./permission-set-resolver.ts";
+
+/**
+ * Resolves permission sets on the atproto network (atproto lexicon
+ * resolution):
+ *
+ *   NSID com.example.calendar.authFull
+ *   → authority calendar.example.com (the NSID less its name, reversed)
+ *   → DNS TXT _lexicon.calendar.example.com: "did=<did>" (exactly one)
+ *   → the DID document (did:plc from the PLC directory, did:web from /.well-known/did.json)
+ *   → its #atproto_pds service endpoint
+ *   → GET <pds>/xrpc/com.atproto.sync.getRecord?did=<did>&collection=com.atproto.lexicon.schema&rkey=<nsid>
+ *   → a CAR file: every block's CID is checked against the SHA-256 of its bytes, and the
+ *     com.atproto.lexicon.schema record with that id is validated as a permission set.
+ *
+ * The commit signature and the MST path are not verified: the PDS named by
+ * the DID document is trusted for that DID's records.
+ *
+ * Every HTTP request goes through the hardened fetch (https only, no
+ * redirects, public addresses only, size caps, timeouts) unless
+ * allowPrivate is set for development and tests.
+ *
+ * Results are cached in the PermissionSetCache (DESIGN 5, the atproto
+ * lexicon resolution guidance): younger than 15 minutes they are served as
+ * they are; up to 24 hours a refresh is tried and the cached copy is served
+ * when it fails; older than that a refresh is required; after 90 days the
+ * row is dropped.
+ */
+
+export const DEFAULT_PLC_DIRECTORY_URL = "https://plc.directory";
+export const LEXICON_SCHEMA_COLLECTION = "com.atproto.lexicon.schema";
+
+const FRESH_FOR = 15 * MINUTE;
+const SERVE_STALE_FOR = DAY;
+const RETAIN_FOR = 90 * DAY;
+const DEFAULT_TIMEOUT_MS = 10 * SECOND;
+const DEFAULT_DNS_TIMEOUT_MS = 3 * SECOND;
+const DEFAULT_MAX_CAR_BYTES = 1024 * 1024;
+const MAX_DID_DOCUMENT_BYTES = 64 * 1024;
+const MAX_DID_LENGTH = 2048;
+
+export type NetworkPermissionSetResolverOptions = {
+  /** Where resolved lexicons are kept (SqlitePermissionSetCache in the server). */
+  cache: PermissionSetCache;
+  /**
+   * Development and tests only: allows http (for did:web hosts that are
+   * localhost or IP literals, and PDS endpoints) and loopback/private
+   * addresses. Never in production.
+   */
+  allowPrivate?: boolean;
+  /** DNS servers for the _lexicon TXT lookup, e.g. ["127.0.0.1:5353"]; the system's when absent. */
+  dnsServers?: string[];
+  /** Default https://plc.directory. */
+  plcDirectoryUrl?: string;
+  /** The clock, epoch milliseconds; Date.now by default. */
+  now?: () => number;
+  /** Per HTTP request; default 10 s. */
+  timeoutMs?: number;
+  /** Per DNS try (two tries); default 3 s. */
+  dnsTimeoutMs?: number;
+  /** Largest CAR file accepted from a PDS; default 1 MiB. */
+  maxCarBytes?: number;
+  /** Told when a stale cached copy is served because its refresh failed; console.warn by default. */
+  onStaleServed?: (nsid: string, error: PermissionSetResolutionError) => void;
+};
+
+type Fetched = { document: unknown; permissionSet: LexiconPermissionSet };
+
+export class NetworkPermissionSetResolver implements PermissionSetResolver {
+  private readonly cache: PermissionSetCache;
+  private readonly allowPrivate: boolean;
+  private readonly plcDirectoryUrl: string;
+  private readonly now: () => number;
+  private readonly timeoutMs: number;
+  private readonly maxCarBytes: number;
+  private readonly dns: dns.promises.Resolver;
+  private readonly onStaleServed: (nsid: string, error: PermissionSetResolutionError) => void;
+  private readonly inFlight = new Map<string, Promise<LexiconPermissionSet>>();
+
+  constructor(options: NetworkPermissionSetResolverOptions) {
+    this.cache = options.cache;
+    this.allowPrivate = options.allowPrivate ?? false;
+    this.plcDirectoryUrl = (options.plcDirectoryUrl ?? DEFAULT_PLC_DIRECTORY_URL).replace(/\/+$/, "");
+    this.now = options.now ?? Date.now;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxCarBytes = options.maxCarBytes ?? DEFAULT_MAX_CAR_BYTES;
+    this.dns = new dns.promises.Resolver({ timeout: options.dnsTimeoutMs ?? DEFAULT_DNS_TIMEOUT_MS, tries: 2 });
+    if (options.dnsServers && options.dnsServers.length > 0) this.dns.setServers(options.dnsServers);
+    this.onStaleServed =
+      options.onStaleServed ??
+      ((nsid, error) => console.warn(`Serving the cached permission set ${nsid}: refreshing it failed: ${error.message}`));
+  }
+
+  resolve(nsid: string): Promise<LexiconPermissionSet> {
+    if (!isNsid(nsid)) return Promise.reject(new PermissionSetResolutionError(nsid, `${JSON.stringify(nsid)} is not a valid NSID`));
+    let pending = this.inFlight.get(nsid);
+    if (!pending) {
+      pending = this.resolveCached(nsid).finally(() => this.inFlight.delete(nsid));
+      this.inFlight.set(nsid, pending);
+    }
+    return pending;
+  }
+
+  private async resolveCached(nsid: string): Promise<LexiconPermissionSet> {
+    const now = this.now();
+    const cached = this.cache.get(nsid, now);
+    let cachedSet: LexiconPermissionSet | undefined;
+    if (cached) {
+      try {
+        cachedSet = permissionSetFromLexicon(nsid, cached.document);
+      } catch {
+        this.cache.delete(nsid); // written by an older, laxer version: fetch again
+      }
+    }
+    if (cached && cachedSet) {
+      const age = now - cached.fetchedAt;
+      if (age < FRESH_FOR) return cachedSet;
+      if (age < SERVE_STALE_FOR) {
+        try {
+          return await this.fetchAndStore(nsid);
+        } catch (error) {
+          this.onStaleServed(nsid, asResolutionError(nsid, error));
+          return cachedSet;
+        }
+      }
+    }
+    return this.fetchAndStore(nsid);
+  }
+
+  private async fetchAndStore(nsid: string): Promise<LexiconPermissionSet> {
+    let fetched: Fetched;
+    try {
+      fetched = await this.fetchLexicon(nsid);
+    } catch (error) {
+      throw asResolutionError(nsid, error);
+    }
+    const fetchedAt = this.now();
+    this.cache.put({ nsid, document: fetched.document, fetchedAt, expiresAt: fetchedAt + RETAIN_FOR });
+    return fetched.permissionSet;
+  }
+
+  private async fetchLexicon(nsid: string): Promise<Fetched> {
+    const authority = nsidAuthority(nsid);
+    const did = await this.lexiconDid(nsid, authority);
+    const pds = await this.pdsEndpoint(nsid, did);
+    const url = new URL("/xrpc/com.atproto.sync.getRecord", pds);
+    url.searchParams.set("did", did);
+    url.searchParams.set("collection", LEXICON_SCHEMA_COLLECTION);
+    url.searchParams.set("rkey", nsid);
+
+    let car: Uint8Array;
+    try {
+      car = await fetchDocumentBytes(url.href, {
+        allowPrivate: this.allowPrivate,
+        accept: "application/vnd.ipld.car",
+        contentTypePattern: /^application\/vnd\.ipld\.car\s*(?:;|$)/i,
+        maxBytes: this.maxCarBytes,
+        timeoutMs: this.timeoutMs,
+      });
+    } catch (error) {
+      throw new PermissionSetResolutionError(nsid, `Fetching the lexicon record of ${nsid} from ${did}'s PDS failed: ${message(error)}`, {
+        cause: error,
+      });
+    }
+    const record = await lexiconRecordFromCar(nsid, car);
+    const document = ipldToJson(record);
+    return { document, permissionSet: permissionSetFromLexicon(nsid, document) };
+  }
+
+  /** The DID named by the _lexicon TXT record of the NSID's authority. */
+  private async lexiconDid(nsid: string, authority: string): Promise<string> {
+    const name = `_lexicon.${authority}`;
+    let answers: string[][];
+    try {
+      answers = await this.dns.resolveTxt(name);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === dns.NOTFOUND || code === dns.NODATA) {
+        throw new PermissionSetResolutionError(nsid, `No lexicon authority for ${nsid}: there is no TXT record at ${name}`, { cause: error });
+      }
+      throw new PermissionSetResolutionError(nsid, `The DNS lookup of ${name} for ${nsid} failed: ${code ?? message(error)}`, { cause: error });
+    }
+    const values = answers.map((chunks) => chunks.join(""));
+    const named = values.filter((value) => value.startsWith("did=")).map((value) => value.slice("did=".length).trim());
+    if (named.length === 0) {
+      throw new PermissionSetResolutionError(nsid, `No lexicon authority for ${nsid}: the TXT records at ${name} have no did= entry`);
+    }
+    const valid = [...new Set(named.filter(isSupportedDid))];
+    if (valid.length === 0) {
+      throw new PermissionSetResolutionError(nsid, `The TXT record at ${name} does not name a did:plc or did:web DID`);
+    }
+    if (valid.length > 1) {
+      throw new PermissionSetResolutionError(nsid, `The TXT records at ${name} name more than one DID: ${valid.join(", ")}`);
+    }
+    return valid[0]!;
+  }
+
+  /** The #atproto_pds service endpoint of `did`'s DID document. */
+  private async pdsEndpoint(nsid: string, did: string): Promise<URL> {
+    const documentUrl = this.didDocumentUrl(did);
+    let raw: unknown;
+    try {
+      raw = await fetchJsonDocument(documentUrl, { allowPrivate: this.allowPrivate, maxBytes: MAX_DID_DOCUMENT_BYTES, timeoutMs: this.timeoutMs });
+    } catch (error) {
+      throw new PermissionSetResolutionError(nsid, `Resolving ${did} (the lexicon authority of ${nsid}) failed: ${message(error)}`, { cause: error });
+    }
+    const parsed = didDocumentSchema.safeParse(raw);
+    if (!parsed.success) throw new PermissionSetResolutionError(nsid, `The DID document of ${did} from ${documentUrl} is malformed`);
+    if (parsed.data.id !== did) {
+      throw new PermissionSetResolutionError(nsid, `The DID document from ${documentUrl} is for ${parsed.data.id}, not ${did}`);
+    }
+    const service = (parsed.data.service ?? []).find(
+      (entry) => (entry.id === "#atproto_pds" || entry.id === `${did}#atproto_pds`) && entry.type === "AtprotoPersonalDataServer",
+    );
+    if (!service || typeof service.serviceEndpoint !== "string") {
+      throw new PermissionSetResolutionError(nsid, `The DID document of ${did} names no atproto PDS (#atproto_pds service)`);
+    }
+    let endpoint: URL;
+    try {
+      endpoint = new URL(service.serviceEndpoint);
+    } catch {
+      throw new PermissionSetResolutionError(nsid, `The PDS endpoint of ${did} is not a URL: ${JSON.stringify(service.serviceEndpoint)}`);
+    }
+    if (endpoint.protocol !== "https:" && !(this.allowPrivate && endpoint.protocol === "http:")) {
+      throw new PermissionSetResolutionError(nsid, `The PDS endpoint of ${did} must use https: ${endpoint.href}`);
+    }
+    if (endpoint.username || endpoint.password) {
+      throw new PermissionSetResolutionError(nsid, `The PDS endpoint of ${did} must not carry credentials`);
+    }
+    return endpoint;
+  }
+
+  private didDocumentUrl(did: string): string {
+    if (did.startsWith("did:plc:")) return `${this.plcDirectoryUrl}/${did}`;
+    const host = didWebHost(did)!; // isSupportedDid checked it
+    const hostname = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+    const local = hostname === "localhost" || hostname.endsWith(".localhost") || net.isIP(hostname) !== 0;
+    const scheme = this.allowPrivate && local ? "http" : "https";
+    return `${scheme}://${host}/.well-known/did.json`;
+  }
+}
+
+const didDocumentSchema = z.object({
+  id: z.string(),
+  service: z
+    .array(z.object({ id: z.string(), type: z.unknown(), serviceEndpoint: z.unknown() }).passthrough())
+    .max(100)
+    .optional(),
+});
+
+/** `com.example.calendar.authFull` → `calendar.example.com`. */
+export function nsidAuthority(nsid: string): string {
+  return nsid.split(".").slice(0, -1).reverse().join(".").toLowerCase();
+}
+
+function isSupportedDid(did: string): boolean {
+  if (did.length > MAX_DID_LENGTH) return false;
+  if (/^did:plc:[a-z2-7]{24}$/.test(did)) return true;
+  return didWebHost(did) !== undefined;
+}
+
+/** The host (with port) of a hostname-level did:web, or undefined. `did:web:127.0.0.1%3A8080` → `127.0.0.1:8080`. */
+export function didWebHost(did: string): string | undefined {
+  const match = /^did:web:([a-zA-Z0-9.-]+(?:%3[aA]\d{1,5})?)$/.exec(did);
+  if (!match) return undefined;
+  const host = match[1]!.replace(/%3a/i, ":");
+  let parsed: URL;
+  try {
+    parsed = new URL(`https://${host}/`);
+  } catch {
+    return undefined;
+  }
+  const hostname = host.replace(/:\d+$/, "").toLowerCase();
+  if (parsed.hostname !== hostname || hostname.startsWith(".") || hostname.endsWith(".") || hostname.includes("..")) return undefined;
+  return host;
+}
+
+/**
+ * The com.atproto.lexicon.schema record for `nsid` in a CAR file, after
+ * checking every block's CID against the SHA-256 of its bytes.
+ */
+export async function lexiconRecordFromCar(nsid: string, car: Uint8Array): Promise<Record<string, unknown>> {
+  let reader: CarReader;
+  try {
+    reader = await CarReader.fromBytes(car);
+  } catch (error) {
+    throw new PermissionSetResolutionError(nsid, `The lexicon record of ${nsid} is not a valid CAR file: ${message(error)}`, { cause: error });
+  }
+  const found = new Map<string, Record<string, unknown>>();
+  for await (const block of reader.blocks()) {
+    const cid = block.cid as CID;
+    if (cid.multihash.code !== sha256.code) {
+      throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} has a block (${cid}) not hashed with SHA-256`);
+    }
+    const digest = await sha256.digest(block.bytes);
+    if (!equals(digest.digest, cid.multihash.digest)) {
+      throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} has a block whose bytes do not match its CID ${cid}`);
+    }
+    if (cid.code !== dagCbor.code) continue;
+    let value: unknown;
+    try {
+      value = dagCbor.decode(block.bytes);
+    } catch (error) {
+      throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} has a block (${cid}) that is not valid DAG-CBOR`, { cause: error });
+    }
+    if (isPlainObject(value) && value.$type === LEXICON_SCHEMA_COLLECTION && value.id === nsid) found.set(cid.toString(), value);
+  }
+  if (found.size === 0) {
+    throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} holds no ${LEXICON_SCHEMA_COLLECTION} record with id ${nsid}`);
+  }
+  if (found.size > 1) {
+    throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} holds more than one ${LEXICON_SCHEMA_COLLECTION} record with id ${nsid}`);
+  }
+  return [...found.values()][0]!;
+}
+
+/** The atproto JSON form of decoded DAG-CBOR: CIDs as {$link}, bytes as {$bytes} (base64, unpadded). */
+export function ipldToJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(ipldToJson);
+  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString("base64").replace(/=+$/, "") };
+  const cid = CID.asCID(value);
+  if (cid) return { $link: cid.toString() };
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, entry] of Object.entries(value)) out[key] = ipldToJson(entry);
+    return out;
+  }
+  return value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array) && !CID.asCID(value);
+}
+
+function asResolutionError(nsid: string, error: unknown): PermissionSetResolutionError {
+  if (error instanceof PermissionSetResolutionError) return error;
+  return new PermissionSetResolutionError(nsid, `Resolving the permission set ${nsid} failed: ${message(error)}`, { cause: error });
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

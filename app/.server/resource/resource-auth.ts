@@ -1,0 +1,44 @@
+import type { AccessTokenVerifier } from "../oauth/token/access-token-verifier.ts";
+import type { Grant } from "../oauth/token/grant-store.ts";
+import { AtriumScopePermissions, requirePermission } from "./scope-permissions.ts";
+
+/** The caller of an authenticated /xrpc request, as its access token describes it. */
+export class ResourceCaller {
+  readonly permissions: AtriumScopePermissions;
+
+  constructor(
+    readonly did: string,
+    readonly handle: string,
+    readonly grant: Grant,
+  ) {
+    this.permissions = new AtriumScopePermissions(grant.scope);
+  }
+
+  requireRepo(collection: string, action: "create" | "update" | "delete"): void {
+    requirePermission(() => this.permissions.assertRepo({ collection, action }));
+  }
+
+  requireBlob(mime: string): void {
+    requirePermission(() => this.permissions.assertBlob({ mime }));
+  }
+
+  requireRpc(lxm: string, aud: string): void {
+    requirePermission(() => this.permissions.assertRpc({ lxm, aud }));
+  }
+
+  requireIdentity(attr: "handle" | "*"): void {
+    requirePermission(() => this.permissions.assertIdentity({ attr }));
+  }
+
+  canReadEmail(): boolean {
+    return this.permissions.allowsAccount({ attr: "email", action: "read" });
+  }
+}
+
+export type ResourceRequest = { authorization: string | null; dpop: string | null; method: string; url: string };
+
+/** Verifies the DPoP-bound access token of a data-server request (DESIGN 4.2, RFC 9449 §7). */
+export async function authenticateCaller(verifier: AccessTokenVerifier, request: ResourceRequest): Promise<ResourceCaller> {
+  const subject = await verifier.verify(request);
+  return new ResourceCaller(subject.did, subject.handle, subject.grant);
+}

@@ -1,0 +1,114 @@
+import type Database from "better-sqlite3";
+import type { RecordWrite, RepoStore, StoredBlob, StoredRecord, WriteConflict } from "../repo/repo-store.ts";
+
+type RecordRow = { collection: string; rkey: string; cid: string; value: string; createdAt: number; updatedAt: number };
+
+function toRecord(row: RecordRow): StoredRecord {
+  return { ...row, value: JSON.parse(row.value) as unknown };
+}
+
+/** Records, blobs and preferences on the synchronous connection: applyWrites is all-or-nothing (docs/decisions/0002). */
+export class SqliteRepoStore implements RepoStore {
+  private readonly s;
+  private readonly writeTx;
+
+  constructor(db: Database.Database) {
+    this.s = {
+      get: db.prepare(`SELECT collection, rkey, cid, value, createdAt, updatedAt FROM "Record" WHERE did = ? AND collection = ? AND rkey = ?`),
+      listDesc: db.prepare(
+        `SELECT collection, rkey, cid, value, createdAt, updatedAt FROM "Record" WHERE did = ? AND collection = ? AND rkey < ? ORDER BY rkey DESC LIMIT ?`,
+      ),
+      listAsc: db.prepare(
+        `SELECT collection, rkey, cid, value, createdAt, updatedAt FROM "Record" WHERE did = ? AND collection = ? AND rkey > ? ORDER BY rkey ASC LIMIT ?`,
+      ),
+      insert: db.prepare(
+        `INSERT INTO "Record" (did, collection, rkey, cid, value, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      upsert: db.prepare(
+        `INSERT INTO "Record" (did, collection, rkey, cid, value, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(did, collection, rkey) DO UPDATE SET cid = excluded.cid, value = excluded.value, updatedAt = excluded.updatedAt`,
+      ),
+      delete: db.prepare(`DELETE FROM "Record" WHERE did = ? AND collection = ? AND rkey = ?`),
+      putBlob: db.prepare(
+        `INSERT INTO "Blob" (did, cid, declaredType, detectedType, mimeType, size, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(did, cid) DO NOTHING`,
+      ),
+      getPreferences: db.prepare(`SELECT value FROM "Preferences" WHERE did = ?`),
+      putPreferences: db.prepare(
+        `INSERT INTO "Preferences" (did, value, updatedAt) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt`,
+      ),
+    };
+    this.writeTx = db.transaction((did: string, writes: RecordWrite[], now: number): WriteConflict | undefined => {
+      for (const write of writes) {
+        const conflict = this.applyOne(did, write, now);
+        if (conflict) throw new ConflictSignal(conflict);
+      }
+      return undefined;
+    });
+  }
+
+  private applyOne(did: string, write: RecordWrite, now: number): WriteConflict | undefined {
+    const { collection, rkey } = write;
+    if (write.action === "create") {
+      const inserted = this.s.insert.run(did, collection, rkey, write.cid, JSON.stringify(write.value), now, now).changes === 1;
+      return inserted ? undefined : { kind: "exists", collection, rkey };
+    }
+    if (write.swapCid !== undefined) {
+      const current = this.s.get.get(did, collection, rkey) as RecordRow | undefined;
+      // swapRecord null means "only if absent"; a CID means "only if that is the current version".
+      if ((current?.cid ?? null) !== write.swapCid) return { kind: "swap-mismatch", collection, rkey };
+    }
+    if (write.action === "update") {
+      this.s.upsert.run(did, collection, rkey, write.cid, JSON.stringify(write.value), now, now);
+    } else {
+      this.s.delete.run(did, collection, rkey);
+    }
+    return undefined;
+  }
+
+  getRecord(did: string, collection: string, rkey: string): StoredRecord | undefined {
+    const row = this.s.get.get(did, collection, rkey) as RecordRow | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): StoredRecord[] {
+    const rows = options.reverse
+      ? this.s.listAsc.all(did, collection, options.cursor ?? "", options.limit)
+      : this.s.listDesc.all(did, collection, options.cursor ?? "\uffff", options.limit);
+    return (rows as RecordRow[]).map(toRecord);
+  }
+
+  applyWrites(did: string, writes: RecordWrite[], now: number): WriteConflict | undefined {
+    try {
+      return this.writeTx.immediate(did, writes, now);
+    } catch (error) {
+      // Throwing inside the transaction rolled every write back.
+      if (error instanceof ConflictSignal) return error.conflict;
+      throw error;
+    }
+  }
+
+  putBlob(
+    did: string,
+    blob: { cid: string; declaredType: string; detectedType?: string; mimeType: string; bytes: Uint8Array },
+    now: number,
+  ): StoredBlob {
+    this.s.putBlob.run(did, blob.cid, blob.declaredType, blob.detectedType ?? null, blob.mimeType, blob.bytes.byteLength, Buffer.from(blob.bytes), now);
+    return { cid: blob.cid, mimeType: blob.mimeType, size: blob.bytes.byteLength };
+  }
+
+  getPreferences(did: string): unknown[] {
+    const row = this.s.getPreferences.get(did) as { value: string } | undefined;
+    return row ? (JSON.parse(row.value) as unknown[]) : [];
+  }
+
+  putPreferences(did: string, preferences: unknown[], now: number): void {
+    this.s.putPreferences.run(did, JSON.stringify(preferences), now);
+  }
+}
+
+class ConflictSignal extends Error {
+  constructor(readonly conflict: WriteConflict) {
+    super("write conflict");
+  }
+}

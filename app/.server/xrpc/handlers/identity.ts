@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { AccountError } from "../../accounts/account-manager.ts";
+import type { XrpcMethods } from "../xrpc-method.ts";
+import { invalidRequest, XrpcError } from "../xrpc-error.ts";
+
+const updateHandleInput = z.object({ handle: z.string().max(253) });
+
+export const identityMethods: XrpcMethods = {
+  /** The DID of a handle hosted here; 400 InvalidRequest when unknown (as the reference PDS answers). */
+  "com.atproto.identity.resolveHandle": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const handle = params.get("handle");
+      if (!handle) throw invalidRequest('Params must have the property "handle"');
+      const account = await services.accounts.findByHandle(handle);
+      if (!account) throw invalidRequest("Unable to resolve handle");
+      return { did: account.did };
+    },
+  },
+
+  /** identity:handle (or transition:generic, DESIGN §5). */
+  "com.atproto.identity.updateHandle": {
+    type: "procedure",
+    auth: "required",
+    input: "json",
+    handler: async ({ services, caller }, body) => {
+      caller.requireIdentity("handle");
+      const { handle } = updateHandleInput.parse(body);
+      try {
+        await services.accounts.updateHandle(caller.did, handle);
+      } catch (error) {
+        if (error instanceof AccountError) {
+          throw new XrpcError(400, error.message.includes("taken") ? "HandleNotAvailable" : "InvalidHandle", error.message);
+        }
+        throw error;
+      }
+      return {};
+    },
+  },
+};

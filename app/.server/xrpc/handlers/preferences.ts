@@ -1,0 +1,35 @@
+import { z } from "zod";
+import type { XrpcMethods } from "../xrpc-method.ts";
+
+const putPreferencesInput = z.object({
+  preferences: z
+    .array(z.object({ $type: z.string().regex(/^app\.bsky\./, "preferences must be app.bsky.* types") }).passthrough())
+    .max(500),
+});
+
+/**
+ * app.bsky.actor preferences are stored by the PDS but permissioned as calls
+ * to the configured app view: rpc:<method>?aud=<app view>, as the reference
+ * PDS does.
+ */
+export const preferenceMethods: XrpcMethods = {
+  "app.bsky.actor.getPreferences": {
+    type: "query",
+    auth: "required",
+    handler: ({ services, caller }) => {
+      caller.requireRpc("app.bsky.actor.getPreferences", services.config.appview);
+      return { preferences: services.repo.getPreferences(caller.did) };
+    },
+  },
+  "app.bsky.actor.putPreferences": {
+    type: "procedure",
+    auth: "required",
+    input: "json",
+    handler: ({ services, caller }, body) => {
+      caller.requireRpc("app.bsky.actor.putPreferences", services.config.appview);
+      const { preferences } = putPreferencesInput.parse(body);
+      services.repo.putPreferences(caller.did, preferences, Date.now());
+      return {};
+    },
+  },
+};

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { createServiceJwt } from "../../accounts/service-auth.ts";
+import { isNsid } from "../../repo/identifiers.ts";
+import { MINUTE, SECOND } from "../../util/time.ts";
+import type { XrpcMethods } from "../xrpc-method.ts";
+import { invalidRequest, XrpcError } from "../xrpc-error.ts";
+
+const serviceAuthParams = z.object({
+  aud: z.string().regex(/^did:[a-z]+:[a-zA-Z0-9._:%-]+(#[a-zA-Z0-9._-]+)?$/, "aud must be a DID"),
+  lxm: z.string().refine(isNsid, "lxm must be an NSID").optional(),
+  exp: z.coerce.number().int().positive().optional(),
+});
+
+/** The reference PDS's bounds: at most an hour, and at most a minute when no method is named. */
+const MAX_SERVICE_TOKEN_LIFETIME = 60 * MINUTE;
+const MAX_UNBOUND_SERVICE_TOKEN_LIFETIME = MINUTE;
+
+export const serverMethods: XrpcMethods = {
+  "com.atproto.server.describeServer": {
+    type: "query",
+    auth: "none",
+    handler: ({ services }) => ({
+      did: `did:web:${services.config.publicUrl.hostname}`,
+      availableUserDomains: services.config.userDomains,
+      inviteCodeRequired: true,
+      phoneVerificationRequired: false,
+      links: {},
+      contact: {},
+    }),
+  },
+
+  /** Any valid token reads its own session; email only with account:email (or transition:email). */
+  "com.atproto.server.getSession": {
+    type: "query",
+    auth: "required",
+    handler: async ({ services, caller }) => {
+      const session: Record<string, unknown> = { did: caller.did, handle: caller.handle, active: true };
+      if (caller.canReadEmail()) {
+        const account = await services.accounts.emailOf(caller.did);
+        if (account) {
+          session.email = account.email;
+          session.emailConfirmed = account.emailConfirmed;
+        }
+      }
+      return session;
+    },
+  },
+
+  /** A service JWT signed with the account's key, for rpc:<lxm>?aud=<aud>. */
+  "com.atproto.server.getServiceAuth": {
+    type: "query",
+    auth: "required",
+    handler: async ({ services, caller, params }) => {
+      const input = serviceAuthParams.parse(Object.fromEntries(params));
+      caller.requireRpc(input.lxm ?? "*", input.aud);
+      const now = Date.now();
+      const maxLifetime = input.lxm ? MAX_SERVICE_TOKEN_LIFETIME : MAX_UNBOUND_SERVICE_TOKEN_LIFETIME;
+      const expiresAt = input.exp === undefined ? now + MINUTE : input.exp * SECOND;
+      if (expiresAt <= now) throw new XrpcError(400, "BadExpiration", "exp must be in the future");
+      if (expiresAt - now > maxLifetime) {
+        throw new XrpcError(400, "BadExpiration", `exp may be at most ${maxLifetime / SECOND} seconds away${input.lxm ? "" : " without lxm"}`);
+      }
+      const signingKey = await services.accounts.signingKeyOf(caller.did);
+      if (!signingKey) throw invalidRequest("The account has no signing key");
+      return { token: await createServiceJwt({ iss: caller.did, aud: input.aud, lxm: input.lxm, expiresAt, signingKey }) };
+    },
+  },
+};
+
+/**
+ * Account management that no OAuth token may perform, whatever its scope:
+ * these need the account's own password session (reference PDS behaviour).
+ */
+export const METHODS_REFUSED_FOR_OAUTH = new Set([
+  "com.atproto.server.createAppPassword",
+  "com.atproto.server.listAppPasswords",
+  "com.atproto.server.revokeAppPassword",
+  "com.atproto.server.deactivateAccount",
+  "com.atproto.server.activateAccount",
+  "com.atproto.server.deleteAccount",
+  "com.atproto.server.requestAccountDelete",
+  "com.atproto.server.requestEmailUpdate",
+  "com.atproto.server.updateEmail",
+  "com.atproto.server.requestEmailConfirmation",
+  "com.atproto.server.confirmEmail",
+]);

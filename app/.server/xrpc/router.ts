@@ -1,0 +1,99 @@
+import { publicRequestUrl } from "../http/request-input.ts";
+import { authenticateCaller, type ResourceCaller } from "../resource/resource-auth.ts";
+import { getServices, type Services } from "../services.ts";
+import { blobMethods } from "./handlers/blob.ts";
+import { identityMethods } from "./handlers/identity.ts";
+import { preferenceMethods } from "./handlers/preferences.ts";
+import { repoMethods } from "./handlers/repo.ts";
+import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
+import { proxyCall, proxyTarget } from "./proxy.ts";
+import type { XrpcMethod } from "./xrpc-method.ts";
+import { invalidRequest, XrpcError, xrpcErrorResponse } from "./xrpc-error.ts";
+
+const methods: Record<string, XrpcMethod> = {
+  ...serverMethods,
+  ...identityMethods,
+  ...repoMethods,
+  ...blobMethods,
+  ...preferenceMethods,
+};
+
+const MAX_JSON_BYTES = 1024 * 1024;
+
+/** Handles /xrpc/<nsid>: local methods, refused methods, proxied methods (atproto XRPC conventions). */
+export async function handleXrpc(nsid: string, request: Request): Promise<Response> {
+  let services: Services;
+  try {
+    services = getServices();
+  } catch (error) {
+    return xrpcErrorResponse(error);
+  }
+  // DESIGN 4.2: DPoP-authenticated calls carry a fresh nonce on every response.
+  const dpopNonce = request.headers.has("DPoP") ? services.nonces.current() : undefined;
+  try {
+    const response = await dispatch(services, nsid, request);
+    if (dpopNonce) response.headers.set("DPoP-Nonce", dpopNonce);
+    return response;
+  } catch (error) {
+    return xrpcErrorResponse(error, dpopNonce);
+  }
+}
+
+async function dispatch(services: Services, nsid: string, request: Request): Promise<Response> {
+  if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
+    throw new XrpcError(403, "Forbidden", `${nsid} is not available to apps signed in with OAuth, whatever their permissions: sign in to your account directly`);
+  }
+  const method = methods[nsid];
+  if (method) return runLocal(services, nsid, method, request);
+
+  const target = proxyTarget(services, nsid, request.headers.get("atproto-proxy"));
+  if (!target) throw new XrpcError(501, "MethodNotImplemented", `Method not implemented: ${nsid}`);
+  const caller = await authenticate(services, request);
+  return proxyCall(services, caller, nsid, target, request);
+}
+
+async function runLocal(services: Services, nsid: string, method: XrpcMethod, request: Request): Promise<Response> {
+  const expected = method.type === "query" ? ["GET", "HEAD"] : ["POST"];
+  if (!expected.includes(request.method)) {
+    throw new XrpcError(405, "InvalidRequest", `${nsid} is a ${method.type}: use ${method.type === "query" ? "GET" : "POST"}`);
+  }
+  const params = new URL(request.url).searchParams;
+  if (method.auth === "none") return Response.json(await method.handler({ services, request, params }));
+
+  const caller = await authenticate(services, request);
+  const ctx = { services, request, params, caller };
+  let result: unknown;
+  if (method.type === "query") result = await method.handler(ctx);
+  else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
+  else result = await method.handler(ctx, await readJson(request));
+  return Response.json(result, { headers: { "Cache-Control": "no-store" } });
+}
+
+function authenticate(services: Services, request: Request): Promise<ResourceCaller> {
+  return authenticateCaller(services.accessTokens, {
+    authorization: request.headers.get("Authorization"),
+    dpop: request.headers.get("DPoP"),
+    method: request.method,
+    url: publicRequestUrl(services.config.issuer, request),
+  });
+}
+
+async function readJson(request: Request): Promise<unknown> {
+  const type = (request.headers.get("content-type") ?? "").toLowerCase();
+  if (!type.startsWith("application/json")) throw invalidRequest("Content-Type must be application/json");
+  const text = await request.text();
+  if (text.length > MAX_JSON_BYTES) throw new XrpcError(413, "PayloadTooLarge", "Request body is too large");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw invalidRequest("Request body is not valid JSON");
+  }
+}
+
+async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
+  return bytes;
+}

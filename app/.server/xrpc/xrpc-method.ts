@@ -1,0 +1,21 @@
+import type { ResourceCaller } from "../resource/resource-auth.ts";
+import type { Services } from "../services.ts";
+
+export type XrpcContext = {
+  services: Services;
+  request: Request;
+  params: URLSearchParams;
+  /** Present on methods with auth "required". */
+  caller?: ResourceCaller;
+};
+
+export type AuthenticatedContext = XrpcContext & { caller: ResourceCaller };
+
+/** One XRPC method: queries are GET, procedures POST (atproto XRPC conventions). */
+export type XrpcMethod =
+  | { type: "query"; auth: "none"; handler: (ctx: XrpcContext) => unknown }
+  | { type: "query"; auth: "required"; handler: (ctx: AuthenticatedContext) => unknown }
+  | { type: "procedure"; auth: "required"; input: "json"; handler: (ctx: AuthenticatedContext, body: unknown) => unknown }
+  | { type: "procedure"; auth: "required"; input: "bytes"; handler: (ctx: AuthenticatedContext, body: Uint8Array) => unknown };
+
+export type XrpcMethods = Record<string, XrpcMethod>;

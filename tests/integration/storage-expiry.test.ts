@@ -1,0 +1,196 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CookieJar, openConsentPage } from "../helpers/consent.ts";
+import {
+  authorizeAndGetCode,
+  countWhere,
+  createAlice,
+  createPkce,
+  newClient,
+  newKeys,
+  obtainTokens,
+  parForm,
+  SCOPE,
+  tableNames,
+  type OAuthErrorBody,
+} from "../helpers/flow.ts";
+import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  await createAlice(server);
+});
+afterAll(() => server?.stop());
+
+const PAST = () => Date.now() - 60_000;
+
+describe("no secret is stored in plain text (DESIGN 4.1)", () => {
+  it("after a full flow, no access token, refresh token, code or request_uri appears in any column of any table", async () => {
+    const client = await newClient(server);
+    const { code, requestUri, tokens, jar } = await obtainTokens(server, client);
+    const refreshed = await client.refresh(tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+
+    const secrets: Record<string, string> = {
+      request_uri: requestUri,
+      "request_uri (random part)": requestUri.slice(requestUri.lastIndexOf(":") + 1),
+      code,
+      access_token: tokens.access_token,
+      refresh_token: tokens.refresh_token,
+      "refreshed access_token": refreshed.body.access_token,
+      "refreshed refresh_token": refreshed.body.refresh_token,
+    };
+    // The random part of each prefixed value ("tok-…"), in case a store strips the prefix.
+    for (const [name, value] of Object.entries({ ...secrets })) {
+      const dash = value.indexOf("-");
+      if (dash > 0 && dash < 8) secrets[`${name} (without prefix)`] = value.slice(dash + 1);
+    }
+    const session = jar.get("atrium_session") ?? jar.get("__Host-atrium_session");
+    expect(session).toBeTruthy();
+    secrets["browser session cookie"] = session!;
+
+    const tables = tableNames(server);
+    for (const table of ["AuthorizationRequest", "AuthorizationCode", "Grant", "AccessToken", "RefreshToken", "ReplayRecord"]) {
+      expect(tables).toContain(table);
+    }
+    // The flow did write rows: otherwise an empty database would pass this test.
+    expect((server.db().prepare(`SELECT COUNT(*) AS n FROM "AccessToken"`).get() as { n: number }).n).toBeGreaterThan(0);
+    expect((server.db().prepare(`SELECT COUNT(*) AS n FROM "RefreshToken"`).get() as { n: number }).n).toBeGreaterThan(0);
+
+    const leaks: string[] = [];
+    for (const table of tables) {
+      const rows = server.db().prepare(`SELECT * FROM "${table}"`).all() as Record<string, unknown>[];
+      for (const row of rows) {
+        for (const [column, value] of Object.entries(row)) {
+          if (value === null || value === undefined) continue;
+          const text = Buffer.isBuffer(value) ? value.toString("latin1") : String(value);
+          for (const [name, secret] of Object.entries(secrets)) {
+            if (text.includes(secret)) leaks.push(`${name} found in ${table}.${column}`);
+          }
+        }
+      }
+    }
+    expect(leaks).toEqual([]);
+  });
+});
+
+describe("lazy expiry: expired rows are treated as absent and deleted when read (DESIGN 4.4)", () => {
+  it("an expired request_uri shows an error page and its row is deleted", async () => {
+    const client = await newClient(server);
+    const pkce = createPkce();
+    const { result: par, keys } = await newKeys(server, "AuthorizationRequest", "idHash", () =>
+      client.pushAuthorizationRequest({
+        redirect_uri: "http://127.0.0.1:54321/callback",
+        scope: SCOPE,
+        state: "expiring",
+        code_challenge: pkce.challenge,
+        code_challenge_method: "S256",
+      }),
+    );
+    expect(par.status).toBe(201);
+    expect(keys).toHaveLength(1);
+    const idHash = keys[0]!;
+    server.db().prepare(`UPDATE "AuthorizationRequest" SET expiresAt = ? WHERE idHash = ?`).run(PAST(), idHash);
+
+    const page = await openConsentPage(client.authorizeUrl(par.body.request_uri), new CookieJar());
+    expect(page.status).toBe(400);
+    expect(page.csrfToken).toBeUndefined();
+    expect(page.html).not.toMatch(/[?&#]code=/);
+    expect(countWhere(server, "AuthorizationRequest", "idHash", idHash)).toBe(0);
+  });
+
+  it("an expired authorization code is invalid_grant and its row is deleted", async () => {
+    const client = await newClient(server);
+    const { result: authorized, keys } = await newKeys(server, "AuthorizationCode", "codeHash", () => authorizeAndGetCode(server, client));
+    expect(keys).toHaveLength(1);
+    const codeHash = keys[0]!;
+    server.db().prepare(`UPDATE "AuthorizationCode" SET expiresAt = ? WHERE codeHash = ?`).run(PAST(), codeHash);
+
+    const result = await client.exchangeCode(authorized.code, authorized.verifier, authorized.redirectUri);
+    expect({ status: result.status, error: (result.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
+    expect(countWhere(server, "AuthorizationCode", "codeHash", codeHash)).toBe(0);
+  });
+
+  it("an expired access token is refused at userinfo (401) and its row is deleted", async () => {
+    const client = await newClient(server);
+    const { result, keys } = await newKeys(server, "AccessToken", "tokenHash", () => obtainTokens(server, client));
+    expect(keys).toHaveLength(1);
+    const tokenHash = keys[0]!;
+    expect((await client.userinfo(result.tokens.access_token)).status).toBe(200);
+    server.db().prepare(`UPDATE "AccessToken" SET expiresAt = ? WHERE tokenHash = ?`).run(PAST(), tokenHash);
+
+    const info = await client.userinfo(result.tokens.access_token);
+    expect(info.status).toBe(401);
+    expect((info.body as OAuthErrorBody).error).toBe("invalid_token");
+    expect(info.headers.get("WWW-Authenticate")).toMatch(/^DPoP error="invalid_token"/);
+    expect(countWhere(server, "AccessToken", "tokenHash", tokenHash)).toBe(0);
+  });
+
+  it("an expired refresh token is invalid_grant and its row is deleted", async () => {
+    const client = await newClient(server);
+    const { result, keys } = await newKeys(server, "RefreshToken", "tokenHash", () => obtainTokens(server, client));
+    expect(keys).toHaveLength(1);
+    const tokenHash = keys[0]!;
+    server.db().prepare(`UPDATE "RefreshToken" SET expiresAt = ? WHERE tokenHash = ?`).run(PAST(), tokenHash);
+
+    const refreshed = await client.refresh(result.tokens.refresh_token);
+    expect({ status: refreshed.status, error: (refreshed.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
+    expect(countWhere(server, "RefreshToken", "tokenHash", tokenHash)).toBe(0);
+  });
+
+  it("an expired grant ends its refresh token (invalid_grant) and its access token (401)", async () => {
+    const client = await newClient(server);
+    const { result, keys } = await newKeys(server, "Grant", "id", () => obtainTokens(server, client));
+    expect(keys).toHaveLength(1);
+    server.db().prepare(`UPDATE "Grant" SET expiresAt = ? WHERE id = ?`).run(PAST(), keys[0]!);
+
+    expect((await client.userinfo(result.tokens.access_token)).status).toBe(401);
+    const refreshed = await client.refresh(result.tokens.refresh_token);
+    expect({ status: refreshed.status, error: (refreshed.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
+    expect(countWhere(server, "Grant", "id", keys[0]!)).toBe(0);
+  });
+});
+
+describe("the DPoP replay table stays bounded without a sweeper (DESIGN 4.4)", () => {
+  it("each recorded proof removes a batch of expired rows, so 500 stale rows drain away", async () => {
+    const db = server.db();
+    const count = (where = "1 = 1", ...args: unknown[]) =>
+      (db.prepare(`SELECT COUNT(*) AS n FROM "ReplayRecord" WHERE ${where}`).get(...args) as { n: number }).n;
+    const expiredNow = () => count("expiresAt <= ?", Date.now());
+
+    const insert = db.prepare(`INSERT INTO "ReplayRecord" (key, expiresAt) VALUES (?, ?)`);
+    const past = Date.now() - 3_600_000;
+    db.transaction(() => {
+      for (let i = 0; i < 500; i++) insert.run(`test-expired-${randomBytes(16).toString("base64url")}`, past - i);
+    })();
+    const expiredBefore = expiredNow();
+    expect(expiredBefore).toBeGreaterThanOrEqual(500);
+    const liveBefore = count() - expiredBefore;
+
+    const client = await newClient(server);
+    const proofed = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const result = await client.pushAuthorizationRequest(parForm({ client_id: undefined, response_type: undefined }));
+        expect(result.status).toBe(201);
+      }
+    };
+
+    // 10 recorded proofs remove at least 10 batches of 20.
+    await proofed(10);
+    const expiredMid = expiredNow();
+    expect(expiredMid).toBeLessThan(expiredBefore);
+    expect(expiredMid).toBeLessThanOrEqual(expiredBefore - 10 * 20);
+
+    // 20 more drain what is left.
+    await proofed(20);
+    expect(expiredNow()).toBe(0);
+    expect(count("key LIKE 'test-expired-%'")).toBe(0);
+
+    // What remains is only the live proofs: at most one row per request made (plus the first nonce retry).
+    const total = count();
+    expect(total).toBeLessThanOrEqual(liveBefore + 31);
+    expect(total).toBeGreaterThanOrEqual(liveBefore + 30);
+  });
+});

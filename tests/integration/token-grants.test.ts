@@ -1,0 +1,268 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openConsentPage, submitConsent, CookieJar } from "../helpers/consent.ts";
+import {
+  ALICE,
+  authorizeAndGetCode,
+  CLIENT_ID,
+  createAlice,
+  createDpopProof,
+  createPkce,
+  fetchNonce,
+  generateDpopKey,
+  newClient,
+  obtainTokens,
+  parForm,
+  proofedPost,
+  rawPost,
+  type DpopKey,
+  type HttpResult,
+  type OAuthErrorBody,
+  type TokenSet,
+} from "../helpers/flow.ts";
+import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+
+let server: TestServer;
+let account: { did: string; handle: string };
+let key: DpopKey;
+let tokenUrl: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  account = await createAlice(server);
+  key = await generateDpopKey();
+  tokenUrl = `${server.issuer}/oauth/token`;
+});
+afterAll(() => server?.stop());
+
+function expectError(result: HttpResult<unknown>, status: number, error: string) {
+  expect({ status: result.status, error: (result.body as OAuthErrorBody).error }).toEqual({ status, error });
+}
+
+const par = (overrides: Record<string, string | undefined>) => proofedPost(server, key, "/oauth/par", parForm(overrides));
+
+describe("PAR refusals (RFC 9126, RFC 7636, OAuth 2.1)", () => {
+  it("accepts a valid request (control): 201", async () => {
+    const result = await par({});
+    expect(result.status).toBe(201);
+  });
+
+  it("refuses plain PKCE (code_challenge_method=plain): 400 invalid_request", async () => {
+    const verifier = createPkce().verifier;
+    expectError(await par({ code_challenge_method: "plain", code_challenge: verifier.slice(0, 43) }), 400, "invalid_request");
+  });
+
+  it("refuses a request without code_challenge_method: 400 invalid_request", async () => {
+    expectError(await par({ code_challenge_method: undefined }), 400, "invalid_request");
+  });
+
+  it("refuses a request without code_challenge: 400 invalid_request", async () => {
+    expectError(await par({ code_challenge: undefined }), 400, "invalid_request");
+  });
+
+  it("refuses a request without state: 400 invalid_request", async () => {
+    expectError(await par({ state: undefined }), 400, "invalid_request");
+  });
+
+  it("refuses response_type=token: 400 unsupported_response_type", async () => {
+    expectError(await par({ response_type: "token" }), 400, "unsupported_response_type");
+  });
+
+  it("refuses a redirect_uri the client did not declare: 400 invalid_request", async () => {
+    expectError(await par({ redirect_uri: "https://attacker.example/callback" }), 400, "invalid_request");
+    expectError(await par({ redirect_uri: "http://127.0.0.1:54321/other-path" }), 400, "invalid_request");
+  });
+
+  it("refuses a scope without atproto: 400 invalid_scope", async () => {
+    expectError(await par({ scope: "transition:generic" }), 400, "invalid_scope");
+  });
+
+  it("refuses a scope the client did not declare: 400 invalid_scope", async () => {
+    expectError(await par({ scope: "atproto transition:email" }), 400, "invalid_scope");
+  });
+
+  it('drops unknown scope values: "atproto foo:bar" yields a token with scope "atproto"', async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client, { scope: "atproto foo:bar" });
+    expect(tokens.scope).toBe("atproto");
+    expect(tokens.sub).toBe(account.did);
+  });
+
+  it("refuses a repeated parameter: 400 invalid_request", async () => {
+    const form = new URLSearchParams(parForm());
+    form.append("state", "second-state");
+    expectError(await proofedPost(server, key, "/oauth/par", form), 400, "invalid_request");
+  });
+});
+
+describe("token endpoint: authorization_code grant", () => {
+  it("refuses a wrong code_verifier: 400 invalid_grant", async () => {
+    const client = await newClient(server);
+    const { code, redirectUri } = await authorizeAndGetCode(server, client);
+    expectError(await client.exchangeCode(code, createPkce().verifier, redirectUri), 400, "invalid_grant");
+  });
+
+  it("refuses a redirect_uri other than the request's: 400 invalid_grant", async () => {
+    const client = await newClient(server);
+    const { code, verifier } = await authorizeAndGetCode(server, client, { redirectUri: "http://127.0.0.1:54321/callback" });
+    expectError(await client.exchangeCode(code, verifier, "http://127.0.0.1:54322/callback"), 400, "invalid_grant");
+  });
+
+  it("refuses an unknown grant_type: 400 unsupported_grant_type", async () => {
+    const client = await newClient(server);
+    const result = await client.postForm(tokenUrl, { grant_type: "urn:example:unknown", client_id: CLIENT_ID });
+    expectError(result, 400, "unsupported_grant_type");
+  });
+
+  it("refuses the password grant: 400 unsupported_grant_type", async () => {
+    const client = await newClient(server);
+    const result = await client.postForm(tokenUrl, { grant_type: "password", client_id: CLIENT_ID, username: ALICE.handle, password: ALICE.password });
+    expectError(result, 400, "unsupported_grant_type");
+    expect(JSON.stringify(result.body)).not.toContain("access_token");
+  });
+
+  it("code replay: the second exchange is invalid_grant and the first exchange's tokens are revoked", async () => {
+    const client = await newClient(server);
+    const { code, verifier, redirectUri } = await authorizeAndGetCode(server, client);
+    const first = await client.exchangeCode(code, verifier, redirectUri);
+    expect(first.status).toBe(200);
+    expect((await client.userinfo(first.body.access_token)).status).toBe(200);
+
+    expectError(await client.exchangeCode(code, verifier, redirectUri), 400, "invalid_grant");
+
+    const info = await client.userinfo(first.body.access_token);
+    expect(info.status).toBe(401);
+    expect(info.headers.get("WWW-Authenticate")).toMatch(/^DPoP error="invalid_token"/);
+    expectError(await client.refresh(first.body.refresh_token), 400, "invalid_grant");
+  });
+});
+
+describe("token endpoint: refresh_token grant", () => {
+  it("refresh replay: reusing R1 is invalid_grant and ends R2 and the access token", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    const r1 = tokens.refresh_token;
+    const second = await client.refresh(r1);
+    expect(second.status).toBe(200);
+    const r2 = second.body.refresh_token;
+    expect(r2).not.toBe(r1);
+    expect((await client.userinfo(second.body.access_token)).status).toBe(200);
+
+    expectError(await client.refresh(r1), 400, "invalid_grant");
+
+    expectError(await client.refresh(r2), 400, "invalid_grant");
+    const info = await client.userinfo(second.body.access_token);
+    expect(info.status).toBe(401);
+    expect(info.headers.get("WWW-Authenticate")).toMatch(/^DPoP error="invalid_token"/);
+  });
+
+  it("a refresh ends the previous access token of the grant", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    const refreshed = await client.refresh(tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    expect((await client.userinfo(tokens.access_token)).status).toBe(401);
+    expect((await client.userinfo(refreshed.body.access_token)).status).toBe(200);
+  });
+});
+
+describe("revocation (RFC 7009) and introspection", () => {
+  it("answers 200 for an unknown token", async () => {
+    const client = await newClient(server);
+    const result = await client.revoke("ref-this-token-was-never-issued");
+    expect(result.status).toBe(200);
+  });
+
+  it("revoking the access token also ends the refresh token", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    expect((await client.revoke(tokens.access_token)).status).toBe(200);
+    const info = await client.userinfo(tokens.access_token);
+    expect(info.status).toBe(401);
+    expect((info.body as OAuthErrorBody).error).toBe("invalid_token");
+    expectError(await client.refresh(tokens.refresh_token), 400, "invalid_grant");
+  });
+
+  it("revoking the refresh token also ends the access token", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    expect((await client.revoke(tokens.refresh_token)).status).toBe(200);
+    expect((await client.userinfo(tokens.access_token)).status).toBe(401);
+    expectError(await client.refresh(tokens.refresh_token), 400, "invalid_grant");
+  });
+
+  it("GET /oauth/introspect is 404", async () => {
+    const response = await fetch(`${server.issuer}/oauth/introspect`);
+    expect(response.status).toBe(404);
+  });
+});
+
+describe("single use of the request_uri", () => {
+  it("after approval, opening the same authorize URL again shows an error page (400) and never a code", async () => {
+    const client = await newClient(server);
+    const pkce = createPkce();
+    const parResult = await client.pushAuthorizationRequest({
+      redirect_uri: "http://127.0.0.1:54321/callback",
+      scope: "atproto",
+      state: "single-use",
+      code_challenge: pkce.challenge,
+      code_challenge_method: "S256",
+    });
+    expect(parResult.status).toBe(201);
+    const authorizeUrl = client.authorizeUrl(parResult.body.request_uri);
+    const jar = new CookieJar();
+    const page = await openConsentPage(authorizeUrl, jar);
+    expect(page.status).toBe(200);
+    const allowed = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier: ALICE.handle, password: ALICE.password, csrfToken: page.csrfToken });
+    expect(allowed.status).toBe(303);
+    expect(new URL(allowed.headers.get("location")!).searchParams.get("code")).toBeTruthy();
+
+    // The same browser (now signed in) opens the link again.
+    const again = await openConsentPage(authorizeUrl, jar);
+    expect(again.status).toBe(400);
+    expect(again.html).not.toMatch(/[?&#]code=/);
+    expect(again.csrfToken).toBeUndefined();
+
+    // A fresh browser too.
+    const fresh = await openConsentPage(authorizeUrl, new CookieJar());
+    expect(fresh.status).toBe(400);
+
+    // Posting the form a second time does not issue another code.
+    const repost = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier: ALICE.handle, password: ALICE.password, csrfToken: page.csrfToken });
+    expect(repost.status).toBe(400);
+    expect(repost.headers.get("location")).toBeNull();
+    expect(await repost.text()).not.toMatch(/[?&#]code=/);
+  });
+});
+
+describe("concurrency: single-use items are consumed atomically (DESIGN 4.1)", () => {
+  async function parallelTokenRequests(dpopKey: DpopKey, form: Record<string, string>, count: number) {
+    const nonce = await fetchNonce(server);
+    const proofs = await Promise.all(Array.from({ length: count }, () => createDpopProof(dpopKey, { method: "POST", url: tokenUrl, nonce })));
+    return Promise.all(proofs.map((proof) => rawPost<TokenSet & OAuthErrorBody>(tokenUrl, form, proof)));
+  }
+
+  it("20 parallel exchanges of one code: exactly one 200, the rest invalid_grant", async () => {
+    const client = await newClient(server);
+    const { code, verifier, redirectUri } = await authorizeAndGetCode(server, client);
+    const results = await parallelTokenRequests(
+      client.key,
+      { grant_type: "authorization_code", client_id: CLIENT_ID, code, code_verifier: verifier, redirect_uri: redirectUri },
+      20,
+    );
+    const statuses = results.map((result) => result.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(results.filter((result) => result.status !== 200).map((result) => `${result.status} ${result.body.error}`)).toEqual(
+      Array.from({ length: 19 }, () => "400 invalid_grant"),
+    );
+  });
+
+  it("20 parallel refreshes of one refresh token: exactly one 200, the rest invalid_grant", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    const results = await parallelTokenRequests(client.key, { grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token }, 20);
+    expect(results.map((result) => result.status).filter((status) => status === 200)).toHaveLength(1);
+    expect(results.filter((result) => result.status !== 200).map((result) => `${result.status} ${result.body.error}`)).toEqual(
+      Array.from({ length: 19 }, () => "400 invalid_grant"),
+    );
+  });
+});
