@@ -13,10 +13,29 @@ import { TokenManager } from "./oauth/token/token-manager.ts";
 import { PrismaClientStore } from "./stores/prisma-client-store.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
 import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
+import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
+import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
+import type { PermissionSetResolver } from "./oauth/scopes/permission-sets/permission-set-resolver.ts";
+import { SqlitePermissionSetCache } from "./stores/sqlite-permission-set-cache.ts";
 import { SqliteRepoStore } from "./stores/sqlite-repo-store.ts";
 import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
 
 export type Services = ReturnType<typeof createServices>;
+
+/** DESIGN §5: include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
+export function permissionSetResolver(config: Config, sqlite: ReturnType<typeof getSqlite>): PermissionSetResolver | undefined {
+  const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
+  if (directory) return new DirectoryPermissionSetResolver(directory);
+  if (network) {
+    return new NetworkPermissionSetResolver({
+      cache: new SqlitePermissionSetCache(sqlite),
+      allowPrivate: config.allowPrivateClients,
+      dnsServers,
+      plcDirectoryUrl,
+    });
+  }
+  return undefined;
+}
 
 /** Wires the provider from configuration: the one place that knows every implementation. */
 function createServices(config: Config) {
@@ -47,7 +66,10 @@ function createServices(config: Config) {
     clients,
     accounts,
     sessions: new SessionManager(prisma, config.lifetimes.browserSession),
-    par: new ParManager(clients, requests, { requestUriLifetimeMs: config.lifetimes.requestUri }),
+    par: new ParManager(clients, requests, {
+      requestUriLifetimeMs: config.lifetimes.requestUri,
+      permissionSets: permissionSetResolver(config, sqlite),
+    }),
     authorize: new AuthorizeManager(config.issuer, clients, requests, grants, atomically, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
       codeLifetimeMs: config.lifetimes.code,

@@ -148,17 +148,48 @@ export class DpopClient {
     return readResult(response);
   }
 
-  /** GET a protected resource with `Authorization: DPoP` and a proof carrying ath. */
-  async getWithToken<T>(url: string, accessToken: string): Promise<HttpResult<T>> {
+  /**
+   * Calls a protected resource with `Authorization: DPoP` and a proof
+   * carrying ath; retries once on a use_dpop_nonce challenge.
+   */
+  async requestWithToken<T>(
+    method: string,
+    url: string,
+    accessToken: string,
+    init: { body?: BodyInit; headers?: Record<string, string> } = {},
+  ): Promise<HttpResult<T>> {
     let result: HttpResult<T> | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const proof = await createDpopProof(this.key, { method: "GET", url, nonce: this.nonce, accessToken });
-      const response = await fetch(url, { headers: { Authorization: `DPoP ${accessToken}`, DPoP: proof } });
+      const proof = await createDpopProof(this.key, { method, url, nonce: this.nonce, accessToken });
+      const response = await fetch(url, {
+        method,
+        body: init.body,
+        headers: { ...init.headers, Authorization: `DPoP ${accessToken}`, DPoP: proof },
+      });
       result = await readResult<T>(response);
       this.nonce = response.headers.get("DPoP-Nonce") ?? this.nonce;
       if (!isNonceChallenge(result)) return result;
     }
     return result!;
+  }
+
+  async getWithToken<T>(url: string, accessToken: string): Promise<HttpResult<T>> {
+    return this.requestWithToken<T>("GET", url, accessToken);
+  }
+
+  /** An XRPC query (GET with params) or procedure (POST with a JSON body) on this server. */
+  async xrpc<T = unknown>(
+    accessToken: string,
+    nsid: string,
+    options: { params?: Record<string, string>; json?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<HttpResult<T>> {
+    const url = new URL(`${this.issuer}/xrpc/${nsid}`);
+    for (const [name, value] of Object.entries(options.params ?? {})) url.searchParams.set(name, value);
+    if (options.json === undefined) return this.requestWithToken<T>("GET", url.href, accessToken, { headers: options.headers });
+    return this.requestWithToken<T>("POST", url.href, accessToken, {
+      body: JSON.stringify(options.json),
+      headers: { "Content-Type": "application/json", ...options.headers },
+    });
   }
 
   async userinfo(accessToken: string): Promise<HttpResult<{ sub: string; preferred_username: string }>> {

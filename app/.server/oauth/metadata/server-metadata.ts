@@ -13,8 +13,10 @@ export const SUPPORTED_SCOPES = [
   "transition:chat.bsky",
 ] as const;
 
-export function supportedScopes(options: { permissionSetResolver: boolean }): string[] {
-  return options.permissionSetResolver ? [...SUPPORTED_SCOPES, "include"] : [...SUPPORTED_SCOPES];
+/** `include` is advertised only when a permission-set resolver is configured (BRIEF §2.1). */
+export function supportedScopes(config: Config): string[] {
+  const { directory, network } = config.permissionSets;
+  return directory || network ? [...SUPPORTED_SCOPES, "include"] : [...SUPPORTED_SCOPES];
 }
 
 /** RFC 8414 authorization server metadata, with the atproto profile's fields. */
@@ -29,7 +31,7 @@ export function authorizationServerMetadata(config: Config) {
     revocation_endpoint: at("/oauth/revoke"),
     userinfo_endpoint: at("/oauth/userinfo"),
     jwks_uri: at("/oauth/jwks"),
-    scopes_supported: supportedScopes({ permissionSetResolver: false }),
+    scopes_supported: supportedScopes(config),
     response_types_supported: ["code"],
     response_modes_supported: ["query", "fragment"],
     grant_types_supported: ["authorization_code", "refresh_token"],
@@ -55,7 +57,7 @@ export function protectedResourceMetadata(config: Config) {
     resource: config.issuer,
     authorization_servers: [config.issuer],
     bearer_methods_supported: ["header"],
-    scopes_supported: supportedScopes({ permissionSetResolver: false }),
+    scopes_supported: supportedScopes(config),
     resource_documentation: "https://atproto.com",
   };
 }
