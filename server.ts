@@ -7,7 +7,9 @@ import type { ServerBuild } from "@remix-run/node";
 import compression from "compression";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
+import { openSqlite } from "./app/.server/db/index.ts";
 import { migrateDatabase } from "./app/.server/db/migrate.ts";
+import { RateLimiter } from "./app/.server/security/rate-limiter.ts";
 
 /**
  * The Express entry: security headers, CORS, body limits, request logging
@@ -125,6 +127,45 @@ function screenOriginCheck(config: Config) {
   };
 }
 
+/**
+ * Requests per client address per minute for the endpoints clients call
+ * directly (DESIGN 4.5). Counted in the shared database, so the limits hold
+ * across server processes. Answers 429 with Retry-After in the endpoint's
+ * error shape.
+ */
+function requestLimits(config: Config, limiter: RateLimiter) {
+  const limitFor = (path: string): [string, number] | undefined => {
+    if (path === "/oauth/par") return ["par", config.rateLimits.parPerMinute];
+    if (path === "/oauth/token") return ["token", config.rateLimits.tokenPerMinute];
+    if (path.startsWith("/xrpc/")) return ["xrpc", config.rateLimits.xrpcPerMinute];
+    return undefined;
+  };
+  return (req: Request, res: Response, next: NextFunction) => {
+    const rule = limitFor(req.path);
+    if (!rule || req.method === "OPTIONS") return next();
+    const [name, limit] = rule;
+    const result = limiter.hit(`requests:${name}:${req.ip ?? req.socket.remoteAddress ?? "unknown"}`, limit, 60_000);
+    if (result.allowed) return next();
+    const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
+    res.setHeader("Retry-After", String(result.retryAfterSeconds));
+    res.status(429).json(name === "xrpc" ? { error: "RateLimitExceeded", message } : { error: "temporarily_unavailable", error_description: message });
+  };
+}
+
+/** A request the app has not answered in time gets 503 instead of hanging. */
+function responseTimeout(config: Config) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const timer = setTimeout(() => {
+      if (res.headersSent) return;
+      res.setHeader("Retry-After", "5");
+      const message = "The server took too long to answer";
+      res.status(503).json(req.path.startsWith("/xrpc/") ? { error: "InternalServerError", message } : { error: "temporarily_unavailable", error_description: message });
+    }, config.requestTimeoutMs);
+    res.on("close", () => clearTimeout(timer));
+    next();
+  };
+}
+
 /** The client address as the app sees it: set by us only, never taken from the request. */
 function clientAddressHeader(req: Request, _res: Response, next: NextFunction) {
   req.headers["x-atrium-client-ip"] = req.ip ?? req.socket.remoteAddress ?? "";
@@ -156,6 +197,7 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   const { applied } = migrateDatabase(config.databasePath);
   if (applied.length) console.log(`Applied database migrations: ${applied.join(", ")}`);
 
+  const limiter = new RateLimiter(openSqlite(config.databasePath));
   const { build, vite } = await loadBuild(options.dev);
   const app = express();
   app.disable("x-powered-by");
@@ -166,6 +208,8 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   app.use(securityHeaders(options.dev));
   app.use(cors);
   app.use(screenOriginCheck(config));
+  app.use(requestLimits(config, limiter));
+  app.use(responseTimeout(config));
   app.use(bodyLimit(config));
   app.use(compression());
   if (vite) {
@@ -184,6 +228,10 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
 
   return new Promise((resolve) => {
     const server = app.listen(config.port, config.host, () => resolve(server));
+    // Slow clients cannot hold a connection open forever (slowloris).
+    server.headersTimeout = 15_000;
+    server.requestTimeout = config.requestTimeoutMs;
+    server.keepAliveTimeout = 5_000;
   });
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
 import { MINUTE, SECOND } from "./util/time.ts";
 
 const booleanFlag = z
@@ -33,6 +34,11 @@ const envSchema = z.object({
   ATRIUM_DPOP_MAX_AGE_SECONDS: integerVar("ATRIUM_DPOP_MAX_AGE_SECONDS", 1, 600, 60),
   ATRIUM_DPOP_MAX_FUTURE_SECONDS: integerVar("ATRIUM_DPOP_MAX_FUTURE_SECONDS", 0, 120, 10),
   ATRIUM_TRUST_PROXY: booleanFlag,
+  ATRIUM_SIGN_IN_FREE_ATTEMPTS: integerVar("ATRIUM_SIGN_IN_FREE_ATTEMPTS", 1, 1000, DEFAULT_SIGN_IN_THROTTLE.freeAttempts),
+  ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_PAR_PER_MINUTE", 1, 1_000_000, 300),
+  ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE", 1, 1_000_000, 600),
+  ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE", 1, 10_000_000, 6000),
+  ATRIUM_REQUEST_TIMEOUT_SECONDS: integerVar("ATRIUM_REQUEST_TIMEOUT_SECONDS", 1, 600, 30),
   ATRIUM_USER_DOMAINS: z.string().default(".test"),
   ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
   ATRIUM_PROXY_SERVICES: z.string().default("{}"),
@@ -66,6 +72,10 @@ export type Config = {
   /** Upstreams for service proxying: `did#service` → base URL. */
   proxyServices: Record<string, string>;
   blobMaxBytes: number;
+  signInThrottle: SignInThrottleOptions;
+  /** Requests per client address per minute (DESIGN 4.5, abuse limits). */
+  rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number };
+  requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   /** Lifetimes, fixed by the product brief and DESIGN. */
   lifetimes: {
@@ -132,6 +142,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appview: e.ATRIUM_APPVIEW,
     proxyServices: parseProxyServices(e.ATRIUM_PROXY_SERVICES),
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
+    signInThrottle: { ...DEFAULT_SIGN_IN_THROTTLE, freeAttempts: e.ATRIUM_SIGN_IN_FREE_ATTEMPTS },
+    rateLimits: {
+      parPerMinute: e.ATRIUM_RATE_LIMIT_PAR_PER_MINUTE,
+      tokenPerMinute: e.ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE,
+      xrpcPerMinute: e.ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE,
+    },
+    requestTimeoutMs: e.ATRIUM_REQUEST_TIMEOUT_SECONDS * SECOND,
     permissionSets: {
       directory: e.ATRIUM_PERMISSION_SETS_DIR,
       network: e.ATRIUM_PERMISSION_SETS_NETWORK,

@@ -1,5 +1,10 @@
 import { AccountManager } from "./accounts/account-manager.ts";
+import { ConnectedApps } from "./accounts/connected-apps.ts";
+import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
+import { SignIn } from "./accounts/sign-in.ts";
+import { RateLimiter } from "./security/rate-limiter.ts";
+import { SignInThrottle } from "./security/sign-in-throttle.ts";
 import { getConfig, type Config } from "./config.ts";
 import { getPrisma, getSqlite } from "./db/index.ts";
 import { AuthorizeManager } from "./oauth/authorize/authorize-manager.ts";
@@ -12,6 +17,7 @@ import { AccessTokenVerifier } from "./oauth/token/access-token-verifier.ts";
 import { TokenManager } from "./oauth/token/token-manager.ts";
 import { PrismaClientStore } from "./stores/prisma-client-store.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
+import { SqliteChallengeStore } from "./stores/sqlite-challenge-store.ts";
 import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
@@ -57,6 +63,7 @@ function createServices(config: Config) {
     assertionMaxFutureMs: config.dpopMaxFutureMs,
   });
   const accounts = new AccountManager(prisma);
+  const passkeys = new PasskeyManager(prisma, new SqliteChallengeStore(sqlite), config.issuer);
 
   return {
     config,
@@ -80,6 +87,9 @@ function createServices(config: Config) {
     }),
     accessTokens: new AccessTokenVerifier(grants, dpop),
     repo: new SqliteRepoStore(sqlite),
+    passkeys,
+    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new RateLimiter(sqlite), config.signInThrottle)),
+    connectedApps: new ConnectedApps(prisma, grants),
   };
 }
 

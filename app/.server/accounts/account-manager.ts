@@ -125,6 +125,16 @@ export class AccountManager {
     return account;
   }
 
+  /** A signed-in person changing their own password: the current one must be right. */
+  async changePassword(did: string, currentPassword: string, newPassword: string): Promise<void> {
+    const account = await this.prisma.account.findUnique({ where: { did } });
+    if (!account || !(await verifyPassword(currentPassword, account.passwordHash))) {
+      throw new AccountError("The current password is not right", "password");
+    }
+    const checked = parseField(passwordSchema, newPassword, "password");
+    await this.prisma.account.update({ where: { did }, data: { passwordHash: await hashPassword(checked) } });
+  }
+
   /** Deletes the account and, by cascade, its sessions, codes, grants and tokens. */
   async delete(identifier: string): Promise<AccountSummary> {
     const account = await this.requireAccount(identifier);

@@ -50,6 +50,25 @@ export class SessionManager {
     return { idHash, account: { did, handle, email, createdAt } };
   }
 
+  async list(accountDid: string): Promise<{ idHash: string; userAgent: string | null; ipAddress: string | null; createdAt: Date; lastSeenAt: Date }[]> {
+    return this.prisma.browserSession.findMany({
+      where: { accountDid, expiresAt: { gt: new Date() } },
+      orderBy: { lastSeenAt: "desc" },
+      select: { idHash: true, userAgent: true, ipAddress: true, createdAt: true, lastSeenAt: true },
+    });
+  }
+
+  /** Signs out one of the account's browsers. */
+  async destroyByHash(accountDid: string, idHash: string): Promise<void> {
+    await this.prisma.browserSession.deleteMany({ where: { accountDid, idHash } });
+  }
+
+  /** Signs out every browser of the account except the current one. */
+  async destroyOthers(accountDid: string, currentIdHash: string): Promise<number> {
+    const { count } = await this.prisma.browserSession.deleteMany({ where: { accountDid, idHash: { not: currentIdHash } } });
+    return count;
+  }
+
   async destroy(id: string | undefined): Promise<void> {
     if (!id) return;
     await this.prisma.browserSession.deleteMany({ where: { idHash: sha256Base64url(id) } });

@@ -69,6 +69,9 @@ export class SqliteGrantStore implements GrantStore {
       ),
       deleteAccess: db.prepare(`DELETE FROM "AccessToken" WHERE tokenHash = ?`),
       deleteGrant: db.prepare(`DELETE FROM "Grant" WHERE id = ?`),
+      listGrants: db.prepare(`SELECT * FROM "Grant" WHERE accountDid = ? AND expiresAt > ? ORDER BY lastUsedAt DESC`),
+      revokeClient: db.prepare(`DELETE FROM "Grant" WHERE accountDid = ? AND clientId = ?`),
+      markUsed: db.prepare(`UPDATE "Grant" SET lastUsedAt = ? WHERE id = ?`),
       grantOfAccess: db.prepare(`SELECT grantId FROM "AccessToken" WHERE tokenHash = ?`),
       grantOfRefresh: db.prepare(`SELECT grantId FROM "RefreshToken" WHERE tokenHash = ?`),
     };
@@ -149,6 +152,18 @@ export class SqliteGrantStore implements GrantStore {
   revokeGrant(grantId: string): void {
     // Foreign keys cascade to the grant's access and refresh tokens.
     this.s.deleteGrant.run(grantId);
+  }
+
+  listGrants(accountDid: string, now: number): Grant[] {
+    return this.s.listGrants.all(accountDid, now) as Grant[];
+  }
+
+  revokeClientGrants(accountDid: string, clientId: string): number {
+    return this.s.revokeClient.run(accountDid, clientId).changes;
+  }
+
+  touchGrant(grantId: string, now: number): void {
+    this.s.markUsed.run(now, grantId);
   }
 
   revokeByTokenHash(tokenHash: string): boolean {

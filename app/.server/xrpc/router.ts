@@ -19,6 +19,20 @@ const methods: Record<string, XrpcMethod> = {
 };
 
 const MAX_JSON_BYTES = 1024 * 1024;
+/** Lexicon data is shallow; a deeper body is refused before any handler walks it (recursion would overflow). */
+const MAX_JSON_DEPTH = 64;
+
+/** Depth of a parsed JSON value, measured without recursion. */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /** Handles /xrpc/<nsid>: local methods, refused methods, proxied methods (atproto XRPC conventions). */
 export async function handleXrpc(nsid: string, request: Request): Promise<Response> {
@@ -79,15 +93,18 @@ function authenticate(services: Services, request: Request): Promise<ResourceCal
 }
 
 async function readJson(request: Request): Promise<unknown> {
-  const type = (request.headers.get("content-type") ?? "").toLowerCase();
-  if (!type.startsWith("application/json")) throw invalidRequest("Content-Type must be application/json");
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") throw invalidRequest("Content-Type must be application/json");
   const text = await request.text();
   if (text.length > MAX_JSON_BYTES) throw new XrpcError(413, "PayloadTooLarge", "Request body is too large");
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch {
     throw invalidRequest("Request body is not valid JSON");
   }
+  if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) throw invalidRequest(`Request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
+  return body;
 }
 
 async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array> {

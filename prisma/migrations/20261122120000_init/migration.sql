@@ -150,6 +150,50 @@ CREATE TABLE "PermissionSetCache" (
     "expiresAt" DATETIME NOT NULL
 );
 
+-- CreateTable
+CREATE TABLE "Passkey" (
+    "credentialId" TEXT NOT NULL PRIMARY KEY,
+    "accountDid" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "publicKey" BLOB NOT NULL,
+    "counter" INTEGER NOT NULL,
+    "transports" TEXT,
+    "deviceType" TEXT NOT NULL,
+    "backedUp" BOOLEAN NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "lastUsedAt" DATETIME,
+    CONSTRAINT "Passkey_accountDid_fkey" FOREIGN KEY ("accountDid") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "WebAuthnChallenge" (
+    "challenge" TEXT NOT NULL PRIMARY KEY,
+    "purpose" TEXT NOT NULL,
+    "requestIdHash" TEXT,
+    "accountDid" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "AuthorizedClient" (
+    "accountDid" TEXT NOT NULL,
+    "clientId" TEXT NOT NULL,
+    "scope" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL,
+    "updatedAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("accountDid", "clientId"),
+    CONSTRAINT "AuthorizedClient_accountDid_fkey" FOREIGN KEY ("accountDid") REFERENCES "Account" ("did") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "RateLimit" (
+    "key" TEXT NOT NULL PRIMARY KEY,
+    "count" INTEGER NOT NULL,
+    "windowEndsAt" DATETIME NOT NULL
+);
+
 -- CreateIndex
 CREATE UNIQUE INDEX "Account_handle_key" ON "Account"("handle");
 
@@ -173,4 +217,13 @@ CREATE INDEX "RefreshToken_grantId_idx" ON "RefreshToken"("grantId");
 
 -- CreateIndex
 CREATE INDEX "ReplayRecord_expiresAt_idx" ON "ReplayRecord"("expiresAt");
+
+-- CreateIndex
+CREATE INDEX "Passkey_accountDid_idx" ON "Passkey"("accountDid");
+
+-- CreateIndex
+CREATE INDEX "WebAuthnChallenge_expiresAt_idx" ON "WebAuthnChallenge"("expiresAt");
+
+-- CreateIndex
+CREATE INDEX "RateLimit_windowEndsAt_idx" ON "RateLimit"("windowEndsAt");
 

@@ -1,3 +1,4 @@
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { AccountSummary } from "../../accounts/account-manager.ts";
 import { describeScope, type PermissionDescription } from "../scopes/scope-description.ts";
 import type { PendingAuthorization } from "./authorize-manager.ts";
@@ -26,9 +27,21 @@ export type ConsentView = {
   requireLogin: boolean;
   loginHint?: string;
   csrfToken: string;
+  /** The signed-in account already allowed this client all of this (remembered consent): one click. */
+  rememberedConsent: boolean;
+  /** Passkey sign-in, offered when at least one passkey is registered (for the hinted account, if any). */
+  passkey?: { options: PublicKeyCredentialRequestOptionsJSON };
 };
 
-export function consentView(pending: PendingAuthorization, account: AccountSummary | undefined, csrfToken: string): ConsentView {
+export type ConsentContext = {
+  account?: AccountSummary;
+  csrfToken: string;
+  rememberedConsent: boolean;
+  passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
+};
+
+export function consentView(pending: PendingAuthorization, context: ConsentContext): ConsentView {
+  const { account, csrfToken } = context;
   const { client, request } = pending;
   const { parameters } = request;
   const requireLogin = !account || parameters.prompt === "login";
@@ -58,6 +71,8 @@ export function consentView(pending: PendingAuthorization, account: AccountSumma
     requireLogin,
     loginHint: parameters.login_hint,
     csrfToken,
+    rememberedConsent: Boolean(account) && !requireLogin && context.rememberedConsent,
+    passkey: context.passkeyOptions ? { options: context.passkeyOptions } : undefined,
   };
 }
 

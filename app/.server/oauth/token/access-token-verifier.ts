@@ -1,7 +1,11 @@
 import { InvalidTokenError } from "../errors/oauth-error.ts";
 import type { DpopVerifier } from "../dpop/dpop-verifier.ts";
 import { sha256Base64url } from "../../util/crypto.ts";
+import { MINUTE } from "../../util/time.ts";
 import type { Grant, GrantStore } from "./grant-store.ts";
+
+/** "Last used" on the account pages is kept to the minute: no write on most requests. */
+const LAST_USED_RESOLUTION = MINUTE;
 
 export type AuthenticatedRequest = {
   authorization: string | null;
@@ -37,6 +41,8 @@ export class AccessTokenVerifier {
     if (!owner) throw new InvalidTokenError("The access token is invalid, expired or revoked");
     // RFC 9449 §7.1: the proof's key must be the key the token is bound to.
     if (owner.grant.dpopJkt !== proof.jkt) throw new InvalidTokenError("The DPoP proof key does not match the token's key");
+    const now = Date.now();
+    if (now - owner.grant.lastUsedAt > LAST_USED_RESOLUTION) this.grants.touchGrant(owner.grant.id, now);
     return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.grant.scope };
   }
 }

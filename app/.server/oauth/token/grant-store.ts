@@ -54,6 +54,12 @@ export interface GrantStore {
   findAccessToken(tokenHash: string, now: number): AccessTokenOwner | undefined;
   /** Ends a grant and every token it produced. */
   revokeGrant(grantId: string): void;
+  /** Live grants of an account, newest use first (for the account pages). */
+  listGrants(accountDid: string, now: number): Grant[];
+  /** Ends every grant an account gave a client; returns how many ended. */
+  revokeClientGrants(accountDid: string, clientId: string): number;
+  /** Records use of a grant by a resource request (at most once a minute: callers throttle). */
+  touchGrant(grantId: string, now: number): void;
   /** Revokes the grant an access or refresh token (live or spent) belongs to; false if unknown. */
   revokeByTokenHash(tokenHash: string): boolean;
 }

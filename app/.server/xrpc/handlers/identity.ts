@@ -27,6 +27,11 @@ export const identityMethods: XrpcMethods = {
     handler: async ({ services, caller }, body) => {
       caller.requireIdentity("handle");
       const { handle } = updateHandleInput.parse(body);
+      // Only handles under this server's own domains: proving control of another domain (DNS/HTTP) is not offered.
+      const domains = services.config.userDomains;
+      if (!domains.some((domain) => handle.toLowerCase().endsWith(domain.startsWith(".") ? domain : `.${domain}`))) {
+        throw new XrpcError(400, "UnsupportedDomain", `Handles on this server must end with ${domains.join(" or ")}`);
+      }
       try {
         await services.accounts.updateHandle(caller.did, handle);
       } catch (error) {

@@ -52,6 +52,10 @@ export const serverMethods: XrpcMethods = {
     auth: "required",
     handler: async ({ services, caller, params }) => {
       const input = serviceAuthParams.parse(Object.fromEntries(params));
+      // A service token must never let an app reach account management it may not do here.
+      if (input.lxm && PROTECTED_METHODS.has(input.lxm)) {
+        throw new XrpcError(403, "Forbidden", `Service tokens for ${input.lxm} are not available to OAuth apps`);
+      }
       caller.requireRpc(input.lxm ?? "*", input.aud);
       const now = Date.now();
       const maxLifetime = input.lxm ? MAX_SERVICE_TOKEN_LIFETIME : MAX_UNBOUND_SERVICE_TOKEN_LIFETIME;
@@ -83,4 +87,15 @@ export const METHODS_REFUSED_FOR_OAUTH = new Set([
   "com.atproto.server.updateEmail",
   "com.atproto.server.requestEmailConfirmation",
   "com.atproto.server.confirmEmail",
+]);
+
+/** Methods no service token may be minted for (the refused list plus identity operations). */
+const PROTECTED_METHODS = new Set([
+  ...METHODS_REFUSED_FOR_OAUTH,
+  "com.atproto.server.createAccount",
+  "com.atproto.identity.requestPlcOperationSignature",
+  "com.atproto.identity.signPlcOperation",
+  "com.atproto.identity.submitPlcOperation",
+  "com.atproto.identity.updateHandle",
+  "com.atproto.server.getServiceAuth",
 ]);

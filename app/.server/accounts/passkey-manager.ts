@@ -1,0 +1,216 @@
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+} from "@simplewebauthn/server";
+import { z } from "zod";
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import { MINUTE } from "../util/time.ts";
+import type { AccountSummary } from "./account-manager.ts";
+import type { ChallengeStore } from "./challenge-store.ts";
+
+/** A passkey sign-in or registration that failed, with a message a person can act on. */
+export class PasskeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PasskeyError";
+  }
+}
+
+export type PasskeySummary = { credentialId: string; name: string; createdAt: Date; lastUsedAt: Date | null; backedUp: boolean };
+
+const CHALLENGE_LIFETIME = 5 * MINUTE;
+export const PASSKEY_NAME_MAX = 64;
+
+const passkeyName = z.string().trim().min(1, "Give the passkey a name").max(PASSKEY_NAME_MAX, `Names are at most ${PASSKEY_NAME_MAX} characters`);
+
+/** The browser's WebAuthn answers, checked for shape before the library sees them. */
+export const authenticationResponseSchema = z
+  .object({
+    id: z.string().min(1).max(1024),
+    rawId: z.string().min(1).max(1024),
+    type: z.literal("public-key"),
+    response: z
+      .object({
+        clientDataJSON: z.string().max(8192),
+        authenticatorData: z.string().max(8192),
+        signature: z.string().max(1024),
+        userHandle: z.string().max(1024).optional(),
+      })
+      .passthrough(),
+    clientExtensionResults: z.record(z.unknown()).default({}),
+    authenticatorAttachment: z.string().max(64).optional(),
+  })
+  .passthrough();
+
+export const registrationResponseSchema = z
+  .object({
+    id: z.string().min(1).max(1024),
+    rawId: z.string().min(1).max(1024),
+    type: z.literal("public-key"),
+    response: z.object({ clientDataJSON: z.string().max(8192), attestationObject: z.string().max(65536) }).passthrough(),
+    clientExtensionResults: z.record(z.unknown()).default({}),
+  })
+  .passthrough();
+
+/** The challenge the browser signed, read from clientDataJSON (verified again by the library). */
+function challengeOf(clientDataJSON: string): string {
+  try {
+    const data = JSON.parse(Buffer.from(clientDataJSON, "base64url").toString("utf8")) as { challenge?: unknown };
+    if (typeof data.challenge === "string" && data.challenge.length <= 512) return data.challenge;
+  } catch {
+    // fall through
+  }
+  throw new PasskeyError("The passkey answer is malformed");
+}
+
+/**
+ * Passkeys (WebAuthn) with @simplewebauthn/server: relying party ID is the
+ * issuer's host, origin the issuer's origin; discoverable credentials; user
+ * verification preferred; counters and backup flags kept. Every challenge is
+ * single use, short-lived, and bound to what it was issued for (an
+ * authorization request, or an account registering a key).
+ */
+export class PasskeyManager {
+  private readonly rpId: string;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly challenges: ChallengeStore,
+    private readonly issuer: string,
+  ) {
+    this.rpId = new URL(issuer).hostname;
+  }
+
+  async registrationOptions(account: AccountSummary): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    const existing = await this.prisma.passkey.findMany({ where: { accountDid: account.did }, select: { credentialId: true } });
+    const options = await generateRegistrationOptions({
+      rpName: "Atrium",
+      rpID: this.rpId,
+      userName: account.handle,
+      userDisplayName: account.handle,
+      userID: new TextEncoder().encode(account.did),
+      attestationType: "none",
+      excludeCredentials: existing.map((passkey) => ({ id: passkey.credentialId })),
+      authenticatorSelection: { residentKey: "required", userVerification: "preferred" },
+      supportedAlgorithmIDs: [-7, -257],
+    });
+    this.challenges.create({ challenge: options.challenge, purpose: "register", accountDid: account.did, lifetimeMs: CHALLENGE_LIFETIME });
+    return options;
+  }
+
+  async register(account: AccountSummary, name: string, response: RegistrationResponseJSON): Promise<PasskeySummary> {
+    const checkedName = passkeyName.safeParse(name);
+    if (!checkedName.success) throw new PasskeyError(checkedName.error.issues[0]?.message ?? "Invalid name");
+    const challenge = challengeOf(response.response.clientDataJSON);
+    if (!this.challenges.consume(challenge, { purpose: "register", accountDid: account.did })) {
+      throw new PasskeyError("This registration has expired or was already used. Try again.");
+    }
+    let verification;
+    try {
+      verification = await verifyRegistrationResponse({
+        response,
+        expectedChallenge: challenge,
+        expectedOrigin: this.issuer,
+        expectedRPID: this.rpId,
+        requireUserVerification: false,
+      });
+    } catch (error) {
+      throw new PasskeyError(`The passkey could not be registered: ${error instanceof Error ? error.message : "verification failed"}`);
+    }
+    if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
+    const info = verification.registrationInfo;
+    const now = new Date();
+    const created = await this.prisma.passkey.create({
+      data: {
+        credentialId: info.credential.id,
+        accountDid: account.did,
+        name: checkedName.data,
+        publicKey: Buffer.from(info.credential.publicKey),
+        counter: info.credential.counter,
+        transports: info.credential.transports ? JSON.stringify(info.credential.transports) : null,
+        deviceType: info.credentialDeviceType,
+        backedUp: info.credentialBackedUp,
+        createdAt: now,
+      },
+    });
+    return summary(created);
+  }
+
+  /** Options for a sign-in; `requestIdHash` binds it to one authorization request. */
+  async authenticationOptions(binding: { requestIdHash?: string }): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const options = await generateAuthenticationOptions({ rpID: this.rpId, userVerification: "preferred", allowCredentials: [] });
+    this.challenges.create({ challenge: options.challenge, purpose: "authenticate", requestIdHash: binding.requestIdHash, lifetimeMs: CHALLENGE_LIFETIME });
+    return options;
+  }
+
+  /** Verifies a sign-in and returns the account's DID; the challenge is spent whatever the outcome. */
+  async authenticate(response: AuthenticationResponseJSON, binding: { requestIdHash?: string }): Promise<string> {
+    const challenge = challengeOf(response.response.clientDataJSON);
+    if (!this.challenges.consume(challenge, { purpose: "authenticate", requestIdHash: binding.requestIdHash })) {
+      throw new PasskeyError("This passkey request has expired, was already used, or belongs to another sign-in. Try again.");
+    }
+    const passkey = await this.prisma.passkey.findUnique({ where: { credentialId: response.id } });
+    if (!passkey) throw new PasskeyError("This passkey is not registered with this server (it may have been deleted). Sign in with your password.");
+    let verification;
+    try {
+      verification = await verifyAuthenticationResponse({
+        response,
+        expectedChallenge: challenge,
+        expectedOrigin: this.issuer,
+        expectedRPID: this.rpId,
+        credential: {
+          id: passkey.credentialId,
+          publicKey: new Uint8Array(passkey.publicKey),
+          counter: passkey.counter,
+          transports: passkey.transports ? (JSON.parse(passkey.transports) as never) : undefined,
+        },
+        requireUserVerification: false,
+      });
+    } catch (error) {
+      throw new PasskeyError(`The passkey could not be verified: ${error instanceof Error ? error.message : "verification failed"}`);
+    }
+    if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
+    await this.prisma.passkey.update({
+      where: { credentialId: passkey.credentialId },
+      data: {
+        counter: verification.authenticationInfo.newCounter,
+        backedUp: verification.authenticationInfo.credentialBackedUp,
+        lastUsedAt: new Date(),
+      },
+    });
+    return passkey.accountDid;
+  }
+
+  async list(accountDid: string): Promise<PasskeySummary[]> {
+    const passkeys = await this.prisma.passkey.findMany({ where: { accountDid }, orderBy: { createdAt: "asc" } });
+    return passkeys.map(summary);
+  }
+
+  async rename(accountDid: string, credentialId: string, name: string): Promise<void> {
+    const checked = passkeyName.safeParse(name);
+    if (!checked.success) throw new PasskeyError(checked.error.issues[0]?.message ?? "Invalid name");
+    const { count } = await this.prisma.passkey.updateMany({ where: { accountDid, credentialId }, data: { name: checked.data } });
+    if (count === 0) throw new PasskeyError("That passkey does not exist");
+  }
+
+  async remove(accountDid: string, credentialId: string): Promise<void> {
+    const { count } = await this.prisma.passkey.deleteMany({ where: { accountDid, credentialId } });
+    if (count === 0) throw new PasskeyError("That passkey does not exist");
+  }
+
+  /** Whether to offer passkey sign-in: the hinted account has one, or (without a hint) any account does. */
+  async offerPasskeys(accountDid?: string): Promise<boolean> {
+    return (await this.prisma.passkey.count({ where: accountDid ? { accountDid } : {}, take: 1 })) > 0;
+  }
+}
+
+function summary(passkey: { credentialId: string; name: string; createdAt: Date; lastUsedAt: Date | null; backedUp: boolean }): PasskeySummary {
+  const { credentialId, name, createdAt, lastUsedAt, backedUp } = passkey;
+  return { credentialId, name, createdAt, lastUsedAt, backedUp };
+}

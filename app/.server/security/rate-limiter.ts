@@ -1,0 +1,49 @@
+import type Database from "better-sqlite3";
+
+const CLEANUP_BATCH = 20;
+
+export type RateLimitResult = { allowed: boolean; count: number; retryAfterSeconds: number };
+
+/**
+ * Fixed-window counters in the shared SQLite database, so that the limits
+ * hold across every server process using it. One UPSERT … RETURNING per hit.
+ */
+export class RateLimiter {
+  private readonly hitStatement;
+  private readonly readStatement;
+  private readonly resetStatement;
+  private readonly cleanupStatement;
+
+  constructor(db: Database.Database, private readonly now: () => number = Date.now) {
+    this.hitStatement = db.prepare(
+      `INSERT INTO "RateLimit" (key, count, windowEndsAt) VALUES (@key, 1, @windowEnd)
+       ON CONFLICT(key) DO UPDATE SET
+         count = CASE WHEN windowEndsAt <= @now THEN 1 ELSE count + 1 END,
+         windowEndsAt = CASE WHEN windowEndsAt <= @now THEN @windowEnd ELSE windowEndsAt END
+       RETURNING count, windowEndsAt`,
+    );
+    this.readStatement = db.prepare(`SELECT count, windowEndsAt FROM "RateLimit" WHERE key = ? AND windowEndsAt > ?`);
+    this.resetStatement = db.prepare(`DELETE FROM "RateLimit" WHERE key = ?`);
+    this.cleanupStatement = db.prepare(
+      `DELETE FROM "RateLimit" WHERE key IN (SELECT key FROM "RateLimit" WHERE windowEndsAt <= ? LIMIT ${CLEANUP_BATCH})`,
+    );
+  }
+
+  /** Counts one event for `key`; allowed while the window's count is at most `limit`. */
+  hit(key: string, limit: number, windowMs: number): RateLimitResult {
+    const now = this.now();
+    this.cleanupStatement.run(now);
+    const row = this.hitStatement.get({ key, now, windowEnd: now + windowMs }) as { count: number; windowEndsAt: number };
+    return { allowed: row.count <= limit, count: row.count, retryAfterSeconds: Math.max(1, Math.ceil((row.windowEndsAt - now) / 1000)) };
+  }
+
+  /** The live count for `key` and when its window ends (0 and now when none). */
+  peek(key: string): { count: number; windowEndsAt: number } {
+    const now = this.now();
+    return (this.readStatement.get(key, now) as { count: number; windowEndsAt: number } | undefined) ?? { count: 0, windowEndsAt: now };
+  }
+
+  reset(key: string): void {
+    this.resetStatement.run(key);
+  }
+}

@@ -1,0 +1,154 @@
+import { createPkce, type HttpResult, type TokenSet } from "../../scripts/lib/dpop-client.ts";
+import { REDIRECT_URI, send, type Code, type Driver } from "./driver.ts";
+
+/**
+ * A benchmark case: `prepare` does everything that is not measured (signing
+ * DPoP proofs with the current nonce, getting authorization codes) ahead of
+ * time; `send` is the one request that is timed; `accept` checks the answer
+ * and carries state forward (the next refresh token) outside the timer.
+ * A lane is one sequence of requests: refresh needs its own token chain per
+ * concurrent worker.
+ */
+export type Prepared = { proof: string; body?: string; code?: Code };
+
+export type BenchCase = {
+  name: string;
+  iterations: number;
+  /** Upper bound on prepared requests for the throughput run (codes are costly to make). */
+  maxThroughputCount: number;
+  /** Called once before the throughput run with the number of concurrent lanes. */
+  setupLanes(lanes: number): Promise<void>;
+  prepare(count: number): Promise<Prepared[]>;
+  send(item: Prepared, lane: number): Promise<HttpResult>;
+  accept(result: HttpResult, lane: number): void;
+};
+
+function expectStatus(name: string, result: HttpResult, status: number): void {
+  if (result.status !== status) throw new Error(`${name}: expected ${status}, got ${result.status}: ${JSON.stringify(result.body).slice(0, 300)}`);
+}
+
+async function proofs(driver: Driver, count: number, method: string, url: string, accessToken?: string): Promise<Prepared[]> {
+  const items: Prepared[] = [];
+  for (let i = 0; i < count; i++) items.push({ proof: await driver.proof(method, url, accessToken) });
+  return items;
+}
+
+const FORM = "application/x-www-form-urlencoded";
+
+export function parCase(driver: Driver): BenchCase {
+  const url = driver.url("/oauth/par");
+  return {
+    name: "par",
+    iterations: 300,
+    maxThroughputCount: 3000,
+    setupLanes: async () => {},
+    async prepare(count) {
+      const items = await proofs(driver, count, "POST", url);
+      for (const item of items) item.body = new URLSearchParams(driver.parForm(createPkce().challenge)).toString();
+      return items;
+    },
+    send: (item) => send(url, { method: "POST", headers: { "Content-Type": FORM, DPoP: item.proof }, body: item.body }),
+    accept: (result) => expectStatus("par", result, 201),
+  };
+}
+
+export function codeExchangeCase(driver: Driver): BenchCase {
+  const url = driver.url("/oauth/token");
+  return {
+    name: "code-exchange",
+    iterations: 100,
+    maxThroughputCount: 200,
+    setupLanes: async () => {},
+    async prepare(count) {
+      const codes: Code[] = [];
+      for (let i = 0; i < count; i++) codes.push(await driver.obtainCode());
+      // Proofs last, so they are as fresh as possible when sent.
+      const items = await proofs(driver, count, "POST", url);
+      items.forEach((item, index) => {
+        const { code, verifier } = codes[index]!;
+        item.body = new URLSearchParams({
+          grant_type: "authorization_code",
+          client_id: driver.client.clientId,
+          code,
+          code_verifier: verifier,
+          redirect_uri: REDIRECT_URI,
+        }).toString();
+      });
+      return items;
+    },
+    send: (item) => send(url, { method: "POST", headers: { "Content-Type": FORM, DPoP: item.proof }, body: item.body }),
+    accept: (result) => expectStatus("code-exchange", result, 200),
+  };
+}
+
+export async function refreshCase(driver: Driver): Promise<BenchCase> {
+  const url = driver.url("/oauth/token");
+  // One refresh-token chain per lane, each from its own grant.
+  const chains: string[] = [(await driver.obtainTokens()).refresh_token];
+  return {
+    name: "refresh",
+    iterations: 300,
+    maxThroughputCount: 3000,
+    async setupLanes(lanes) {
+      while (chains.length < lanes) chains.push((await driver.obtainTokens()).refresh_token);
+    },
+    prepare: (count) => proofs(driver, count, "POST", url),
+    send(item, lane) {
+      const body = new URLSearchParams({ grant_type: "refresh_token", client_id: driver.client.clientId, refresh_token: chains[lane]! }).toString();
+      return send(url, { method: "POST", headers: { "Content-Type": FORM, DPoP: item.proof }, body });
+    },
+    accept(result, lane) {
+      expectStatus("refresh", result, 200);
+      chains[lane] = (result.body as TokenSet).refresh_token;
+    },
+  };
+}
+
+/** A GET (or JSON POST) to a protected resource with `Authorization: DPoP <token>` and a proof carrying ath. */
+function resourceCase(
+  driver: Driver,
+  name: string,
+  accessToken: string,
+  path: string,
+  options: { method?: "GET" | "POST"; json?: (index: number) => unknown } = {},
+): BenchCase {
+  const url = driver.url(path);
+  const method = options.method ?? "GET";
+  let made = 0;
+  return {
+    name,
+    iterations: 300,
+    maxThroughputCount: 3000,
+    setupLanes: async () => {},
+    async prepare(count) {
+      const items = await proofs(driver, count, method, url, accessToken);
+      if (options.json) for (const item of items) item.body = JSON.stringify(options.json(made++));
+      return items;
+    },
+    send(item) {
+      const headers: Record<string, string> = { Authorization: `DPoP ${accessToken}`, DPoP: item.proof };
+      if (item.body !== undefined) headers["Content-Type"] = "application/json";
+      return send(url, { method, headers, body: item.body });
+    },
+    accept: (result) => expectStatus(name, result, 200),
+  };
+}
+
+export function userinfoCase(driver: Driver, accessToken: string): BenchCase {
+  return resourceCase(driver, "userinfo", accessToken, "/oauth/userinfo");
+}
+
+export function getSessionCase(driver: Driver, accessToken: string): BenchCase {
+  return resourceCase(driver, "getSession", accessToken, "/xrpc/com.atproto.server.getSession");
+}
+
+export function createRecordCase(driver: Driver, accessToken: string): BenchCase {
+  return resourceCase(driver, "createRecord", accessToken, "/xrpc/com.atproto.repo.createRecord", {
+    method: "POST",
+    json: (index) => ({
+      repo: driver.did,
+      collection: "app.bsky.feed.post",
+      record: { $type: "app.bsky.feed.post", text: `benchmark post ${index}`, createdAt: new Date().toISOString() },
+    }),
+  });
+}

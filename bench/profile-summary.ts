@@ -1,0 +1,158 @@
+import { existsSync, readFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/**
+ * Sums the self time (and inclusive time) of a V8 .cpuprofile by function,
+ * restricted to the load window written next to it by `bench/run.ts
+ * --profile` (so start-up and shutdown are left out). Positions in the
+ * server bundle (build/server/index.js) are mapped back to app/ sources when
+ * the build has a source map (`npx remix vite:build --sourcemapServer`).
+ *
+ *   npx tsx bench/profile-summary.ts /tmp/prof/getSession.cpuprofile [--top 15]
+ */
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+type CallFrame = { functionName: string; url: string; lineNumber: number; columnNumber: number };
+type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
+type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] };
+export type ProfileWindow = { startMicros: number; endMicros: number; requests: number };
+
+type Row = { key: string; functionName: string; location: string; bucket: string; self: number; total: number };
+
+const sourceMaps = new Map<string, SourceMap | null>();
+
+function sourceMapFor(file: string): SourceMap | null {
+  if (!sourceMaps.has(file)) {
+    const mapFile = `${file}.map`;
+    sourceMaps.set(file, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))) : null);
+  }
+  return sourceMaps.get(file) ?? null;
+}
+
+/** `file:line` of a frame (1-based), relative to the project, through the bundle's source map when there is one. */
+function locate(frame: CallFrame): { location: string; bucket: string } {
+  const { url, lineNumber, columnNumber } = frame;
+  if (!url) return { location: "", bucket: frame.functionName || "(native)" };
+  if (url.startsWith("node:")) return { location: `${url}:${lineNumber + 1}`, bucket: "node: internals" };
+  let file = url;
+  if (url.startsWith("file://")) file = fileURLToPath(url);
+  const map = path.isAbsolute(file) ? sourceMapFor(file) : null;
+  if (map) {
+    const entry = map.findEntry(lineNumber, columnNumber) as { originalSource?: string; originalLine?: number };
+    if (entry.originalSource) {
+      const original = entry.originalSource.startsWith("file://") ? fileURLToPath(entry.originalSource) : path.resolve(path.dirname(file), entry.originalSource);
+      const relative = path.relative(ROOT, original);
+      return { location: `${relative}:${(entry.originalLine ?? 0) + 1}`, bucket: bucketOf(relative) };
+    }
+  }
+  const relative = path.isAbsolute(file) ? path.relative(ROOT, file) : file;
+  return { location: `${relative}:${lineNumber + 1}`, bucket: bucketOf(relative) };
+}
+
+function bucketOf(relative: string): string {
+  const parts = relative.split(path.sep);
+  const index = parts.lastIndexOf("node_modules");
+  if (index >= 0) {
+    const name = parts[index + 1] ?? "";
+    return name.startsWith("@") ? `${name}/${parts[index + 2] ?? ""}` : name;
+  }
+  return relative;
+}
+
+export function summarize(profilePath: string, options: { top?: number; window?: ProfileWindow } = {}): string {
+  const profile = JSON.parse(readFileSync(profilePath, "utf8")) as CpuProfile;
+  const windowPath = profilePath.replace(/\.cpuprofile$/, ".window.json");
+  const window = options.window ?? (existsSync(windowPath) ? (JSON.parse(readFileSync(windowPath, "utf8")) as ProfileWindow) : undefined);
+  const top = options.top ?? 15;
+
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) {
+    byId.set(node.id, node);
+    for (const child of node.children ?? []) parent.set(child, node.id);
+  }
+
+  const rows = new Map<string, Row>();
+  const rowOf = (node: ProfileNode): Row => {
+    const frame = node.callFrame;
+    const key = `${frame.functionName}@${frame.url}:${frame.lineNumber}:${frame.columnNumber}`;
+    let row = rows.get(key);
+    if (!row) {
+      const { location, bucket } = locate(frame);
+      row = { key, functionName: frame.functionName || "(anonymous)", location, bucket, self: 0, total: 0 };
+      rows.set(key, row);
+    }
+    return row;
+  };
+
+  // Sample i happens at startTime + sum(timeDeltas[0..i]) and stands for the time until the next sample.
+  const times: number[] = [];
+  let clock = profile.startTime;
+  for (const delta of profile.timeDeltas) times.push((clock += delta));
+  let windowMicros = 0;
+  let idle = 0;
+  let busy = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const at = times[i]!;
+    if (window && (at < window.startMicros || at > window.endMicros)) continue;
+    const duration = (times[i + 1] ?? at) - at;
+    windowMicros += duration;
+    const node = byId.get(profile.samples[i]!)!;
+    if (node.callFrame.functionName === "(idle)") {
+      idle += duration;
+      continue;
+    }
+    busy += duration;
+    rowOf(node).self += duration;
+    const seen = new Set<Row>();
+    for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+      const row = rowOf(byId.get(id)!);
+      if (seen.has(row)) continue;
+      seen.add(row);
+      row.total += duration;
+    }
+  }
+
+  const requests = window?.requests ?? 1;
+  const perRequest = (micros: number) => (micros / requests).toFixed(1).padStart(8);
+  const share = (micros: number) => `${((100 * micros) / busy).toFixed(1)}%`.padStart(6);
+  const lines: string[] = [];
+  const name = path.basename(profilePath, ".cpuprofile");
+  lines.push(
+    `== ${name}: ${requests} requests in the window; ${(windowMicros / 1e6).toFixed(2)} s sampled, busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s` +
+      ` → ${(busy / requests).toFixed(0)} µs busy (JS thread) per request`,
+  );
+  if (!window) lines.push("   (no .window.json next to the profile: the whole profile, start-up included)");
+
+  const all = [...rows.values()];
+  lines.push("", `-- top ${top} by self time   µs/req   share  function  (file:line)`);
+  for (const row of all.sort((a, b) => b.self - a.self).slice(0, top)) {
+    lines.push(`   ${perRequest(row.self)} ${share(row.self)}  ${row.functionName}  (${row.location || row.bucket})`);
+  }
+
+  const buckets = new Map<string, number>();
+  for (const row of all) buckets.set(row.bucket, (buckets.get(row.bucket) ?? 0) + row.self);
+  lines.push("", `-- self time by package / file   µs/req   share`);
+  for (const [bucket, self] of [...buckets].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`   ${perRequest(self)} ${share(self)}  ${bucket}`);
+
+  const appRows = all.filter((row) => row.location.startsWith("app/") || row.location.startsWith("build/") || row.location.startsWith("server.ts"));
+  lines.push("", `-- app code by inclusive time   µs/req   share  function  (file:line)`);
+  for (const row of appRows.sort((a, b) => b.total - a.total).slice(0, top)) {
+    lines.push(`   ${perRequest(row.total)} ${share(row.total)}  ${row.functionName}  (${row.location})`);
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const args = process.argv.slice(2);
+  const topIndex = args.indexOf("--top");
+  const top = topIndex >= 0 ? Number(args.splice(topIndex, 2)[1]) : 15;
+  if (args.length === 0) {
+    console.error("usage: tsx bench/profile-summary.ts <file.cpuprofile>... [--top N]");
+    process.exit(1);
+  }
+  for (const file of args) console.log(`${summarize(file, { top })}\n`);
+}

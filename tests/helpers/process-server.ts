@@ -1,0 +1,126 @@
+/**
+ * A server child process the test controls directly: unlike
+ * startTestServer, it exposes the child (for signals such as SIGKILL and
+ * SIGTERM and its exit code) and can be started again on the same SQLite
+ * file and port, as a real deployment restarts after a crash.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { freePort } from "./test-server.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export type ProcessServer = {
+  issuer: string;
+  port: number;
+  databasePath: string;
+  /** The running server process (replaced by restart()). */
+  readonly child: ChildProcess;
+  /** Opens the SQLite file directly (a fresh handle after every restart). */
+  db(): Database.Database;
+  /** Everything every process printed so far. */
+  output(): string;
+  /** Resolves with the exit code (or the signal) of the current process. */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends a signal to the current process. */
+  signal(signal: NodeJS.Signals): void;
+  /** Starts a new process on the same database file and port (the previous one must have exited). */
+  restart(): Promise<void>;
+  /** SIGTERM (if still running), then removes the database folder. */
+  stop(): Promise<void>;
+};
+
+type Running = { child: ChildProcess; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
+
+export async function startProcessServer(env: Record<string, string> = {}): Promise<ProcessServer> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-proc-"));
+  const databasePath = path.join(dir, "atrium.db");
+  const port = await freePort();
+  let output = "";
+  let handle: Database.Database | undefined;
+
+  const launch = async (): Promise<{ running: Running; issuer: string }> => {
+    const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: "production",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: `file:${databasePath}`,
+        ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once("exit", (code, signal) => resolve({ code, signal })),
+    );
+    let mine = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      mine += chunk.toString();
+      output += chunk.toString();
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      mine += chunk.toString();
+      output += chunk.toString();
+    });
+    const issuer = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${mine}`)), 30_000);
+      void exit.then(({ code, signal }) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited (${code ?? signal}) before listening:\n${mine}`));
+      });
+      child.stdout?.on("data", () => {
+        const line = mine.split("\n").find((candidate) => candidate.includes('"event":"listening"'));
+        if (line) {
+          clearTimeout(timer);
+          resolve((JSON.parse(line) as { issuer: string }).issuer);
+        }
+      });
+    });
+    return { running: { child, exit }, issuer };
+  };
+
+  let { running, issuer } = await launch();
+
+  const server: ProcessServer = {
+    get issuer() {
+      return issuer;
+    },
+    port,
+    databasePath,
+    get child() {
+      return running.child;
+    },
+    db() {
+      handle ??= new Database(databasePath);
+      handle.pragma("busy_timeout = 5000");
+      return handle;
+    },
+    output: () => output,
+    exited: () => running.exit,
+    signal(signal) {
+      running.child.kill(signal);
+    },
+    async restart() {
+      if (running.child.exitCode === null && running.child.signalCode === null) throw new Error("restart() needs the previous process to have exited");
+      handle?.close();
+      handle = undefined;
+      ({ running, issuer } = await launch());
+    },
+    async stop() {
+      handle?.close();
+      handle = undefined;
+      if (running.child.exitCode === null && running.child.signalCode === null) {
+        running.child.kill("SIGTERM");
+        await running.exit;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}

@@ -1,0 +1,568 @@
+/**
+ * Property-based bad input against a running server (fast-check, bounded
+ * runs): whatever arrives at the OAuth endpoints, the screens or /xrpc, the
+ * answer is never a 5xx, always in the endpoint's own error shape, and a
+ * refused request changes no state.
+ */
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDpopProof, type HttpResult, type TokenSet } from "../../scripts/lib/dpop-client.ts";
+import { CookieJar, openConsentPage } from "../helpers/consent.ts";
+import { ALICE, CLIENT_ID, createAlice, generateDpopKey, newClient, obtainTokens, parForm, type DpopKey } from "../helpers/flow.ts";
+import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import type { DpopClient } from "../../scripts/lib/dpop-client.ts";
+
+let server: TestServer;
+let account: { did: string; handle: string };
+let key: DpopKey;
+let nonce: string | undefined;
+let session: { client: DpopClient; tokens: TokenSet };
+/** A live request_uri (and its client_id), so that fuzzed screens sometimes reach past the request lookup. */
+let liveRequest: { requestUri: string; clientId: string; authorizeUrl: string };
+
+/** Tables a refused request must never touch. */
+const GUARDED_TABLES = ["AuthorizationRequest", "AuthorizationCode", "Grant", "AccessToken", "RefreshToken", "Record", "Account"] as const;
+type Counts = Record<(typeof GUARDED_TABLES)[number], number>;
+
+function counts(): Counts {
+  const db = server.db();
+  return Object.fromEntries(
+    GUARDED_TABLES.map((table) => [table, (db.prepare(`SELECT COUNT(*) AS n FROM "${table}"`).get() as { n: number }).n]),
+  ) as Counts;
+}
+
+/** Every guarded table has the same row count as `before`, except the growth that successful requests explain. */
+function expectNoStateChange(before: Counts, explained: Partial<Counts> = {}) {
+  const expected = { ...before };
+  for (const [table, delta] of Object.entries(explained)) expected[table as keyof Counts] += delta;
+  expect(counts()).toEqual(expected);
+}
+
+const RUNS = { small: 40, medium: 60, large: 80 };
+// Replay a reported failure with FC_SEED=<seed> (and -t to pick the property).
+if (process.env.FC_SEED) fc.configureGlobal({ seed: Number(process.env.FC_SEED) });
+
+beforeAll(async () => {
+  server = await startTestServer();
+  account = await createAlice(server);
+  key = await generateDpopKey();
+  const client = await newClient(server);
+  const { tokens } = await obtainTokens(server, client);
+  session = { client, tokens };
+  // A pushed request nobody answers.
+  const pending = await newClient(server);
+  const par = await pending.pushAuthorizationRequest(parForm({ client_id: undefined, response_type: undefined }));
+  if (par.status !== 201) throw new Error(`setup PAR failed: ${JSON.stringify(par.body)}`);
+  liveRequest = { requestUri: par.body.request_uri, clientId: CLIENT_ID, authorizeUrl: pending.authorizeUrl(par.body.request_uri) };
+});
+afterAll(() => server?.stop());
+
+// ---------------------------------------------------------------- arbitraries
+
+const FORM_NAMES = [
+  "client_id", "response_type", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "grant_type", "code",
+  "code_verifier", "refresh_token", "token", "token_type_hint", "client_assertion", "client_assertion_type", "request_uri", "request",
+  "prompt", "login_hint", "dpop_jkt", "nonce", "response_mode", "csrf_token", "decision", "identifier", "password", "__proto__", "constructor",
+];
+
+const SPECIAL_VALUES = [
+  "", " ", "null", "undefined", "[]", "{}", "%", "%zz", "%E0%A4%A", "\u0000", "\r\n", "\uFFFF", "\uD800", "😀", "a".repeat(2049),
+  "authorization_code", "refresh_token", "code", "token", "S256", "plain", "atproto", "atproto transition:generic", "none", "login",
+  "http://localhost", "http://127.0.0.1/callback", "urn:ietf:params:oauth:request_uri:req_AAAA", "urn:ietf:params:oauth:request_uri:",
+  "rt_AAAA", "at_AAAA", "cod_AAAA", "-1", "1e309", "NaN", "true", "allow", "deny", "switch_account",
+];
+
+const text = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ maxLength: 40 }) },
+  { weight: 2, arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }) },
+  { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
+  { weight: 3, arbitrary: fc.constantFrom(...SPECIAL_VALUES) },
+  // Huge values: past the 64 KiB form cap, and sometimes past the 1 MiB body cap.
+  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 1_200_000 }).map((length) => "x".repeat(length)) },
+);
+const fieldName = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...FORM_NAMES) }, { weight: 1, arbitrary: fc.string({ maxLength: 20 }) });
+const formDict = fc.dictionary(fieldName, text, { maxKeys: 8 });
+
+const FORM_TYPE = "application/x-www-form-urlencoded";
+const contentType = fc.constantFrom<string | undefined>(
+  FORM_TYPE, FORM_TYPE, FORM_TYPE, `${FORM_TYPE}; charset=utf-8`, "APPLICATION/X-WWW-FORM-URLENCODED", `${FORM_TYPE};;;`,
+  "application/json", "text/plain", "multipart/form-data", "multipart/form-data; boundary=xyz", "application/octet-stream", "", undefined,
+);
+
+type RawBody = { kind: string; body: string | undefined; contentType: string | undefined };
+
+/** Bodies for the form endpoints: forms, repeated keys, raw junk, JSON, empty, oversized. */
+const formBody: fc.Arbitrary<RawBody> = fc.oneof(
+  { weight: 4, arbitrary: formDict.map((dict) => ({ kind: "form", body: new URLSearchParams(Object.entries(dict)).toString(), contentType: FORM_TYPE })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(fc.tuple(fieldName, text), { minLength: 1, maxLength: 4 })
+      .map((pairs) => ({ kind: "repeated", body: new URLSearchParams([...pairs, ...pairs]).toString(), contentType: FORM_TYPE })),
+  },
+  { weight: 1, arbitrary: fc.tuple(fc.string({ unit: "binary", maxLength: 200 }), contentType).map(([body, type]) => ({ kind: "raw", body, contentType: type })) },
+  { weight: 1, arbitrary: fc.tuple(fc.jsonValue(), contentType).map(([value, type]) => ({ kind: "json", body: JSON.stringify(value), contentType: type ?? "application/json" })) },
+  { weight: 1, arbitrary: contentType.map((type) => ({ kind: "empty", body: undefined, contentType: type })) },
+  { weight: 1, arbitrary: fc.tuple(formDict, contentType).map(([dict, type]) => ({ kind: "form, other type", body: new URLSearchParams(Object.entries(dict)).toString(), contentType: type })) },
+);
+
+const dpopHeader = fc.constantFrom("none", "garbage", "valid", "valid", "stale-nonce");
+
+// ---------------------------------------------------------------- requests
+
+async function send(url: string, init: { method: string; body?: string; headers?: Record<string, string> }): Promise<HttpResult<unknown>> {
+  const response = await fetch(url, { method: init.method, body: init.body, headers: init.headers, redirect: "manual" });
+  const text = await response.text();
+  let body: unknown = text;
+  if ((response.headers.get("content-type") ?? "").includes("json") && text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { unparsable: text.slice(0, 200) };
+    }
+  }
+  const freshNonce = response.headers.get("DPoP-Nonce");
+  if (freshNonce) nonce = freshNonce;
+  return { status: response.status, body, headers: response.headers };
+}
+
+async function dpopFor(mode: string, url: string): Promise<string | undefined> {
+  if (mode === "none") return undefined;
+  if (mode === "garbage") return "not.a.jwt";
+  if (mode === "stale-nonce") return createDpopProof(key, { method: "POST", url, nonce: "stale-nonce-value" });
+  return createDpopProof(key, { method: "POST", url, nonce });
+}
+
+/** POSTs a raw body; with a valid proof, retries once when the nonce rotated. */
+async function postRaw(path: string, raw: RawBody, dpopMode: string): Promise<HttpResult<unknown>> {
+  const url = `${server.issuer}${path}`;
+  for (let attempt = 0; ; attempt++) {
+    const headers: Record<string, string> = {};
+    if (raw.contentType !== undefined) headers["Content-Type"] = raw.contentType;
+    const proof = await dpopFor(dpopMode, url);
+    if (proof) headers.DPoP = proof;
+    const started = performance.now();
+    const result = await send(url, { method: "POST", body: raw.body, headers }).catch((error: unknown) => {
+      if (process.env.FUZZ_DEBUG) console.log("DEBUG fail", path, raw.kind, raw.contentType, raw.body?.length, (performance.now() - started).toFixed(0), error);
+      throw error;
+    });
+    if (process.env.FUZZ_DEBUG) console.log("DEBUG", path, raw.kind, raw.contentType, raw.body?.length, result.status, (performance.now() - started).toFixed(0));
+    const error = (result.body as { error?: string } | undefined)?.error;
+    if (dpopMode === "valid" && error === "use_dpop_nonce" && attempt === 0) continue;
+    return result;
+  }
+}
+
+function describeResult(result: HttpResult<unknown>): string {
+  return `HTTP ${result.status} ${result.headers.get("content-type")}: ${JSON.stringify(result.body).slice(0, 300)}`;
+}
+
+/** RFC 6749 §5.2 shape: 4xx JSON with a string `error` (an ASCII code), optional string error_description. */
+function expectOAuthError(result: HttpResult<unknown>) {
+  const what = describeResult(result);
+  expect(result.status, what).toBeGreaterThanOrEqual(400);
+  expect(result.status, what).toBeLessThan(500);
+  expect(result.headers.get("content-type") ?? "", what).toContain("application/json");
+  const body = result.body as { error?: unknown; error_description?: unknown };
+  expect(typeof body?.error, what).toBe("string");
+  expect(body.error as string, what).toMatch(/^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
+  if (body.error_description !== undefined) expect(typeof body.error_description, what).toBe("string");
+}
+
+/** The atproto XRPC error shape: {error, message} strings. */
+function expectXrpcShape(result: HttpResult<unknown>) {
+  const what = describeResult(result);
+  expect(result.headers.get("content-type") ?? "", what).toContain("application/json");
+  const body = result.body as { error?: unknown; message?: unknown };
+  expect(typeof body?.error, what).toBe("string");
+  expect(typeof body?.message, what).toBe("string");
+}
+
+/**
+ * XRPC convention: an unknown method is 501 MethodNotImplemented. That is
+ * the one 5xx status accepted from /xrpc (it is the specified answer, not a
+ * failure); anything else must stay below 500.
+ */
+function expectNoXrpcServerError(result: HttpResult<unknown>) {
+  const what = describeResult(result);
+  const error = (result.body as { error?: unknown } | undefined)?.error;
+  if (result.status === 501) expect(error, what).toBe("MethodNotImplemented");
+  else expect(result.status, what).toBeLessThan(500);
+}
+
+// ---------------------------------------------------------------- OAuth JSON endpoints
+
+describe("POST /oauth/par, /oauth/token, /oauth/revoke with arbitrary bodies", () => {
+  it("PAR: never a 5xx, always an OAuth error (no valid request is possible without a code_challenge and state)", async () => {
+    const before = counts();
+    await fc.assert(
+      fc.asyncProperty(formBody, dpopHeader, async (raw, dpopMode) => {
+        const result = await postRaw("/oauth/par", raw, dpopMode);
+        // A random body cannot be a complete valid request (client_id, state and a 43-character challenge).
+        expectOAuthError(result);
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before);
+  });
+
+  it("PAR: a valid form with fields dropped, replaced or added: 201 or an OAuth error, never a 5xx; only 201s add a request", async () => {
+    const before = counts();
+    let created = 0;
+    const base = parForm();
+    const mutation = fc.record({
+      drop: fc.subarray(Object.keys(base)),
+      replace: fc.dictionary(fc.constantFrom(...Object.keys(base)), text, { maxKeys: 3 }),
+      extra: fc.dictionary(fieldName, text, { maxKeys: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(mutation, async ({ drop, replace, extra }) => {
+        const form: Record<string, string> = { ...parForm(), ...extra, ...replace };
+        for (const name of drop) delete form[name];
+        const result = await postRaw("/oauth/par", { kind: "mutated", body: new URLSearchParams(form).toString(), contentType: FORM_TYPE }, "valid");
+        if (result.status === 201) {
+          created++;
+          expect(typeof (result.body as { request_uri?: unknown }).request_uri).toBe("string");
+        } else {
+          expectOAuthError(result);
+        }
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before, { AuthorizationRequest: created });
+  });
+
+  it("token: never a 5xx, always an OAuth error; no code, grant or token appears", async () => {
+    const before = counts();
+    const grantType = fc.constantFrom<string | undefined>("authorization_code", "refresh_token", "client_credentials", "password", "", undefined);
+    const body = fc.oneof(
+      { weight: 3, arbitrary: formBody },
+      {
+        weight: 2,
+        arbitrary: fc.tuple(grantType, formDict).map(([type, dict]) => ({
+          kind: "grant",
+          body: new URLSearchParams(Object.entries(type === undefined ? dict : { ...dict, grant_type: type, client_id: CLIENT_ID })).toString(),
+          contentType: FORM_TYPE,
+        })),
+      },
+    );
+    await fc.assert(
+      fc.asyncProperty(body, dpopHeader, async (raw, dpopMode) => {
+        expectOAuthError(await postRaw("/oauth/token", raw, dpopMode));
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before);
+  });
+
+  it("revoke: 200 or an OAuth error, never a 5xx; unknown tokens end nothing", async () => {
+    const before = counts();
+    await fc.assert(
+      fc.asyncProperty(formBody, dpopHeader, async (raw, dpopMode) => {
+        const result = await postRaw("/oauth/revoke", raw, dpopMode);
+        if (result.status !== 200) expectOAuthError(result);
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before);
+    // The one real grant survived all of it.
+    expect((await session.client.userinfo(session.tokens.access_token)).status).toBe(200);
+  });
+});
+
+// ---------------------------------------------------------------- the screen
+
+const malformedCookieValue = fc.constantFrom("%", "%zz", "%E0%A4%A", "%C0%80", "%uD800");
+const safeCookieValue = fc.string({ unit: "binary-ascii", maxLength: 60 }).map((value) => value.replace(/[\x00-\x20\x7f;,"\\%]/g, ""));
+
+/** Cookie headers a browser or an attacker might send (well-formed values only: see the pinned cases below). */
+const cookieHeader = fc.option(
+  fc.oneof(
+    safeCookieValue.map((value) => `atrium_session=${value}`),
+    safeCookieValue.map((value) => `atrium_csrf=${value}`),
+    fc.tuple(safeCookieValue, safeCookieValue).map(([a, b]) => `atrium_csrf=${a}; atrium_session=${b}; other=1`),
+    safeCookieValue,
+  ),
+  { nil: undefined },
+);
+
+function isReadablePage(html: string): boolean {
+  // Remix streams its pages (no closing </html>): a doctype and a headline with words is what a person needs.
+  return /^<!DOCTYPE html>/i.test(html.trimStart()) && /<h1[^>]*>\s*[^<\s][^<]*</.test(html);
+}
+
+describe("the authorization screen", () => {
+  it("GET /oauth/authorize with arbitrary query strings: never a 5xx, always a readable HTML page", async () => {
+    const before = counts();
+    const param = fc.oneof(
+      fc.tuple(fc.constantFrom("client_id", "request_uri", "response_type", "redirect_uri", "prompt", "scope"), text),
+      fc.tuple(fc.constantFrom("request_uri"), fc.constant(liveRequest.requestUri)),
+      fc.tuple(fc.constantFrom("client_id"), fc.constant(liveRequest.clientId)),
+      fc.tuple(fc.string({ maxLength: 12 }), fc.string({ maxLength: 30 })),
+    );
+    const query = fc.oneof(
+      { weight: 4, arbitrary: fc.array(param, { maxLength: 6 }).map((pairs) => new URLSearchParams(pairs.map(([k, v]) => [k, v.slice(0, 4000)])).toString()) },
+      { weight: 1, arbitrary: fc.string({ unit: "binary-ascii", maxLength: 200 }).map((raw) => raw.replace(/[#\s]/g, "")) },
+      { weight: 1, arbitrary: fc.constantFrom("request_uri=%zz&client_id=%E0%A4%A", "request_uri", "=&&=", "request_uri[]=a&request_uri[]=b", "%") },
+    );
+    await fc.assert(
+      fc.asyncProperty(query, cookieHeader, async (q, cookie) => {
+        const headers: Record<string, string> = {};
+        if (cookie !== undefined) headers.cookie = cookie;
+        const response = await fetch(`${server.issuer}/oauth/authorize?${q}`, { headers, redirect: "manual" });
+        const html = await response.text();
+        const what = `HTTP ${response.status} for ?${q.slice(0, 200)} (cookie ${cookie}): ${html.slice(0, 200)}`;
+        expect(response.status, what).toBeLessThan(500);
+        expect(response.headers.get("content-type") ?? "", what).toContain("text/html");
+        expect(isReadablePage(html), what).toBe(true);
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before);
+  });
+
+  it("POST /oauth/authorize with arbitrary url-encoded forms (no valid CSRF token): 403 or 400, never a 5xx, nothing approved", async () => {
+    // A real CSRF cookie/token pair exists for this jar, but the fuzzed form never carries the token.
+    const jar = new CookieJar();
+    const page = await openConsentPage(liveRequest.authorizeUrl, jar);
+    expect(page.status).toBe(200);
+    const before = counts();
+    const form = fc.record(
+      {
+        csrf_token: fc.oneof(text, fc.constant(""), fc.constant(`${page.csrfToken}x`)),
+        request_uri: fc.oneof(text, fc.constant(liveRequest.requestUri)),
+        client_id: fc.oneof(text, fc.constant(liveRequest.clientId)),
+        decision: fc.oneof(fc.constantFrom("allow", "deny", "switch_account"), text),
+        identifier: fc.oneof(text, fc.constant(ALICE.handle)),
+        password: fc.oneof(text, fc.constant(ALICE.password)),
+      },
+      { requiredKeys: [] },
+    );
+    const origin = fc.constantFrom<string | undefined>(undefined, "self", "https://evil.example", "null");
+    const cookie = fc.oneof(fc.constant<string | undefined>(jar.header()), cookieHeader);
+    await fc.assert(
+      fc.asyncProperty(form, origin, cookie, async (fields, originMode, cookieValue) => {
+        const headers: Record<string, string> = { "Content-Type": FORM_TYPE };
+        if (originMode !== undefined) headers.origin = originMode === "self" ? server.issuer : originMode;
+        if (cookieValue !== undefined) headers.cookie = cookieValue;
+        const body = new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, String(v)])).toString();
+        const response = await fetch(`${server.issuer}/oauth/authorize`, { method: "POST", headers, body, redirect: "manual" });
+        const html = await response.text();
+        const what = `HTTP ${response.status} for ${body.slice(0, 200)} (origin ${originMode}, cookie ${cookieValue}): ${html.slice(0, 200)}`;
+        // 413 when a fuzzed value passes the 1 MiB body cap.
+        expect([400, 403, 413], what).toContain(response.status);
+        expect(response.headers.get("location"), what).toBeNull();
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before);
+    // The pending request is still answerable: nothing consumed it.
+    expect((await openConsentPage(liveRequest.authorizeUrl, jar)).status).toBe(200);
+  });
+
+  it("POST /oauth/authorize with arbitrary bodies and content types: 403 or 400, never a 5xx", async () => {
+    const before = counts();
+    await fc.assert(
+      fc.asyncProperty(formBody, async (raw) => {
+        const headers: Record<string, string> = {};
+        if (raw.contentType !== undefined) headers["Content-Type"] = raw.contentType;
+        const response = await fetch(`${server.issuer}/oauth/authorize`, { method: "POST", headers, body: raw.body, redirect: "manual" });
+        const html = await response.text();
+        const what = `HTTP ${response.status} for ${raw.kind} body (${raw.contentType}) ${String(raw.body).slice(0, 120)}: ${html.slice(0, 200)}`;
+        expect(response.status, what).toBeLessThan(500);
+        expect([400, 403, 413, 415], what).toContain(response.status);
+      }),
+      { numRuns: RUNS.medium },
+    );
+    expectNoStateChange(before);
+  });
+
+  // Pinned cases (each found by the properties above or by hand); kept as plain examples so a failure names the input.
+  for (const [label, init] of [
+    ["a JSON body", { body: '{"csrf_token":"x"}', headers: { "Content-Type": "application/json" } }],
+    ["a text/plain body", { body: "csrf_token=x", headers: { "Content-Type": "text/plain" } }],
+    ["multipart/form-data without a boundary", { body: "garbage", headers: { "Content-Type": "multipart/form-data" } }],
+    ["no Content-Type at all", { body: "csrf_token=x" }],
+    ["a malformed percent-escape in the CSRF cookie", { body: "csrf_token=x", headers: { "Content-Type": FORM_TYPE, cookie: "atrium_csrf=%zz" } }],
+    ["a malformed percent-escape in the session cookie", { body: "csrf_token=x", headers: { "Content-Type": FORM_TYPE, cookie: "atrium_session=%E0%A4%A" } }],
+  ] as Array<[string, { body: string; headers?: Record<string, string> }]>) {
+    it(`POST /oauth/authorize with ${label}: 400 or 403 (a refusal), not 500`, async () => {
+      const before = counts();
+      const response = await fetch(`${server.issuer}/oauth/authorize`, { method: "POST", ...init, redirect: "manual" });
+      const html = await response.text();
+      const what = `HTTP ${response.status}: ${html.slice(0, 300)}`;
+      expect([400, 403], what).toContain(response.status);
+      expect(isReadablePage(html), what).toBe(true);
+      expectNoStateChange(before);
+    });
+  }
+
+  it("GET /oauth/authorize of a live request with a malformed percent-escape in the session cookie: a readable page, not 500", async () => {
+    const response = await fetch(liveRequest.authorizeUrl, { headers: { cookie: "atrium_session=%E0%A4%A" }, redirect: "manual" });
+    const html = await response.text();
+    const what = `HTTP ${response.status}: ${html.slice(0, 300)}`;
+    expect(response.status, what).toBeLessThan(500);
+    expect(isReadablePage(html), what).toBe(true);
+  });
+});
+
+// ---------------------------------------------------------------- /xrpc
+
+const KNOWN_NSIDS = [
+  "com.atproto.server.describeServer", "com.atproto.server.getSession", "com.atproto.identity.resolveHandle", "com.atproto.repo.createRecord",
+  "com.atproto.repo.putRecord", "com.atproto.repo.deleteRecord", "com.atproto.repo.getRecord", "com.atproto.repo.listRecords",
+  "com.atproto.repo.describeRepo", "com.atproto.repo.applyWrites", "com.atproto.repo.uploadBlob", "com.atproto.server.createAccount",
+  "com.atproto.server.createSession", "com.atproto.server.deleteAccount", "app.bsky.actor.getPreferences", "app.bsky.actor.putPreferences",
+  "app.bsky.feed.getTimeline", "chat.bsky.convo.listConvos", "com.atproto.sync.getBlob",
+];
+const nsid = fc.oneof(
+  { weight: 3, arbitrary: fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9-]{0,12}(\.[a-zA-Z][a-zA-Z0-9-]{0,12}){1,4}$/) },
+  { weight: 3, arbitrary: fc.constantFrom(...KNOWN_NSIDS) },
+  { weight: 2, arbitrary: fc.string({ maxLength: 60 }) },
+  { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 300, max: 20_000 }).map((length) => "a.".repeat(length / 2) + "b") },
+);
+const paramDict = fc.dictionary(
+  fc.oneof(fc.constantFrom("repo", "collection", "rkey", "cid", "handle", "did", "limit", "cursor", "reverse", "uri"), fc.string({ maxLength: 12 })),
+  text.map((value) => value.slice(0, 3000)),
+  { maxKeys: 5 },
+);
+const authHeader = fc.constantFrom<string | undefined>(undefined, "DPoP x", "Bearer x", "DPoP", "Basic Zm9vOmJhcg==", "dpop at_AAAA");
+const proxyHeader = fc.constantFrom<string | undefined>(undefined, "did:web:api.bsky.app#bsky_appview", "garbage", "did:web:x#", "did:plc:aaaa#atproto_labeler");
+const xrpcBody = fc.oneof(
+  fc.jsonValue().map((value) => ({ body: JSON.stringify(value), type: "application/json" })),
+  fc.string({ unit: "binary", maxLength: 200 }).map((body) => ({ body, type: "application/json" })),
+  fc.tuple(fc.string({ maxLength: 200 }), fc.constantFrom("text/plain", "application/octet-stream", "image/png", "")).map(([body, type]) => ({ body, type })),
+);
+
+function xrpcUrl(name: string, params: Record<string, string>): string {
+  const url = new URL(`${server.issuer}/xrpc/${encodeURIComponent(name)}`);
+  for (const [k, v] of Object.entries(params)) url.searchParams.append(k, v);
+  return url.href;
+}
+
+describe("/xrpc with arbitrary methods, parameters and bodies", () => {
+  it("unauthenticated GET/POST /xrpc/<anything>: never a 5xx (501 MethodNotImplemented aside), always {error, message} on errors", async () => {
+    const before = counts();
+    await fc.assert(
+      fc.asyncProperty(nsid, fc.constantFrom("GET", "POST"), paramDict, xrpcBody, authHeader, proxyHeader, async (name, method, params, body, auth, proxy) => {
+        const headers: Record<string, string> = {};
+        if (auth !== undefined) headers.Authorization = auth;
+        if (proxy !== undefined) headers["atproto-proxy"] = proxy;
+        if (method === "POST" && body.type) headers["Content-Type"] = body.type;
+        const result = await send(xrpcUrl(name, params), { method, headers, body: method === "POST" ? body.body : undefined });
+        expectNoXrpcServerError(result);
+        if (result.status >= 400) expectXrpcShape(result);
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before);
+  });
+
+  it("authenticated GET /xrpc/<anything> with a valid DPoP token: never a 5xx (501 aside), always {error, message} on errors", async () => {
+    const before = counts();
+    await fc.assert(
+      fc.asyncProperty(nsid, paramDict, proxyHeader, async (name, params, proxy) => {
+        const headers: Record<string, string> = {};
+        if (proxy !== undefined) headers["atproto-proxy"] = proxy;
+        const result = await session.client.requestWithToken<unknown>("GET", xrpcUrl(name, params), session.tokens.access_token, { headers });
+        expectNoXrpcServerError(result);
+        if (result.status >= 400) expectXrpcShape(result);
+      }),
+      { numRuns: RUNS.medium },
+    );
+    expectNoStateChange(before);
+  });
+
+  it("/xrpc/ with a malformed percent-escape in the method name answers in the XRPC error shape", async () => {
+    for (const path of ["/xrpc/%zz", "/xrpc/com.atproto.%E0%A4%A"]) {
+      const result = await send(`${server.issuer}${path}`, { method: "GET" });
+      expect(result.status, `${path}: ${describeResult(result)}`).toBeLessThan(500);
+      expectXrpcShape(result);
+    }
+  });
+
+  it("createRecord with a valid token and arbitrary JSON: 200 or 4xx {error, message}, never a 5xx; only 200s add records", async () => {
+    const before = counts();
+    let created = 0;
+    const validBase = () => ({ repo: account.did, collection: "app.bsky.feed.post", record: { text: "hello", createdAt: new Date().toISOString() } });
+    const mutatedValid = fc
+      .record({
+        drop: fc.subarray(["repo", "collection", "record", "rkey"]),
+        replace: fc.dictionary(fc.constantFrom("repo", "collection", "record", "rkey", "validate", "swapCommit"), fc.oneof(fc.jsonValue(), text), { maxKeys: 2 }),
+        extra: fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue(), { maxKeys: 2 }),
+      })
+      .map(({ drop, replace, extra }) => {
+        const value: Record<string, unknown> = { ...validBase(), ...extra, ...replace };
+        for (const name of drop) delete value[name];
+        return JSON.stringify(value);
+      });
+    const body = fc.oneof(
+      { weight: 2, arbitrary: fc.anything().map((value) => JSON.stringify(value) ?? "") },
+      { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
+      { weight: 3, arbitrary: mutatedValid },
+      { weight: 1, arbitrary: fc.record({ repo: fc.constant(account.did), collection: fc.string(), record: fc.anything() }).map((v) => JSON.stringify(v) ?? "") },
+      { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 200 }) },
+    );
+    const type = fc.constantFrom("application/json", "application/json", "application/json", "application/json; charset=utf-8", "text/plain", "");
+    await fc.assert(
+      fc.asyncProperty(body, type, async (json, contentType) => {
+        const headers: Record<string, string> = {};
+        if (contentType) headers["Content-Type"] = contentType;
+        const result = await session.client.requestWithToken<{ uri?: string; cid?: string }>(
+          "POST",
+          `${server.issuer}/xrpc/com.atproto.repo.createRecord`,
+          session.tokens.access_token,
+          { body: json, headers },
+        );
+        const what = `${describeResult(result)} for ${contentType} ${json.slice(0, 200)}`;
+        if (result.status === 200) {
+          created++;
+          expect(result.body.uri, what).toMatch(/^at:\/\//);
+        } else {
+          expect(result.status, what).toBeGreaterThanOrEqual(400);
+          expect(result.status, what).toBeLessThan(500);
+          expectXrpcShape(result);
+        }
+      }),
+      { numRuns: RUNS.large },
+    );
+    expectNoStateChange(before, { Record: created });
+  });
+
+  it("createRecord with a deeply nested record (within the 1 MiB body cap): 4xx, not 500", async () => {
+    const before = counts();
+    const depth = 200_000;
+    const json = `{"repo":${JSON.stringify(account.did)},"collection":"app.bsky.feed.post","record":{"text":"deep","nested":${"[".repeat(depth)}${"]".repeat(depth)}}}`;
+    const result = await session.client.requestWithToken<unknown>("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, session.tokens.access_token, {
+      body: json,
+      headers: { "Content-Type": "application/json" },
+    });
+    expect(result.status, describeResult(result)).toBeGreaterThanOrEqual(400);
+    expect(result.status, describeResult(result)).toBeLessThan(500);
+    expectXrpcShape(result);
+    expectNoStateChange(before);
+  });
+
+  it("createRecord with a body over 1 MiB: 413 PayloadTooLarge", async () => {
+    const before = counts();
+    const json = JSON.stringify({ repo: account.did, collection: "app.bsky.feed.post", record: { text: "x".repeat(1_100_000) } });
+    const result = await session.client.requestWithToken<unknown>("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, session.tokens.access_token, {
+      body: json,
+      headers: { "Content-Type": "application/json" },
+    });
+    expect(result.status, describeResult(result)).toBe(413);
+    expectXrpcShape(result);
+    expectNoStateChange(before);
+  });
+});
+
+describe("after all of the above", () => {
+  it("the server logged no unexpected error and the real grant still works", async () => {
+    const unexpected = server.output().split("\n").filter((line) => /Unexpected error while handling a request|xrpc handler failed/.test(line));
+    expect(unexpected).toEqual([]);
+    const refreshed = await session.client.refresh(session.tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+  });
+});
+
