@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { SourceMap } from "node:module";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -7,50 +8,24 @@ import { fileURLToPath, pathToFileURL } from "node:url";
  * Sums the self time (and inclusive time) of a V8 .cpuprofile by function,
  * restricted to the load window written next to it by `bench/run.ts
  * --profile` (so start-up and shutdown are left out). Positions in the
- * server bundle (build/server/index.js) are mapped back to app/ sources when
- * the build has a source map (`npx remix vite:build --sourcemapServer`).
+ * server bundle (build/server/index.js) are mapped back to app/ sources
+ * through the copy of its source map the profile run saved; files tsx
+ * loaded (server.ts and its direct imports) through tsx's transform cache.
  *
  *   npx tsx bench/profile-summary.ts /tmp/prof/getSession.cpuprofile [--top 15]
  */
 
 const ROOT = path.resolve(import.meta.dirname, "..");
+const BUNDLE = path.join(ROOT, "build", "server", "index.js");
 
 type CallFrame = { functionName: string; url: string; lineNumber: number; columnNumber: number };
 type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
 type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] };
-export type ProfileWindow = { startMicros: number; endMicros: number; requests: number };
+/** The load window on the monotonic clock (µs) and the source map of the bundle the server ran. */
+export type ProfileWindow = { startMicros: number; endMicros: number; requests: number; bundleMap?: string };
 
-type Row = { key: string; functionName: string; location: string; bucket: string; self: number; total: number };
-
-const sourceMaps = new Map<string, SourceMap | null>();
-
-function sourceMapFor(file: string): SourceMap | null {
-  if (!sourceMaps.has(file)) {
-    const mapFile = `${file}.map`;
-    sourceMaps.set(file, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))) : null);
-  }
-  return sourceMaps.get(file) ?? null;
-}
-
-/** `file:line` of a frame (1-based), relative to the project, through the bundle's source map when there is one. */
-function locate(frame: CallFrame): { location: string; bucket: string } {
-  const { url, lineNumber, columnNumber } = frame;
-  if (!url) return { location: "", bucket: frame.functionName || "(native)" };
-  if (url.startsWith("node:")) return { location: `${url}:${lineNumber + 1}`, bucket: "node: internals" };
-  let file = url;
-  if (url.startsWith("file://")) file = fileURLToPath(url);
-  const map = path.isAbsolute(file) ? sourceMapFor(file) : null;
-  if (map) {
-    const entry = map.findEntry(lineNumber, columnNumber) as { originalSource?: string; originalLine?: number };
-    if (entry.originalSource) {
-      const original = entry.originalSource.startsWith("file://") ? fileURLToPath(entry.originalSource) : path.resolve(path.dirname(file), entry.originalSource);
-      const relative = path.relative(ROOT, original);
-      return { location: `${relative}:${(entry.originalLine ?? 0) + 1}`, bucket: bucketOf(relative) };
-    }
-  }
-  const relative = path.isAbsolute(file) ? path.relative(ROOT, file) : file;
-  return { location: `${relative}:${lineNumber + 1}`, bucket: bucketOf(relative) };
-}
+type Row = { functionName: string; location: string; bucket: string; self: number; total: number };
+type Located = { location: string; bucket: string };
 
 function bucketOf(relative: string): string {
   const parts = relative.split(path.sep);
@@ -62,11 +37,81 @@ function bucketOf(relative: string): string {
   return relative;
 }
 
+function loadMap(mapFile: string): SourceMap | null {
+  return existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))) : null;
+}
+
+/**
+ * tsx runs esbuild output with whitespace minified, so V8's positions are in
+ * that output. tsx keeps each transform ({code, map}) in its cache folder;
+ * the right version of a file is the one whose code has, just before each
+ * profiled function's position, that function's name.
+ */
+function tsxMapFor(file: string, frames: CallFrame[]): SourceMap | null {
+  const cacheDir = path.join(os.tmpdir(), `tsx-${os.userInfo().uid}`);
+  if (!existsSync(cacheDir)) return null;
+  const named = frames.filter((frame) => frame.functionName && !frame.functionName.startsWith("("));
+  let best: { score: number; mtime: number; map: SourceMap } | undefined;
+  for (const entry of readdirSync(cacheDir)) {
+    const full = path.join(cacheDir, entry);
+    let cached: { code?: string; map?: { sources?: string[] } };
+    try {
+      const text = readFileSync(full, "utf8");
+      if (!text.includes(JSON.stringify(file))) continue;
+      cached = JSON.parse(text) as typeof cached;
+    } catch {
+      continue;
+    }
+    if (!cached.code || !cached.map?.sources?.includes(file)) continue;
+    const lines = cached.code.split("\n");
+    const score = named.filter((frame) => (lines[frame.lineNumber] ?? "").slice(0, frame.columnNumber).trimEnd().endsWith(frame.functionName)).length;
+    const mtime = statSync(full).mtimeMs;
+    if (!best || score > best.score || (score === best.score && mtime > best.mtime)) {
+      best = { score, mtime, map: new SourceMap(cached.map as ConstructorParameters<typeof SourceMap>[0]) };
+    }
+  }
+  return best && best.score > 0 ? best.map : null;
+}
+
+/** `file:line` (1-based, relative to the project) of a frame, through a source map when there is one. */
+function makeLocator(profile: CpuProfile, bundleMap: string | undefined): (frame: CallFrame) => Located {
+  const maps = new Map<string, SourceMap | null>();
+  const mapOf = (file: string): SourceMap | null => {
+    if (!maps.has(file)) {
+      if (file === BUNDLE) maps.set(file, loadMap(bundleMap ?? `${BUNDLE}.map`));
+      else if (/\.tsx?$/.test(file)) {
+        const url = pathToFileURL(file).href;
+        maps.set(file, tsxMapFor(file, profile.nodes.map((node) => node.callFrame).filter((frame) => frame.url === url)));
+      } else maps.set(file, null);
+    }
+    return maps.get(file) ?? null;
+  };
+  return (frame) => {
+    const { url, lineNumber, columnNumber } = frame;
+    if (!url) return { location: "", bucket: frame.functionName || "(native)" };
+    if (url.startsWith("node:")) return { location: `${url}:${lineNumber + 1}`, bucket: "node: internals" };
+    const file = url.startsWith("file://") ? fileURLToPath(url) : url;
+    const map = path.isAbsolute(file) ? mapOf(file) : null;
+    if (map) {
+      const entry = map.findEntry(lineNumber, columnNumber) as { originalSource?: string; originalLine?: number };
+      if (entry.originalSource) {
+        const original = entry.originalSource.startsWith("file://") ? fileURLToPath(entry.originalSource) : path.resolve(path.dirname(file), entry.originalSource);
+        const relative = path.relative(ROOT, original);
+        return { location: `${relative}:${(entry.originalLine ?? 0) + 1}`, bucket: bucketOf(relative) };
+      }
+    }
+    const relative = path.isAbsolute(file) ? path.relative(ROOT, file) : file;
+    const unmapped = file === BUNDLE || /\.tsx?$/.test(file) ? ` (col ${columnNumber + 1}, unmapped)` : "";
+    return { location: `${relative}:${lineNumber + 1}${unmapped}`, bucket: bucketOf(relative) };
+  };
+}
+
 export function summarize(profilePath: string, options: { top?: number; window?: ProfileWindow } = {}): string {
   const profile = JSON.parse(readFileSync(profilePath, "utf8")) as CpuProfile;
   const windowPath = profilePath.replace(/\.cpuprofile$/, ".window.json");
   const window = options.window ?? (existsSync(windowPath) ? (JSON.parse(readFileSync(windowPath, "utf8")) as ProfileWindow) : undefined);
   const top = options.top ?? 15;
+  const locate = makeLocator(profile, window?.bundleMap);
 
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
@@ -82,7 +127,7 @@ export function summarize(profilePath: string, options: { top?: number; window?:
     let row = rows.get(key);
     if (!row) {
       const { location, bucket } = locate(frame);
-      row = { key, functionName: frame.functionName || "(anonymous)", location, bucket, self: 0, total: 0 };
+      row = { functionName: frame.functionName || "(anonymous)", location, bucket, self: 0, total: 0 };
       rows.set(key, row);
     }
     return row;
@@ -92,14 +137,14 @@ export function summarize(profilePath: string, options: { top?: number; window?:
   const times: number[] = [];
   let clock = profile.startTime;
   for (const delta of profile.timeDeltas) times.push((clock += delta));
-  let windowMicros = 0;
+  let sampled = 0;
   let idle = 0;
   let busy = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     const at = times[i]!;
     if (window && (at < window.startMicros || at > window.endMicros)) continue;
     const duration = (times[i + 1] ?? at) - at;
-    windowMicros += duration;
+    sampled += duration;
     const node = byId.get(profile.samples[i]!)!;
     if (node.callFrame.functionName === "(idle)") {
       idle += duration;
@@ -120,26 +165,26 @@ export function summarize(profilePath: string, options: { top?: number; window?:
   const perRequest = (micros: number) => (micros / requests).toFixed(1).padStart(8);
   const share = (micros: number) => `${((100 * micros) / busy).toFixed(1)}%`.padStart(6);
   const lines: string[] = [];
-  const name = path.basename(profilePath, ".cpuprofile");
   lines.push(
-    `== ${name}: ${requests} requests in the window; ${(windowMicros / 1e6).toFixed(2)} s sampled, busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s` +
-      ` → ${(busy / requests).toFixed(0)} µs busy (JS thread) per request`,
+    `== ${path.basename(profilePath, ".cpuprofile")}: ${requests} requests in the window; ${(sampled / 1e6).toFixed(2)} s sampled, ` +
+      `busy ${(busy / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s → ${(busy / requests).toFixed(0)} µs busy (main thread) per request`,
   );
   if (!window) lines.push("   (no .window.json next to the profile: the whole profile, start-up included)");
 
   const all = [...rows.values()];
-  lines.push("", `-- top ${top} by self time   µs/req   share  function  (file:line)`);
+  lines.push("", `-- top ${top} by self time    µs/req  share  function  (file:line)`);
   for (const row of all.sort((a, b) => b.self - a.self).slice(0, top)) {
     lines.push(`   ${perRequest(row.self)} ${share(row.self)}  ${row.functionName}  (${row.location || row.bucket})`);
   }
 
   const buckets = new Map<string, number>();
   for (const row of all) buckets.set(row.bucket, (buckets.get(row.bucket) ?? 0) + row.self);
-  lines.push("", `-- self time by package / file   µs/req   share`);
+  lines.push("", `-- self time by package / file  µs/req  share`);
   for (const [bucket, self] of [...buckets].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`   ${perRequest(self)} ${share(self)}  ${bucket}`);
 
-  const appRows = all.filter((row) => row.location.startsWith("app/") || row.location.startsWith("build/") || row.location.startsWith("server.ts"));
-  lines.push("", `-- app code by inclusive time   µs/req   share  function  (file:line)`);
+  // Express middleware call the next one, so their inclusive time is everything after them: app/ functions only.
+  const appRows = all.filter((row) => row.location.startsWith("app/") || row.location.startsWith("build/"));
+  lines.push("", `-- app/ by inclusive time       µs/req  share  function  (file:line)`);
   for (const row of appRows.sort((a, b) => b.total - a.total).slice(0, top)) {
     lines.push(`   ${perRequest(row.total)} ${share(row.total)}  ${row.functionName}  (${row.location})`);
   }

@@ -1,4 +1,6 @@
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { codeExchangeCase, createRecordCase, getSessionCase, parCase, refreshCase, userinfoCase, type BenchCase } from "./lib/cases.ts";
@@ -6,7 +8,7 @@ import { clockTicksPerSecond } from "./lib/cpu.ts";
 import { Driver } from "./lib/driver.ts";
 import { measureFloor } from "./lib/floor.ts";
 import { CONCURRENCY, runSequential, runThroughput, timedRequest, type Counters } from "./lib/measure.ts";
-import { startServer, type BenchServer } from "./lib/server.ts";
+import { ROOT, startServer, type BenchServer } from "./lib/server.ts";
 import { round } from "./lib/stats.ts";
 import { summarize, type ProfileWindow } from "./profile-summary.ts";
 
@@ -126,9 +128,21 @@ async function bench(): Promise<void> {
   console.log(`\nwrote ${path.relative(process.cwd(), RESULTS)} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
 }
 
+function sha256File(file: string): string {
+  return createHash("sha256").update(readFileSync(file)).digest("hex");
+}
+
 /** One server under --cpu-prof per case; the load window is recorded on the shared monotonic clock. */
 async function profile(dir: string, requests: number): Promise<void> {
   mkdirSync(dir, { recursive: true });
+  // The bundle again, with a source map, so that the summary can name app/ files; the map is copied because
+  // anything else that builds (npm test) replaces build/.
+  const bundle = path.join(ROOT, "build", "server", "index.js");
+  console.log("Building the server bundle with a source map (remix vite:build --sourcemapServer)…");
+  execFileSync(path.join(ROOT, "node_modules", ".bin", "remix"), ["vite:build", "--sourcemapServer"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+  const bundleMap = path.join(dir, "bundle.index.js.map");
+  copyFileSync(`${bundle}.map`, bundleMap);
+  const bundleHash = sha256File(bundle);
   const plans: { name: string; make: (driver: Driver) => Promise<BenchCase> }[] = [
     { name: "getSession", make: async (driver) => getSessionCase(driver, (await driver.obtainTokens()).access_token) },
     { name: "refresh", make: (driver) => refreshCase(driver) },
@@ -139,6 +153,7 @@ async function profile(dir: string, requests: number): Promise<void> {
     rmSync(caseDir, { recursive: true, force: true });
     const flags = ["--cpu-prof", `--cpu-prof-dir=${caseDir}`, "--cpu-prof-interval=200"];
     const window = await withServer({ nodeFlags: flags }, async (driver): Promise<ProfileWindow> => {
+      if (sha256File(bundle) !== bundleHash) console.warn("  warning: build/server/index.js changed while profiling started; app/ locations may be off");
       const benchCase = await plan.make(driver);
       const counters: Counters = { requests: 0, retries: 0 };
       for (const item of await benchCase.prepare(200)) await timedRequest(driver, benchCase, item, 0, counters);
@@ -150,7 +165,7 @@ async function profile(dir: string, requests: number): Promise<void> {
       }
       const endMicros = Number(process.hrtime.bigint() / 1000n);
       console.log(`  ${plan.name}: ${counters.requests} requests profiled in ${((endMicros - startMicros) / 1e6).toFixed(1)} s`);
-      return { startMicros, endMicros, requests: counters.requests };
+      return { startMicros, endMicros, requests: counters.requests, bundleMap };
     });
     // Profiles are written when the server exits (SIGTERM → process.exit), i.e. by now; the main thread's is CPU.<date>.<time>.<pid>.0.<seq>.
     const main = readdirSync(caseDir).find((file) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(file));

@@ -5,6 +5,7 @@
  * refused request changes no state.
  */
 import fc from "fast-check";
+import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDpopProof, type HttpResult, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 import { CookieJar, openConsentPage } from "../helpers/consent.ts";
@@ -43,7 +44,13 @@ const RUNS = { small: 40, medium: 60, large: 80 };
 if (process.env.FC_SEED) fc.configureGlobal({ seed: Number(process.env.FC_SEED) });
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // The per-address request limits are raised: every fuzzed request comes from 127.0.0.1, and a 429 would hide
+  // the code paths under test (the limits have their own tests).
+  server = await startTestServer({
+    ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "1000000",
+    ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",
+    ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "10000000",
+  });
   account = await createAlice(server);
   key = await generateDpopKey();
   const client = await newClient(server);
@@ -110,20 +117,53 @@ const dpopHeader = fc.constantFrom("none", "garbage", "valid", "valid", "stale-n
 
 // ---------------------------------------------------------------- requests
 
-async function send(url: string, init: { method: string; body?: string; headers?: Record<string, string> }): Promise<HttpResult<unknown>> {
-  const response = await fetch(url, { method: init.method, body: init.body, headers: init.headers, redirect: "manual" });
-  const text = await response.text();
-  let body: unknown = text;
-  if ((response.headers.get("content-type") ?? "").includes("json") && text) {
+type RawAnswer = { status: number; headers: Headers; text: string };
+
+/**
+ * One request on its own connection (a fresh undici Agent, closed after the
+ * answer): a connection left unusable by one fuzzed request must not fail
+ * the next one. That connection-level problem has its own pinned test
+ * below ("does not stall the keep-alive connection").
+ */
+async function isolated(url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<RawAnswer> {
+  const agent = new Agent({ connections: 1 });
+  try {
+    const response = await undiciFetch(url, { method: init.method ?? "GET", body: init.body, headers: init.headers, redirect: "manual", dispatcher: agent });
+    return { status: response.status, headers: response.headers as unknown as Headers, text: await response.text() };
+  } finally {
+    await agent.close();
+  }
+}
+
+function parsed(answer: RawAnswer): HttpResult<unknown> {
+  let body: unknown = answer.text;
+  if ((answer.headers.get("content-type") ?? "").includes("json") && answer.text) {
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(answer.text);
     } catch {
-      body = { unparsable: text.slice(0, 200) };
+      body = { unparsable: answer.text.slice(0, 200) };
     }
   }
-  const freshNonce = response.headers.get("DPoP-Nonce");
+  const freshNonce = answer.headers.get("DPoP-Nonce");
   if (freshNonce) nonce = freshNonce;
-  return { status: response.status, body, headers: response.headers };
+  return { status: answer.status, body, headers: answer.headers };
+}
+
+async function send(url: string, init: { method: string; body?: string; headers?: Record<string, string> }): Promise<HttpResult<unknown>> {
+  return parsed(await isolated(url, init));
+}
+
+/** An authenticated request with the session's DPoP key and access token (ath, nonce; one retry on use_dpop_nonce). */
+async function authed(method: string, url: string, init: { body?: string; headers?: Record<string, string> } = {}): Promise<HttpResult<unknown>> {
+  const accessToken = session.tokens.access_token;
+  for (let attempt = 0; ; attempt++) {
+    // RFC 9449 §4.2: htu carries no query (also keeps the proof header small).
+    const htu = url.split("?")[0]!;
+    const proof = await createDpopProof(session.client.key, { method, url: htu, nonce, accessToken });
+    const result = await send(url, { method, body: init.body, headers: { ...init.headers, Authorization: `DPoP ${accessToken}`, DPoP: proof } });
+    if (attempt === 0 && /error="use_dpop_nonce"/.test(result.headers.get("WWW-Authenticate") ?? "")) continue;
+    return result;
+  }
 }
 
 async function dpopFor(mode: string, url: string): Promise<string | undefined> {
@@ -309,8 +349,8 @@ describe("the authorization screen", () => {
       fc.asyncProperty(query, cookieHeader, async (q, cookie) => {
         const headers: Record<string, string> = {};
         if (cookie !== undefined) headers.cookie = cookie;
-        const response = await fetch(`${server.issuer}/oauth/authorize?${q}`, { headers, redirect: "manual" });
-        const html = await response.text();
+        const response = await isolated(`${server.issuer}/oauth/authorize?${q}`, { headers });
+        const html = response.text;
         const what = `HTTP ${response.status} for ?${q.slice(0, 200)} (cookie ${cookie}): ${html.slice(0, 200)}`;
         expect(response.status, what).toBeLessThan(500);
         expect(response.headers.get("content-type") ?? "", what).toContain("text/html");
@@ -346,8 +386,8 @@ describe("the authorization screen", () => {
         if (originMode !== undefined) headers.origin = originMode === "self" ? server.issuer : originMode;
         if (cookieValue !== undefined) headers.cookie = cookieValue;
         const body = new URLSearchParams(Object.entries(fields).map(([k, v]) => [k, String(v)])).toString();
-        const response = await fetch(`${server.issuer}/oauth/authorize`, { method: "POST", headers, body, redirect: "manual" });
-        const html = await response.text();
+        const response = await isolated(`${server.issuer}/oauth/authorize`, { method: "POST", headers, body });
+        const html = response.text;
         const what = `HTTP ${response.status} for ${body.slice(0, 200)} (origin ${originMode}, cookie ${cookieValue}): ${html.slice(0, 200)}`;
         // 413 when a fuzzed value passes the 1 MiB body cap.
         expect([400, 403, 413], what).toContain(response.status);
@@ -366,8 +406,8 @@ describe("the authorization screen", () => {
       fc.asyncProperty(formBody, async (raw) => {
         const headers: Record<string, string> = {};
         if (raw.contentType !== undefined) headers["Content-Type"] = raw.contentType;
-        const response = await fetch(`${server.issuer}/oauth/authorize`, { method: "POST", headers, body: raw.body, redirect: "manual" });
-        const html = await response.text();
+        const response = await isolated(`${server.issuer}/oauth/authorize`, { method: "POST", headers, body: raw.body });
+        const html = response.text;
         const what = `HTTP ${response.status} for ${raw.kind} body (${raw.contentType}) ${String(raw.body).slice(0, 120)}: ${html.slice(0, 200)}`;
         expect(response.status, what).toBeLessThan(500);
         expect([400, 403, 413, 415], what).toContain(response.status);
@@ -388,8 +428,8 @@ describe("the authorization screen", () => {
   ] as Array<[string, { body: string; headers?: Record<string, string> }]>) {
     it(`POST /oauth/authorize with ${label}: 400 or 403 (a refusal), not 500`, async () => {
       const before = counts();
-      const response = await fetch(`${server.issuer}/oauth/authorize`, { method: "POST", ...init, redirect: "manual" });
-      const html = await response.text();
+      const response = await isolated(`${server.issuer}/oauth/authorize`, { method: "POST", ...init });
+      const html = response.text;
       const what = `HTTP ${response.status}: ${html.slice(0, 300)}`;
       expect([400, 403], what).toContain(response.status);
       expect(isReadablePage(html), what).toBe(true);
@@ -398,8 +438,8 @@ describe("the authorization screen", () => {
   }
 
   it("GET /oauth/authorize of a live request with a malformed percent-escape in the session cookie: a readable page, not 500", async () => {
-    const response = await fetch(liveRequest.authorizeUrl, { headers: { cookie: "atrium_session=%E0%A4%A" }, redirect: "manual" });
-    const html = await response.text();
+    const response = await isolated(liveRequest.authorizeUrl, { headers: { cookie: "atrium_session=%E0%A4%A" } });
+    const html = response.text;
     const what = `HTTP ${response.status}: ${html.slice(0, 300)}`;
     expect(response.status, what).toBeLessThan(500);
     expect(isReadablePage(html), what).toBe(true);
@@ -418,13 +458,15 @@ const KNOWN_NSIDS = [
 const nsid = fc.oneof(
   { weight: 3, arbitrary: fc.stringMatching(/^[a-zA-Z][a-zA-Z0-9-]{0,12}(\.[a-zA-Z][a-zA-Z0-9-]{0,12}){1,4}$/) },
   { weight: 3, arbitrary: fc.constantFrom(...KNOWN_NSIDS) },
-  { weight: 2, arbitrary: fc.string({ maxLength: 60 }) },
-  { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 30 }) },
-  { weight: 1, arbitrary: fc.integer({ min: 300, max: 20_000 }).map((length) => "a.".repeat(length / 2) + "b") },
+  // At least one character: "/xrpc/" itself names no method and is not an XRPC route.
+  { weight: 2, arbitrary: fc.string({ minLength: 1, maxLength: 60 }) },
+  { weight: 1, arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }) },
+  // Far past the 317-character NSID limit, but inside Node's 16 KiB request-line limit (beyond it Node answers 431 itself).
+  { weight: 1, arbitrary: fc.integer({ min: 300, max: 4_000 }).map((length) => "a.".repeat(length / 2) + "b") },
 );
 const paramDict = fc.dictionary(
   fc.oneof(fc.constantFrom("repo", "collection", "rkey", "cid", "handle", "did", "limit", "cursor", "reverse", "uri"), fc.string({ maxLength: 12 })),
-  text.map((value) => value.slice(0, 3000)),
+  text.map((value) => value.slice(0, 1000)),
   { maxKeys: 5 },
 );
 const authHeader = fc.constantFrom<string | undefined>(undefined, "DPoP x", "Bearer x", "DPoP", "Basic Zm9vOmJhcg==", "dpop at_AAAA");
@@ -465,7 +507,7 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
       fc.asyncProperty(nsid, paramDict, proxyHeader, async (name, params, proxy) => {
         const headers: Record<string, string> = {};
         if (proxy !== undefined) headers["atproto-proxy"] = proxy;
-        const result = await session.client.requestWithToken<unknown>("GET", xrpcUrl(name, params), session.tokens.access_token, { headers });
+        const result = await authed("GET", xrpcUrl(name, params), { headers });
         expectNoXrpcServerError(result);
         if (result.status >= 400) expectXrpcShape(result);
       }),
@@ -509,12 +551,7 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
       fc.asyncProperty(body, type, async (json, contentType) => {
         const headers: Record<string, string> = {};
         if (contentType) headers["Content-Type"] = contentType;
-        const result = await session.client.requestWithToken<{ uri?: string; cid?: string }>(
-          "POST",
-          `${server.issuer}/xrpc/com.atproto.repo.createRecord`,
-          session.tokens.access_token,
-          { body: json, headers },
-        );
+        const result = (await authed("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, { body: json, headers })) as HttpResult<{ uri?: string }>;
         const what = `${describeResult(result)} for ${contentType} ${json.slice(0, 200)}`;
         if (result.status === 200) {
           created++;
@@ -534,10 +571,7 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
     const before = counts();
     const depth = 200_000;
     const json = `{"repo":${JSON.stringify(account.did)},"collection":"app.bsky.feed.post","record":{"text":"deep","nested":${"[".repeat(depth)}${"]".repeat(depth)}}}`;
-    const result = await session.client.requestWithToken<unknown>("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, session.tokens.access_token, {
-      body: json,
-      headers: { "Content-Type": "application/json" },
-    });
+    const result = await authed("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, { body: json, headers: { "Content-Type": "application/json" } });
     expect(result.status, describeResult(result)).toBeGreaterThanOrEqual(400);
     expect(result.status, describeResult(result)).toBeLessThan(500);
     expectXrpcShape(result);
@@ -547,14 +581,46 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
   it("createRecord with a body over 1 MiB: 413 PayloadTooLarge", async () => {
     const before = counts();
     const json = JSON.stringify({ repo: account.did, collection: "app.bsky.feed.post", record: { text: "x".repeat(1_100_000) } });
-    const result = await session.client.requestWithToken<unknown>("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, session.tokens.access_token, {
-      body: json,
-      headers: { "Content-Type": "application/json" },
-    });
+    const result = await authed("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, { body: json, headers: { "Content-Type": "application/json" } });
     expect(result.status, describeResult(result)).toBe(413);
     expectXrpcShape(result);
     expectNoStateChange(before);
   });
+});
+
+describe("connection hygiene after a refusal", () => {
+  const cases: Array<[string, string, Record<string, string>, number]> = [
+    ["/oauth/revoke", "a JSON body (wrong Content-Type)", { "Content-Type": "application/json" }, 800_000],
+    ["/oauth/par", "a text/plain body (wrong Content-Type)", { "Content-Type": "text/plain" }, 300_000],
+    ["/xrpc/com.atproto.repo.createRecord", "a JSON body without credentials (401 before the body is read)", { "Content-Type": "application/json" }, 300_000],
+  ];
+  for (const [path, label, headers, size] of cases) {
+    it(`POST ${path} with ${label} of ${size} bytes is refused and does not stall the keep-alive connection for the next request`, async () => {
+      const agent = new Agent({ connections: 1 });
+      try {
+        const first = await undiciFetch(`${server.issuer}${path}`, { method: "POST", headers, body: "x".repeat(size), dispatcher: agent });
+        await first.text();
+        expect(first.status).toBeGreaterThanOrEqual(400);
+        expect(first.status).toBeLessThan(500);
+        // The same (only) connection, reused for a small request, must answer promptly.
+        const started = performance.now();
+        const outcome = await undiciFetch(`${server.issuer}/oauth/revoke`, {
+          method: "POST",
+          headers: { "Content-Type": FORM_TYPE },
+          body: "token=unknown",
+          dispatcher: agent,
+          signal: AbortSignal.timeout(8_000),
+        }).then(
+          async (response) => ({ status: response.status, text: await response.text() }),
+          (error: unknown) => ({ error: String((error as { cause?: { code?: string } }).cause?.code ?? error) }),
+        );
+        const ms = Math.round(performance.now() - started);
+        expect({ outcome, fast: ms < 2_000 }, `next request after ${ms} ms`).toEqual({ outcome: { status: 200, text: "" }, fast: true });
+      } finally {
+        await agent.destroy();
+      }
+    });
+  }
 });
 
 describe("after all of the above", () => {

@@ -3,7 +3,7 @@ import { randomToken, sha256Base64url } from "../util/crypto.ts";
 import { MINUTE } from "../util/time.ts";
 import type { AccountSummary } from "./account-manager.ts";
 
-export type BrowserSession = { account: AccountSummary; idHash: string };
+export type BrowserSession = { account: AccountSummary; idHash: string; createdAt: Date };
 
 /**
  * Server-side browser sessions (DESIGN 4.5): the cookie holds a random id,
@@ -47,7 +47,7 @@ export class SessionManager {
       await this.prisma.browserSession.update({ where: { idHash }, data: { lastSeenAt: new Date(now) } });
     }
     const { did, handle, email, createdAt } = row.account;
-    return { idHash, account: { did, handle, email, createdAt } };
+    return { idHash, createdAt: row.createdAt, account: { did, handle, email, createdAt } };
   }
 
   async list(accountDid: string): Promise<{ idHash: string; userAgent: string | null; ipAddress: string | null; createdAt: Date; lastSeenAt: Date }[]> {

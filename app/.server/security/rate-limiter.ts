@@ -10,6 +10,7 @@ export type RateLimitResult = { allowed: boolean; count: number; retryAfterSecon
  */
 export class RateLimiter {
   private readonly hitStatement;
+  private readonly slidingStatement;
   private readonly readStatement;
   private readonly resetStatement;
   private readonly cleanupStatement;
@@ -21,6 +22,12 @@ export class RateLimiter {
          count = CASE WHEN windowEndsAt <= @now THEN 1 ELSE count + 1 END,
          windowEndsAt = CASE WHEN windowEndsAt <= @now THEN @windowEnd ELSE windowEndsAt END
        RETURNING count, windowEndsAt`,
+    );
+    this.slidingStatement = db.prepare(
+      `INSERT INTO "RateLimit" (key, count, windowEndsAt) VALUES (@key, 1, @windowEnd)
+       ON CONFLICT(key) DO UPDATE SET
+         count = CASE WHEN windowEndsAt <= @now THEN 1 ELSE count + 1 END,
+         windowEndsAt = @windowEnd`,
     );
     this.readStatement = db.prepare(`SELECT count, windowEndsAt FROM "RateLimit" WHERE key = ? AND windowEndsAt > ?`);
     this.resetStatement = db.prepare(`DELETE FROM "RateLimit" WHERE key = ?`);
@@ -35,6 +42,17 @@ export class RateLimiter {
     this.cleanupStatement.run(now);
     const row = this.hitStatement.get({ key, now, windowEnd: now + windowMs }) as { count: number; windowEndsAt: number };
     return { allowed: row.count <= limit, count: row.count, retryAfterSeconds: Math.max(1, Math.ceil((row.windowEndsAt - now) / 1000)) };
+  }
+
+  /**
+   * Counts one event and keeps the count alive for `memoryMs` after this
+   * event (not after the first): the window slides with every event, and
+   * windowEndsAt − memoryMs is the time of the latest one.
+   */
+  record(key: string, memoryMs: number): void {
+    const now = this.now();
+    this.cleanupStatement.run(now);
+    this.slidingStatement.run({ key, now, windowEnd: now + memoryMs });
   }
 
   /** The live count for `key` and when its window ends (0 and now when none). */

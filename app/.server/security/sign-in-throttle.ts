@@ -49,7 +49,7 @@ export class SignInThrottle {
   }
 
   recordFailure(identifier: string, address: string | undefined): void {
-    for (const key of this.keys(identifier, address)) this.limiter.hit(key, Number.MAX_SAFE_INTEGER, this.options.memoryMs);
+    for (const key of this.keys(identifier, address)) this.limiter.record(key, this.options.memoryMs);
   }
 
   /** A success clears the account's failures (not the address's: one person may try many accounts). */

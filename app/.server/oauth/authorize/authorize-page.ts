@@ -16,9 +16,22 @@ export type PageOutcome =
   | { kind: "redirect"; location: string; headers: Headers }
   | { kind: "form-error"; formError: string; identifier?: string; status: number; headers: Headers };
 
-export async function signedInAccount(services: Services, request: Request): Promise<AccountSummary | undefined> {
+/** The browser's signed-in account; with `signedInSince`, only a session started at or after that time counts. */
+export async function signedInAccount(services: Services, request: Request, signedInSince?: number): Promise<AccountSummary | undefined> {
   const session = await services.sessions.resolve(readCookie(request, cookieNames(services.config).session));
+  if (session && signedInSince !== undefined && session.createdAt.getTime() < signedInSince) return undefined;
   return session?.account;
+}
+
+/**
+ * The account this request may use. OIDC Core §3.1.2.1: prompt=login
+ * "SHOULD prompt the End-User for reauthentication": a session from before
+ * the request does not count, one started on this screen (password or
+ * passkey) does.
+ */
+function accountFor(services: Services, request: Request, pending: PendingAuthorization): Promise<AccountSummary | undefined> {
+  const { parameters, createdAt } = pending.request;
+  return signedInAccount(services, request, parameters.prompt === "login" ? createdAt : undefined);
 }
 
 /** BRIEF §4 rule 6: only request_uris issued by /oauth/par are accepted here. */
@@ -38,7 +51,7 @@ export async function showConsentPage(services: Services, request: Request): Pro
   if (!url.searchParams.get("request_uri")) refuseConventionalRequest(url);
   const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));
   const { parameters } = pending.request;
-  const account = parameters.prompt === "login" ? undefined : await signedInAccount(services, request);
+  const account = await accountFor(services, request, pending);
   const remembered = account ? await services.connectedApps.covers(account.did, pending.client.clientId, parameters.scope) : false;
 
   // OIDC Core §3.1.2.1: prompt=none never shows a screen. Remembered consent
@@ -82,7 +95,7 @@ export async function answerConsentForm(services: Services, request: Request, pe
   const headers = new Headers();
   const identifier = form("identifier");
   const password = form("password");
-  let account = pending.request.parameters.prompt === "login" ? undefined : await signedInAccount(services, request);
+  let account = await accountFor(services, request, pending);
   if (password) {
     try {
       account = await services.signIn.withPassword(identifier, password, clientAddress(request));

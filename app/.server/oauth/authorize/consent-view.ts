@@ -1,6 +1,6 @@
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { AccountSummary } from "../../accounts/account-manager.ts";
-import { describeScope, type PermissionDescription } from "../scopes/scope-description.ts";
+import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../scopes/scope-description.ts";
 import type { PendingAuthorization } from "./authorize-manager.ts";
 
 /** What the consent screen shows: plain data, safe to send to the browser. */
@@ -13,17 +13,21 @@ export type ConsentView = {
     host: string;
     redirectUri: string;
     isLoopback: boolean;
+    /** Self-declared by the client's metadata, like its name. */
+    logoUri?: string;
     clientUri?: string;
     tosUri?: string;
     policyUri?: string;
   };
   /** Permissions requested directly, in plain words. */
   permissions: PermissionDescription[];
+  /** The same permissions grouped by family (repository table, uploads, calls, account, identity). */
+  groups: PermissionGroups;
   /** Permission sets (include:), by their title and detail, with what they expand to. */
-  permissionSets: { nsid: string; title: string; detail?: string; permissions: PermissionDescription[] }[];
+  permissionSets: { nsid: string; title: string; detail?: string; permissions: PermissionDescription[]; groups: PermissionGroups }[];
   scope: string;
   account?: { handle: string; did: string };
-  /** Password needed on Allow: nobody is signed in, or the app asked for prompt=login. */
+  /** Sign-in needed on Allow: nobody is signed in, or the app asked for prompt=login and the session is older than the request. */
   requireLogin: boolean;
   loginHint?: string;
   csrfToken: string;
@@ -44,7 +48,8 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
   const { account, csrfToken } = context;
   const { client, request } = pending;
   const { parameters } = request;
-  const requireLogin = !account || parameters.prompt === "login";
+  // The caller passes no account when prompt=login and the session predates the request.
+  const requireLogin = !account;
   const fromSets = new Set((parameters.permission_sets ?? []).flatMap((set) => set.scopes));
   return {
     kind: "consent",
@@ -55,16 +60,19 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
       host: client.isLoopback ? "this device" : new URL(client.clientId).host,
       redirectUri: parameters.redirect_uri,
       isLoopback: client.isLoopback,
+      logoUri: client.logoUri,
       clientUri: client.clientUri,
       tosUri: client.tosUri,
       policyUri: client.policyUri,
     },
     permissions: describeScope(directScope(parameters.scope, fromSets)),
+    groups: groupPermissions(directScope(parameters.scope, fromSets)),
     permissionSets: (parameters.permission_sets ?? []).map((set) => ({
       nsid: set.nsid,
       title: set.title ?? set.nsid,
       detail: set.detail,
       permissions: describeScope(set.scopes.join(" ")),
+      groups: groupPermissions(set.scopes.join(" ")),
     })),
     scope: parameters.scope,
     account: account ? { handle: account.handle, did: account.did } : undefined,

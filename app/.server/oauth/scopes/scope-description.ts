@@ -11,6 +11,9 @@ function list(values: readonly string[]): string {
 
 const REPO_VERBS: Record<string, string> = { create: "create", update: "change", delete: "delete" };
 
+const IDENTITY_TAKEOVER =
+  "Change your handle, your signing keys and which server hosts your account. An app with this permission can take over your account: only allow apps you fully trust.";
+
 export function describeScopeValue(scope: string): PermissionDescription {
   switch (scope) {
     case "atproto":
@@ -36,27 +39,190 @@ export function describeScopeValue(scope: string): PermissionDescription {
   const rpc = RpcPermission.fromString(scope);
   if (rpc) {
     const methods = rpc.lxm.includes("*") ? "any method" : list(rpc.lxm);
-    const service = rpc.aud === "*" ? "any service" : rpc.aud;
-    return { scope, title: `Call ${methods} on ${service} as you` };
+    return { scope, title: `Call ${methods} on ${serviceLabel(rpc.aud)} as you` };
   }
   const blob = BlobPermission.fromString(scope);
-  if (blob) return { scope, title: `Upload files (${list(blob.accept)})` };
+  if (blob) return { scope, title: `Upload files (${list(blob.accept.map(mediaTypeLabel))})` };
   const account = AccountPermission.fromString(scope);
-  if (account) {
-    const manage = account.action.includes("manage");
-    return { scope, title: `${manage ? "Manage" : "See"} your account ${account.attr}`, warning: manage };
-  }
+  if (account) return describeAccount(scope, account);
   const identity = IdentityPermission.fromString(scope);
   if (identity) {
     return identity.attr === "handle"
-      ? { scope, title: "Change your handle", warning: true }
-      : { scope, title: "Control your identity", detail: "This can take over your account: only allow apps you fully trust.", warning: true };
+      ? { scope, title: "Change your handle", detail: "People will find you under the new name; links to your old handle stop working.", warning: true }
+      : { scope, title: "Control your identity", detail: IDENTITY_TAKEOVER, warning: true };
   }
   return { scope, title: scope };
 }
 
 export function describeScope(scope: string): PermissionDescription[] {
   return scope.split(" ").filter(Boolean).map(describeScopeValue);
+}
+
+function describeAccount(scope: string, permission: AccountPermission): PermissionDescription {
+  const manage = permission.action.includes("manage");
+  switch (permission.attr) {
+    case "email":
+      return manage
+        ? { scope, title: "See and change your email address", detail: "Whoever controls your email can reset your password.", warning: true }
+        : { scope, title: "See your email address", detail: "Including whether it is confirmed." };
+    case "repo":
+      return manage
+        ? { scope, title: "Import or replace your whole repository", detail: "Everything you have posted could be overwritten.", warning: true }
+        : { scope, title: "See the state of your repository" };
+    case "status":
+      return manage
+        ? { scope, title: "Deactivate or reactivate your account", detail: "While deactivated, your posts and profile are hidden.", warning: true }
+        : { scope, title: "See whether your account is active" };
+  }
+  return { scope, title: `${manage ? "Manage" : "See"} your account ${permission.attr as string}`, warning: manage };
+}
+
+/* ------------------------------------------------------------------ */
+/* Grouping by family, for the consent screen and the connected apps. */
+
+/** One collection of the repository table: which of create/update/delete the app may do. */
+export type RepositoryRow = { collection: string; label?: string; create: boolean; update: boolean; delete: boolean };
+
+/** The media types an app may upload. */
+export type UploadRow = { accept: string; label: string };
+
+/** Methods an app may call on one service, as the person. */
+export type CallGroup = { service: string; serviceLabel: string; methods: string[]; anyMethod: boolean };
+
+/** A scope's permissions grouped by family, in plain words. */
+export type PermissionGroups = {
+  /** atproto and the broad transition: scopes. */
+  general: PermissionDescription[];
+  /** Repository writes: one row per collection ("*" first, as "Any kind of record"). */
+  repository: RepositoryRow[];
+  uploads: UploadRow[];
+  calls: CallGroup[];
+  /** account: permissions (and transition:email), with warnings on the powerful ones. */
+  account: PermissionDescription[];
+  /** identity: permissions; identity:* says it can take over the account. */
+  identity: PermissionDescription[];
+  /** Values this screen does not know, shown as they are. */
+  other: PermissionDescription[];
+  /** True when any permission is dangerous enough for a warning. */
+  hasWarnings: boolean;
+};
+
+/** Friendly names for the collections people meet most often. */
+const COLLECTION_LABELS: Record<string, string> = {
+  "app.bsky.feed.post": "Posts",
+  "app.bsky.feed.like": "Likes",
+  "app.bsky.feed.repost": "Reposts",
+  "app.bsky.feed.threadgate": "Who can reply to your posts",
+  "app.bsky.feed.postgate": "Who can quote your posts",
+  "app.bsky.feed.generator": "Custom feeds",
+  "app.bsky.graph.follow": "Follows",
+  "app.bsky.graph.block": "Blocks",
+  "app.bsky.graph.list": "Lists",
+  "app.bsky.graph.listitem": "People on your lists",
+  "app.bsky.graph.listblock": "Blocked lists",
+  "app.bsky.graph.starterpack": "Starter packs",
+  "app.bsky.actor.profile": "Your profile",
+  "chat.bsky.actor.declaration": "Who can message you",
+};
+
+const MEDIA_LABELS: Record<string, string> = {
+  "*/*": "Any kind of file",
+  "image/*": "Images of any format",
+  "video/*": "Videos of any format",
+  "audio/*": "Audio of any format",
+  "text/*": "Text files of any format",
+  "application/*": "Documents and other application files",
+};
+
+function mediaTypeLabel(accept: string): string {
+  return MEDIA_LABELS[accept] ?? accept;
+}
+
+/** did:web:api.bsky.app#bsky_appview → "api.bsky.app (bsky_appview)". */
+function serviceLabel(aud: string): string {
+  if (aud === "*") return "any service";
+  const [did = aud, fragment] = aud.split("#");
+  const host = did.startsWith("did:web:") ? decodeURIComponent(did.slice("did:web:".length)) : did;
+  return fragment ? `${host} (${fragment})` : host;
+}
+
+/**
+ * Groups a scope's values by family (repository writes, uploads, calls,
+ * account, identity), merging values of the same family so a person sees
+ * one table of collections × actions instead of a list of scope strings.
+ */
+export function groupPermissions(scope: string): PermissionGroups {
+  const groups: PermissionGroups = { general: [], repository: [], uploads: [], calls: [], account: [], identity: [], other: [], hasWarnings: false };
+  const repository = new Map<string, RepositoryRow>();
+  const uploads = new Set<string>();
+  const calls = new Map<string, Set<string>>();
+  const values = [...new Set(scope.split(" ").filter(Boolean))];
+
+  for (const value of values) {
+    if (value === "atproto" || value === "transition:generic" || value === "transition:chat.bsky") {
+      groups.general.push(describeScopeValue(value));
+      continue;
+    }
+    if (value === "transition:email") {
+      groups.account.push(describeScopeValue(value));
+      continue;
+    }
+    const repo = RepoPermission.fromString(value);
+    if (repo) {
+      for (const collection of repo.collection) {
+        const row = repository.get(collection) ?? { collection, label: collection === "*" ? "Any kind of record" : COLLECTION_LABELS[collection], create: false, update: false, delete: false };
+        for (const action of repo.action) row[action] = true;
+        repository.set(collection, row);
+      }
+      continue;
+    }
+    const blob = BlobPermission.fromString(value);
+    if (blob) {
+      for (const accept of blob.accept) uploads.add(accept);
+      continue;
+    }
+    const rpc = RpcPermission.fromString(value);
+    if (rpc) {
+      const methods = calls.get(rpc.aud) ?? new Set<string>();
+      for (const lxm of rpc.lxm) methods.add(lxm);
+      calls.set(rpc.aud, methods);
+      continue;
+    }
+    const account = AccountPermission.fromString(value);
+    if (account) {
+      groups.account.push(describeAccount(value, account));
+      continue;
+    }
+    const identity = IdentityPermission.fromString(value);
+    if (identity) {
+      groups.identity.push(describeScopeValue(value));
+      continue;
+    }
+    groups.other.push(describeScopeValue(value));
+  }
+
+  // "Any kind of record" first, then the collections in the order asked.
+  groups.repository = [...repository.values()].sort((a, b) => Number(b.collection === "*") - Number(a.collection === "*"));
+  groups.uploads = uploads.has("*/*") ? [{ accept: "*/*", label: mediaTypeLabel("*/*") }] : [...uploads].map((accept) => ({ accept, label: mediaTypeLabel(accept) }));
+  groups.calls = [...calls].map(([service, methods]) => ({
+    service,
+    serviceLabel: serviceLabel(service),
+    methods: methods.has("*") ? [] : [...methods],
+    anyMethod: methods.has("*"),
+  }));
+  // identity:* covers identity:handle: show only the stronger one.
+  const isFullIdentity = (permission: PermissionDescription) => IdentityPermission.fromString(permission.scope)?.attr === "*";
+  if (groups.identity.some(isFullIdentity)) groups.identity = groups.identity.filter(isFullIdentity);
+  const warned = [...groups.general, ...groups.account, ...groups.identity].some((permission) => permission.warning);
+  groups.hasWarnings = warned || groups.repository.some((row) => row.collection === "*") || groups.calls.some((call) => call.anyMethod && call.service === "*");
+  return groups;
+}
+
+/** True when the groups hold nothing at all (an empty scope). */
+export function isEmptyGroups(groups: PermissionGroups): boolean {
+  return (
+    groups.general.length + groups.repository.length + groups.uploads.length + groups.calls.length + groups.account.length + groups.identity.length + groups.other.length === 0
+  );
 }
 
 function capitalize(text: string): string {

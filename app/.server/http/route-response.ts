@@ -1,0 +1,39 @@
+import { data } from "@remix-run/node";
+import type { PageOutcome } from "../account/outcome.ts";
+
+/**
+ * The one adapter the page routes share: a framework-free page outcome
+ * becomes Remix data (views and error pages, with their status and headers)
+ * or a thrown 303 redirect (RFC 9110 §15.4.4: after a form post, the browser
+ * follows with a GET).
+ */
+export function toRouteResponse<V>(outcome: PageOutcome<V>) {
+  if (outcome.kind === "redirect") {
+    outcome.headers.set("Location", outcome.location);
+    throw new Response(null, { status: 303, headers: outcome.headers });
+  }
+  outcome.headers.set("Cache-Control", "no-store");
+  if (outcome.kind === "error") return data(outcome.error, { status: outcome.error.status, headers: outcome.headers });
+  return data(outcome.view, { status: outcome.status ?? 200, headers: outcome.headers });
+}
+
+/** Reads a posted form as strings (files and missing fields become ""). */
+export async function readForm(request: Request): Promise<(name: string) => string> {
+  const form = await request.formData();
+  return (name: string) => {
+    const value = form.get(name);
+    return typeof value === "string" ? value : "";
+  };
+}
+
+/**
+ * Route `headers` export for the screens: the loader's and the action's
+ * headers (Set-Cookie, Retry-After) reach the document, which is never cached.
+ */
+export function screenHeaders({ actionHeaders, loaderHeaders, errorHeaders }: { actionHeaders: Headers; loaderHeaders: Headers; errorHeaders?: Headers }): Headers {
+  const merged = new Headers(loaderHeaders);
+  actionHeaders.forEach((value, key) => merged.append(key, value));
+  errorHeaders?.forEach((value, key) => merged.append(key, value));
+  merged.set("Cache-Control", "no-store");
+  return merged;
+}

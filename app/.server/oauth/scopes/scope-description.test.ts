@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { describeScopeValue, groupPermissions, isEmptyGroups } from "./scope-description.ts";
+
+describe("groupPermissions", () => {
+  it("merges repository permissions into one row per collection", () => {
+    const groups = groupPermissions("atproto repo:app.bsky.feed.post?action=create repo:app.bsky.feed.post?action=delete repo:com.example.thing");
+    expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are"]);
+    expect(groups.repository).toEqual([
+      { collection: "app.bsky.feed.post", label: "Posts", create: true, update: false, delete: true },
+      { collection: "com.example.thing", label: undefined, create: true, update: true, delete: true },
+    ]);
+  });
+
+  it("puts any collection first and warns about it", () => {
+    const groups = groupPermissions("atproto repo:app.bsky.feed.like repo:*?action=create");
+    expect(groups.repository[0]).toMatchObject({ collection: "*", label: "Any kind of record", create: true, update: false });
+    expect(groups.hasWarnings).toBe(true);
+  });
+
+  it("lists uploads by media type; */* covers the rest", () => {
+    expect(groupPermissions("blob:image/* blob:video/mp4").uploads).toEqual([
+      { accept: "image/*", label: "Images of any format" },
+      { accept: "video/mp4", label: "video/mp4" },
+    ]);
+    expect(groupPermissions("blob:image/* blob:*/*").uploads).toEqual([{ accept: "*/*", label: "Any kind of file" }]);
+  });
+
+  it("groups calls by service", () => {
+    const groups = groupPermissions(
+      "rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview rpc:app.bsky.actor.getProfile?aud=did:web:api.bsky.app%23bsky_appview rpc:*?aud=did:web:chat.example%23chat",
+    );
+    expect(groups.calls).toEqual([
+      { service: "did:web:api.bsky.app#bsky_appview", serviceLabel: "api.bsky.app (bsky_appview)", methods: ["app.bsky.feed.getTimeline", "app.bsky.actor.getProfile"], anyMethod: false },
+      { service: "did:web:chat.example#chat", serviceLabel: "chat.example (chat)", methods: [], anyMethod: true },
+    ]);
+  });
+
+  it("warns about account management and identity takeover", () => {
+    const groups = groupPermissions("account:email account:status?action=manage identity:handle identity:*");
+    expect(groups.account.map((permission) => [permission.title, Boolean(permission.warning)])).toEqual([
+      ["See your email address", false],
+      ["Deactivate or reactivate your account", true],
+    ]);
+    // identity:* includes identity:handle: only the stronger one is shown.
+    expect(groups.identity).toHaveLength(1);
+    expect(groups.identity[0]?.detail).toMatch(/take over your account/);
+    expect(groups.hasWarnings).toBe(true);
+  });
+
+  it("keeps transition scopes in plain words and unknown values as they are", () => {
+    const groups = groupPermissions("atproto transition:generic transition:email something-else");
+    expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are", "Act on your account like the official app"]);
+    expect(groups.account.map((permission) => permission.title)).toEqual(["See your email address"]);
+    expect(groups.other.map((permission) => permission.title)).toEqual(["something-else"]);
+    expect(isEmptyGroups(groupPermissions(""))).toBe(true);
+  });
+
+  it("describes a did:web audience by its host", () => {
+    expect(describeScopeValue("rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview").title).toBe(
+      "Call app.bsky.feed.getTimeline on api.bsky.app (bsky_appview) as you",
+    );
+  });
+});
