@@ -87,13 +87,43 @@ function bodyLimit(config: Config) {
       res.status(413).json(body);
       return;
     }
+    // A body without Content-Length is measured by the route that reads it (and answered 413 there);
+    // only one far beyond the limit is cut off here, so the connection cannot be used to stream forever.
     let seen = 0;
     req.on("data", (chunk: Buffer) => {
       seen += chunk.length;
-      if (seen > limit) req.destroy(new Error("request body too large"));
+      if (seen > 2 * limit) req.destroy(new Error("request body too large"));
     });
     next();
   };
+}
+
+/**
+ * A response sent before its request body was read (a refusal) would leave
+ * the rest of the body in the connection and stall the next request on it:
+ * such responses close the connection, and the unread rest is drained.
+ */
+function closeOnUnreadBody(req: Request, res: Response, next: NextFunction) {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
+  res.writeHead = ((...args: unknown[]) => {
+    if (!req.complete) res.setHeader("Connection", "close");
+    return writeHead(...args);
+  }) as typeof res.writeHead;
+  res.on("finish", () => {
+    if (!req.complete) req.resume();
+  });
+  next();
+}
+
+/** Errors Express raises itself (e.g. an undecodable path), in the shape of the endpoint that was addressed. */
+function expressErrors(error: Error & { status?: number; statusCode?: number }, req: Request, res: Response, next: NextFunction) {
+  if (res.headersSent) return next(error);
+  const status = error.status ?? error.statusCode ?? 500;
+  const message = status < 500 ? "The request could not be understood" : "The server could not handle this request";
+  if (status >= 500) console.error("Unhandled server error:", error);
+  if (req.path.startsWith("/xrpc/")) res.status(status).json({ error: status < 500 ? "InvalidRequest" : "InternalServerError", message });
+  else if (isCorsPath(req.path) || req.path.startsWith("/oauth/")) res.status(status).json({ error: status < 500 ? "invalid_request" : "server_error", error_description: message });
+  else res.status(status).type("html").send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Error ${status}</title></head><body><main><h1>${message}</h1><p><a href="/">Go to the start page</a></p></main></body></html>`);
 }
 
 /**
@@ -202,6 +232,7 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy);
+  app.use(closeOnUnreadBody);
   app.use(clientAddressHeader);
   app.use(canonicalHost(config));
   if (config.logRequests) app.use(requestLog);
@@ -225,6 +256,7 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
       getLoadContext: (_req, res) => ({ cspNonce: res.locals.cspNonce as string }),
     }),
   );
+  app.use(expressErrors);
 
   return new Promise((resolve) => {
     const server = app.listen(config.port, config.host, () => resolve(server));

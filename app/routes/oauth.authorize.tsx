@@ -53,7 +53,13 @@ export async function loader({ request }: LoaderFunctionArgs) {
 
 export async function action({ request }: ActionFunctionArgs) {
   const services = getServices();
-  const form = await request.formData();
+  let form: FormData;
+  try {
+    form = await request.formData();
+  } catch {
+    // Not a form post (JSON, text, a broken multipart body): nothing the screen ever sends.
+    return errorPage(400, "This form could not be accepted", "The request was not a form submission from this page. Go back to the app and start again.");
+  }
   const field = (name: string) => {
     const value = form.get(name);
     return typeof value === "string" ? value : "";

@@ -23,7 +23,13 @@ export function readCookie(request: Request, name: string): string | undefined {
   for (const part of header.split(";")) {
     const index = part.indexOf("=");
     if (index < 0) continue;
-    if (part.slice(0, index).trim() === name) return decodeURIComponent(part.slice(index + 1).trim());
+    if (part.slice(0, index).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(index + 1).trim());
+    } catch {
+      // A malformed escape is a cookie we never set: treat it as absent.
+      return undefined;
+    }
   }
   return undefined;
 }

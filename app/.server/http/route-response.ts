@@ -19,7 +19,8 @@ export function toRouteResponse<V>(outcome: PageOutcome<V>) {
 
 /** Reads a posted form as strings (files and missing fields become ""). */
 export async function readForm(request: Request): Promise<(name: string) => string> {
-  const form = await request.formData();
+  // A body that is not a form reads as an empty form: the CSRF check then refuses it.
+  const form = await request.formData().catch(() => new FormData());
   return (name: string) => {
     const value = form.get(name);
     return typeof value === "string" ? value : "";
@@ -36,4 +37,19 @@ export function screenHeaders({ actionHeaders, loaderHeaders, errorHeaders }: { 
   errorHeaders?.forEach((value, key) => merged.append(key, value));
   merged.set("Cache-Control", "no-store");
   return merged;
+}
+
+/** A JSON answer of the screens' small endpoints (passkeys): never cached. */
+export function jsonResponse(outcome: { status: number; body: unknown; headers?: Record<string, string> }): Response {
+  return Response.json(outcome.body, { status: outcome.status, headers: { "Cache-Control": "no-store", ...outcome.headers } });
+}
+
+/** Reads a JSON request body; undefined when it is not JSON. */
+export async function readJson(request: Request): Promise<unknown> {
+  if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) return undefined;
+  try {
+    return JSON.parse(await request.text());
+  } catch {
+    return undefined;
+  }
 }

@@ -1,131 +1,71 @@
 import type { ConsentView } from "../../.server/oauth/authorize/consent-view";
 import { Card } from "../ui/card";
+import { ErrorMessage, Notice } from "../ui/messages";
+import { primaryButton, secondaryButton } from "../ui/styles";
+import { ClientIdentity } from "./client-identity";
+import { PermissionsSection } from "./permissions-section";
+import { SignedInAccount } from "./signed-in-account";
+import { SignInFields } from "./sign-in-fields";
 
 type Props = { view: ConsentView; formError?: string; identifier?: string };
 
-const buttonBase =
-  "inline-flex min-h-11 flex-1 items-center justify-center rounded-xl px-4 py-2 text-base font-semibold focus-visible:outline-3";
-
+/**
+ * The sign-in and consent screen. One plain <form method="post">: sign-in,
+ * Allow and Deny all work without JavaScript; JavaScript only adds passkeys.
+ */
 export function ConsentScreen({ view, formError, identifier }: Props) {
-  const { client } = view;
-  const displayName = client.name ?? client.host;
+  const appName = view.client.name ?? (view.client.isLoopback ? "this application" : view.client.host);
+  const signedIn = view.account && !view.requireLogin ? view.account : undefined;
   return (
-    <main className="mx-auto flex min-h-screen w-full max-w-lg flex-col gap-4 p-4 sm:justify-center sm:p-6">
-      <Card>
-        <header className="mb-4 flex flex-col gap-1">
-          <p className="text-sm text-slate-600 dark:text-slate-400">Sign in to allow</p>
-          <h1 className="text-2xl font-semibold break-words">
-            {displayName}
-            {client.name ? <span className="sr-only"> (name chosen by the app)</span> : null}
-          </h1>
-          <p className="text-sm text-slate-600 dark:text-slate-400">
-            {client.isLoopback ? "An application on this device" : <>from <strong className="font-semibold">{client.host}</strong></>}
-            {client.name ? " · the name is the app's own claim" : null}
-          </p>
-          <p className="text-sm text-slate-600 break-all dark:text-slate-400">
-            You will return to <span className="font-mono">{client.redirectUri}</span>
-          </p>
-        </header>
+    <main id="main" className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-4 px-3 py-4 sm:justify-center sm:px-6 sm:py-10">
+      <p className="px-2 text-sm text-slate-600 dark:text-slate-300">
+        <span className="font-semibold text-slate-800 dark:text-slate-100">Atrium</span> · your account server
+      </p>
+      <Card className="flex flex-col gap-6">
+        <ClientIdentity client={view.client} rememberedConsent={view.rememberedConsent} />
 
-        <section aria-labelledby="permissions-heading" className="mb-4">
-          <h2 id="permissions-heading" className="mb-2 text-base font-semibold">
-            This app asks to
-          </h2>
-          <ul className="flex flex-col gap-2">
-            {view.permissions.map((permission) => (
-              <li
-                key={permission.scope}
-                className={`rounded-lg border p-3 ${permission.warning ? "border-amber-400 bg-amber-50 dark:border-amber-600 dark:bg-amber-950" : "border-slate-200 dark:border-slate-700"}`}
-              >
-                <p className="font-medium">{permission.title}</p>
-                {permission.detail ? <p className="text-sm text-slate-700 dark:text-slate-300">{permission.detail}</p> : null}
-              </li>
-            ))}
-          </ul>
-          {view.permissionSets.map((set) => (
-            <div key={set.nsid} className="mt-2 rounded-lg border border-slate-200 p-3 dark:border-slate-700">
-              <p className="font-medium">{set.title}</p>
-              {set.detail ? <p className="text-sm text-slate-700 dark:text-slate-300">{set.detail}</p> : null}
-              <details className="mt-1 text-sm">
-                <summary className="cursor-pointer text-slate-600 dark:text-slate-400">What this includes</summary>
-                <ul className="mt-1 list-disc pl-5">
-                  {set.permissions.map((permission) => (
-                    <li key={permission.scope}>{permission.title}</li>
-                  ))}
-                </ul>
-              </details>
+        {view.rememberedConsent ? (
+          <Notice>
+            You have already allowed <strong className="font-semibold">{appName}</strong> this access. Press Allow to continue.
+          </Notice>
+        ) : null}
+
+        {view.rememberedConsent ? (
+          <details className="rounded-lg border border-slate-200 p-3 dark:border-slate-700">
+            <summary className="cursor-pointer font-medium">Review what it can do</summary>
+            <div className="mt-4">
+              <PermissionsSection view={view} />
             </div>
-          ))}
-          <details className="mt-2 text-sm">
-            <summary className="cursor-pointer text-slate-600 dark:text-slate-400">Technical details</summary>
-            <p className="mt-1 font-mono break-all">{view.scope}</p>
           </details>
-        </section>
+        ) : (
+          <PermissionsSection view={view} />
+        )}
 
-        <form method="post" className="flex flex-col gap-4" noValidate={false}>
+        <form method="post" className="flex flex-col gap-5">
           <input type="hidden" name="csrf_token" value={view.csrfToken} />
           <input type="hidden" name="request_uri" value={view.requestUri} />
           <input type="hidden" name="client_id" value={view.clientId} />
 
-          {view.account && !view.requireLogin ? (
-            <div className="flex flex-wrap items-center justify-between gap-2 rounded-lg bg-slate-100 p-3 dark:bg-slate-800">
-              <p>
-                Signed in as <strong>@{view.account.handle}</strong>
-              </p>
-              <button type="submit" name="decision" value="switch_account" formNoValidate className="text-sm text-blue-700 underline dark:text-blue-400">
-                Not you? Use another account
-              </button>
-            </div>
-          ) : (
-            <fieldset className="flex flex-col gap-3">
-              <legend className="mb-1 text-base font-semibold">Sign in</legend>
-              <label className="flex flex-col gap-1">
-                <span>Handle or email</span>
-                <input
-                  name="identifier"
-                  autoComplete="username webauthn"
-                  required
-                  defaultValue={identifier ?? view.loginHint ?? view.account?.handle ?? ""}
-                  readOnly={Boolean(view.loginHint)}
-                  aria-describedby={formError ? "form-error" : undefined}
-                  className="rounded-lg border border-slate-300 bg-white px-3 py-2 dark:border-slate-600 dark:bg-slate-950"
-                />
-              </label>
-              <label className="flex flex-col gap-1">
-                <span>Password</span>
-                <input
-                  name="password"
-                  type="password"
-                  autoComplete="current-password"
-                  required
-                  aria-invalid={formError ? true : undefined}
-                  aria-describedby={formError ? "form-error" : undefined}
-                  className="rounded-lg border border-slate-300 bg-white px-3 py-2 dark:border-slate-600 dark:bg-slate-950"
-                />
-              </label>
-            </fieldset>
-          )}
+          {signedIn ? <SignedInAccount handle={signedIn.handle} /> : <SignInFields view={view} formError={formError} identifier={identifier} />}
 
-          {formError ? (
-            <p id="form-error" role="alert" className="rounded-lg bg-red-50 p-3 text-red-800 dark:bg-red-950 dark:text-red-200">
-              {formError}
-            </p>
-          ) : null}
+          {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
 
-          <div className="flex gap-3">
-            <button
-              type="submit"
-              name="decision"
-              value="deny"
-              formNoValidate
-              className={`${buttonBase} border border-slate-300 bg-white text-slate-900 hover:bg-slate-100 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-100`}
-            >
-              Deny
-            </button>
-            <button type="submit" name="decision" value="allow" className={`${buttonBase} bg-blue-700 text-white hover:bg-blue-800`}>
+          {/* Allow comes first in the form: pressing Enter in the password field means Allow, not Deny. */}
+          <div className="flex flex-col gap-3 sm:flex-row">
+            <button type="submit" name="decision" value="allow" className={`${primaryButton} sm:flex-1`}>
               Allow
             </button>
+            <button type="submit" name="decision" value="deny" formNoValidate className={`${secondaryButton} sm:flex-1`}>
+              Deny
+            </button>
           </div>
+          <p className="text-sm text-slate-600 dark:text-slate-300">
+            You can take access back at any time under{" "}
+            <a href="/account/apps" className="font-medium text-blue-700 underline dark:text-blue-300">
+              Connected apps
+            </a>
+            .
+          </p>
         </form>
       </Card>
     </main>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeScopeValue, groupPermissions, isEmptyGroups } from "./scope-description.ts";
+import { describeScopeValue, groupPermissions } from "./scope-description.ts";
 
 describe("groupPermissions", () => {
   it("merges repository permissions into one row per collection", () => {
@@ -52,7 +52,7 @@ describe("groupPermissions", () => {
     expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are", "Act on your account like the official app"]);
     expect(groups.account.map((permission) => permission.title)).toEqual(["See your email address"]);
     expect(groups.other.map((permission) => permission.title)).toEqual(["something-else"]);
-    expect(isEmptyGroups(groupPermissions(""))).toBe(true);
+    expect(groupPermissions("")).toMatchObject({ general: [], repository: [], uploads: [], calls: [], account: [], identity: [], other: [], hasWarnings: false });
   });
 
   it("describes a did:web audience by its host", () => {

@@ -218,13 +218,6 @@ export function groupPermissions(scope: string): PermissionGroups {
   return groups;
 }
 
-/** True when the groups hold nothing at all (an empty scope). */
-export function isEmptyGroups(groups: PermissionGroups): boolean {
-  return (
-    groups.general.length + groups.repository.length + groups.uploads.length + groups.calls.length + groups.account.length + groups.identity.length + groups.other.length === 0
-  );
-}
-
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -1,0 +1,63 @@
+/**
+ * View models of the account pages: plain data, safe to send to the
+ * browser. Dates are ISO strings (the page formats them).
+ */
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
+import type { PermissionGroups } from "../oauth/scopes/scope-description.ts";
+
+/** What every signed-in page shows in its header. */
+export type SignedInBase = { account: { handle: string; did: string }; csrfToken: string; notice?: string };
+
+export type SignInView = {
+  kind: "sign-in";
+  csrfToken: string;
+  /** Where to go after signing in (a path of the account area). */
+  next: string;
+  /** Passkey sign-in, offered when any passkey is registered on this server. */
+  passkey?: { options: PublicKeyCredentialRequestOptionsJSON };
+  notice?: string;
+};
+
+export type OverviewView = SignedInBase & {
+  kind: "overview";
+  email: string;
+  counts: { apps: number; sessions: number; passkeys: number };
+};
+
+export type ConnectedAppView = {
+  clientId: string;
+  /** Self-declared by the app's metadata. */
+  name?: string;
+  host: string;
+  isLoopback: boolean;
+  logoUri?: string;
+  clientUri?: string;
+  scope: string;
+  groups: PermissionGroups;
+  firstAuthorizedAt: string;
+  lastUsedAt?: string;
+  activeGrants: number;
+};
+
+export type AppsView = SignedInBase & { kind: "apps"; apps: ConnectedAppView[] };
+
+export type SessionView = {
+  /** The SHA-256 of the session id (what the database stores): names it in forms without revealing it. */
+  id: string;
+  device: string;
+  userAgent?: string;
+  ipAddress?: string;
+  createdAt: string;
+  lastSeenAt: string;
+  current: boolean;
+};
+
+export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionView[] };
+
+export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
+
+export type PasskeysView = SignedInBase & { kind: "passkeys"; passkeys: PasskeyView[]; nameMaxLength: number };
+
+export type PasswordView = SignedInBase & { kind: "password"; minLength: number };
+
+export type AccountView = SignInView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;

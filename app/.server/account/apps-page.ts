@@ -1,0 +1,68 @@
+import type { ConnectedApp } from "../accounts/connected-apps.ts";
+import { isLoopbackClientId } from "../oauth/client/client-metadata.ts";
+import type { OAuthClient } from "../oauth/client/client-metadata.ts";
+import { groupPermissions } from "../oauth/scopes/scope-description.ts";
+import type { Services } from "../services.ts";
+import type { AppsView, ConnectedAppView } from "./account-views.ts";
+import { withNotice } from "./notices.ts";
+import { errorOutcome, redirectTo, type PageOutcome } from "./outcome.ts";
+import { signedInAction, signedInPage } from "./signed-in-page.ts";
+
+/** How long the page waits for an app's metadata document before showing the app by its host. */
+const CLIENT_LOOKUP_TIMEOUT_MS = 3_000;
+
+/** GET /account/apps: every app the account has allowed, with what it may do. */
+export async function showConnectedApps(services: Services, request: Request): Promise<PageOutcome<AppsView>> {
+  return signedInPage(services, request, async ({ account }, base) => {
+    const apps = await services.connectedApps.list(account.did);
+    return { ...base, kind: "apps", apps: await Promise.all(apps.map((app) => appView(services, app))) };
+  });
+}
+
+/** POST /account/apps: Revoke ends every token of the app at once and forgets the consent. */
+export async function answerConnectedApps(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<never>> {
+  return signedInAction(services, request, form, async ({ account }) => {
+    if (form("intent") !== "revoke" || !form("client_id")) return errorOutcome(400, "Nothing to do", "The form did not say which app to revoke.");
+    await services.connectedApps.revoke(account.did, form("client_id"));
+    return redirectTo(withNotice("/account/apps", "revoked"));
+  });
+}
+
+async function appView(services: Services, app: ConnectedApp): Promise<ConnectedAppView> {
+  const client = await lookupClient(services, app.clientId);
+  return {
+    clientId: app.clientId,
+    name: client?.clientName,
+    host: hostOf(app.clientId),
+    isLoopback: isLoopbackClientId(app.clientId),
+    logoUri: client?.logoUri,
+    clientUri: client?.clientUri,
+    scope: app.scope,
+    groups: groupPermissions(app.scope),
+    firstAuthorizedAt: app.firstAuthorizedAt.toISOString(),
+    lastUsedAt: app.lastUsedAt?.toISOString(),
+    activeGrants: app.activeGrants,
+  };
+}
+
+/** The app's metadata (cached, or fetched within a short time); the page shows the host without it. */
+async function lookupClient(services: Services, clientId: string): Promise<OAuthClient | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), CLIENT_LOOKUP_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([services.clients.getClient(clientId).catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function hostOf(clientId: string): string {
+  if (isLoopbackClientId(clientId)) return "this device";
+  try {
+    return new URL(clientId).host;
+  } catch {
+    return clientId;
+  }
+}

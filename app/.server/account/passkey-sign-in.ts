@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { authenticationResponseSchema, PasskeyError } from "../accounts/passkey-manager.ts";
+import { clientAddress } from "../http/browser.ts";
+import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
+import type { Services } from "../services.ts";
+import { accountReturnPath, isTrustedPost, startSession } from "./account-session.ts";
+import type { JsonOutcome } from "./passkeys-page.ts";
+
+/**
+ * Passkey sign-in to the account area: like the consent screen's, but the
+ * challenge is bound to no authorization request.
+ */
+
+/** GET /account/passkey-auth: fresh sign-in options (a new single-use challenge). */
+export async function accountPasskeyOptions(services: Services): Promise<JsonOutcome> {
+  return { status: 200, body: await services.passkeys.authenticationOptions({}) };
+}
+
+const signInInput = z.object({
+  csrf_token: z.string().max(256),
+  next: z.string().max(256).optional(),
+  response: authenticationResponseSchema,
+});
+
+/** POST /account/passkey-auth (JSON {csrf_token, next?, response}) → {ok, next} and a session cookie. */
+export async function accountPasskeySignIn(services: Services, request: Request, body: unknown): Promise<JsonOutcome> {
+  const parsed = signInInput.safeParse(body);
+  if (!parsed.success) return { status: 400, body: { error: "invalid_request", error_description: "The passkey answer is malformed." } };
+  if (!isTrustedPost(services, request, parsed.data.csrf_token)) {
+    return { status: 403, body: { error: "invalid_request", error_description: "The page was out of date or did not come from this server; reload it and try again." } };
+  }
+  try {
+    const account = await services.signIn.withPasskey(parsed.data.response as never, {}, clientAddress(request));
+    const cookie = await startSession(services, request, account.did);
+    return { status: 200, body: { ok: true, handle: account.handle, next: accountReturnPath(parsed.data.next) }, headers: { "Set-Cookie": cookie } };
+  } catch (error) {
+    if (error instanceof PasskeyError) return { status: 400, body: { error: "passkey_failed", error_description: error.message } };
+    if (error instanceof TooManyRequestsError) {
+      return {
+        status: 429,
+        body: { error: "temporarily_unavailable", error_description: error.description },
+        headers: { "Retry-After": String(error.retryAfterSeconds) },
+      };
+    }
+    throw error;
+  }
+}

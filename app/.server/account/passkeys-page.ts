@@ -1,0 +1,88 @@
+import { z } from "zod";
+import { PASSKEY_NAME_MAX, PasskeyError, registrationResponseSchema } from "../accounts/passkey-manager.ts";
+import type { Services } from "../services.ts";
+import { currentSession, isTrustedPost } from "./account-session.ts";
+import type { PasskeysView } from "./account-views.ts";
+import { withNotice } from "./notices.ts";
+import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
+import { signedInAction, signedInPage } from "./signed-in-page.ts";
+
+/** GET /account/passkeys. */
+export async function showPasskeys(services: Services, request: Request): Promise<PageOutcome<PasskeysView>> {
+  return signedInPage(services, request, async ({ account }, base) => {
+    const passkeys = await services.passkeys.list(account.did);
+    return {
+      ...base,
+      kind: "passkeys",
+      nameMaxLength: PASSKEY_NAME_MAX,
+      passkeys: passkeys.map((passkey) => ({
+        credentialId: passkey.credentialId,
+        name: passkey.name,
+        createdAt: passkey.createdAt.toISOString(),
+        lastUsedAt: passkey.lastUsedAt?.toISOString(),
+        backedUp: passkey.backedUp,
+      })),
+    };
+  });
+}
+
+/** POST /account/passkeys (forms): rename or delete. Adding one needs the browser's WebAuthn, so JavaScript. */
+export async function answerPasskeys(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+  return signedInAction(services, request, form, async ({ account }) => {
+    const credentialId = form("credential_id");
+    try {
+      switch (form("intent")) {
+        case "rename":
+          await services.passkeys.rename(account.did, credentialId, form("name"));
+          return redirectTo(withNotice("/account/passkeys", "passkey-renamed"));
+        case "delete":
+          await services.passkeys.remove(account.did, credentialId);
+          return redirectTo(withNotice("/account/passkeys", "passkey-deleted"));
+        case "register":
+          return formErrors("register", { name: "Adding a passkey needs JavaScript in this browser. Turn it on and reload the page." }, { name: form("name") });
+      }
+    } catch (error) {
+      if (error instanceof PasskeyError) return formErrors(`rename:${credentialId}`, { name: error.message }, { name: form("name") });
+      throw error;
+    }
+    return formErrors("register", { form: "The form did not say what to do." });
+  });
+}
+
+/** A JSON answer of the passkey endpoints. */
+export type JsonOutcome = { status: number; body: unknown; headers?: Record<string, string> };
+
+function jsonError(status: number, error: string, description: string): JsonOutcome {
+  return { status, body: { error, error_description: description } };
+}
+
+/** GET /account/passkey-register: fresh registration options for the signed-in account. */
+export async function registrationOptions(services: Services, request: Request): Promise<JsonOutcome> {
+  const signedIn = await currentSession(services, request);
+  if (!signedIn) return jsonError(401, "login_required", "Sign in again to add a passkey.");
+  return { status: 200, body: await services.passkeys.registrationOptions(signedIn.account) };
+}
+
+const registerInput = z.object({
+  csrf_token: z.string().max(256),
+  name: z.string().max(1024),
+  response: registrationResponseSchema,
+});
+
+/** POST /account/passkey-register (JSON {csrf_token, name, response}): stores the new passkey. */
+export async function registerPasskey(services: Services, request: Request, body: unknown): Promise<JsonOutcome> {
+  const parsed = registerInput.safeParse(body);
+  if (!parsed.success) return jsonError(400, "invalid_request", "The passkey answer is malformed.");
+  if (!isTrustedPost(services, request, parsed.data.csrf_token)) {
+    return jsonError(403, "invalid_request", "The page was out of date or did not come from this server; reload it and try again.");
+  }
+  const signedIn = await currentSession(services, request);
+  if (!signedIn) return jsonError(401, "login_required", "Sign in again to add a passkey.");
+  try {
+    const passkey = await services.passkeys.register(signedIn.account, parsed.data.name, parsed.data.response as never);
+    return { status: 200, body: { ok: true, name: passkey.name, next: withNotice("/account/passkeys", "passkey-added") } };
+  } catch (error) {
+    if (error instanceof PasskeyError) return jsonError(400, "passkey_failed", error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,51 @@
+import type { Services } from "../services.ts";
+import { endSession } from "./account-session.ts";
+import type { SessionsView } from "./account-views.ts";
+import { withNotice } from "./notices.ts";
+import { errorOutcome, redirectTo, type PageOutcome } from "./outcome.ts";
+import { signedInAction, signedInPage } from "./signed-in-page.ts";
+import { describeUserAgent } from "./user-agent.ts";
+
+/** GET /account/sessions: the browsers signed in to this account. */
+export async function showSessions(services: Services, request: Request): Promise<PageOutcome<SessionsView>> {
+  return signedInPage(services, request, async ({ account, sessionIdHash }, base) => {
+    const sessions = await services.sessions.list(account.did);
+    return {
+      ...base,
+      kind: "sessions",
+      sessions: sessions
+        .map((session) => ({
+          id: session.idHash,
+          device: describeUserAgent(session.userAgent),
+          userAgent: session.userAgent ?? undefined,
+          ipAddress: session.ipAddress || undefined,
+          createdAt: session.createdAt.toISOString(),
+          lastSeenAt: session.lastSeenAt.toISOString(),
+          current: session.idHash === sessionIdHash,
+        }))
+        // This browser first.
+        .sort((a, b) => Number(b.current) - Number(a.current)),
+    };
+  });
+}
+
+/** POST /account/sessions: sign out one browser, or every other one. */
+export async function answerSessions(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<never>> {
+  return signedInAction(services, request, form, async ({ account, sessionIdHash }) => {
+    switch (form("intent")) {
+      case "sign_out_others":
+        await services.sessions.destroyOthers(account.did, sessionIdHash);
+        return redirectTo(withNotice("/account/sessions", "others-ended"));
+      case "sign_out": {
+        const id = form("session_id");
+        if (id === sessionIdHash) {
+          // Signing out this browser: same as the Sign out button.
+          return redirectTo(withNotice("/account", "signed-out"), new Headers({ "Set-Cookie": await endSession(services, request) }));
+        }
+        await services.sessions.destroyByHash(account.did, id);
+        return redirectTo(withNotice("/account/sessions", "session-ended"));
+      }
+    }
+    return errorOutcome(400, "Nothing to do", "The form did not say which browser to sign out.");
+  });
+}

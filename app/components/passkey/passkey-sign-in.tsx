@@ -1,0 +1,123 @@
+import {
+  browserSupportsWebAuthn,
+  browserSupportsWebAuthnAutofill,
+  startAuthentication,
+  WebAuthnAbortService,
+  type PublicKeyCredentialRequestOptionsJSON,
+} from "@simplewebauthn/browser";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { secondaryButton } from "../ui/styles";
+import { isAborted, passkeyErrorMessage, postJson } from "./passkey-errors";
+
+type Props = {
+  /** Sign-in options from the page (a single-use challenge). */
+  options: PublicKeyCredentialRequestOptionsJSON;
+  /** Where the assertion is posted (JSON); answers {ok, next}. */
+  postUrl: string;
+  /** GET for fresh options after a failed attempt. */
+  refreshUrl: string;
+  /** Fields posted with the assertion (CSRF token, request_uri…). */
+  fields: Record<string, string>;
+  /** Offer the passkeys in the username field's autofill (conditional mediation). */
+  autofill: boolean;
+};
+
+/** How often autofill is offered again after failures before it waits for the button. */
+const AUTOFILL_RETRIES = 3;
+
+/**
+ * "Sign in with a passkey": a button, and the browser's autofill on the
+ * username field (autocomplete="username webauthn"). The assertion is
+ * posted with `fields`; success goes to the `next` the server names.
+ * Failure is shown in an alert and fresh options are fetched, so both the
+ * passkey and the password stay usable. Rendered only once JavaScript runs
+ * and the browser supports WebAuthn: without it the password form is all.
+ */
+export function PasskeySignIn({ options, postUrl, refreshUrl, fields, autofill }: Props) {
+  const [supported, setSupported] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const current = useRef(options);
+  const autofillRetries = useRef(0);
+
+  const refresh = useCallback(async () => {
+    try {
+      const response = await fetch(refreshUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (response.ok) current.current = (await response.json()) as PublicKeyCredentialRequestOptionsJSON;
+    } catch {
+      // Keep the old options: the next attempt reports what went wrong.
+    }
+  }, [refreshUrl]);
+
+  const attempt = useCallback(
+    async (useBrowserAutofill: boolean): Promise<void> => {
+      let signedIn = false;
+      try {
+        const response = await startAuthentication({ optionsJSON: current.current, useBrowserAutofill });
+        setBusy(true);
+        setError(undefined);
+        const answer = await postJson(postUrl, { ...fields, response });
+        signedIn = true;
+        window.location.assign(typeof answer.next === "string" ? answer.next : window.location.href);
+      } catch (failure) {
+        if (isAborted(failure)) return;
+        setError(passkeyErrorMessage(failure, "sign-in"));
+        // The challenge may be spent: get a new one before anything else.
+        await refresh();
+        if (autofill && autofillRetries.current < AUTOFILL_RETRIES) {
+          autofillRetries.current += 1;
+          void attempt(true);
+        }
+      } finally {
+        if (!signedIn) setBusy(false);
+      }
+    },
+    [autofill, fields, postUrl, refresh],
+  );
+
+  useEffect(() => {
+    if (!browserSupportsWebAuthn()) return;
+    setSupported(true);
+    let cancelled = false;
+    if (autofill) {
+      void browserSupportsWebAuthnAutofill().then((available) => {
+        if (available && !cancelled) void attempt(true);
+      });
+    }
+    return () => {
+      cancelled = true;
+      WebAuthnAbortService.cancelCeremony();
+    };
+    // Start once per page: `attempt` reads the latest options from a ref.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  return (
+    <div className="flex flex-col gap-3">
+      {supported ? (
+        <button type="button" className={`${secondaryButton} w-full`} disabled={busy} onClick={() => void attempt(false)}>
+          <KeyIcon />
+          {busy ? "Signing in…" : "Sign in with a passkey"}
+        </button>
+      ) : null}
+      <div role="alert">
+        {error ? (
+          <p className="rounded-lg border border-red-300 bg-red-50 p-3 text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
+            {error} Try the passkey again, or sign in with your password.
+          </p>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+export function KeyIcon() {
+  return (
+    <svg aria-hidden="true" viewBox="0 0 24 24" className="size-5" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
+      <circle cx="7.5" cy="15.5" r="4.5" />
+      <path d="m10.7 12.3 9.3-9.3" />
+      <path d="m17 6 3 3" />
+      <path d="m14 9 2 2" />
+    </svg>
+  );
+}

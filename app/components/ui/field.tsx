@@ -1,0 +1,48 @@
+import { inputStyle } from "./styles";
+
+type FieldProps = {
+  id: string;
+  name: string;
+  label: string;
+  type?: "text" | "password" | "email";
+  autoComplete?: string;
+  defaultValue?: string;
+  required?: boolean;
+  readOnly?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  /** A message tied to this field (aria-describedby), shown under it. */
+  error?: string;
+  /** Help shown under the field, also tied to it. */
+  hint?: string;
+  /** Another element describing this field, e.g. a form-wide error. */
+  describedBy?: string;
+  /** Marks the field invalid when the error is shown elsewhere (a form-wide message). */
+  invalid?: boolean;
+  inputRef?: React.Ref<HTMLInputElement>;
+};
+
+/** A labelled input whose hint and error are announced with it. */
+export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, ...input }: FieldProps) {
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errorId = error ? `${id}-error` : undefined;
+  const described = [errorId, hintId, describedBy].filter(Boolean).join(" ") || undefined;
+  return (
+    <div className="flex flex-col gap-1">
+      <label htmlFor={id} className="font-medium">
+        {label}
+      </label>
+      <input ref={inputRef} id={id} name={name} type={type} aria-invalid={error || invalid ? true : undefined} aria-describedby={described} className={inputStyle} {...input} />
+      {hint ? (
+        <p id={hintId} className="text-sm text-slate-600 dark:text-slate-300">
+          {hint}
+        </p>
+      ) : null}
+      {error ? (
+        <p id={errorId} className="text-sm font-medium text-red-700 dark:text-red-300">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}

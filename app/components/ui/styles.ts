@@ -1,0 +1,19 @@
+/** Shared class lists: one look for every button, field and link. */
+
+const buttonBase =
+  "inline-flex min-h-11 items-center justify-center gap-2 rounded-xl px-4 py-2 text-base font-semibold transition-colors disabled:cursor-not-allowed disabled:opacity-60";
+
+export const primaryButton = `${buttonBase} bg-blue-700 text-white hover:bg-blue-800 dark:bg-blue-600 dark:hover:bg-blue-500`;
+
+export const secondaryButton = `${buttonBase} border border-slate-300 bg-white text-slate-900 hover:bg-slate-100 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-100 dark:hover:bg-slate-800`;
+
+export const dangerButton = `${buttonBase} border border-red-300 bg-white text-red-800 hover:bg-red-50 dark:border-red-800 dark:bg-slate-900 dark:text-red-300 dark:hover:bg-red-950`;
+
+export const smallButton = "min-h-9 px-3 py-1 text-sm";
+
+export const linkStyle = "font-medium text-blue-700 underline underline-offset-2 hover:text-blue-900 dark:text-blue-300 dark:hover:text-blue-200";
+
+export const inputStyle =
+  "w-full rounded-lg border border-slate-400 bg-white px-3 py-2 text-base text-slate-900 read-only:bg-slate-100 aria-invalid:border-red-600 dark:border-slate-500 dark:bg-slate-950 dark:text-slate-100 dark:read-only:bg-slate-800 dark:aria-invalid:border-red-400";
+
+export const mutedText = "text-slate-600 dark:text-slate-300";

@@ -1,0 +1,30 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { useActionData, useLoaderData } from "@remix-run/react";
+import { AccountOverview } from "../components/account/overview-page";
+import { errorsFor } from "../components/account/account-shell";
+import { AccountSignIn } from "../components/account/sign-in-page";
+import { ErrorPage } from "../components/ui/error-page";
+import { answerAccountHome, showAccountHome } from "../.server/account/home-page";
+import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { getServices } from "../.server/services";
+
+export const meta: MetaFunction = () => [{ title: "Your account · Atrium" }];
+export const headers = screenHeaders;
+
+export async function loader({ request }: LoaderFunctionArgs) {
+  return toRouteResponse(await showAccountHome(getServices(), request));
+}
+
+export async function action({ request }: ActionFunctionArgs) {
+  return toRouteResponse(await answerAccountHome(getServices(), request, await readForm(request)));
+}
+
+export default function AccountHome() {
+  const view = useLoaderData<typeof loader>();
+  const actionData = useActionData<typeof action>();
+  if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
+  if (view.kind === "error") return <ErrorPage {...view} />;
+  if (view.kind === "overview") return <AccountOverview view={view} />;
+  const { errors, values } = errorsFor(actionData, "sign-in");
+  return <AccountSignIn view={view} errors={errors} values={values} />;
+}

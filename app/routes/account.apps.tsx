@@ -1,0 +1,26 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { useActionData, useLoaderData } from "@remix-run/react";
+import { ConnectedAppsPage } from "../components/account/apps-page";
+import { ErrorPage } from "../components/ui/error-page";
+import { answerConnectedApps, showConnectedApps } from "../.server/account/apps-page";
+import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { getServices } from "../.server/services";
+
+export const meta: MetaFunction = () => [{ title: "Connected apps · Atrium" }];
+export const headers = screenHeaders;
+
+export async function loader({ request }: LoaderFunctionArgs) {
+  return toRouteResponse(await showConnectedApps(getServices(), request));
+}
+
+export async function action({ request }: ActionFunctionArgs) {
+  return toRouteResponse(await answerConnectedApps(getServices(), request, await readForm(request)));
+}
+
+export default function ConnectedApps() {
+  const view = useLoaderData<typeof loader>();
+  const actionData = useActionData<typeof action>();
+  if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
+  if (view.kind === "error") return <ErrorPage {...view} />;
+  return <ConnectedAppsPage view={view} />;
+}

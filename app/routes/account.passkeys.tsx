@@ -1,0 +1,27 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { useActionData, useLoaderData } from "@remix-run/react";
+import { errorsFor } from "../components/account/account-shell";
+import { PasskeysPage } from "../components/account/passkeys-page";
+import { ErrorPage } from "../components/ui/error-page";
+import { answerPasskeys, showPasskeys } from "../.server/account/passkeys-page";
+import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { getServices } from "../.server/services";
+
+export const meta: MetaFunction = () => [{ title: "Passkeys · Atrium" }];
+export const headers = screenHeaders;
+
+export async function loader({ request }: LoaderFunctionArgs) {
+  return toRouteResponse(await showPasskeys(getServices(), request));
+}
+
+export async function action({ request }: ActionFunctionArgs) {
+  return toRouteResponse(await answerPasskeys(getServices(), request, await readForm(request)));
+}
+
+export default function Passkeys() {
+  const view = useLoaderData<typeof loader>();
+  const actionData = useActionData<typeof action>();
+  if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
+  if (view.kind === "error") return <ErrorPage {...view} />;
+  return <PasskeysPage view={view} errorsFor={(form) => errorsFor(actionData, form)} />;
+}

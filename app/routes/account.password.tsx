@@ -1,0 +1,27 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { useActionData, useLoaderData } from "@remix-run/react";
+import { errorsFor } from "../components/account/account-shell";
+import { PasswordPage } from "../components/account/password-page";
+import { ErrorPage } from "../components/ui/error-page";
+import { answerPasswordPage, showPasswordPage } from "../.server/account/password-page";
+import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { getServices } from "../.server/services";
+
+export const meta: MetaFunction = () => [{ title: "Change your password · Atrium" }];
+export const headers = screenHeaders;
+
+export async function loader({ request }: LoaderFunctionArgs) {
+  return toRouteResponse(await showPasswordPage(getServices(), request));
+}
+
+export async function action({ request }: ActionFunctionArgs) {
+  return toRouteResponse(await answerPasswordPage(getServices(), request, await readForm(request)));
+}
+
+export default function Password() {
+  const view = useLoaderData<typeof loader>();
+  const actionData = useActionData<typeof action>();
+  if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
+  if (view.kind === "error") return <ErrorPage {...view} />;
+  return <PasswordPage view={view} errors={errorsFor(actionData, "password").errors} />;
+}

@@ -1,0 +1,26 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { useActionData, useLoaderData } from "@remix-run/react";
+import { SessionsPage } from "../components/account/sessions-page";
+import { ErrorPage } from "../components/ui/error-page";
+import { answerSessions, showSessions } from "../.server/account/sessions-page";
+import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { getServices } from "../.server/services";
+
+export const meta: MetaFunction = () => [{ title: "Signed-in browsers · Atrium" }];
+export const headers = screenHeaders;
+
+export async function loader({ request }: LoaderFunctionArgs) {
+  return toRouteResponse(await showSessions(getServices(), request));
+}
+
+export async function action({ request }: ActionFunctionArgs) {
+  return toRouteResponse(await answerSessions(getServices(), request, await readForm(request)));
+}
+
+export default function Sessions() {
+  const view = useLoaderData<typeof loader>();
+  const actionData = useActionData<typeof action>();
+  if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
+  if (view.kind === "error") return <ErrorPage {...view} />;
+  return <SessionsPage view={view} />;
+}

@@ -1,0 +1,162 @@
+import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
+import {
+  callbackParams,
+  contextOptions,
+  E2E_TIMEOUT,
+  hydrated,
+  launchBrowser,
+  loopbackClientId,
+  PASSWORD,
+  pushRequest,
+  startAppCallback,
+  visibleText,
+  watchCsp,
+  type AppCallback,
+} from "./support.ts";
+
+/**
+ * Passkeys in a real browser with the Chrome DevTools Protocol's virtual
+ * authenticator: register on /account/passkeys, sign in with it on the
+ * consent screen (consent stays a click) and on /account, recover from a
+ * failed assertion, rename and delete.
+ */
+
+const HANDLE = "alice.test";
+const SCOPE = "atproto transition:generic";
+
+let server: TestServer;
+let browser: Browser;
+let app: AppCallback;
+let client: DpopClient;
+let did: string;
+let context: BrowserContext;
+let page: Page;
+let cdp: CDPSession;
+let authenticatorId: string;
+let csp: string[];
+
+beforeAll(async () => {
+  [server, browser, app] = await Promise.all([startTestServer(), launchBrowser(), startAppCallback()]);
+  ({ did } = await createAccount(server, { handle: HANDLE, email: "alice@example.com", password: PASSWORD }));
+  client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
+  context = await browser.newContext(contextOptions());
+  page = await context.newPage();
+  csp = watchCsp(page);
+  // The authenticator belongs to this tab: every test uses the same page.
+  cdp = await context.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  ({ authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+  }));
+}, E2E_TIMEOUT);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await server?.stop();
+});
+
+async function signOut() {
+  await page.goto(`${server.issuer}/account`);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/notice=signed-out/);
+}
+
+function passkeyRows(): Promise<{ name: string; lastUsedAt: number | null }[]> {
+  return Promise.resolve(server.db().prepare(`SELECT name, lastUsedAt FROM "Passkey" WHERE accountDid = ?`).all(did) as { name: string; lastUsedAt: number | null }[]);
+}
+
+describe("passkeys", { timeout: E2E_TIMEOUT }, () => {
+  it("registers a passkey on /account/passkeys", async () => {
+    await page.goto(`${server.issuer}/account/passkeys`);
+    // Signed out: the page sends us to sign in first, then back.
+    await page.getByLabel("Handle or email").fill(HANDLE);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.waitForURL(/\/account\/passkeys$/);
+    await visibleText(page.getByText("You have no passkeys yet."));
+    await hydrated(page);
+
+    // No name: the field says so, nothing is created.
+    await page.getByRole("button", { name: "Add a passkey" }).click();
+    expect(await visibleText(page.locator("#passkey-name-error"))).toMatch(/name/i);
+
+    await page.getByLabel("Passkey name").fill("Test laptop");
+    await page.getByRole("button", { name: "Add a passkey" }).click();
+    await page.waitForURL(/notice=passkey-added/);
+    expect(await visibleText(page.getByRole("status"))).toContain("Passkey added");
+    expect(await visibleText(page.getByRole("heading", { name: "Test laptop" }))).toBe("Test laptop");
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(await passkeyRows()).toEqual([{ name: "Test laptop", lastUsedAt: null }]);
+  });
+
+  it("signs in with the passkey on the consent screen; Allow is still a separate click", async () => {
+    await signOut();
+    const pushed = await pushRequest(client, app.redirectUri);
+    await page.goto(pushed.authorizeUrl);
+    await hydrated(page);
+    // The identifier field offers passkeys in autofill (conditional mediation).
+    expect(await page.getByLabel("Handle or email").getAttribute("autocomplete")).toBe("username webauthn");
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    // Back on the same screen, now signed in, waiting for the decision.
+    expect(await visibleText(page.getByText(`Signed in as @${HANDLE}`))).toContain(HANDLE);
+    expect(page.url()).toBe(pushed.authorizeUrl);
+    await page.getByRole("button", { name: "Allow" }).click();
+    const params = await callbackParams(page, pushed.redirectUri);
+    const tokens = await client.exchangeCode(params.get("code")!, pushed.verifier, pushed.redirectUri);
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.sub).toBe(did);
+    expect((await passkeyRows())[0]?.lastUsedAt).not.toBeNull();
+  });
+
+  it("a failed passkey sign-in is explained, the password stays usable, and a retry works", async () => {
+    await signOut();
+    const pushed = await pushRequest(client, app.redirectUri, { prompt: "consent" });
+    await page.goto(pushed.authorizeUrl);
+    await hydrated(page);
+    // The authenticator now signs with a bad signature: the server refuses the assertion.
+    await cdp.send("WebAuthn.setResponseOverrideBits", { authenticatorId, isBogusSignature: true });
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    expect(await visibleText(page.getByRole("alert"))).toMatch(/could not be verified/i);
+    await visibleText(page.getByLabel("Password"));
+    expect(page.url()).toBe(pushed.authorizeUrl);
+
+    // Fresh options were fetched: a second attempt with a good signature signs in.
+    await cdp.send("WebAuthn.setResponseOverrideBits", { authenticatorId, isBogusSignature: false });
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await visibleText(page.getByText(`Signed in as @${HANDLE}`));
+    await page.getByRole("button", { name: "Allow" }).click();
+    expect((await callbackParams(page, pushed.redirectUri)).get("code")).toBeTruthy();
+  });
+
+  it("signs in to /account with the passkey", async () => {
+    await signOut();
+    await hydrated(page);
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.waitForURL(/\/account$/);
+    expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Your account");
+    expect(await page.locator("header").innerText()).toContain(`@${HANDLE}`);
+  });
+
+  it("renames and deletes a passkey", async () => {
+    await page.goto(`${server.issuer}/account/passkeys`);
+    await page.getByText("Rename").click();
+    await page.getByLabel("New name").fill("");
+    await page.getByRole("button", { name: "Save name" }).click();
+    expect(await visibleText(page.locator("#rename-0-error"))).toMatch(/name/i);
+    await page.getByLabel("New name").fill("Work laptop");
+    await page.getByRole("button", { name: "Save name" }).click();
+    expect(await visibleText(page.getByRole("status"))).toContain("Passkey renamed");
+    await visibleText(page.getByRole("heading", { name: "Work laptop" }));
+
+    await page.getByRole("button", { name: "Delete" }).click();
+    expect(await visibleText(page.getByRole("status"))).toContain("Passkey deleted");
+    await visibleText(page.getByText("You have no passkeys yet."));
+    expect(await passkeyRows()).toEqual([]);
+    expect(csp).toEqual([]);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Shared pieces of the browser tests: Debian's Chromium through
+ * playwright-core, a loopback "app" that receives the authorization
+ * redirect, pushed requests, axe-core, screenshots, and a CSP watcher.
+ */
+import { mkdirSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { createPkce, type DpopClient } from "../../scripts/lib/dpop-client.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+export const SCREENSHOT_DIR = path.join(ROOT, "test-results", "screenshots");
+const AXE_PATH = path.join(ROOT, "node_modules", "axe-core", "axe.min.js");
+
+/** Browser tests drive real pages: give each test more time than the unit tests get. */
+export const E2E_TIMEOUT = 60_000;
+
+export const PASSWORD = "correct horse battery";
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
+}
+
+/** Context defaults: a phone-sized window unless a test says otherwise. */
+export function contextOptions(options: BrowserContextOptions = {}): BrowserContextOptions {
+  return { viewport: { width: 390, height: 844 }, locale: "en-GB", ...options };
+}
+
+/** The atproto loopback client: metadata derived from the client_id, redirects to 127.0.0.1 on any port. */
+export function loopbackClientId(scope: string): string {
+  return `http://localhost?${new URLSearchParams({ redirect_uri: "http://127.0.0.1/callback", scope })}`;
+}
+
+export type AppCallback = { redirectUri: string; stop(): Promise<void> };
+
+/** The app's side of the redirect: a loopback HTTP server answering /callback with a small page. */
+export async function startAppCallback(): Promise<AppCallback> {
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+    res.end(`<!doctype html><html lang="en"><head><title>App callback</title></head><body><main><h1>Back in the app</h1><p>${req.url?.length ?? 0}</p></main></body></html>`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    redirectUri: `http://127.0.0.1:${port}/callback`,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export type PushedRequest = { authorizeUrl: string; verifier: string; state: string; redirectUri: string };
+
+/** PAR for `client`; returns the consent screen's URL. */
+export async function pushRequest(client: DpopClient, redirectUri: string, params: Record<string, string> = {}): Promise<PushedRequest> {
+  const pkce = createPkce();
+  const state = `state-${Math.random().toString(36).slice(2)}`;
+  const par = await client.pushAuthorizationRequest({
+    redirect_uri: redirectUri,
+    scope: "atproto transition:generic",
+    state,
+    code_challenge: pkce.challenge,
+    code_challenge_method: "S256",
+    ...params,
+  });
+  if (par.status !== 201) throw new Error(`PAR failed (${par.status}): ${JSON.stringify(par.body)}`);
+  return { authorizeUrl: client.authorizeUrl(par.body.request_uri), verifier: pkce.verifier, state, redirectUri };
+}
+
+/** Waits until the page has landed on the app's callback and returns its parameters (query or fragment). */
+export async function callbackParams(page: Page, redirectUri: string): Promise<URLSearchParams> {
+  await page.waitForURL((url) => url.href.startsWith(redirectUri), { timeout: 15_000 });
+  const url = new URL(page.url());
+  return url.search ? url.searchParams : new URLSearchParams(url.hash.slice(1));
+}
+
+/** Collects CSP violations the page reports (console "Refused to …" and securitypolicyviolation events). */
+export function watchCsp(page: Page): string[] {
+  const violations: string[] = [];
+  page.on("console", (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+  });
+  return violations;
+}
+
+/** Waits for React to have hydrated the page (the passkey button and JS forms only work then). */
+export async function hydrated(page: Page): Promise<void> {
+  await page.waitForFunction(() => Boolean((window as unknown as { __remixContext?: unknown }).__remixContext) && document.readyState === "complete");
+  // Effects run right after hydration; give them a tick.
+  await page.waitForTimeout(50);
+}
+
+export type AxeViolation = { id: string; impact: string | null; help: string; nodes: string[] };
+
+/** Runs axe-core (WCAG 2.x A/AA and best practices); returns only serious and critical violations. The context needs bypassCSP. */
+export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE_PATH });
+  const results = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"] } });
+    return result.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      nodes: violation.nodes.map((node) => JSON.stringify(node.target)),
+    }));
+  });
+  return results.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
+}
+
+const SIZES = { narrow: { width: 390, height: 844 }, wide: { width: 1280, height: 900 } } as const;
+
+/**
+ * Audits the screen the page shows: in light and dark, axe-core's serious
+ * and critical violations, and full-page screenshots narrow (390×844) and
+ * wide (1280×900) under test-results/screenshots/<name>-<scheme>-<size>.png.
+ */
+export async function auditScreen(page: Page, name: string): Promise<Record<string, AxeViolation[]>> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const found: Record<string, AxeViolation[]> = {};
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    for (const [size, viewport] of Object.entries(SIZES)) {
+      await page.setViewportSize(viewport);
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${colorScheme}-${size}.png`), fullPage: true });
+    }
+    const violations = await seriousAxeViolations(page);
+    if (violations.length) found[colorScheme] = violations;
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.setViewportSize(SIZES.narrow);
+  return found;
+}
+
+/** The gzip size of every script the page loaded: what a visitor downloads (DESIGN: at most 120 kB on the consent route). */
+export function measureScripts(page: Page): () => Promise<{ total: number; files: Record<string, number> }> {
+  const pending: Promise<[string, number]>[] = [];
+  page.on("response", (response) => {
+    if (response.request().resourceType() !== "script") return;
+    pending.push(response.body().then((body) => [new URL(response.url()).pathname, gzipSync(body, { level: 9 }).length] as [string, number]));
+  });
+  return async () => {
+    const files = Object.fromEntries(await Promise.all(pending));
+    return { total: Object.values(files).reduce((sum, size) => sum + size, 0), files };
+  };
+}
+
+/** Waits for an element to be visible (vitest has no Playwright locator matchers) and returns its text. */
+export async function visibleText(locator: import("playwright-core").Locator, timeout = 10_000): Promise<string> {
+  await locator.first().waitFor({ state: "visible", timeout });
+  return locator.first().innerText();
+}
