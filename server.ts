@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
 import type { ServerBuild } from "@remix-run/node";
+import type { ApiRequest } from "./app/.server/http/api-request.ts";
 import compression from "compression";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
@@ -45,12 +46,14 @@ function cors(req: Request, res: Response, next: NextFunction) {
 
 function securityHeaders(dev: boolean) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const nonce = randomBytes(16).toString("base64");
-    res.locals.cspNonce = nonce;
     res.setHeader("X-Content-Type-Options", "nosniff");
     // The authorize URL carries a request_uri: never leak it to another site.
     res.setHeader("Referrer-Policy", "no-referrer");
     res.setHeader("X-Frame-Options", "DENY");
+    // JSON endpoints render no HTML: no script nonce to make (a hot path).
+    if (isCorsPath(req.path)) return next();
+    const nonce = randomBytes(16).toString("base64");
+    res.locals.cspNonce = nonce;
     if (!dev) {
       res.setHeader(
         "Content-Security-Policy",
@@ -124,6 +127,57 @@ function expressErrors(error: Error & { status?: number; statusCode?: number }, 
   if (req.path.startsWith("/xrpc/")) res.status(status).json({ error: status < 500 ? "InvalidRequest" : "InternalServerError", message });
   else if (isCorsPath(req.path) || req.path.startsWith("/oauth/")) res.status(status).json({ error: status < 500 ? "invalid_request" : "server_error", error_description: message });
   else res.status(status).type("html").send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Error ${status}</title></head><body><main><h1>${message}</h1><p><a href="/">Go to the start page</a></p></main></body></html>`);
+}
+
+/** The API dispatcher the server build exports (app/entry.server.tsx → app/.server/http/api-routes.ts). */
+type ApiHandler = (path: string, request: ApiRequest) => Promise<globalThis.Response> | undefined;
+
+/** Node's request seen through the small interface the JSON endpoints read: no Fetch objects per request. */
+function nodeApiRequest(req: Request, issuer: string): ApiRequest {
+  // Buffered from the start: the body-limit counter already made the stream flow, so a listener
+  // attached later could miss chunks. Bodies here are bounded by that limit.
+  const body = new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+    req.on("close", () => reject(new Error("request closed before its body ended")));
+  });
+  body.catch(() => {});
+  const readBody = () => body;
+  const header = (name: string) => {
+    const value = req.headers[name.toLowerCase()];
+    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+  };
+  return {
+    method: req.method,
+    url: issuer + req.originalUrl,
+    headers: { get: header, has: (name) => header(name) !== null },
+    text: async () => (await readBody()).toString("utf8"),
+    arrayBuffer: async () => {
+      const bytes = await readBody();
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
+}
+
+/** Serves the JSON endpoints straight from Express (the hot paths); screens go on to Remix. */
+function apiEndpoints(config: Config, handler: () => Promise<ApiHandler>) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (!isCorsPath(req.path)) return next();
+    // Before any await: the body must be listened to in the tick the request arrived in.
+    const request = nodeApiRequest(req, config.issuer);
+    try {
+      const pending = (await handler())(req.path, request);
+      if (!pending) return next();
+      const response = await pending;
+      res.status(response.status);
+      response.headers.forEach((value, name) => res.setHeader(name, value));
+      res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
+    } catch (error) {
+      next(error);
+    }
+  };
 }
 
 /**
@@ -242,13 +296,17 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   app.use(requestLimits(config, limiter));
   app.use(responseTimeout(config));
   app.use(bodyLimit(config));
-  app.use(compression());
+  // Pages and assets are compressed; small API JSON is not (a zlib stream per answer costs more than it saves).
+  app.use(compression({ filter: (req) => !isCorsPath(req.path) }));
   if (vite) {
     app.use(vite.middlewares);
   } else {
     app.use("/assets", express.static(path.join(here, "build", "client", "assets"), { immutable: true, maxAge: "1y" }));
-    app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false }));
+    // Other public files (favicon and the like), looked up only for GETs that are not API calls.
+    const publicFiles = express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false });
+    app.use((req, res, next) => (isCorsPath(req.path) ? next() : publicFiles(req, res, next)));
   }
+  app.use(apiEndpoints(config, async () => ((await build()).entry.module as unknown as { handleApiRequest: ApiHandler }).handleApiRequest));
   app.all(
     "*",
     createRequestHandler({

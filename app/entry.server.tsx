@@ -40,3 +40,4 @@ export default function handleRequest(
     setTimeout(abort, ABORT_DELAY);
   });
 }
+export { handleApiRequest } from "./.server/http/api-routes";

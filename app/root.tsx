@@ -3,7 +3,10 @@ import { Links, Meta, Outlet, Scripts, ScrollRestoration, isRouteErrorResponse, 
 import stylesheet from "./tailwind.css?url";
 import { ErrorPage } from "./components/ui/error-page";
 
-export const links: LinksFunction = () => [{ rel: "stylesheet", href: stylesheet }];
+export const links: LinksFunction = () => [
+  { rel: "stylesheet", href: stylesheet },
+  { rel: "icon", href: "/favicon.svg", type: "image/svg+xml" },
+];
 
 export function loader({ context }: LoaderFunctionArgs) {
   return { cspNonce: typeof context.cspNonce === "string" ? context.cspNonce : undefined };

@@ -139,8 +139,6 @@ export function summarize(profilePath: string, options: { top?: number; window?:
   for (const delta of profile.timeDeltas) times.push((clock += delta));
   /** Self time with Node internals and natives charged to their nearest caller in a package or app file. */
   const charges = new Map<Row, number>();
-  /** Time with a package or app file anywhere on the stack. */
-  const packageTotals = new Map<string, number>();
   let sampled = 0;
   let idle = 0;
   let busy = 0;
@@ -157,20 +155,17 @@ export function summarize(profilePath: string, options: { top?: number; window?:
     busy += duration;
     rowOf(node).self += duration;
     const seen = new Set<Row>();
-    const packages = new Set<string>();
     let caller: Row | undefined;
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const frame = byId.get(id)!.callFrame;
       const row = rowOf(byId.get(id)!);
       if (!caller && frame.url && !frame.url.startsWith("node:")) caller = row;
-      if (frame.url && !frame.url.startsWith("node:")) packages.add(row.bucket);
       if (seen.has(row)) continue;
       seen.add(row);
       row.total += duration;
     }
     const charged = caller ?? rowOf(node);
     charges.set(charged, (charges.get(charged) ?? 0) + duration);
-    for (const bucket of packages) packageTotals.set(bucket, (packageTotals.get(bucket) ?? 0) + duration);
   }
 
   const requests = window?.requests ?? 1;
@@ -199,8 +194,12 @@ export function summarize(profilePath: string, options: { top?: number; window?:
     lines.push(`   ${perRequest(micros)} ${share(micros)}  ${row.functionName}  (${row.location || row.bucket})`);
   }
 
-  lines.push("", `-- inclusive time by package / file (on the stack)  µs/req  share`);
-  for (const [bucket, micros] of [...packageTotals].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`   ${perRequest(micros)} ${share(micros)}  ${bucket}`);
+  // The same, by package or app file: what each layer costs with the Node work it asks for (middleware that
+  // call next() synchronously would claim everything after them in an inclusive view).
+  const chargedBuckets = new Map<string, number>();
+  for (const [row, micros] of charges) chargedBuckets.set(row.bucket, (chargedBuckets.get(row.bucket) ?? 0) + micros);
+  lines.push("", `-- the same by package / file  µs/req  share`);
+  for (const [bucket, micros] of [...chargedBuckets].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`   ${perRequest(micros)} ${share(micros)}  ${bucket}`);
 
   // Express middleware call the next one, so their inclusive time is everything after them: app/ functions only.
   const appRows = all.filter((row) => row.location.startsWith("app/") || row.location.startsWith("build/"));

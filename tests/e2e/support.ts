@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
-import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
 import { createPkce, type DpopClient } from "../../scripts/lib/dpop-client.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -127,9 +127,11 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
   const found: Record<string, AxeViolation[]> = {};
   for (const colorScheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme });
+    // Let colour transitions (buttons) finish before anything is measured.
+    await page.waitForTimeout(250);
     for (const [size, viewport] of Object.entries(SIZES)) {
       await page.setViewportSize(viewport);
-      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${colorScheme}-${size}.png`), fullPage: true });
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${colorScheme}-${size}.png`), fullPage: true, animations: "disabled" });
     }
     const violations = await seriousAxeViolations(page);
     if (violations.length) found[colorScheme] = violations;
@@ -153,7 +155,7 @@ export function measureScripts(page: Page): () => Promise<{ total: number; files
 }
 
 /** Waits for an element to be visible (vitest has no Playwright locator matchers) and returns its text. */
-export async function visibleText(locator: import("playwright-core").Locator, timeout = 10_000): Promise<string> {
+export async function visibleText(locator: Locator, timeout = 10_000): Promise<string> {
   await locator.first().waitFor({ state: "visible", timeout });
   return locator.first().innerText();
 }

@@ -4,6 +4,7 @@ import { clientAddress } from "../http/browser.ts";
 import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
 import type { Services } from "../services.ts";
 import { accountReturnPath, isTrustedPost, startSession } from "./account-session.ts";
+import { withNotice } from "./notices.ts";
 import type { JsonOutcome } from "./passkeys-page.ts";
 
 /**
@@ -32,7 +33,12 @@ export async function accountPasskeySignIn(services: Services, request: Request,
   try {
     const account = await services.signIn.withPasskey(parsed.data.response as never, {}, clientAddress(request));
     const cookie = await startSession(services, request, account.did);
-    return { status: 200, body: { ok: true, handle: account.handle, next: accountReturnPath(parsed.data.next) }, headers: { "Set-Cookie": cookie } };
+    const next = accountReturnPath(parsed.data.next);
+    return {
+      status: 200,
+      body: { ok: true, handle: account.handle, next: next === "/account" ? withNotice(next, "signed-in") : next },
+      headers: { "Set-Cookie": cookie },
+    };
   } catch (error) {
     if (error instanceof PasskeyError) return { status: 400, body: { error: "passkey_failed", error_description: error.message } };
     if (error instanceof TooManyRequestsError) {

@@ -1,3 +1,4 @@
+import type { ApiRequest } from "./api-request.ts";
 import type { z } from "zod";
 import { InvalidRequestError } from "../oauth/errors/oauth-error.ts";
 
@@ -8,7 +9,7 @@ const MAX_FORM_BYTES = 64 * 1024;
  * plain object. RFC 6749 §3.1: "Request and response parameters MUST NOT be
  * included more than once."
  */
-export async function readForm(request: Request): Promise<Record<string, string>> {
+export async function readForm(request: ApiRequest): Promise<Record<string, string>> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
     throw new InvalidRequestError("Content-Type must be application/x-www-form-urlencoded");
@@ -28,7 +29,7 @@ export function parseWith<T extends z.ZodTypeAny>(schema: T, input: unknown): z.
 }
 
 /** The URL the client addressed, on the issuer's origin (what DPoP htu is checked against). */
-export function publicRequestUrl(issuer: string, request: Request): string {
+export function publicRequestUrl(issuer: string, request: ApiRequest): string {
   const url = new URL(request.url);
   return issuer + url.pathname;
 }

@@ -1,3 +1,4 @@
+import type { ApiRequest } from "../http/api-request.ts";
 import { createServiceJwt } from "../accounts/service-auth.ts";
 import type { ResourceCaller } from "../resource/resource-auth.ts";
 import type { Services } from "../services.ts";
@@ -21,7 +22,7 @@ export function proxyTarget(services: Services, nsid: string, header: string | n
  * rpc:<nsid>?aud=<did#service> (chat.bsky.* needs transition:chat.bsky or an
  * explicit rpc: grant; the scope class handles that).
  */
-export async function proxyCall(services: Services, caller: ResourceCaller, nsid: string, target: string, request: Request): Promise<Response> {
+export async function proxyCall(services: Services, caller: ResourceCaller, nsid: string, target: string, request: ApiRequest): Promise<Response> {
   const match = /^(did:[a-z]+:[^#\s]+)#([a-zA-Z0-9_-]+)$/.exec(target);
   if (!match) throw invalidRequest("atproto-proxy must be of the form <did>#<service>");
   const [, did] = match as unknown as [string, string];

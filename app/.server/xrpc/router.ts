@@ -1,5 +1,7 @@
+import type { ApiRequest } from "../http/api-request.ts";
 import { publicRequestUrl } from "../http/request-input.ts";
 import { authenticateCaller, type ResourceCaller } from "../resource/resource-auth.ts";
+import { isNsid } from "../repo/identifiers.ts";
 import { getServices, type Services } from "../services.ts";
 import { blobMethods } from "./handlers/blob.ts";
 import { identityMethods } from "./handlers/identity.ts";
@@ -35,7 +37,7 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
 }
 
 /** Handles /xrpc/<nsid>: local methods, refused methods, proxied methods (atproto XRPC conventions). */
-export async function handleXrpc(nsid: string, request: Request): Promise<Response> {
+export async function handleXrpc(nsid: string, request: ApiRequest): Promise<Response> {
   let services: Services;
   try {
     services = getServices();
@@ -53,7 +55,8 @@ export async function handleXrpc(nsid: string, request: Request): Promise<Respon
   }
 }
 
-async function dispatch(services: Services, nsid: string, request: Request): Promise<Response> {
+async function dispatch(services: Services, nsid: string, request: ApiRequest): Promise<Response> {
+  if (!isNsid(nsid)) throw invalidRequest("The method name in /xrpc/<method> must be an NSID");
   if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
     throw new XrpcError(403, "Forbidden", `${nsid} is not available to apps signed in with OAuth, whatever their permissions: sign in to your account directly`);
   }
@@ -66,7 +69,7 @@ async function dispatch(services: Services, nsid: string, request: Request): Pro
   return proxyCall(services, caller, nsid, target, request);
 }
 
-async function runLocal(services: Services, nsid: string, method: XrpcMethod, request: Request): Promise<Response> {
+async function runLocal(services: Services, nsid: string, method: XrpcMethod, request: ApiRequest): Promise<Response> {
   const expected = method.type === "query" ? ["GET", "HEAD"] : ["POST"];
   if (!expected.includes(request.method)) {
     throw new XrpcError(405, "InvalidRequest", `${nsid} is a ${method.type}: use ${method.type === "query" ? "GET" : "POST"}`);
@@ -83,7 +86,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   return Response.json(result, { headers: { "Cache-Control": "no-store" } });
 }
 
-function authenticate(services: Services, request: Request): Promise<ResourceCaller> {
+function authenticate(services: Services, request: ApiRequest): Promise<ResourceCaller> {
   return authenticateCaller(services.accessTokens, {
     authorization: request.headers.get("Authorization"),
     dpop: request.headers.get("DPoP"),
@@ -92,7 +95,7 @@ function authenticate(services: Services, request: Request): Promise<ResourceCal
   });
 }
 
-async function readJson(request: Request): Promise<unknown> {
+async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") throw invalidRequest("Content-Type must be application/json");
   const text = await request.text();
@@ -107,7 +110,7 @@ async function readJson(request: Request): Promise<unknown> {
   return body;
 }
 
-async function readBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+async function readBytes(request: ApiRequest, maxBytes: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
   const bytes = new Uint8Array(await request.arrayBuffer());

@@ -1,9 +1,10 @@
+import type { ApiRequest } from "../http/api-request.ts";
 import type { ResourceCaller } from "../resource/resource-auth.ts";
 import type { Services } from "../services.ts";
 
 export type XrpcContext = {
   services: Services;
-  request: Request;
+  request: ApiRequest;
   params: URLSearchParams;
   /** Present on methods with auth "required". */
   caller?: ResourceCaller;

@@ -47,7 +47,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
       </header>
       <div className="mx-auto flex w-full max-w-5xl flex-col gap-6 px-4 py-6 md:flex-row md:gap-10 md:py-10">
         <nav aria-label="Account" className="md:w-56 md:shrink-0">
-          <ul className="-mx-1 flex gap-1 overflow-x-auto pb-1 md:mx-0 md:flex-col md:overflow-visible">
+          <ul className="-mx-1 flex flex-wrap gap-1 md:mx-0 md:flex-col">
             {ACCOUNT_NAV.map((item) => {
               const active = item.href === current;
               return (

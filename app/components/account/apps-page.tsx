@@ -50,7 +50,7 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
             </h2>
             <p className="text-sm text-slate-700 dark:text-slate-200">
               {app.isLoopback ? (
-                "An application on this device"
+                app.name ? "An application on this device" : "A program running on your computer, not a website"
               ) : (
                 <>
                   at <strong className="font-semibold break-all">{app.host}</strong>

@@ -25,7 +25,9 @@ export function ClientIdentity({ client, rememberedConsent }: { client: Client; 
           <h1 className="text-2xl leading-tight font-semibold break-words sm:text-3xl">{displayName}</h1>
           <p className="text-sm text-slate-700 dark:text-slate-200">
             {client.isLoopback ? (
-              <>An application on this device{client.name ? " (the name is its own claim)" : null}</>
+              <>
+                {client.name ? "An application on this device; the name is its own claim" : "A program running on your computer, not a website"}
+              </>
             ) : (
               <>
                 at <strong className="font-semibold break-all">{client.host}</strong>

@@ -49,7 +49,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
                 {groups.repository.map((row) => (
                   <tr key={row.collection} className="border-t border-slate-200 dark:border-slate-700">
                     <th scope="row" className="px-3 py-2 align-top font-normal">
-                      <span className={row.collection === "*" ? "font-semibold text-amber-900 dark:text-amber-200" : "font-medium"}>
+                      <span className={row.collection === "*" ? "font-semibold text-amber-900 dark:text-amber-200" : "font-medium wrap-anywhere"}>
                         {row.label ?? row.collection}
                       </span>
                       {row.label && row.collection !== "*" ? (

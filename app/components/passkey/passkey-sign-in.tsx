@@ -7,7 +7,7 @@ import {
 } from "@simplewebauthn/browser";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { secondaryButton } from "../ui/styles";
-import { isAborted, passkeyErrorMessage, postJson } from "./passkey-errors";
+import { isAborted, passkeyErrorMessage, PasskeyServerError, postJson } from "./passkey-errors";
 
 type Props = {
   /** Sign-in options from the page (a single-use challenge). */
@@ -49,6 +49,8 @@ export function PasskeySignIn({ options, postUrl, refreshUrl, fields, autofill }
     }
   }, [refreshUrl]);
 
+  const autofillOn = useRef(false);
+
   const attempt = useCallback(
     async (useBrowserAutofill: boolean): Promise<void> => {
       let signedIn = false;
@@ -60,11 +62,14 @@ export function PasskeySignIn({ options, postUrl, refreshUrl, fields, autofill }
         signedIn = true;
         window.location.assign(typeof answer.next === "string" ? answer.next : window.location.href);
       } catch (failure) {
+        // Replaced by another attempt (the button aborts the autofill request): not a failure.
         if (isAborted(failure)) return;
+        // The browser's own autofill failing is not something the person did: stay quiet.
+        if (useBrowserAutofill && !(failure instanceof PasskeyServerError)) return;
         setError(passkeyErrorMessage(failure, "sign-in"));
         // The challenge may be spent: get a new one before anything else.
         await refresh();
-        if (autofill && autofillRetries.current < AUTOFILL_RETRIES) {
+        if (autofillOn.current && autofillRetries.current < AUTOFILL_RETRIES) {
           autofillRetries.current += 1;
           void attempt(true);
         }
@@ -72,7 +77,7 @@ export function PasskeySignIn({ options, postUrl, refreshUrl, fields, autofill }
         if (!signedIn) setBusy(false);
       }
     },
-    [autofill, fields, postUrl, refresh],
+    [fields, postUrl, refresh],
   );
 
   useEffect(() => {
@@ -81,7 +86,9 @@ export function PasskeySignIn({ options, postUrl, refreshUrl, fields, autofill }
     let cancelled = false;
     if (autofill) {
       void browserSupportsWebAuthnAutofill().then((available) => {
-        if (available && !cancelled) void attempt(true);
+        if (!available || cancelled) return;
+        autofillOn.current = true;
+        void attempt(true);
       });
     }
     return () => {

@@ -1,4 +1,4 @@
-import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from "jose";
+import { createPublicKey, verify as verifySignature, type KeyObject } from "node:crypto";
 import { InvalidDpopProofError, UseDpopNonceError } from "../errors/oauth-error.ts";
 import type { ReplayStore } from "../replay/replay-store.ts";
 import { sha256Base64url } from "../../util/crypto.ts";
@@ -16,14 +16,17 @@ export type DpopCheck = {
 
 export type VerifiedDpop = { jkt: string; jti: string };
 
-type CachedKey = { key: CryptoKey | Uint8Array; jkt: string };
+type PublicJwk = { kty: "EC"; crv: "P-256"; x: string; y: string };
+type CachedKey = { key: KeyObject; jkt: string };
 
 const MAX_CACHED_KEYS = 10_000;
 const MAX_JTI_LENGTH = 512;
 
 /**
- * Verifies DPoP proofs per RFC 9449 §4.3 and DESIGN 4.2. Imported public
- * keys are cached by their JSON form: the import is the slow part.
+ * Verifies DPoP proofs per RFC 9449 §4.3 and DESIGN 4.2. The compact JWS is
+ * checked with node:crypto directly (one synchronous ES256 verification, no
+ * WebCrypto round trip), and imported public keys are cached with their
+ * thumbprints: the import is the slow part.
  */
 export class DpopVerifier {
   private keys = new Map<string, CachedKey>();
@@ -39,15 +42,17 @@ export class DpopVerifier {
     if (!proof) throw new InvalidDpopProofError("DPoP proof required");
     if (proof.length > 8192 || proof.split(".").length !== 3) throw new InvalidDpopProofError("DPoP proof is not a compact JWS");
 
-    const jwk = this.readHeaderKey(proof);
-    const { key, jkt } = await this.importKey(jwk);
+    const [encodedHeader, encodedPayload, encodedSignature] = proof.split(".") as [string, string, string];
+    const jwk = this.readHeaderKey(decodeJson(encodedHeader, "header"));
+    const { key, jkt } = this.importKey(jwk);
 
-    let payload: Record<string, unknown>;
-    try {
-      ({ payload } = await jwtVerify(proof, key, { typ: "dpop+jwt", algorithms: ["ES256"] }));
-    } catch {
+    // ES256 signatures in JWS are the raw 64-byte r‖s form (RFC 7518 §3.4).
+    const signature = Buffer.from(encodedSignature, "base64url");
+    const signed = Buffer.from(`${encodedHeader}.${encodedPayload}`);
+    if (signature.length !== 64 || !verifySignature("sha256", signed, { key, dsaEncoding: "ieee-p1363" }, signature)) {
       throw new InvalidDpopProofError("DPoP proof signature or format is invalid");
     }
+    const payload = decodeJson(encodedPayload, "payload");
 
     const now = this.options.now?.() ?? Date.now();
     const jti = payload.jti;
@@ -75,33 +80,29 @@ export class DpopVerifier {
     return { jkt, jti };
   }
 
-  private readHeaderKey(proof: string): JWK {
-    let header;
-    try {
-      header = decodeProtectedHeader(proof);
-    } catch {
-      throw new InvalidDpopProofError("DPoP proof header is malformed");
-    }
+  private readHeaderKey(header: Record<string, unknown>): PublicJwk {
     if (header.typ !== "dpop+jwt") throw new InvalidDpopProofError('DPoP proof typ must be "dpop+jwt"');
     // BRIEF §5.3: "The only accepted signing algorithm is ES256."
     if (header.alg !== "ES256") throw new InvalidDpopProofError("DPoP proof must be signed with ES256");
-    const jwk = header.jwk;
+    // RFC 7515 §4.1.11: extensions we do not understand must not be ignored.
+    if (header.crit !== undefined) throw new InvalidDpopProofError("DPoP proof header must not carry crit");
+    const jwk = header.jwk as Record<string, unknown> | undefined;
     if (!jwk || typeof jwk !== "object") throw new InvalidDpopProofError("DPoP proof header must carry the public jwk");
     // RFC 9449 §4.3 (7): the jwk must not contain a private key.
     if ("d" in jwk) throw new InvalidDpopProofError("DPoP proof jwk must not contain private key material");
     if (jwk.kty !== "EC" || jwk.crv !== "P-256" || typeof jwk.x !== "string" || typeof jwk.y !== "string") {
       throw new InvalidDpopProofError("DPoP proof jwk must be a P-256 EC public key");
     }
-    return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y };
+    return { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y };
   }
 
-  private async importKey(jwk: JWK): Promise<CachedKey> {
+  private importKey(jwk: PublicJwk): CachedKey {
     const cacheKey = `${jwk.x}.${jwk.y}`;
     const cached = this.keys.get(cacheKey);
     if (cached) return cached;
     let entry: CachedKey;
     try {
-      entry = { key: await importJWK(jwk, "ES256"), jkt: await calculateJwkThumbprint(jwk, "sha256") };
+      entry = { key: createPublicKey({ key: jwk, format: "jwk" }), jkt: jwkThumbprint(jwk) };
     } catch {
       throw new InvalidDpopProofError("DPoP proof jwk is not a valid public key");
     }
@@ -123,6 +124,22 @@ export class DpopVerifier {
     if (typeof ath !== "string") throw new InvalidDpopProofError("DPoP proof must carry ath when presenting an access token");
     if (ath !== sha256Base64url(accessToken)) throw new InvalidDpopProofError("DPoP ath does not match the access token");
   }
+}
+
+/** RFC 7638 thumbprint of an EC key: SHA-256 of the required members in lexical order. */
+export function jwkThumbprint(jwk: PublicJwk): string {
+  return sha256Base64url(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }));
+}
+
+function decodeJson(part: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
+  } catch {
+    throw new InvalidDpopProofError(`DPoP proof ${what} is malformed`);
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw new InvalidDpopProofError(`DPoP proof ${what} is malformed`);
+  return value as Record<string, unknown>;
 }
 
 /** Compares scheme, host (with port) and path; query and fragment are ignored. */

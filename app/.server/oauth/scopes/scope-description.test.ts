@@ -20,7 +20,7 @@ describe("groupPermissions", () => {
   it("lists uploads by media type; */* covers the rest", () => {
     expect(groupPermissions("blob:image/* blob:video/mp4").uploads).toEqual([
       { accept: "image/*", label: "Images of any format" },
-      { accept: "video/mp4", label: "video/mp4" },
+      { accept: "video/mp4", label: "MP4 videos" },
     ]);
     expect(groupPermissions("blob:image/* blob:*/*").uploads).toEqual([{ accept: "*/*", label: "Any kind of file" }]);
   });

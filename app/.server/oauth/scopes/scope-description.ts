@@ -134,8 +134,16 @@ const MEDIA_LABELS: Record<string, string> = {
   "application/*": "Documents and other application files",
 };
 
+const MEDIA_KINDS: Record<string, string> = { image: "images", video: "videos", audio: "audio", text: "text files" };
+
+/** image/* → "Images of any format", video/mp4 → "MP4 videos", anything else as it is. */
 function mediaTypeLabel(accept: string): string {
-  return MEDIA_LABELS[accept] ?? accept;
+  const known = MEDIA_LABELS[accept];
+  if (known) return known;
+  const [kind = "", subtype = ""] = accept.split("/");
+  const kinds = MEDIA_KINDS[kind];
+  if (kinds && /^[a-z0-9.+-]+$/i.test(subtype)) return `${subtype.replace(/^x-/, "").toUpperCase()} ${kinds}`;
+  return accept;
 }
 
 /** did:web:api.bsky.app#bsky_appview → "api.bsky.app (bsky_appview)". */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AccountError } from "../../accounts/account-manager.ts";
+import { isHandle } from "../../accounts/identifiers.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
@@ -27,6 +28,7 @@ export const identityMethods: XrpcMethods = {
     handler: async ({ services, caller }, body) => {
       caller.requireIdentity("handle");
       const { handle } = updateHandleInput.parse(body);
+      if (!isHandle(handle)) throw new XrpcError(400, "InvalidHandle", "handle must be a domain name such as alice.example.com");
       // Only handles under this server's own domains: proving control of another domain (DNS/HTTP) is not offered.
       const domains = services.config.userDomains;
       if (!domains.some((domain) => handle.toLowerCase().endsWith(domain.startsWith(".") ? domain : `.${domain}`))) {

@@ -1,0 +1,13 @@
+/**
+ * The part of a request the JSON endpoints read. A Fetch `Request`
+ * satisfies it, and so does the thin wrapper over Node's request that the
+ * Express entry uses for the hot API paths (no Fetch objects to build).
+ */
+export type ApiRequest = {
+  method: string;
+  /** Absolute URL on the issuer's origin. */
+  url: string;
+  headers: { get(name: string): string | null; has(name: string): boolean };
+  text(): Promise<string>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+};
