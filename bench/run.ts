@@ -8,7 +8,8 @@ import { clockTicksPerSecond } from "./lib/cpu.ts";
 import { Driver } from "./lib/driver.ts";
 import { measureFloor } from "./lib/floor.ts";
 import { CONCURRENCY, runSequential, runThroughput, timedRequest, type Counters } from "./lib/measure.ts";
-import { ROOT, startServer, type BenchServer } from "./lib/server.ts";
+import { PROJECT_ROOT as ROOT } from "../scripts/lib/server-process.ts";
+import { startServer, type BenchServer } from "./lib/server.ts";
 import { round } from "./lib/stats.ts";
 import { summarize, type ProfileWindow } from "./profile-summary.ts";
 

@@ -93,15 +93,15 @@ export class ClientHost {
   ) {}
 
   static async start(): Promise<ClientHost> {
-    let host: ClientHost | undefined;
-    const server = http.createServer((req, res) => host!.handle(req, res));
+    const ref: { host?: ClientHost } = {};
+    const server = http.createServer((req, res) => ref.host!.handle(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(0, "127.0.0.1", () => resolve());
     });
     const { port } = server.address() as AddressInfo;
-    host = new ClientHost(server, `http://127.0.0.1:${port}`);
-    return host;
+    ref.host = new ClientHost(server, `http://127.0.0.1:${port}`);
+    return ref.host;
   }
 
   /** The client_id: the URL of the metadata document. */

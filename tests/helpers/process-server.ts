@@ -4,14 +4,12 @@
  * SIGTERM and its exit code) and can be started again on the same SQLite
  * file and port, as a real deployment restarts after a crash.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { freePort } from "./test-server.ts";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
+import { freePort, spawnServer } from "../../scripts/lib/server-process.ts";
 
 export type ProcessServer = {
   issuer: string;
@@ -43,46 +41,8 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
   let handle: Database.Database | undefined;
 
   const launch = async (): Promise<{ running: Running; issuer: string }> => {
-    const child = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: "production",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: `file:${databasePath}`,
-        ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1",
-        ...env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once("exit", (code, signal) => resolve({ code, signal })),
-    );
-    let mine = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      mine += chunk.toString();
-      output += chunk.toString();
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      mine += chunk.toString();
-      output += chunk.toString();
-    });
-    const issuer = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${mine}`)), 30_000);
-      void exit.then(({ code, signal }) => {
-        clearTimeout(timer);
-        reject(new Error(`server exited (${code ?? signal}) before listening:\n${mine}`));
-      });
-      child.stdout?.on("data", () => {
-        const line = mine.split("\n").find((candidate) => candidate.includes('"event":"listening"'));
-        if (line) {
-          clearTimeout(timer);
-          resolve((JSON.parse(line) as { issuer: string }).issuer);
-        }
-      });
-    });
-    return { running: { child, exit }, issuer };
+    const server = await spawnServer({ port, databasePath, env, onOutput: (text) => (output += text) });
+    return { running: { child: server.child, exit: server.exit }, issuer: server.issuer };
   };
 
   let { running, issuer } = await launch();

@@ -24,7 +24,7 @@ function detectText(bytes: Uint8Array): string | undefined {
     return undefined;
   }
   // Control characters other than tab, newline and carriage return mean binary.
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) return undefined;
+  if (hasBinaryControlCharacter(text)) return undefined;
   const trimmed = text.trim();
   if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
     try {
@@ -41,4 +41,12 @@ function detectText(bytes: Uint8Array): string | undefined {
 export function mediaTypeEssence(contentType: string | null): string | undefined {
   const essence = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
   return /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(essence) ? essence : undefined;
+}
+
+function hasBinaryControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f) return true;
+  }
+  return false;
 }

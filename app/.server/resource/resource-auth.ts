@@ -3,6 +3,20 @@ import type { Grant } from "../oauth/token/grant-store.ts";
 import { AtriumScopePermissions, requirePermission } from "./scope-permissions.ts";
 
 /** The caller of an authenticated /xrpc request, as its access token describes it. */
+/** Parsed permissions per scope string: grants share few distinct scopes, and parsing is per request otherwise. */
+const permissionsByScope = new Map<string, AtriumScopePermissions>();
+const MAX_CACHED_SCOPES = 1000;
+
+function permissionsFor(scope: string): AtriumScopePermissions {
+  let permissions = permissionsByScope.get(scope);
+  if (!permissions) {
+    permissions = new AtriumScopePermissions(scope);
+    if (permissionsByScope.size >= MAX_CACHED_SCOPES) permissionsByScope.clear();
+    permissionsByScope.set(scope, permissions);
+  }
+  return permissions;
+}
+
 export class ResourceCaller {
   readonly permissions: AtriumScopePermissions;
 
@@ -11,7 +25,7 @@ export class ResourceCaller {
     readonly handle: string,
     readonly grant: Grant,
   ) {
-    this.permissions = new AtriumScopePermissions(grant.scope);
+    this.permissions = permissionsFor(grant.scope);
   }
 
   requireRepo(collection: string, action: "create" | "update" | "delete"): void {

@@ -51,6 +51,19 @@ export class ClientManager {
     return this.options.now?.() ?? Date.now();
   }
 
+  private loopbackClients = new Map<string, OAuthClient>();
+
+  /** Loopback clients are derived from their client_id alone: parse each once. */
+  private loopback(clientId: string): OAuthClient {
+    let client = this.loopbackClients.get(clientId);
+    if (!client) {
+      client = loopbackClient(clientId);
+      if (this.loopbackClients.size >= 1000) this.loopbackClients.clear();
+      this.loopbackClients.set(clientId, client);
+    }
+    return client;
+  }
+
   async getClient(clientId: string): Promise<OAuthClient> {
     return (await this.resolve(clientId)).client;
   }
@@ -59,7 +72,7 @@ export class ClientManager {
     if (typeof clientId !== "string" || clientId.length === 0 || clientId.length > 2048) {
       throw new InvalidRequestError("client_id is required");
     }
-    if (isLoopbackClientId(clientId)) return { client: loopbackClient(clientId) };
+    if (isLoopbackClientId(clientId)) return { client: this.loopback(clientId) };
     const validation = { allowPrivate: this.options.allowPrivate };
     assertFetchableClientId(clientId, validation);
 

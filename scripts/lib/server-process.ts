@@ -1,0 +1,102 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { promisify } from "node:util";
+
+/**
+ * Starts the built server as production runs it (`node --import tsx
+ * server.ts`) in a child process and waits for its "listening" line. Shared
+ * by the integration tests and the benchmarks.
+ */
+
+export const PROJECT_ROOT = path.resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+
+export type ExitStatus = { code: number | null; signal: NodeJS.Signals | null };
+
+export type ServerProcess = {
+  child: ChildProcess;
+  issuer: string;
+  /** Everything this process printed so far. */
+  output(): string;
+  exit: Promise<ExitStatus>;
+  /** SIGTERM unless already gone; resolves once it has exited. */
+  stop(): Promise<ExitStatus>;
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export async function spawnServer(options: {
+  port: number;
+  databasePath: string;
+  env?: Record<string, string>;
+  nodeFlags?: string[];
+  onOutput?: (text: string) => void;
+}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), "--import", "tsx", "server.ts"], {
+    cwd: PROJECT_ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      PORT: String(options.port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: `file:${options.databasePath}`,
+      ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1",
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exit = new Promise<ExitStatus>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString();
+    output += text;
+    options.onOutput?.(text);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    return exit;
+  };
+  const issuer = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), 30_000);
+    void exit.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`));
+    });
+    child.stdout?.on("data", () => {
+      const line = output.split("\n").find((candidate) => candidate.includes('"event":"listening"'));
+      if (line) {
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { issuer: string }).issuer);
+      }
+    });
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+  return { child, issuer, output: () => output, exit, stop };
+}
+
+/** Creates an account through the real command line tool, on the given database file. */
+export async function createAccountOn(
+  databasePath: string,
+  account: { handle: string; email: string; password: string; did?: string },
+): Promise<{ did: string; handle: string }> {
+  const args = ["--import", "tsx", "scripts/account.ts", "create", "--handle", account.handle, "--email", account.email, "--password", account.password];
+  if (account.did) args.push("--did", account.did);
+  const { stdout } = await run(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, DATABASE_URL: `file:${databasePath}` } });
+  return JSON.parse(stdout.trim()) as { did: string; handle: string };
+}
