@@ -297,7 +297,8 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   app.use(responseTimeout(config));
   app.use(bodyLimit(config));
   // Pages and assets are compressed; small API JSON is not (a zlib stream per answer costs more than it saves).
-  app.use(compression({ filter: (req) => !isCorsPath(req.path) }));
+  const compress = compression();
+  app.use((req, res, next) => (isCorsPath(req.path) ? next() : compress(req, res, next)));
   if (vite) {
     app.use(vite.middlewares);
   } else {

@@ -51,7 +51,7 @@ describe("account pages", { timeout: E2E_TIMEOUT }, () => {
     await page.getByLabel("Handle or email").fill(HANDLE);
     await page.getByLabel("Password").fill("not it");
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    expect(await visibleText(page.getByRole("alert"))).toContain("not right");
+    expect(await visibleText(page.getByRole("alert").filter({ hasText: /\w/ }))).toContain("not right");
     expect(await page.getByLabel("Password").getAttribute("aria-describedby")).toContain("sign-in-error");
     expect(await page.getByLabel("Handle or email").inputValue()).toBe(HANDLE);
     expect(await page.content()).not.toContain("not it");

@@ -84,7 +84,13 @@ beforeAll(async () => {
     startAppCallback(),
     ClientHost.start(),
   ]);
-  await createAccount(server, { handle: HANDLE, email: "alice@example.com", password: PASSWORD });
+  const { did } = await createAccount(server, { handle: HANDLE, email: "alice@example.com", password: PASSWORD });
+  // A stored passkey (never used to sign in here): the sign-in screens then offer passkeys, and the passkeys page lists one.
+  const now = Date.now();
+  server
+    .db()
+    .prepare(`INSERT INTO "Passkey" (credentialId, accountDid, name, publicKey, counter, transports, deviceType, backedUp, createdAt, lastUsedAt) VALUES (?, ?, ?, ?, 0, ?, 'multiDevice', 1, ?, ?)`)
+    .run("e2e-screens-credential", did, "Phone", Buffer.from([1, 2, 3]), JSON.stringify(["internal"]), now - 3 * 86_400_000, now - 3_600_000);
   host.serveMetadata(
     host.metadata({
       authMethod: "none",
@@ -149,6 +155,7 @@ describe("every screen passes axe-core and is photographed", { timeout: E2E_TIME
     const scripts = measureScripts(page);
     await page.goto(pushed.authorizeUrl);
     await hydrated(page);
+    await visibleText(page.getByRole("button", { name: "Sign in with a passkey" }));
     const { total, files } = await scripts();
     console.log(`consent route JavaScript: ${(total / 1024).toFixed(1)} kB gzip in ${Object.keys(files).length} files`);
     expect(total, JSON.stringify(files)).toBeLessThan(JS_BUDGET);
@@ -157,7 +164,7 @@ describe("every screen passes axe-core and is photographed", { timeout: E2E_TIME
     await page.getByLabel("Handle or email").fill(HANDLE);
     await page.getByLabel("Password").fill("wrong password");
     await page.getByRole("button", { name: "Allow" }).click();
-    await visibleText(page.getByRole("alert"));
+    await visibleText(page.getByRole("alert").filter({ hasText: "not right" }));
     await audit("consent-wrong-password");
   });
 
@@ -206,7 +213,8 @@ describe("every screen passes axe-core and is photographed", { timeout: E2E_TIME
     await audit("account-sessions");
 
     await page.goto(`${server.issuer}/account/passkeys`);
-    await visibleText(page.getByText("You have no passkeys yet."));
+    await visibleText(page.getByRole("heading", { name: "Phone" }));
+    await page.getByText("Rename").click();
     await audit("account-passkeys");
 
     await page.goto(`${server.issuer}/account/password`);
@@ -222,6 +230,7 @@ describe("every screen passes axe-core and is photographed", { timeout: E2E_TIME
     await context.clearCookies();
     await page.goto(`${server.issuer}/account`);
     await visibleText(page.getByRole("heading", { name: "Sign in to your account" }));
+    await visibleText(page.getByRole("button", { name: "Sign in with a passkey" }));
     await audit("account-sign-in");
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     expect(await visibleText(page.locator("#identifier-error"))).toMatch(/handle or email/i);

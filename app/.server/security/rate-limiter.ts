@@ -15,6 +15,9 @@ export class RateLimiter {
   private readonly resetStatement;
   private readonly cleanupStatement;
 
+  /** Cleanup and count in one transaction: one commit per request. */
+  private readonly countHit: (key: string, now: number, windowEnd: number) => { count: number; windowEndsAt: number };
+
   constructor(db: Database.Database, private readonly now: () => number = Date.now) {
     this.hitStatement = db.prepare(
       `INSERT INTO "RateLimit" (key, count, windowEndsAt) VALUES (@key, 1, @windowEnd)
@@ -34,13 +37,16 @@ export class RateLimiter {
     this.cleanupStatement = db.prepare(
       `DELETE FROM "RateLimit" WHERE key IN (SELECT key FROM "RateLimit" WHERE windowEndsAt <= ? LIMIT ${CLEANUP_BATCH})`,
     );
+    this.countHit = db.transaction((key: string, now: number, windowEnd: number) => {
+      this.cleanupStatement.run(now);
+      return this.hitStatement.get({ key, now, windowEnd }) as { count: number; windowEndsAt: number };
+    });
   }
 
   /** Counts one event for `key`; allowed while the window's count is at most `limit`. */
   hit(key: string, limit: number, windowMs: number): RateLimitResult {
     const now = this.now();
-    this.cleanupStatement.run(now);
-    const row = this.hitStatement.get({ key, now, windowEnd: now + windowMs }) as { count: number; windowEndsAt: number };
+    const row = this.countHit(key, now, now + windowMs);
     return { allowed: row.count <= limit, count: row.count, retryAfterSeconds: Math.max(1, Math.ceil((row.windowEndsAt - now) / 1000)) };
   }
 

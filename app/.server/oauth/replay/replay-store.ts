@@ -23,13 +23,17 @@ export class SqliteReplayStore implements ReplayStore {
     this.cleanup = db.prepare(
       `DELETE FROM "ReplayRecord" WHERE key IN (SELECT key FROM "ReplayRecord" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
     );
+    // Cleanup and insert share one transaction: one commit per recorded proof.
+    this.record = db.transaction((hashedKey: string, expiresAt: number, now: number): boolean => {
+      this.cleanup.run(now);
+      return this.insert.run(hashedKey, expiresAt, now).changes === 1;
+    });
   }
 
+  private readonly record: (hashedKey: string, expiresAt: number, now: number) => boolean;
+
   recordUnique(namespace: string, key: string, expiresAt: number): boolean {
-    const now = this.now();
-    this.cleanup.run(now);
     // Hashing bounds the key length whatever the client sent.
-    const result = this.insert.run(sha256Base64url(`${namespace}\u0000${key}`), expiresAt, now);
-    return result.changes === 1;
+    return this.record(sha256Base64url(`${namespace}\u0000${key}`), expiresAt, this.now());
   }
 }
