@@ -304,6 +304,15 @@ describe("POST /oauth/passkey-auth", () => {
     expectPasskeyFailure(second, /expired|already used/);
   });
 
+  it("the same assertion posted 10 times in parallel signs in exactly once (DESIGN 4.1: single-use challenge)", async () => {
+    const authenticator = alicePasskey();
+    const p = await pending();
+    const signed = assertion(authenticator, p.challenge);
+    const results = await Promise.all(Array.from({ length: 10 }, () => postPasskey(p, passkeyBody(p, signed), { store: false })));
+    expect(results.filter((result) => result.status === 200)).toHaveLength(1);
+    for (const result of results.filter((candidate) => candidate.status !== 200)) expectPasskeyFailure(result, /expired|already used/);
+  });
+
   it("a challenge issued for one request is refused for another (and what that does to the first)", async () => {
     const authenticator = alicePasskey();
     const jar = new CookieJar();
