@@ -101,15 +101,21 @@ function bodyLimit(config: Config) {
   };
 }
 
+/** Unread request bodies up to this size are drained so the connection stays usable; larger ones close it. */
+const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
+
 /**
  * A response sent before its request body was read (a refusal) would leave
  * the rest of the body in the connection and stall the next request on it:
- * such responses close the connection, and the unread rest is drained.
+ * the unread rest is drained, or, when it is very large or of unknown size,
+ * the response closes the connection.
  */
-function closeOnUnreadBody(req: Request, res: Response, next: NextFunction) {
+function drainUnreadBody(req: Request, res: Response, next: NextFunction) {
   const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
   res.writeHead = ((...args: unknown[]) => {
-    if (!req.complete) res.setHeader("Connection", "close");
+    const declared = Number(req.headers["content-length"] ?? NaN);
+    const drainable = Number.isFinite(declared) && declared <= MAX_DRAIN_BYTES;
+    if (!req.complete && !drainable) res.setHeader("Connection", "close");
     return writeHead(...args);
   }) as typeof res.writeHead;
   res.on("finish", () => {
@@ -286,7 +292,7 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy);
-  app.use(closeOnUnreadBody);
+  app.use(drainUnreadBody);
   app.use(clientAddressHeader);
   app.use(canonicalHost(config));
   if (config.logRequests) app.use(requestLog);
