@@ -71,3 +71,13 @@ export async function approveWithPassword(authorizeUrl: string, jar: CookieJar, 
   if (response.status !== 303 || !location) throw new Error(`expected a 303 redirect, got ${response.status}: ${(await response.text()).slice(0, 500)}`);
   return new URL(location);
 }
+
+/** The text a person sees in a server-rendered page (scripts and tags removed, whitespace collapsed). */
+export function visibleText(html: string): string {
+  return html
+    .replace(/<script[\s\S]*?<\/script>/g, " ")
+    // React separates adjacent text nodes with empty comments.
+    .replace(/<!-- -->/g, "")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ");
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPkce, DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
-import { approveWithPassword, CookieJar, openConsentPage, submitConsent } from "../helpers/consent.ts";
+import { approveWithPassword, CookieJar, openConsentPage, submitConsent, visibleText } from "../helpers/consent.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 const SCOPE = "atproto transition:generic";
@@ -60,14 +60,6 @@ function redirectOf(response: Response): URL {
   return new URL(location!);
 }
 
-function visibleText(html: string): string {
-  return html
-    .replace(/<script[\s\S]*?<\/script>/g, " ")
-    // React separates adjacent text nodes with empty comments.
-    .replace(/<!-- -->/g, "")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ");
-}
 
 describe("the authorization screen", () => {
   it("rejects a conventional (non-PAR) authorization request with a 400 page and no redirect", async () => {

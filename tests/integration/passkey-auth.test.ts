@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPkce, DpopClient, generateDpopKey, sha256Base64url } from "../../scripts/lib/dpop-client.ts";
-import { CookieJar, openConsentPage } from "../helpers/consent.ts";
+import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { SoftAuthenticator, type AuthenticationResponseJSON, type AssertOptions } from "../helpers/soft-authenticator.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -192,13 +192,6 @@ function redirectOf(response: Response): URL {
   return new URL(location!);
 }
 
-function visibleText(html: string): string {
-  return html
-    .replace(/<script[\s\S]*?<\/script>/g, " ")
-    .replace(/<!-- -->/g, "")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/\s+/g, " ");
-}
 
 type PasskeyRow = { credentialId: string; accountDid: string; counter: number; lastUsedAt: number | null; backedUp: number };
 
