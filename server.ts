@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
@@ -8,17 +8,14 @@ import express from "express";
 import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
 import { openSqlite } from "./app/.server/db/index.ts";
 import { migrateDatabase } from "./app/.server/db/migrate.ts";
-import { RateLimiter } from "./app/.server/security/rate-limiter.ts";
-import { apiEndpoints, type ApiHandler } from "./server/api-endpoints.ts";
+import { RequestLimiter } from "./app/.server/security/request-limiter.ts";
+import { apiPathOf, createApiServer, type ApiHandler } from "./server/api-server.ts";
 import {
   bodyLimit,
   canonicalHost,
   clientAddressHeader,
-  cors,
   drainUnreadBody,
   expressErrors,
-  isCorsPath,
-  requestLimits,
   requestLog,
   responseTimeout,
   screenOriginCheck,
@@ -26,9 +23,10 @@ import {
 } from "./server/middleware.ts";
 
 /**
- * The Express entry: security headers, CORS, body limits, request logging
- * and trust-proxy live here, in one visible place; everything else is the
- * Remix app (app/).
+ * The entry: one Node HTTP server. The JSON endpoints clients call (the hot
+ * paths) go to the API handler (server/api-server.ts); the screens and their
+ * assets go through Express to the Remix app (app/). Security headers, CORS,
+ * limits, timeouts and logging live in those two visible places.
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -49,33 +47,32 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   const { applied } = migrateDatabase(config.databasePath);
   if (applied.length) console.log(`Applied database migrations: ${applied.join(", ")}`);
 
-  const limiter = new RateLimiter(openSqlite(config.databasePath));
+  const limiter = new RequestLimiter(openSqlite(config.databasePath));
   const { build, vite } = await loadBuild(options.dev);
+  const apiHandlerOf = (serverBuild: ServerBuild) => (serverBuild.entry.module as unknown as { handleApiRequest: ApiHandler }).handleApiRequest;
+  // Production loads the build once; development asks Vite per request (it reloads changed modules).
+  const apiHandler = vite ? undefined : apiHandlerOf(await build());
+  const serveApi = createApiServer({ config, limiter, handler: () => apiHandler ?? build().then(apiHandlerOf) });
+
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.trustProxy);
   app.use(drainUnreadBody);
-  app.use(clientAddressHeader);
+  app.use(clientAddressHeader(config.trustProxy));
   app.use(canonicalHost(config));
   if (config.logRequests) app.use(requestLog);
   app.use(securityHeaders(options.dev));
-  app.use(cors);
   app.use(screenOriginCheck(config));
-  app.use(requestLimits(config, limiter));
   app.use(responseTimeout(config));
-  app.use(bodyLimit(config));
-  // Pages and assets are compressed; small API JSON is not (a zlib stream per answer costs more than it saves).
-  const compress = compression();
-  app.use((req, res, next) => (isCorsPath(req.path) ? next() : compress(req, res, next)));
+  app.use(bodyLimit);
+  app.use(compression());
   if (vite) {
     app.use(vite.middlewares);
   } else {
     app.use("/assets", express.static(path.join(here, "build", "client", "assets"), { immutable: true, maxAge: "1y" }));
-    // Other public files (favicon and the like), looked up only for GETs that are not API calls.
-    const publicFiles = express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false });
-    app.use((req, res, next) => (isCorsPath(req.path) ? next() : publicFiles(req, res, next)));
+    // Other public files (favicon and the like).
+    app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false }));
   }
-  app.use(apiEndpoints(config, async () => ((await build()).entry.module as unknown as { handleApiRequest: ApiHandler }).handleApiRequest));
   app.all(
     "*",
     createRequestHandler({
@@ -85,8 +82,14 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   );
   app.use(expressErrors);
 
+  const server = createServer((req, res) => {
+    const apiPath = apiPathOf(req.url);
+    if (apiPath === undefined) app(req, res);
+    else serveApi(req, res, apiPath);
+  });
+  server.on("close", () => limiter.close());
   return new Promise((resolve) => {
-    const server = app.listen(config.port, config.host, () => resolve(server));
+    server.listen(config.port, config.host, () => resolve(server));
     // Slow clients cannot hold a connection open forever (slowloris).
     server.headersTimeout = 15_000;
     server.requestTimeout = config.requestTimeoutMs;

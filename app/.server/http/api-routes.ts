@@ -5,6 +5,7 @@ import { parParametersSchema } from "../oauth/request/par-manager.ts";
 import { tokenRequestSchema } from "../oauth/token/token-manager.ts";
 import { handleXrpc } from "../xrpc/router.ts";
 import type { ApiRequest } from "./api-request.ts";
+import { emptyResponse, jsonResponse, type ApiResponse } from "./api-response.ts";
 import { jsonEndpoint, methodNotAllowed, noStoreJson } from "./endpoint.ts";
 import { publicRequestUrl, readForm } from "./request-input.ts";
 
@@ -15,7 +16,7 @@ import { publicRequestUrl, readForm } from "./request-input.ts";
  * which serves only the screens.
  */
 
-type Endpoint = (request: ApiRequest) => Promise<Response>;
+type Endpoint = (request: ApiRequest) => Promise<ApiResponse>;
 
 const revokeSchema = z.object({
   token: z.string({ required_error: "token is required" }).min(1, "token is required").max(4096),
@@ -25,7 +26,7 @@ const revokeSchema = z.object({
 const postOnly = (handler: Endpoint): Endpoint => (request) => (request.method === "POST" ? handler(request) : methodNotAllowed("POST"));
 
 const discovery = (document: () => unknown): Endpoint => async () =>
-  Response.json(document(), { headers: { "Cache-Control": "public, max-age=60" } });
+  jsonResponse(document(), 200, { "Cache-Control": "public, max-age=60" });
 
 const endpoints: Record<string, Endpoint> = {
   "/.well-known/oauth-authorization-server": discovery(() => authorizationServerMetadata(getConfig())),
@@ -60,7 +61,7 @@ const endpoints: Record<string, Endpoint> = {
       const { token } = revokeSchema.parse(await readForm(request));
       tokens.revoke(token);
       // RFC 7009 §2.2: 200 also when the token was invalid or unknown.
-      return new Response(null, { status: 200 });
+      return emptyResponse(200);
     }),
   ),
 
@@ -78,11 +79,11 @@ const endpoints: Record<string, Endpoint> = {
 
   /** The server signs nothing that clients verify (tokens are opaque), so the set is empty. */
   "/oauth/jwks": () =>
-    jsonEndpoint("authorization-server", async () => Response.json({ keys: [] }, { headers: { "Cache-Control": "public, max-age=300" } })),
+    jsonEndpoint("authorization-server", async () => jsonResponse({ keys: [] }, 200, { "Cache-Control": "public, max-age=300" })),
 };
 
 /** The response for an API path, or undefined when the path is not one (Remix then answers). */
-export function handleApiRequest(path: string, request: ApiRequest): Promise<Response> | undefined {
+export function handleApiRequest(path: string, request: ApiRequest): Promise<ApiResponse> | undefined {
   const endpoint = endpoints[path];
   if (endpoint) return endpoint(request);
   if (path.startsWith("/xrpc/")) return handleXrpc(path.slice("/xrpc/".length), request);

@@ -1,11 +1,12 @@
 import { getServices, type Services } from "../services.ts";
+import { jsonResponse, setDefaultHeader, type ApiResponse } from "./api-response.ts";
 import { toErrorResponse, type ErrorContext } from "./error-response.ts";
 
 /**
  * Runs a JSON endpoint of the provider: every response, success or error,
  * carries a fresh DPoP-Nonce (DESIGN 4.2) and is never cached.
  */
-export async function jsonEndpoint(context: ErrorContext, handler: (services: Services) => Promise<Response>): Promise<Response> {
+export async function jsonEndpoint(context: ErrorContext, handler: (services: Services) => Promise<ApiResponse>): Promise<ApiResponse> {
   let services: Services;
   try {
     services = getServices();
@@ -15,8 +16,8 @@ export async function jsonEndpoint(context: ErrorContext, handler: (services: Se
   const dpopNonce = services.nonces.current();
   try {
     const response = await handler(services);
-    response.headers.set("DPoP-Nonce", dpopNonce);
-    if (!response.headers.has("Cache-Control")) response.headers.set("Cache-Control", "no-store");
+    response.headers["DPoP-Nonce"] = dpopNonce;
+    setDefaultHeader(response, "Cache-Control", "no-store");
     return response;
   } catch (error) {
     return toErrorResponse(error, { context, dpopNonce });
@@ -24,15 +25,12 @@ export async function jsonEndpoint(context: ErrorContext, handler: (services: Se
 }
 
 /** RFC 9110 §15.5.6: 405 with the methods the endpoint does support (and, like every /oauth answer, a nonce). */
-export function methodNotAllowed(allow: string): Promise<Response> {
+export function methodNotAllowed(allow: string): Promise<ApiResponse> {
   return jsonEndpoint("authorization-server", async () =>
-    Response.json(
-      { error: "invalid_request", error_description: `Method not allowed; use ${allow}` },
-      { status: 405, headers: { Allow: allow } },
-    ),
+    jsonResponse({ error: "invalid_request", error_description: `Method not allowed; use ${allow}` }, 405, { Allow: allow }),
   );
 }
 
-export function noStoreJson(body: unknown, status = 200): Response {
-  return Response.json(body, { status, headers: { "Cache-Control": "no-store", Pragma: "no-cache" } });
+export function noStoreJson(body: unknown, status = 200): ApiResponse {
+  return jsonResponse(body, status, { "Cache-Control": "no-store", Pragma: "no-cache" });
 }

@@ -1,4 +1,5 @@
 import { ZodError } from "zod";
+import { jsonResponse, type ApiResponse } from "./api-response.ts";
 import { InsufficientScopeError, InvalidRequestError, OAuthError, TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
 
 /**
@@ -8,25 +9,24 @@ import { InsufficientScopeError, InvalidRequestError, OAuthError, TooManyRequest
  */
 export type ErrorContext = "authorization-server" | "resource";
 
-export type ErrorResponseOptions = { context: ErrorContext; dpopNonce?: string; headers?: HeadersInit };
+export type ErrorResponseOptions = { context: ErrorContext; dpopNonce?: string };
 
 /** The one function that turns any thrown value into an HTTP response for the JSON endpoints. */
-export function toErrorResponse(thrown: unknown, options: ErrorResponseOptions): Response {
+export function toErrorResponse(thrown: unknown, options: ErrorResponseOptions): ApiResponse {
   const error = asOAuthError(thrown);
-  const headers = new Headers(options.headers);
-  headers.set("Cache-Control", "no-store");
-  if (options.dpopNonce) headers.set("DPoP-Nonce", options.dpopNonce);
-  if (error instanceof TooManyRequestsError) headers.set("Retry-After", String(error.retryAfterSeconds));
+  const headers: Record<string, string> = { "Cache-Control": "no-store" };
+  if (options.dpopNonce) headers["DPoP-Nonce"] = options.dpopNonce;
+  if (error instanceof TooManyRequestsError) headers["Retry-After"] = String(error.retryAfterSeconds);
 
   let status = error.status;
   if (options.context === "resource") {
     // RFC 9449 §7.1: proof and nonce problems at a resource are 401 with a DPoP challenge.
     if (error.code === "invalid_dpop_proof" || error.code === "use_dpop_nonce" || error.code === "invalid_token") status = 401;
     if (status === 401 || error instanceof InsufficientScopeError) {
-      headers.set("WWW-Authenticate", dpopChallenge(error.code, error.description));
+      headers["WWW-Authenticate"] = dpopChallenge(error.code, error.description);
     }
   }
-  return Response.json({ error: error.code, error_description: error.description }, { status, headers });
+  return jsonResponse({ error: error.code, error_description: error.description }, status, headers);
 }
 
 export function dpopChallenge(code: string, description: string): string {

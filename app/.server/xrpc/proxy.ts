@@ -1,4 +1,5 @@
 import type { ApiRequest } from "../http/api-request.ts";
+import type { ApiResponse } from "../http/api-response.ts";
 import { createServiceJwt } from "../accounts/service-auth.ts";
 import type { ResourceCaller } from "../resource/resource-auth.ts";
 import type { Services } from "../services.ts";
@@ -7,7 +8,7 @@ import { invalidRequest, XrpcError } from "./xrpc-error.ts";
 
 /** Request headers passed on to the upstream service (atproto service proxying). */
 const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "atproto-accept-labelers", "content-encoding"];
-const FORWARDED_RESPONSE_HEADERS = ["content-type", "content-language", "atproto-content-labelers", "atproto-repo-rev", "cache-control"];
+const FORWARDED_RESPONSE_HEADERS = ["Content-Type", "Content-Language", "atproto-content-labelers", "atproto-repo-rev", "Cache-Control"];
 
 /** The `did#service` a call goes to: the atproto-proxy header, or the app view for app.bsky.* calls. */
 export function proxyTarget(services: Services, nsid: string, header: string | null): string | undefined {
@@ -22,7 +23,7 @@ export function proxyTarget(services: Services, nsid: string, header: string | n
  * rpc:<nsid>?aud=<did#service> (chat.bsky.* needs transition:chat.bsky or an
  * explicit rpc: grant; the scope class handles that).
  */
-export async function proxyCall(services: Services, caller: ResourceCaller, nsid: string, target: string, request: ApiRequest): Promise<Response> {
+export async function proxyCall(services: Services, caller: ResourceCaller, nsid: string, target: string, request: ApiRequest): Promise<ApiResponse> {
   const match = /^(did:[a-z]+:[^#\s]+)#([a-zA-Z0-9_-]+)$/.exec(target);
   if (!match) throw invalidRequest("atproto-proxy must be of the form <did>#<service>");
   const [, did] = match as unknown as [string, string];
@@ -53,10 +54,11 @@ export async function proxyCall(services: Services, caller: ResourceCaller, nsid
   } catch {
     throw new XrpcError(502, "UpstreamFailure", `The service ${target} could not be reached`);
   }
-  const forwarded = new Headers();
+  const forwarded: Record<string, string> = {};
   for (const name of FORWARDED_RESPONSE_HEADERS) {
     const value = response.headers.get(name);
-    if (value) forwarded.set(name, value);
+    if (value) forwarded[name] = value;
   }
-  return new Response(response.body, { status: response.status, headers: forwarded });
+  // Passed through as it streams in: upstream answers (timelines, feeds) can be large.
+  return { status: response.status, headers: forwarded, body: response.body };
 }

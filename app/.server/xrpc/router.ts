@@ -1,4 +1,5 @@
 import type { ApiRequest } from "../http/api-request.ts";
+import { jsonResponse, type ApiResponse } from "../http/api-response.ts";
 import { publicRequestUrl } from "../http/request-input.ts";
 import { authenticateCaller, type ResourceCaller } from "../resource/resource-auth.ts";
 import { isNsid } from "../repo/identifiers.ts";
@@ -37,7 +38,7 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
 }
 
 /** Handles /xrpc/<nsid>: local methods, refused methods, proxied methods (atproto XRPC conventions). */
-export async function handleXrpc(nsid: string, request: ApiRequest): Promise<Response> {
+export async function handleXrpc(nsid: string, request: ApiRequest): Promise<ApiResponse> {
   let services: Services;
   try {
     services = getServices();
@@ -48,14 +49,14 @@ export async function handleXrpc(nsid: string, request: ApiRequest): Promise<Res
   const dpopNonce = request.headers.has("DPoP") ? services.nonces.current() : undefined;
   try {
     const response = await dispatch(services, nsid, request);
-    if (dpopNonce) response.headers.set("DPoP-Nonce", dpopNonce);
+    if (dpopNonce) response.headers["DPoP-Nonce"] = dpopNonce;
     return response;
   } catch (error) {
     return xrpcErrorResponse(error, dpopNonce);
   }
 }
 
-async function dispatch(services: Services, nsid: string, request: ApiRequest): Promise<Response> {
+async function dispatch(services: Services, nsid: string, request: ApiRequest): Promise<ApiResponse> {
   if (!isNsid(nsid)) throw invalidRequest("The method name in /xrpc/<method> must be an NSID");
   if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
     throw new XrpcError(403, "Forbidden", `${nsid} is not available to apps signed in with OAuth, whatever their permissions: sign in to your account directly`);
@@ -69,13 +70,13 @@ async function dispatch(services: Services, nsid: string, request: ApiRequest): 
   return proxyCall(services, caller, nsid, target, request);
 }
 
-async function runLocal(services: Services, nsid: string, method: XrpcMethod, request: ApiRequest): Promise<Response> {
+async function runLocal(services: Services, nsid: string, method: XrpcMethod, request: ApiRequest): Promise<ApiResponse> {
   const expected = method.type === "query" ? ["GET", "HEAD"] : ["POST"];
   if (!expected.includes(request.method)) {
     throw new XrpcError(405, "InvalidRequest", `${nsid} is a ${method.type}: use ${method.type === "query" ? "GET" : "POST"}`);
   }
   const params = new URL(request.url).searchParams;
-  if (method.auth === "none") return Response.json(await method.handler({ services, request, params }));
+  if (method.auth === "none") return jsonResponse(await method.handler({ services, request, params }));
 
   const caller = await authenticate(services, request);
   const ctx = { services, request, params, caller };
@@ -83,7 +84,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   if (method.type === "query") result = await method.handler(ctx);
   else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
   else result = await method.handler(ctx, await readJson(request));
-  return Response.json(result, { headers: { "Cache-Control": "no-store" } });
+  return jsonResponse(result, 200, { "Cache-Control": "no-store" });
 }
 
 function authenticate(services: Services, request: ApiRequest): Promise<ResourceCaller> {

@@ -1,0 +1,201 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import type { Config } from "../app/.server/config.ts";
+import type { ApiRequest } from "../app/.server/http/api-request.ts";
+import type { ApiResponse } from "../app/.server/http/api-response.ts";
+import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
+import { clientAddress, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
+
+/**
+ * The JSON endpoints clients call directly (DESIGN §1: discovery, PAR, token,
+ * revoke, userinfo, jwks, /xrpc), served from Node's own request handler
+ * ahead of Express: these are the hot paths, and Express's per-request work
+ * (its request/response wrappers and middleware chain) cost more CPU than the
+ * DPoP check itself. Everything Express did for them is here, in order:
+ * security and CORS headers, preflights, per-address limits, body limits,
+ * the response timeout, draining unread bodies, and the request log.
+ */
+
+/** The API dispatcher the server build exports (app/entry.server.tsx → app/.server/http/api-routes.ts). */
+export type ApiHandler = (path: string, request: ApiRequest) => Promise<ApiResponse> | undefined;
+
+/** DESIGN §1: endpoints browser-based clients call directly get CORS; the screens do not. */
+export function isCorsPath(pathname: string): boolean {
+  return (
+    pathname.startsWith("/.well-known/") ||
+    pathname.startsWith("/xrpc/") ||
+    pathname === "/oauth/par" ||
+    pathname === "/oauth/token" ||
+    pathname === "/oauth/revoke" ||
+    pathname === "/oauth/userinfo" ||
+    pathname === "/oauth/jwks"
+  );
+}
+
+/** The path of a request target, when it is one of the API paths (origin-form targets only). */
+export function apiPathOf(url: string | undefined): string | undefined {
+  if (!url || url.charCodeAt(0) !== 47 /* "/" */) return undefined;
+  const query = url.indexOf("?");
+  const path = query === -1 ? url : url.slice(0, query);
+  return isCorsPath(path) ? path : undefined;
+}
+
+/** Sent on every API answer. */
+const BASE_HEADERS: Readonly<Record<string, string>> = {
+  "X-Content-Type-Options": "nosniff",
+  // The authorize URL carries a request_uri: never leak it to another site.
+  "Referrer-Policy": "no-referrer",
+  "X-Frame-Options": "DENY",
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Expose-Headers": "DPoP-Nonce, WWW-Authenticate",
+};
+
+const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
+  ...BASE_HEADERS,
+  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+  "Access-Control-Allow-Headers": "Content-Type, DPoP, Authorization, atproto-proxy, atproto-accept-labelers",
+  "Access-Control-Max-Age": "600",
+};
+
+type ErrorShape = "xrpc" | "oauth";
+
+/** A refusal of the entry itself, in the error shape of the endpoint addressed (XRPC or OAuth JSON). */
+function refusal(shape: ErrorShape, status: number, xrpcError: string, oauthError: string, message: string, headers: Record<string, string> = {}): ApiResponse {
+  const body = shape === "xrpc" ? { error: xrpcError, message } : { error: oauthError, error_description: message };
+  return { status, headers: { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers }, body: JSON.stringify(body) };
+}
+
+export type ApiServerOptions = {
+  config: Config;
+  limiter: RequestLimiter;
+  /** The dispatcher; a promise only in development, where Vite loads the app per request. */
+  handler: () => ApiHandler | Promise<ApiHandler>;
+};
+
+export function createApiServer({ config, limiter, handler }: ApiServerOptions) {
+  const limitFor = (path: string): [string, number] | undefined => {
+    if (path === "/oauth/par") return ["par", config.rateLimits.parPerMinute];
+    if (path === "/oauth/token") return ["token", config.rateLimits.tokenPerMinute];
+    if (path.startsWith("/xrpc/")) return ["xrpc", config.rateLimits.xrpcPerMinute];
+    return undefined;
+  };
+
+  /** Per-address limits (DESIGN 4.5): 429 with Retry-After, or undefined when the request may go on. */
+  const checkLimits = (req: IncomingMessage, path: string, shape: ErrorShape): ApiResponse | undefined => {
+    const rule = limitFor(path);
+    if (!rule) return undefined;
+    const [name, limit] = rule;
+    const result = limiter.hit(`requests:${name}:${clientAddress(req, config.trustProxy)}`, limit, 60_000);
+    if (result.allowed) return undefined;
+    const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
+    return refusal(shape, 429, "RateLimitExceeded", "temporarily_unavailable", message, { "Retry-After": String(result.retryAfterSeconds) });
+  };
+
+  return function serveApi(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const started = config.logRequests ? process.hrtime.bigint() : 0n;
+    if (config.logRequests) res.on("finish", () => logRequest(req.method, path, res.statusCode, started));
+    const shape: ErrorShape = path.startsWith("/xrpc/") ? "xrpc" : "oauth";
+    // A refusal sent before the body was read leaves the rest in the connection: drain it afterwards.
+    res.on("finish", () => {
+      if (!req.complete) req.resume();
+    });
+
+    if (req.method === "OPTIONS") return send(req, res, { status: 204, headers: PREFLIGHT_HEADERS, body: null });
+    const limited = checkLimits(req, path, shape);
+    if (limited) return send(req, res, limited);
+    const bodyLimit = path === "/xrpc/com.atproto.repo.uploadBlob" ? config.blobMaxBytes : MAX_BODY_BYTES;
+    if (Number(req.headers["content-length"] ?? 0) > bodyLimit) {
+      return send(req, res, refusal(shape, 413, "PayloadTooLarge", "invalid_request", `Request body larger than ${bodyLimit} bytes`));
+    }
+
+    // A request the app has not answered in time gets 503 instead of hanging.
+    const timer = setTimeout(() => {
+      const message = "The server took too long to answer";
+      send(req, res, refusal(shape, 503, "InternalServerError", "temporarily_unavailable", message, { "Retry-After": "5" }));
+    }, config.requestTimeoutMs);
+    res.on("close", () => clearTimeout(timer));
+
+    const request = nodeApiRequest(req, path, config.issuer, bodyLimit);
+    dispatch(handler, path, request).then(
+      (response) => send(req, res, response ?? refusal(shape, 404, "MethodNotImplemented", "invalid_request", "Nothing is served at this address")),
+      (error: unknown) => {
+        console.error("Unhandled server error:", error);
+        send(req, res, refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request"));
+      },
+    );
+  };
+}
+
+async function dispatch(handler: ApiServerOptions["handler"], path: string, request: ApiRequest): Promise<ApiResponse | undefined> {
+  const handle = handler();
+  return (typeof (handle as Promise<ApiHandler>).then === "function" ? await handle : (handle as ApiHandler))(path, request);
+}
+
+/**
+ * Node's request seen through the small interface the endpoints read. The
+ * body is read only when an endpoint asks for it, and at most `limit` + 1
+ * bytes of it: an endpoint refuses a body longer than its own limit by length,
+ * and the unread rest is drained or the connection closed (see `send`).
+ */
+export function nodeApiRequest(req: IncomingMessage, path: string, issuer: string, limit: number): ApiRequest {
+  let body: Promise<Buffer> | undefined;
+  const readBody = () => (body ??= readBounded(req, limit + 1));
+  const header = (name: string) => {
+    const value = req.headers[name.toLowerCase()];
+    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+  };
+  const query = req.url!.indexOf("?");
+  return {
+    method: req.method ?? "GET",
+    url: issuer + path + (query === -1 ? "" : req.url!.slice(query)),
+    headers: { get: header, has: (name) => header(name) !== null },
+    text: async () => (await readBody()).toString("utf8"),
+    arrayBuffer: async () => {
+      const bytes = await readBody();
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
+}
+
+function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const finish = () => {
+      req.off("data", onData);
+      resolve(Buffer.concat(chunks));
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length >= maxBytes) {
+        // Enough to know it is too long: stop reading; the response decides what happens to the rest.
+        req.pause();
+        finish();
+      }
+    };
+    req.on("data", onData);
+    req.once("end", finish);
+    req.once("error", reject);
+    req.once("close", () => reject(new Error("request closed before its body ended")));
+  });
+}
+
+/** Writes an answer in one go (headers and a serialized body), unless one was already sent. */
+function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse): void {
+  if (res.headersSent || res.destroyed) return;
+  const headers: Record<string, string> = { ...BASE_HEADERS, ...response.headers };
+  if (!req.complete && !isBodyDrainable(req)) headers.Connection = "close";
+  const body = response.body;
+  if (body === null || typeof body === "string" || body instanceof Uint8Array) {
+    if (body !== null) headers["Content-Length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
+    res.writeHead(response.status, headers);
+    res.end(body ?? undefined);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+  stream.on("error", () => res.destroy());
+  stream.pipe(res);
+}
