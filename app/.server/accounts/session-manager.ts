@@ -1,4 +1,5 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import { deleteExpiredSql } from "../stores/expired-rows.ts";
 import { randomToken, sha256Base64url } from "../util/crypto.ts";
 import { MINUTE } from "../util/time.ts";
 import type { AccountSummary } from "./account-manager.ts";
@@ -7,7 +8,8 @@ export type BrowserSession = { account: AccountSummary; idHash: string; createdA
 
 /**
  * Server-side browser sessions (DESIGN 4.5): the cookie holds a random id,
- * the database only its hash. Expired sessions are deleted when read.
+ * the database only its hash. Expired sessions are deleted when read, and a
+ * few at each sign-in (browsers that never come back).
  */
 export class SessionManager {
   constructor(
@@ -18,6 +20,7 @@ export class SessionManager {
   async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string }): Promise<string> {
     const id = randomToken("ses");
     const now = Date.now();
+    await this.prisma.$executeRawUnsafe(deleteExpiredSql("BrowserSession", "idHash"), now);
     await this.prisma.browserSession.create({
       data: {
         idHash: sha256Base64url(id),

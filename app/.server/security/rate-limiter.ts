@@ -1,6 +1,5 @@
 import type Database from "better-sqlite3";
-
-const CLEANUP_BATCH = 20;
+import { deleteExpiredSql } from "../stores/expired-rows.ts";
 
 export type RateLimitResult = { allowed: boolean; count: number; retryAfterSeconds: number };
 
@@ -35,7 +34,7 @@ export class RateLimiter {
     this.readStatement = db.prepare(`SELECT count, windowEndsAt FROM "RateLimit" WHERE key = ? AND windowEndsAt > ?`);
     this.resetStatement = db.prepare(`DELETE FROM "RateLimit" WHERE key = ?`);
     this.cleanupStatement = db.prepare(
-      `DELETE FROM "RateLimit" WHERE key IN (SELECT key FROM "RateLimit" WHERE windowEndsAt <= ? LIMIT ${CLEANUP_BATCH})`,
+      deleteExpiredSql("RateLimit", "key", "windowEndsAt"),
     );
     this.countHit = db.transaction((key: string, now: number, windowEnd: number) => {
       this.cleanupStatement.run(now);

@@ -1,5 +1,6 @@
 import type { CachedClientDocument, ClientStore } from "../oauth/client/client-store.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import { deleteExpiredSql } from "./expired-rows.ts";
 
 export class PrismaClientStore implements ClientStore {
   constructor(private readonly prisma: PrismaClient) {}
@@ -15,6 +16,8 @@ export class PrismaClientStore implements ClientStore {
   }
 
   async save(clientId: string, entry: CachedClientDocument, fetchedAt: number, expiresAt: number): Promise<void> {
+    // Documents of clients that are never seen again expire here, a few at a time (DESIGN 4.4).
+    await this.prisma.$executeRawUnsafe(deleteExpiredSql("Client", "clientId"), fetchedAt);
     const data = { metadata: JSON.stringify(entry), fetchedAt: new Date(fetchedAt), expiresAt: new Date(expiresAt) };
     await this.prisma.client.upsert({ where: { clientId }, create: { clientId, ...data }, update: data });
   }

@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import type { ChallengePurpose, ChallengeStore, NewChallenge } from "../accounts/challenge-store.ts";
-
-const CLEANUP_BATCH = 20;
+import { deleteExpiredSql } from "./expired-rows.ts";
 
 export class SqliteChallengeStore implements ChallengeStore {
   private readonly s;
@@ -12,7 +11,7 @@ export class SqliteChallengeStore implements ChallengeStore {
         `INSERT INTO "WebAuthnChallenge" (challenge, purpose, requestIdHash, accountDid, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?, ?)`,
       ),
       cleanup: db.prepare(
-        `DELETE FROM "WebAuthnChallenge" WHERE challenge IN (SELECT challenge FROM "WebAuthnChallenge" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+        deleteExpiredSql("WebAuthnChallenge", "challenge"),
       ),
       // One DELETE decides: the row goes only if purpose and binding match and it is live.
       consume: db.prepare(

@@ -8,8 +8,7 @@ import type {
   StoredAuthorizationCode,
   StoredRefreshToken,
 } from "../oauth/token/grant-store.ts";
-
-const CLEANUP_BATCH = 20;
+import { deleteExpiredSql } from "./expired-rows.ts";
 
 /**
  * Codes, grants and tokens on the synchronous SQLite connection: each
@@ -28,7 +27,7 @@ export class SqliteGrantStore implements GrantStore {
          VALUES (@codeHash, @clientId, @accountDid, @redirectUri, @scope, @codeChallenge, @dpopJkt, @clientKeyId, @createdAt, @expiresAt, NULL, NULL)`,
       ),
       cleanupCodes: db.prepare(
-        `DELETE FROM "AuthorizationCode" WHERE codeHash IN (SELECT codeHash FROM "AuthorizationCode" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+        deleteExpiredSql("AuthorizationCode", "codeHash"),
       ),
       findCode: db.prepare(`SELECT * FROM "AuthorizationCode" WHERE codeHash = ?`),
       deleteCode: db.prepare(`DELETE FROM "AuthorizationCode" WHERE codeHash = ?`),
@@ -40,19 +39,19 @@ export class SqliteGrantStore implements GrantStore {
          VALUES (@id, @clientId, @accountDid, @scope, @dpopJkt, @clientKeyId, @createdAt, @lastUsedAt, @expiresAt)`,
       ),
       cleanupGrants: db.prepare(
-        `DELETE FROM "Grant" WHERE id IN (SELECT id FROM "Grant" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+        deleteExpiredSql("Grant", "id"),
       ),
       touchGrant: db.prepare(`UPDATE "Grant" SET lastUsedAt = ?, expiresAt = ? WHERE id = ?`),
       insertAccess: db.prepare(`INSERT INTO "AccessToken" (tokenHash, grantId, createdAt, expiresAt) VALUES (?, ?, ?, ?)`),
       cleanupAccess: db.prepare(
-        `DELETE FROM "AccessToken" WHERE tokenHash IN (SELECT tokenHash FROM "AccessToken" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+        deleteExpiredSql("AccessToken", "tokenHash"),
       ),
       deleteAccessOfGrant: db.prepare(`DELETE FROM "AccessToken" WHERE grantId = ?`),
       insertRefresh: db.prepare(
         `INSERT INTO "RefreshToken" (tokenHash, grantId, createdAt, expiresAt, usedAt) VALUES (?, ?, ?, ?, NULL)`,
       ),
       cleanupRefresh: db.prepare(
-        `DELETE FROM "RefreshToken" WHERE tokenHash IN (SELECT tokenHash FROM "RefreshToken" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+        deleteExpiredSql("RefreshToken", "tokenHash"),
       ),
       spendRefresh: db.prepare(
         `UPDATE "RefreshToken" SET usedAt = ? WHERE tokenHash = ? AND grantId = ? AND usedAt IS NULL AND expiresAt > ?`,

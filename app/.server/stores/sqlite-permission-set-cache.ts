@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import type { CachedPermissionSet, PermissionSetCache } from "../oauth/scopes/permission-sets/permission-set-cache.ts";
-
-const CLEANUP_BATCH = 20;
+import { deleteExpiredSql } from "./expired-rows.ts";
 
 type Row = { nsid: string; document: string; fetchedAt: number; expiresAt: number };
 
@@ -19,7 +18,7 @@ export class SqlitePermissionSetCache implements PermissionSetCache {
       deleteOne: db.prepare(`DELETE FROM "PermissionSetCache" WHERE nsid = ?`),
       deleteIfExpired: db.prepare(`DELETE FROM "PermissionSetCache" WHERE nsid = ? AND expiresAt <= ?`),
       cleanup: db.prepare(
-        `DELETE FROM "PermissionSetCache" WHERE nsid IN (SELECT nsid FROM "PermissionSetCache" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+        deleteExpiredSql("PermissionSetCache", "nsid"),
       ),
     };
   }

@@ -1,7 +1,6 @@
 import type Database from "better-sqlite3";
 import type { AuthorizationParameters, RequestStore, StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
-
-const CLEANUP_BATCH = 20;
+import { deleteExpiredSql } from "./expired-rows.ts";
 
 type Row = {
   idHash: string;
@@ -24,7 +23,7 @@ export class SqliteRequestStore implements RequestStore {
          VALUES (@idHash, @clientId, @parameters, @dpopJkt, @clientKeyId, @createdAt, @expiresAt, NULL)`,
       ),
       cleanup: db.prepare(
-        `DELETE FROM "AuthorizationRequest" WHERE idHash IN (SELECT idHash FROM "AuthorizationRequest" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
+        deleteExpiredSql("AuthorizationRequest", "idHash"),
       ),
       find: db.prepare(`SELECT * FROM "AuthorizationRequest" WHERE idHash = ?`),
       deleteOne: db.prepare(`DELETE FROM "AuthorizationRequest" WHERE idHash = ?`),

@@ -1,8 +1,6 @@
 import type Database from "better-sqlite3";
 import { sha256Base64url } from "../../util/crypto.ts";
-
-/** How many expired rows each insert removes: keeps the table bounded without a sweeper (DESIGN 4.4). */
-const CLEANUP_BATCH = 20;
+import { deleteExpiredSql } from "../../stores/expired-rows.ts";
 
 export interface ReplayStore {
   /** Records `key` until `expiresAt`; false when it was already recorded and still live. */
@@ -20,9 +18,7 @@ export class SqliteReplayStore implements ReplayStore {
       `INSERT INTO "ReplayRecord" (key, expiresAt) VALUES (?, ?)
        ON CONFLICT(key) DO UPDATE SET expiresAt = excluded.expiresAt WHERE "ReplayRecord".expiresAt <= ?`,
     );
-    this.cleanup = db.prepare(
-      `DELETE FROM "ReplayRecord" WHERE key IN (SELECT key FROM "ReplayRecord" WHERE expiresAt <= ? LIMIT ${CLEANUP_BATCH})`,
-    );
+    this.cleanup = db.prepare(deleteExpiredSql("ReplayRecord", "key"));
     // Cleanup and insert share one transaction: one commit per recorded proof.
     this.record = db.transaction((hashedKey: string, expiresAt: number, now: number): boolean => {
       this.cleanup.run(now);
