@@ -84,7 +84,7 @@ async function bench(): Promise<void> {
       const sequential = await runSequential(driver, benchCase, ticksPerSecond);
       const throughput = await runThroughput(driver, benchCase, sequential.medianMs, ticksPerSecond);
       console.log(
-        `  ${benchCase.name}: ${sequential.requests} sequential (${sequential.cpuTicks} CPU ticks, ${sequential.retries} nonce retries), ` +
+        `  ${benchCase.name}: ${sequential.requests} sequential (${sequential.cpuTicks} CPU ticks; per batch ${sequential.batchCpuMicros.map((value) => value.toFixed(0)).join(", ")} µs/req; ${sequential.retries} nonce retries), ` +
           `${throughput.completed} at concurrency ${CONCURRENCY} in ${throughput.seconds.toFixed(1)} s ` +
           `(server CPU there ${throughput.serverCpuMicrosPerRequest.toFixed(0)} µs/req)`,
       );

@@ -96,10 +96,6 @@ export function createApiServer({ config, limiter, handler }: ApiServerOptions) 
     const started = config.logRequests ? process.hrtime.bigint() : 0n;
     if (config.logRequests) res.on("finish", () => logRequest(req.method, path, res.statusCode, started));
     const shape: ErrorShape = path.startsWith("/xrpc/") ? "xrpc" : "oauth";
-    // A refusal sent before the body was read leaves the rest in the connection: drain it afterwards.
-    res.on("finish", () => {
-      if (!req.complete) req.resume();
-    });
 
     if (req.method === "OPTIONS") return send(req, res, { status: 204, headers: PREFLIGHT_HEADERS, body: null });
     const limited = checkLimits(req, path, shape);
@@ -114,14 +110,17 @@ export function createApiServer({ config, limiter, handler }: ApiServerOptions) 
       const message = "The server took too long to answer";
       send(req, res, refusal(shape, 503, "InternalServerError", "temporarily_unavailable", message, { "Retry-After": "5" }));
     }, config.requestTimeoutMs);
-    res.on("close", () => clearTimeout(timer));
+    const answer = (response: ApiResponse) => {
+      clearTimeout(timer);
+      send(req, res, response);
+    };
 
     const request = nodeApiRequest(req, path, config.issuer, bodyLimit);
     dispatch(handler, path, request).then(
-      (response) => send(req, res, response ?? refusal(shape, 404, "MethodNotImplemented", "invalid_request", "Nothing is served at this address")),
+      (response) => answer(response ?? refusal(shape, 404, "MethodNotImplemented", "invalid_request", "Nothing is served at this address")),
       (error: unknown) => {
         console.error("Unhandled server error:", error);
-        send(req, res, refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request"));
+        answer(refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request"));
       },
     );
   };
@@ -178,11 +177,18 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
     req.on("data", onData);
     req.once("end", finish);
     req.once("error", reject);
-    req.once("close", () => reject(new Error("request closed before its body ended")));
+    req.once("close", () => {
+      if (!req.complete) reject(new Error("request closed before its body ended"));
+    });
   });
 }
 
-/** Writes an answer in one go (headers and a serialized body), unless one was already sent. */
+/**
+ * Writes an answer in one go (headers and a serialized body), unless one was
+ * already sent. A refusal sent before the body was read leaves the rest in
+ * the connection: it is drained afterwards, or, when it is too large or of
+ * unknown length, the answer closes the connection.
+ */
 function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse): void {
   if (res.headersSent || res.destroyed) return;
   const headers: Record<string, string> = { ...BASE_HEADERS, ...response.headers };
@@ -192,10 +198,12 @@ function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse):
     if (body !== null) headers["Content-Length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     res.writeHead(response.status, headers);
     res.end(body ?? undefined);
+    if (!req.complete) req.resume();
     return;
   }
   res.writeHead(response.status, headers);
   const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
   stream.on("error", () => res.destroy());
   stream.pipe(res);
+  if (!req.complete) req.resume();
 }

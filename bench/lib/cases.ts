@@ -13,6 +13,9 @@ export type Prepared = { proof: string; body?: string; code?: Code };
 
 export type BenchCase = {
   name: string;
+  /** Requests sent before anything is measured (steady state: the server's hot path compiled). */
+  warmup: number;
+  /** Measured sequential requests, split into batches (see measure.ts). */
   iterations: number;
   /** Upper bound on prepared requests for the throughput run (codes are costly to make). */
   maxThroughputCount: number;
@@ -39,7 +42,8 @@ export function parCase(driver: Driver): BenchCase {
   const url = driver.url("/oauth/par");
   return {
     name: "par",
-    iterations: 300,
+    warmup: 2000,
+    iterations: 1500,
     maxThroughputCount: 3000,
     setupLanes: async () => {},
     async prepare(count) {
@@ -56,7 +60,9 @@ export function codeExchangeCase(driver: Driver): BenchCase {
   const url = driver.url("/oauth/token");
   return {
     name: "code-exchange",
-    iterations: 100,
+    // Each code costs a PAR and an approval to make, so fewer of them.
+    warmup: 150,
+    iterations: 300,
     maxThroughputCount: 200,
     setupLanes: async () => {},
     async prepare(count) {
@@ -87,7 +93,8 @@ export async function refreshCase(driver: Driver): Promise<BenchCase> {
   const chains: string[] = [(await driver.obtainTokens()).refresh_token];
   return {
     name: "refresh",
-    iterations: 300,
+    warmup: 2000,
+    iterations: 1500,
     maxThroughputCount: 3000,
     async setupLanes(lanes) {
       while (chains.length < lanes) chains.push((await driver.obtainTokens()).refresh_token);
@@ -117,7 +124,8 @@ function resourceCase(
   let made = 0;
   return {
     name,
-    iterations: 300,
+    warmup: 2000,
+    iterations: 1500,
     maxThroughputCount: 3000,
     setupLanes: async () => {},
     async prepare(count) {

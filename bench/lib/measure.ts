@@ -3,8 +3,9 @@ import { processCpuTicks } from "./cpu.ts";
 import type { Driver } from "./driver.ts";
 import { median, percentile } from "./stats.ts";
 
-export const WARMUP = 30;
 export const CONCURRENCY = 8;
+/** The sequential run is measured in this many equal batches; the CPU figure is the median batch's. */
+export const BATCHES = 5;
 const THROUGHPUT_SECONDS = 5;
 
 export type Counters = { requests: number; retries: number };
@@ -34,26 +35,48 @@ export async function timedRequest(driver: Driver, benchCase: BenchCase, item: P
   throw new Error(`${benchCase.name}: the server kept asking for a new DPoP nonce`);
 }
 
-export type SequentialResult = { medianMs: number; p99Ms: number; serverCpuMicrosPerRequest: number; cpuTicks: number; requests: number; retries: number };
+export type SequentialResult = {
+  medianMs: number;
+  p99Ms: number;
+  serverCpuMicrosPerRequest: number;
+  /** Server CPU per request of each batch, in order. */
+  batchCpuMicros: number[];
+  cpuTicks: number;
+  requests: number;
+  retries: number;
+};
 
-/** Warm-up, then `iterations` requests one after another; server CPU from its /proc counters around the timed loop only. */
+/**
+ * Warm-up (V8 compiles the hot path during the first few hundred requests: a
+ * one-time cost, not a per-request one), then `iterations` requests one after
+ * another in BATCHES batches. Server CPU comes from its /proc counters around
+ * each batch's timed loop only; the median batch is reported, so a burst of
+ * interference from elsewhere on a shared machine moves one batch, not the figure.
+ */
 export async function runSequential(driver: Driver, benchCase: BenchCase, ticksPerSecond: number): Promise<SequentialResult> {
   const warmCounters: Counters = { requests: 0, retries: 0 };
-  for (const item of await benchCase.prepare(WARMUP)) await timedRequest(driver, benchCase, item, 0, warmCounters);
+  for (const item of await benchCase.prepare(benchCase.warmup)) await timedRequest(driver, benchCase, item, 0, warmCounters);
 
-  const items = await benchCase.prepare(benchCase.iterations);
   const counters: Counters = { requests: 0, retries: 0 };
   const latencies: number[] = [];
-  const before = processCpuTicks(driver.server.pid);
-  for (const item of items) latencies.push(await timedRequest(driver, benchCase, item, 0, counters));
-  const after = processCpuTicks(driver.server.pid);
+  const batchCpuMicros: number[] = [];
+  let cpuTicks = 0;
+  for (let batch = 0; batch < BATCHES; batch++) {
+    const items = await benchCase.prepare(Math.ceil(benchCase.iterations / BATCHES));
+    const sentBefore = counters.requests;
+    const before = processCpuTicks(driver.server.pid);
+    for (const item of items) latencies.push(await timedRequest(driver, benchCase, item, 0, counters));
+    const ticks = processCpuTicks(driver.server.pid) - before;
+    cpuTicks += ticks;
+    batchCpuMicros.push((ticks * 1e6) / ticksPerSecond / (counters.requests - sentBefore));
+  }
 
   latencies.sort((a, b) => a - b);
-  const cpuTicks = after - before;
   return {
     medianMs: median(latencies),
     p99Ms: percentile(latencies, 99),
-    serverCpuMicrosPerRequest: (cpuTicks * 1e6) / ticksPerSecond / counters.requests,
+    serverCpuMicrosPerRequest: median([...batchCpuMicros].sort((a, b) => a - b)),
+    batchCpuMicros,
     cpuTicks,
     requests: counters.requests,
     retries: counters.retries,

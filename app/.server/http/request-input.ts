@@ -30,6 +30,7 @@ export function parseWith<T extends z.ZodTypeAny>(schema: T, input: unknown): z.
 
 /** The URL the client addressed, on the issuer's origin (what DPoP htu is checked against). */
 export function publicRequestUrl(issuer: string, request: ApiRequest): string {
-  const url = new URL(request.url);
-  return issuer + url.pathname;
+  // request.url is already on the issuer's origin (see ApiRequest): only the query is dropped.
+  const query = request.url.indexOf("?");
+  return query === -1 ? request.url : request.url.slice(0, query);
 }

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { RateLimitResult } from "./rate-limiter.ts";
+import { deleteExpiredSql } from "../stores/expired-rows.ts";
 
 const CLEANUP_BATCH = 50;
 /** Past this many tracked addresses the counters are written out and forgotten (memory stays bounded). */
@@ -47,7 +48,7 @@ export class RequestLimiter {
        RETURNING count, windowEndsAt`,
     );
     const cleanup = db.prepare(
-      `DELETE FROM "RateLimit" WHERE key IN (SELECT key FROM "RateLimit" WHERE windowEndsAt <= ? LIMIT ${CLEANUP_BATCH})`,
+      deleteExpiredSql("RateLimit", "key", "windowEndsAt", CLEANUP_BATCH),
     );
     this.write = db.transaction((key: string, delta: number, at: number, windowEnd: number) => {
       cleanup.run(at);

@@ -75,7 +75,8 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   if (!expected.includes(request.method)) {
     throw new XrpcError(405, "InvalidRequest", `${nsid} is a ${method.type}: use ${method.type === "query" ? "GET" : "POST"}`);
   }
-  const params = new URL(request.url).searchParams;
+  const query = request.url.indexOf("?");
+  const params = new URLSearchParams(query === -1 ? "" : request.url.slice(query + 1));
   if (method.auth === "none") return jsonResponse(await method.handler({ services, request, params }));
 
   const caller = await authenticate(services, request);

@@ -14,12 +14,14 @@ export type DpopCheck = {
   accessToken?: string;
 };
 
-export type VerifiedDpop = { jkt: string; jti: string };
+/** `accessTokenHash`: the proof's ath, which is also the token's SHA-256 as stored (checked when a token was presented). */
+export type VerifiedDpop = { jkt: string; jti: string; accessTokenHash?: string };
 
 type PublicJwk = { kty: "EC"; crv: "P-256"; x: string; y: string };
 type CachedKey = { key: KeyObject; jkt: string };
 
 const MAX_CACHED_KEYS = 10_000;
+const MAX_HEADER_LENGTH = 2048;
 const MAX_JTI_LENGTH = 512;
 
 /**
@@ -40,15 +42,14 @@ export class DpopVerifier {
   async verify(check: DpopCheck): Promise<VerifiedDpop> {
     const proof = check.proof;
     if (!proof) throw new InvalidDpopProofError("DPoP proof required");
-    if (proof.length > 8192 || proof.split(".").length !== 3) throw new InvalidDpopProofError("DPoP proof is not a compact JWS");
-
-    const [encodedHeader, encodedPayload, encodedSignature] = proof.split(".") as [string, string, string];
-    const jwk = this.readHeaderKey(decodeJson(encodedHeader, "header"));
-    const { key, jkt } = this.importKey(jwk);
+    const parts = proof.length > 8192 ? [] : proof.split(".");
+    if (parts.length !== 3) throw new InvalidDpopProofError("DPoP proof is not a compact JWS");
+    const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
+    const { key, jkt } = this.keyOfHeader(encodedHeader);
 
     // ES256 signatures in JWS are the raw 64-byte r‖s form (RFC 7518 §3.4).
     const signature = Buffer.from(encodedSignature, "base64url");
-    const signed = Buffer.from(`${encodedHeader}.${encodedPayload}`);
+    const signed = Buffer.from(proof.slice(0, encodedHeader.length + 1 + encodedPayload.length));
     if (signature.length !== 64 || !verifySignature("sha256", signed, { key, dsaEncoding: "ieee-p1363" }, signature)) {
       throw new InvalidDpopProofError("DPoP proof signature or format is invalid");
     }
@@ -66,7 +67,7 @@ export class DpopVerifier {
       throw new InvalidDpopProofError("DPoP htu does not match the request URL");
     }
     this.checkIssuedAt(payload.iat, now);
-    this.checkAccessTokenHash(payload.ath, check.accessToken);
+    const accessTokenHash = this.checkAccessTokenHash(payload.ath, check.accessToken);
 
     // DESIGN 4.2: the nonce is checked before the jti is recorded, so a
     // client retrying after use_dpop_nonce is not mistaken for a replay.
@@ -77,7 +78,7 @@ export class DpopVerifier {
     if (!this.replay.recordUnique(`dpop:${jkt}`, jti, replayWindowEnd)) {
       throw new InvalidDpopProofError("DPoP proof replayed (jti already used)");
     }
-    return { jkt, jti };
+    return { jkt, jti, accessTokenHash };
   }
 
   private readHeaderKey(header: Record<string, unknown>): PublicJwk {
@@ -96,18 +97,25 @@ export class DpopVerifier {
     return { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y };
   }
 
-  private importKey(jwk: PublicJwk): CachedKey {
-    const cacheKey = `${jwk.x}.${jwk.y}`;
-    const cached = this.keys.get(cacheKey);
+  /**
+   * The verified header's key, cached by the encoded header itself: a client
+   * sends the same header (typ, alg, jwk) with every proof, and the checks
+   * below depend on nothing else, so a cached header needs no decoding again.
+   */
+  private keyOfHeader(encodedHeader: string): CachedKey {
+    const cached = this.keys.get(encodedHeader);
     if (cached) return cached;
+    const jwk = this.readHeaderKey(decodeJson(encodedHeader, "header"));
     let entry: CachedKey;
     try {
       entry = { key: createPublicKey({ key: jwk, format: "jwk" }), jkt: jwkThumbprint(jwk) };
     } catch {
       throw new InvalidDpopProofError("DPoP proof jwk is not a valid public key");
     }
+    // Bounded: at most MAX_CACHED_KEYS headers of at most MAX_HEADER_LENGTH characters (larger ones are checked, not kept).
+    if (encodedHeader.length > MAX_HEADER_LENGTH) return entry;
     if (this.keys.size >= MAX_CACHED_KEYS) this.keys.clear();
-    this.keys.set(cacheKey, entry);
+    this.keys.set(encodedHeader, entry);
     return entry;
   }
 
@@ -118,11 +126,13 @@ export class DpopVerifier {
     if (issuedAt > now + this.options.maxFutureMs) throw new InvalidDpopProofError("DPoP proof iat is in the future");
   }
 
-  private checkAccessTokenHash(ath: unknown, accessToken: string | undefined): void {
-    if (accessToken === undefined) return;
+  private checkAccessTokenHash(ath: unknown, accessToken: string | undefined): string | undefined {
+    if (accessToken === undefined) return undefined;
     // RFC 9449 §4.3 (11): ath must equal the base64url SHA-256 of the access token.
     if (typeof ath !== "string") throw new InvalidDpopProofError("DPoP proof must carry ath when presenting an access token");
-    if (ath !== sha256Base64url(accessToken)) throw new InvalidDpopProofError("DPoP ath does not match the access token");
+    const hash = sha256Base64url(accessToken);
+    if (ath !== hash) throw new InvalidDpopProofError("DPoP ath does not match the access token");
+    return hash;
   }
 }
 
@@ -144,6 +154,8 @@ function decodeJson(part: string, what: string): Record<string, unknown> {
 
 /** Compares scheme, host (with port) and path; query and fragment are ignored. */
 export function sameHtu(htu: string, requestUrl: string): boolean {
+  // The usual case: the client wrote exactly the URL it called.
+  if (htu === requestUrl) return true;
   let claimed: URL;
   try {
     claimed = new URL(htu);

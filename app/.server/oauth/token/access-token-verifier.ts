@@ -37,7 +37,8 @@ export class AccessTokenVerifier {
     if (token.length > 256) throw new InvalidTokenError("Invalid access token");
 
     const proof = await this.dpop.verify({ proof: request.dpop, method: request.method, url: request.url, accessToken: token });
-    const owner = this.grants.findAccessToken(sha256Base64url(token), Date.now());
+    // The proof's checked ath is the token's SHA-256: the stored form of the token.
+    const owner = this.grants.findAccessToken(proof.accessTokenHash ?? sha256Base64url(token), Date.now());
     if (!owner) throw new InvalidTokenError("The access token is invalid, expired or revoked");
     // RFC 9449 §7.1: the proof's key must be the key the token is bound to.
     if (owner.grant.dpopJkt !== proof.jkt) throw new InvalidTokenError("The DPoP proof key does not match the token's key");
