@@ -101,7 +101,10 @@ function installShutdown(server: Server) {
   const stop = (signal: string) => {
     console.log(`${signal} received: finishing in-flight requests, then exiting`);
     server.close(() => process.exit(0));
+    // A connection that carried an in-flight answer turns idle (keep-alive) once it is sent: close those as they
+    // appear, so exit follows the last answer instead of waiting for clients or the keep-alive timeout.
     server.closeIdleConnections();
+    setInterval(() => server.closeIdleConnections(), 100).unref();
     setTimeout(() => process.exit(0), 10_000).unref();
   };
   process.once("SIGTERM", () => stop("SIGTERM"));

@@ -162,7 +162,7 @@ async function profile(dir: string, requests: number): Promise<void> {
       if (sha256File(bundle) !== bundleHash) console.warn("  warning: build/server/index.js changed while profiling started; app/ locations may be off");
       const benchCase = await plan.make(driver);
       const counters: Counters = { requests: 0, retries: 0 };
-      for (const item of await benchCase.prepare(200)) await timedRequest(driver, benchCase, item, 0, counters);
+      for (const item of await benchCase.prepare(2000)) await timedRequest(driver, benchCase, item, 0, counters);
       counters.requests = 0;
       // Proofs are signed in chunks (they must be under a minute old); the server idles meanwhile, which the summary leaves out.
       const startMicros = Number(process.hrtime.bigint() / 1000n);

@@ -5,7 +5,7 @@ import type { Config } from "../app/.server/config.ts";
 import type { ApiRequest } from "../app/.server/http/api-request.ts";
 import type { ApiResponse } from "../app/.server/http/api-response.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
-import { clientAddress, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
+import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
 
 /**
  * The JSON endpoints clients call directly (DESIGN §1: discovery, PAR, token,
@@ -106,29 +106,41 @@ export function createApiServer({ config, limiter, handler }: ApiServerOptions) 
     }
 
     // A request the app has not answered in time gets 503 instead of hanging.
-    const timer = setTimeout(() => {
-      const message = "The server took too long to answer";
-      send(req, res, refusal(shape, 503, "InternalServerError", "temporarily_unavailable", message, { "Retry-After": "5" }));
-    }, config.requestTimeoutMs);
-    const answer = (response: ApiResponse) => {
-      clearTimeout(timer);
-      send(req, res, response);
-    };
-
-    const request = nodeApiRequest(req, path, config.issuer, bodyLimit);
-    dispatch(handler, path, request).then(
-      (response) => answer(response ?? refusal(shape, 404, "MethodNotImplemented", "invalid_request", "Nothing is served at this address")),
-      (error: unknown) => {
-        console.error("Unhandled server error:", error);
-        answer(refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request"));
-      },
-    );
+    const timer = setTimeout(answerTooLate, config.requestTimeoutMs, req, res, shape);
+    void respond(req, res, timer, shape, handler, path, new NodeApiRequest(req, path, config.issuer, bodyLimit));
   };
 }
 
-async function dispatch(handler: ApiServerOptions["handler"], path: string, request: ApiRequest): Promise<ApiResponse | undefined> {
-  const handle = handler();
-  return (typeof (handle as Promise<ApiHandler>).then === "function" ? await handle : (handle as ApiHandler))(path, request);
+/*
+ * Per-request code here creates no closures: functions and methods are
+ * defined once (tsx, which runs this file, wraps every closure it creates at
+ * run time to keep its name, a measurable cost on the hot path).
+ */
+
+function answerTooLate(req: IncomingMessage, res: ServerResponse, shape: ErrorShape): void {
+  send(req, res, refusal(shape, 503, "InternalServerError", "temporarily_unavailable", "The server took too long to answer", { "Retry-After": "5" }));
+}
+
+async function respond(
+  req: IncomingMessage,
+  res: ServerResponse,
+  timer: NodeJS.Timeout,
+  shape: ErrorShape,
+  handler: ApiServerOptions["handler"],
+  path: string,
+  request: ApiRequest,
+): Promise<void> {
+  let response: ApiResponse;
+  try {
+    const handle = handler();
+    const pending = (typeof (handle as Promise<ApiHandler>).then === "function" ? await handle : (handle as ApiHandler))(path, request);
+    response = (pending && (await pending)) ?? refusal(shape, 404, "MethodNotImplemented", "invalid_request", "Nothing is served at this address");
+  } catch (error) {
+    console.error("Unhandled server error:", error);
+    response = refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request");
+  }
+  clearTimeout(timer);
+  send(req, res, response);
 }
 
 /**
@@ -137,24 +149,45 @@ async function dispatch(handler: ApiServerOptions["handler"], path: string, requ
  * bytes of it: an endpoint refuses a body longer than its own limit by length,
  * and the unread rest is drained or the connection closed (see `send`).
  */
-export function nodeApiRequest(req: IncomingMessage, path: string, issuer: string, limit: number): ApiRequest {
-  let body: Promise<Buffer> | undefined;
-  const readBody = () => (body ??= readBounded(req, limit + 1));
-  const header = (name: string) => {
-    const value = req.headers[name.toLowerCase()];
+export class NodeApiRequest implements ApiRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: ApiRequest["headers"] = this;
+  private body: Promise<Buffer> | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    path: string,
+    issuer: string,
+    private readonly limit: number,
+  ) {
+    const query = req.url!.indexOf("?");
+    this.method = req.method ?? "GET";
+    this.url = issuer + path + (query === -1 ? "" : req.url!.slice(query));
+  }
+
+  get(name: string): string | null {
+    const value = this.req.headers[name.toLowerCase()];
     return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
-  };
-  const query = req.url!.indexOf("?");
-  return {
-    method: req.method ?? "GET",
-    url: issuer + path + (query === -1 ? "" : req.url!.slice(query)),
-    headers: { get: header, has: (name) => header(name) !== null },
-    text: async () => (await readBody()).toString("utf8"),
-    arrayBuffer: async () => {
-      const bytes = await readBody();
-      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    },
-  };
+  }
+
+  has(name: string): boolean {
+    return this.get(name) !== null;
+  }
+
+  async text(): Promise<string> {
+    return (await this.readBody()).toString("utf8");
+  }
+
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = await this.readBody();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  private readBody(): Promise<Buffer> {
+    this.body ??= readBounded(this.req, this.limit + 1);
+    return this.body;
+  }
 }
 
 function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
@@ -186,8 +219,8 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 /**
  * Writes an answer in one go (headers and a serialized body), unless one was
  * already sent. A refusal sent before the body was read leaves the rest in
- * the connection: it is drained afterwards, or, when it is too large or of
- * unknown length, the answer closes the connection.
+ * the connection: it is drained afterwards, or, when it is declared too large
+ * to drain, the answer closes the connection.
  */
 function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse): void {
   if (res.headersSent || res.destroyed) return;
@@ -198,12 +231,12 @@ function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse):
     if (body !== null) headers["Content-Length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     res.writeHead(response.status, headers);
     res.end(body ?? undefined);
-    if (!req.complete) req.resume();
+    drainRest(req);
     return;
   }
   res.writeHead(response.status, headers);
   const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
   stream.on("error", () => res.destroy());
   stream.pipe(res);
-  if (!req.complete) req.resume();
+  drainRest(req);
 }

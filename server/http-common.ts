@@ -10,14 +10,31 @@ const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
 
 /**
  * Whether the unread rest of a request body can be drained after the answer
- * (so the connection can carry the next request). A request with neither
- * Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3); a chunked
- * one has no known end, so the answer closes the connection instead.
+ * (so the connection can carry the next request): a body declared larger
+ * than the drain limit cannot, and the answer closes the connection instead.
+ * A chunked body has no declared size: it is drained too, and cut off once
+ * the limit is passed (see `drainRest`).
  */
 export function isBodyDrainable(req: IncomingMessage): boolean {
-  if (req.headers["transfer-encoding"] !== undefined) return false;
   const declared = req.headers["content-length"];
   return declared === undefined || Number(declared) <= MAX_DRAIN_BYTES;
+}
+
+/**
+ * Reads and discards what is left of a request body after its answer was
+ * sent. Closing the connection with unread data would make the kernel reset
+ * it, and a client still sending could lose the answer; draining lets it read
+ * the answer and reuse the connection. Past MAX_DRAIN_BYTES the connection is
+ * cut, so a client cannot keep it busy with an endless body.
+ */
+export function drainRest(req: IncomingMessage): void {
+  if (req.complete) return;
+  let drained = 0;
+  req.on("data", (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) req.socket.destroy();
+  });
+  req.resume();
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
-import { clientAddress, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
+import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
 
 /**
  * The Express middleware of the screens (server.ts; the JSON endpoints are
@@ -59,8 +59,8 @@ export function bodyLimit(req: Request, res: Response, next: NextFunction) {
 /**
  * A response sent before its request body was read (a refusal) would leave
  * the rest of the body in the connection and stall the next request on it:
- * the unread rest is drained, or, when it is very large or of unknown size,
- * the response closes the connection.
+ * the unread rest is drained (http-common.ts), or, when it is declared too
+ * large to drain, the response closes the connection.
  */
 export function drainUnreadBody(req: Request, res: Response, next: NextFunction) {
   const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
@@ -69,7 +69,7 @@ export function drainUnreadBody(req: Request, res: Response, next: NextFunction)
     return writeHead(...args);
   }) as typeof res.writeHead;
   res.on("finish", () => {
-    if (!req.complete) req.resume();
+    drainRest(req);
   });
   next();
 }
