@@ -40,7 +40,8 @@ export class DirectoryPermissionSetResolver implements PermissionSetResolver {
 
     const matches = [...this.files.entries()].filter(([, entry]) => entry.id === nsid);
     if (matches.length > 1) {
-      const names = matches.map(([name]) => name).join(", ");
+      // Sorted: files load concurrently, so the map's order is whichever finished first.
+      const names = matches.map(([name]) => name).sort().join(", ");
       throw new PermissionSetResolutionError(nsid, `The permission set ${nsid} is defined by more than one file in ${this.dir}: ${names}`);
     }
     const match = matches[0];
