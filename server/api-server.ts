@@ -136,11 +136,21 @@ async function respond(
     const pending = (typeof (handle as Promise<ApiHandler>).then === "function" ? await handle : (handle as ApiHandler))(path, request);
     response = (pending && (await pending)) ?? refusal(shape, 404, "MethodNotImplemented", "invalid_request", "Nothing is served at this address");
   } catch (error) {
-    console.error("Unhandled server error:", error);
-    response = refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request");
+    response = serverError(shape, error);
   }
   clearTimeout(timer);
-  send(req, res, response);
+  try {
+    send(req, res, response);
+  } catch (error) {
+    // An answer Node refuses to write (say, a header value it rejects) becomes a 500, not an unhandled rejection.
+    if (res.headersSent) res.destroy();
+    else send(req, res, serverError(shape, error));
+  }
+}
+
+function serverError(shape: ErrorShape, error: unknown): ApiResponse {
+  console.error("Unhandled server error:", error);
+  return refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request");
 }
 
 /**
