@@ -21,7 +21,7 @@ import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES }
 export type ApiHandler = (path: string, request: ApiRequest) => Promise<ApiResponse> | undefined;
 
 /** DESIGN §1: endpoints browser-based clients call directly get CORS; the screens do not. */
-export function isCorsPath(pathname: string): boolean {
+function isCorsPath(pathname: string): boolean {
   return (
     pathname.startsWith("/.well-known/") ||
     pathname.startsWith("/xrpc/") ||
@@ -41,10 +41,9 @@ export function apiPathOf(url: string | undefined): string | undefined {
   return isCorsPath(path) ? path : undefined;
 }
 
-/** Sent on every API answer. */
+/** Sent on every API answer (the same hardening headers as the screens, minus the page-only CSP). */
 const BASE_HEADERS: Readonly<Record<string, string>> = {
   "X-Content-Type-Options": "nosniff",
-  // The authorize URL carries a request_uri: never leak it to another site.
   "Referrer-Policy": "no-referrer",
   "X-Frame-Options": "DENY",
   "Access-Control-Allow-Origin": "*",
@@ -134,7 +133,7 @@ async function respond(
   try {
     const handle = handler();
     const pending = (typeof (handle as Promise<ApiHandler>).then === "function" ? await handle : (handle as ApiHandler))(path, request);
-    response = (pending && (await pending)) ?? refusal(shape, 404, "MethodNotImplemented", "invalid_request", "Nothing is served at this address");
+    response = (pending && (await pending)) ?? refusal(shape, 404, "NotFound", "invalid_request", "Nothing is served at this address");
   } catch (error) {
     response = serverError(shape, error);
   }

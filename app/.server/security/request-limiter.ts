@@ -1,8 +1,9 @@
 import type Database from "better-sqlite3";
-import type { RateLimitResult } from "./rate-limiter.ts";
 import { deleteExpiredSql } from "../stores/expired-rows.ts";
 
 const CLEANUP_BATCH = 50;
+
+export type RateLimitResult = { allowed: boolean; count: number; retryAfterSeconds: number };
 /** Past this many tracked addresses the counters are written out and forgotten (memory stays bounded). */
 const MAX_TRACKED_KEYS = 50_000;
 
