@@ -3,7 +3,6 @@ import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
 import { SignIn } from "./accounts/sign-in.ts";
-import { RateLimiter } from "./security/rate-limiter.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
 import { getConfig, type Config } from "./config.ts";
 import { getPrisma, getSqlite } from "./db/index.ts";
@@ -17,6 +16,7 @@ import { AccessTokenVerifier } from "./oauth/token/access-token-verifier.ts";
 import { TokenManager } from "./oauth/token/token-manager.ts";
 import { PrismaClientStore } from "./stores/prisma-client-store.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
+import { SqliteAttemptStore } from "./stores/sqlite-attempt-store.ts";
 import { SqliteChallengeStore } from "./stores/sqlite-challenge-store.ts";
 import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
@@ -88,7 +88,7 @@ function createServices(config: Config) {
     accessTokens: new AccessTokenVerifier(grants, dpop),
     repo: new SqliteRepoStore(sqlite),
     passkeys,
-    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new RateLimiter(sqlite), config.signInThrottle)),
+    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqliteAttemptStore(sqlite), config.signInThrottle)),
     connectedApps: new ConnectedApps(prisma, grants),
   };
 }

@@ -42,6 +42,8 @@ export type ConsentPost = {
   password?: string;
   csrfToken?: string;
   origin?: string | null;
+  /** Extra request headers (e.g. X-Forwarded-For, as a client behind a trusted proxy sends it). */
+  headers?: Record<string, string>;
 };
 
 /** Posts the consent form of `authorizeUrl`; returns the response without following redirects. */
@@ -55,7 +57,7 @@ export async function submitConsent(authorizeUrl: string, jar: CookieJar, post: 
   });
   if (post.identifier !== undefined) form.set("identifier", post.identifier);
   if (post.password !== undefined) form.set("password", post.password);
-  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", cookie: jar.header() };
+  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", cookie: jar.header(), ...post.headers };
   if (post.origin !== null) headers.origin = post.origin ?? url.origin;
   const response = await fetch(url, { method: "POST", headers, body: form, redirect: "manual" });
   jar.store(response);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { didSchema, emailSchema, generatePlcDid, handleSchema } from "./identifiers.ts";
+import { canonicalIdentifier, didSchema, emailSchema, generatePlcDid, handleSchema } from "./identifiers.ts";
 import { generateSigningKey } from "./signing-key.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDummy, verifyPassword } from "./password.ts";
 
@@ -73,26 +73,24 @@ export class AccountManager {
     return account ? summary(account) : undefined;
   }
 
-  /** Looks up an account by handle, email or DID, as a person types it. */
+  /** Looks up an account by handle, email or DID, as a person types it (any case, with or without "@"). */
   async findByIdentifier(identifier: string): Promise<AccountSummary | undefined> {
-    const text = identifier.trim().replace(/^@/, "").toLowerCase();
+    const text = canonicalIdentifier(identifier);
     if (!text || text.length > 254) return undefined;
     const where = text.startsWith("did:") ? { did: text } : text.includes("@") ? { email: text } : { handle: text };
     const account = await this.prisma.account.findUnique({ where });
     return account ? summary(account) : undefined;
   }
 
-  /** The account when the password is right; undefined otherwise (same timing either way). */
-  async verifyCredentials(identifier: string, password: string): Promise<AccountSummary | undefined> {
-    if (password.length === 0 || password.length > PASSWORD_MAX_LENGTH) return undefined;
-    const found = await this.findByIdentifier(identifier);
-    if (!found) {
-      await verifyAgainstDummy(password);
-      return undefined;
-    }
-    const account = await this.prisma.account.findUnique({ where: { did: found.did } });
-    if (!account) return undefined;
-    return (await verifyPassword(password, account.passwordHash)) ? found : undefined;
+  /**
+   * Whether `password` is the account's; for no account (an identifier that
+   * named nobody), a check against a dummy hash that takes the same time.
+   */
+  async passwordMatches(did: string | undefined, password: string): Promise<boolean> {
+    if (password.length === 0 || password.length > PASSWORD_MAX_LENGTH) return false;
+    const account = did === undefined ? null : await this.prisma.account.findUnique({ where: { did }, select: { passwordHash: true } });
+    if (!account) return verifyAgainstDummy(password);
+    return verifyPassword(password, account.passwordHash);
   }
 
   async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean } | undefined> {

@@ -38,6 +38,15 @@ export function generatePlcDid(): string {
   return `did:plc:${id}`;
 }
 
+/**
+ * What a person typed to name an account (handle, email or DID), in the one
+ * form every lookup and counter uses: NFKC (full-width and other compatibility
+ * forms fold to ASCII), trimmed, without a leading "@", lower case.
+ */
+export function canonicalIdentifier(typed: string): string {
+  return typed.normalize("NFKC").trim().replace(/^@/, "").toLowerCase();
+}
+
 export function isHandle(value: string): boolean {
   return handleSchema.safeParse(value).success;
 }

@@ -1,15 +1,15 @@
 import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
 import { MINUTE, SECOND } from "../util/time.ts";
-import type { RateLimiter } from "./rate-limiter.ts";
+import type { AttemptRule, AttemptStore } from "./attempt-store.ts";
 
 export type SignInThrottleOptions = {
-  /** Failed attempts allowed before delays begin. */
+  /** Attempts evaluated at once; waiting begins after these. */
   freeAttempts: number;
-  /** Delays double from this after each further failure... */
+  /** The first wait; each further attempt doubles it... */
   baseDelayMs: number;
   /** ...up to this. */
   maxDelayMs: number;
-  /** Failures are forgotten this long after the last one. */
+  /** Attempts are forgotten this long after the latest one. */
   memoryMs: number;
 };
 
@@ -20,51 +20,60 @@ export const DEFAULT_SIGN_IN_THROTTLE: SignInThrottleOptions = {
   memoryMs: 15 * MINUTE,
 };
 
+/** Who an attempt is for: an account (every alias of it), or what was typed when it names no account. */
+export type SignInSubject = { account: string } | { typed: string } | { passkey: string };
+
+/** An attempt that was counted before its credentials were checked; a success hands it back. */
+export type ClaimedAttempt = { readonly keys: readonly string[] };
+
 /**
- * Password and passkey sign-in attempts, limited per account and per client
- * address with growing delays (DESIGN 4.5): after the free attempts, each
- * failure doubles the wait before the next attempt is even checked.
+ * Sign-in attempts, limited per account and per client address with growing
+ * waits (docs/decisions/0009-sign-in-attempts-counted-first.md). Every attempt is counted
+ * BEFORE its password or passkey is checked, in one atomic step that also
+ * decides whether it may go on, and a success takes its own count back:
+ * however many attempts arrive at once, in however many processes, at most
+ * `freeAttempts` of them are ever checked before the waiting begins.
  */
 export class SignInThrottle {
+  private readonly rule: AttemptRule;
+
   constructor(
-    private readonly limiter: RateLimiter,
+    private readonly store: AttemptStore,
     private readonly options: SignInThrottleOptions = DEFAULT_SIGN_IN_THROTTLE,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  private keys(identifier: string, address: string | undefined): string[] {
-    const keys = [`sign-in:account:${identifier.trim().toLowerCase().replace(/^@/, "")}`];
-    if (address) keys.push(`sign-in:address:${address}`);
-    return keys;
+  ) {
+    this.rule = { memoryMs: options.memoryMs, delayAfter: (count) => this.delayAfter(count) };
   }
 
-  /** Throws TooManyRequestsError while any of the keys is in its waiting period. */
-  assertAllowed(identifier: string, address: string | undefined): void {
-    let wait = 0;
-    for (const key of this.keys(identifier, address)) wait = Math.max(wait, this.waitFor(key));
+  /** Counts an attempt, or throws TooManyRequestsError (counting nothing) while a key is waiting. */
+  claim(subject: SignInSubject, address: string | undefined): ClaimedAttempt {
+    const keys = [subjectKey(subject)];
+    if (address) keys.push(`sign-in:address:${address}`);
+    const wait = this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
       throw new TooManyRequestsError(`Too many sign-in attempts. Wait ${formatWait(seconds)} and try again.`, seconds);
     }
+    return { keys };
   }
 
-  recordFailure(identifier: string, address: string | undefined): void {
-    for (const key of this.keys(identifier, address)) this.limiter.record(key, this.options.memoryMs);
+  /** The attempt proved the credentials: it no longer counts against the account or the address. */
+  succeeded(attempt: ClaimedAttempt): void {
+    for (const key of attempt.keys) this.store.forgive(key);
   }
 
-  /** A success clears the account's failures (not the address's: one person may try many accounts). */
-  recordSuccess(identifier: string): void {
-    this.limiter.reset(this.keys(identifier, undefined)[0]!);
-  }
-
-  private waitFor(key: string): number {
-    const { count, windowEndsAt } = this.limiter.peek(key);
+  /** The wait after the latest of `count` attempts: none for the free ones, then 1 s, 2 s, 4 s, … */
+  private delayAfter(count: number): number {
     const excess = count - this.options.freeAttempts;
-    if (excess <= 0) return 0;
-    const delay = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (excess - 1));
-    const lastFailureAt = windowEndsAt - this.options.memoryMs;
-    return Math.max(0, lastFailureAt + delay - this.now());
+    if (excess < 0) return 0;
+    return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** excess);
   }
+}
+
+function subjectKey(subject: SignInSubject): string {
+  if ("account" in subject) return `sign-in:account:${subject.account}`;
+  if ("passkey" in subject) return `sign-in:passkey:${subject.passkey}`;
+  return `sign-in:typed:${subject.typed}`;
 }
 
 function formatWait(seconds: number): string {

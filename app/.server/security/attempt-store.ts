@@ -1,0 +1,23 @@
+/**
+ * Counters of attempts (sign-ins) per key, shared by every server process
+ * using the database. A claim is decided and counted in one atomic step, so
+ * no amount of concurrency lets more attempts through than the rule allows.
+ */
+
+export type AttemptRule = {
+  /** A key's count is forgotten this long after its latest attempt. */
+  memoryMs: number;
+  /** How long after the latest attempt the next one may start, given how many are counted (0: at once). */
+  delayAfter(count: number): number;
+};
+
+export interface AttemptStore {
+  /**
+   * Atomically: when no key is in its waiting period, counts one attempt on
+   * every key and returns 0; otherwise counts nothing and returns the longest
+   * wait in milliseconds.
+   */
+  claim(keys: readonly string[], now: number, rule: AttemptRule): number;
+  /** Takes one counted attempt back (it succeeded); the waiting period keeps its start. */
+  forgive(key: string): void;
+}
