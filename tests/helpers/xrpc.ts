@@ -27,6 +27,17 @@ export async function tokenWithScope(server: TestServer, scope: string): Promise
   return { client, tokens, accessToken: tokens.access_token };
 }
 
+/**
+ * A token per named scope, obtained one after another as one person signs in:
+ * simultaneous sign-ins beyond the free attempts wait, by design
+ * (docs/decisions/0009-sign-in-attempts-counted-first.md).
+ */
+export async function tokensForScopes<K extends string>(server: TestServer, scopes: Record<K, string>): Promise<Record<K, ScopedToken>> {
+  const tokens = {} as Record<K, ScopedToken>;
+  for (const [name, scope] of Object.entries(scopes) as [K, string][]) tokens[name] = await tokenWithScope(server, scope);
+  return tokens;
+}
+
 /** Calls an XRPC method with the token (GET for a query, POST JSON when `json` is given). */
 export function call<T = unknown>(
   token: ScopedToken,

@@ -548,14 +548,14 @@ describe("POST /oauth/passkey-auth", () => {
     const p = await pending();
     // Default ATRIUM_SIGN_IN_FREE_ATTEMPTS = 5. Each failure comes from a new
     // address, so only the credential's counter can add up.
-    for (let i = 1; i <= 6; i++) {
+    for (let i = 1; i <= 5; i++) {
       const result = await postPasskey(p, passkeyBody(p, assertion(authenticator, await freshChallenge(p), { signWith: impostor.privateKey })), {
         address: newAddress(),
         store: false,
       });
       expectPasskeyFailure(result, /could not be verified/);
     }
-    // Six failures (five free, the sixth starts a 1 s delay): even a good assertion now waits.
+    // Five failures (the free attempts): the next attempt, even a good assertion, waits a second.
     const challenge = await freshChallenge(p);
     const good = assertion(authenticator, challenge);
     const blocked = await postPasskey(p, passkeyBody(p, good), { address: newAddress(), store: false });
@@ -572,10 +572,10 @@ describe("POST /oauth/passkey-auth", () => {
     expect(after.status, JSON.stringify(after.body)).toBe(200);
   });
 
-  it("sign-in throttle: passkey failures from one address throttle that address (6 failures with 6 unknown credentials → 429)", async () => {
+  it("sign-in throttle: passkey failures from one address throttle that address (5 failures with 5 unknown credentials → 429)", async () => {
     const p = await pending();
     const address = newAddress();
-    for (let i = 1; i <= 6; i++) {
+    for (let i = 1; i <= 5; i++) {
       const stranger = new SoftAuthenticator();
       expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(stranger, await freshChallenge(p))), { address, store: false }), /not registered/);
     }

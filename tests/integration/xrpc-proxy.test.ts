@@ -94,11 +94,8 @@ beforeAll(async () => {
     serviceAuth: `atproto rpc:com.example.foo.bar?aud=${UPSTREAM_DID}%23svc rpc:com.example.foo.qux?aud=*`,
     serviceAuthAny: `atproto rpc:*?aud=${UPSTREAM_DID}%23svc`,
   };
-  await Promise.all(
-    Object.entries(wanted).map(async ([name, scope]) => {
-      sessions[name] = await scopedSession(server, scope);
-    }),
-  );
+  // One sign-in at a time, as one person signs in (simultaneous ones beyond the free attempts wait: docs/decisions/0009).
+  for (const [name, scope] of Object.entries(wanted)) sessions[name] = await scopedSession(server, scope);
 });
 afterAll(async () => {
   await server?.stop();
@@ -236,6 +233,20 @@ describe("com.atproto.server.getServiceAuth", () => {
     );
   });
 
+  it("an NSID's authority is case-insensitive: CHAT.BSKY.… and COM.ATPROTO.… are refused like their lower-case forms", async () => {
+    const variants = ["CHAT.BSKY.convo.sendMessage", "Chat.Bsky.convo.sendMessage", "chat.BSKY.convo.sendMessage"];
+    const chat = await Promise.all(variants.map((lxm) => serviceAuth(sessions.generic!, { aud: "did:web:api.bsky.chat#bsky_chat", lxm })));
+    for (const result of chat) expectInsufficientScope(result, "rpc:chat.bsky.convo.sendMessage?aud=did:web:api.bsky.chat%23bsky_chat");
+    const protectedVariants = ["COM.ATPROTO.server.createAppPassword", "Com.Atproto.Server.createAppPassword", "com.atproto.SERVER.deleteAccount"];
+    const refused = await Promise.all(protectedVariants.map((lxm) => serviceAuth(sessions.generic!, { aud: "did:web:example.com", lxm })));
+    for (const result of refused) expect({ status: result.status, error: result.body.error }).toEqual({ status: 403, error: "Forbidden" });
+    // A token minted for an allowed method names it in its one canonical spelling.
+    const allowed = await serviceAuth(sessions.generic!, { aud: "did:web:api.bsky.app", lxm: "APP.BSKY.feed.getTimeline" });
+    expect(allowed.status).toBe(200);
+    const { payload } = await jwtVerify(allowed.body.token, aliceKey!, { issuer: alice.did });
+    expect(payload.lxm).toBe("app.bsky.feed.getTimeline");
+  });
+
   it("rejects a malformed aud or lxm with 400", async () => {
     const badAud = await serviceAuth(sessions.generic!, { aud: "https://upstream.test", lxm: "com.example.foo.bar" });
     expect(badAud.status).toBe(400);
@@ -312,6 +323,26 @@ describe("service proxying (atproto-proxy)", () => {
     );
     expectInsufficientScope(result, "rpc:chat.bsky.convo.listConvos?aud=did:web:api.bsky.chat%23bsky_chat");
     expect(seen).toHaveLength(0);
+  });
+
+  it("chat.bsky.* in any case of its authority (/xrpc/CHAT.BSKY.…) is refused to transition:generic and never reaches the upstream", async () => {
+    const { client, accessToken } = sessions.generic!;
+    const paths = ["CHAT.BSKY.convo.listConvos", "Chat.Bsky.convo.listConvos", "chat.BSKY.convo.listConvos"];
+    const { result, seen } = await upstreamCallsDuring(() =>
+      Promise.all(paths.map((nsid) => client.xrpc(accessToken, nsid, { headers: { "atproto-proxy": "did:web:api.bsky.chat#bsky_chat" } }))),
+    );
+    for (const refused of result) expectInsufficientScope(refused, "rpc:chat.bsky.convo.listConvos?aud=did:web:api.bsky.chat%23bsky_chat");
+    expect(seen).toHaveLength(0);
+  });
+
+  it("a proxied call in a non-canonical spelling goes upstream as the canonical method", async () => {
+    const { client, accessToken } = sessions.chat!;
+    const { result, seen } = await upstreamCallsDuring(() =>
+      client.xrpc(accessToken, "CHAT.BSKY.convo.listConvos", { headers: { "atproto-proxy": "did:web:api.bsky.chat#bsky_chat" } }),
+    );
+    expect(result.status).toBe(200);
+    expect(seen[0]!.payload).toMatchObject({ lxm: "chat.bsky.convo.listConvos" });
+    expect(result.body).toMatchObject({ method: "chat.bsky.convo.listConvos" });
   });
 
   it("chat.bsky.*: transition:chat.bsky is allowed", async () => {

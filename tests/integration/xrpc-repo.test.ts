@@ -12,7 +12,7 @@ import {
   callRaw,
   expectInsufficientScope,
   expectXrpcError,
-  tokenWithScope,
+  tokensForScopes,
   type ScopedToken,
   type XrpcErrorBody,
 } from "../helpers/xrpc.ts";
@@ -43,8 +43,7 @@ beforeAll(async () => {
     allPost: `atproto repo:${POST}`,
     generic: "atproto transition:generic",
   } as const;
-  const entries = await Promise.all(Object.entries(scopes).map(async ([name, scope]) => [name, await tokenWithScope(server, scope)] as const));
-  for (const [name, token] of entries) t[name as keyof typeof t] = token;
+  Object.assign(t, await tokensForScopes(server, scopes));
 });
 afterAll(() => server?.stop());
 
@@ -173,6 +172,15 @@ describe("com.atproto.repo.createRecord: repo:<collection>?action=create", () =>
       expectInsufficientScope(await create(token, { collection: LIKE, rkey, record: { subject: "x" } }), need(LIKE, "create"));
       await expectAbsent(LIKE, rkey);
     }
+  });
+
+  it("a collection is one NSID in any case of its authority: stored canonically, and no case reaches another collection", async () => {
+    const rkey = freshKey("case");
+    expectWritten(await create(t.create, { collection: "APP.BSKY.feed.post", rkey, record: { $type: "App.Bsky.feed.post", ...post("upper") } }), POST, rkey);
+    await expectStored(POST, rkey, "upper");
+    expect((await getRecord("APP.BSKY.FEED.post", rkey)).status).toBe(200);
+    const likes = await Promise.all(["APP.BSKY.FEED.like", "app.Bsky.feed.like"].map((collection) => create(t.create, { collection, rkey: freshKey("case"), record: { subject: "x" } })));
+    for (const refused of likes) expectInsufficientScope(refused, need(LIKE, "create"));
   });
 
   it("creating at an existing rkey is 400 RecordAlreadyExists and leaves the record as it was", async () => {
@@ -378,6 +386,32 @@ describe("com.atproto.repo.applyWrites: every write checked, all or nothing", ()
     expectXrpcError(result, 400, "RecordAlreadyExists");
     await expectAbsent(POST, fresh);
     await expectStored(POST, existing, "existing");
+  });
+
+  it("an update-only token cannot create by updating a key that does not exist (10 tries at once): 400, nothing stored", async () => {
+    const postsBefore = await allKeys(POST);
+    const keys = Array.from({ length: 10 }, () => freshKey("upd"));
+    const results = await Promise.all(keys.map((rkey) => applyWrites(t.update, [updateOp(POST, rkey, post("created by an update"))])));
+    for (const result of results) expect(expectXrpcError(result, 400, "InvalidRequest").message).toContain("Could not find a record");
+    for (const rkey of keys) await expectAbsent(POST, rkey);
+    expect(await allKeys(POST)).toEqual(postsBefore);
+    // The same token does update a record that exists.
+    const existing = freshKey();
+    expectWritten(await create(t.generic, { rkey: existing, record: post("before") }), POST, existing);
+    expect((await applyWrites(t.update, [updateOp(POST, existing, post("after"))])).status).toBe(200);
+    await expectStored(POST, existing, "after");
+  });
+
+  it("an update of a missing key fails the whole batch, even after a create the token may make", async () => {
+    const [created, missing] = [freshKey(), freshKey()];
+    const result = await applyWrites(t.allPost, [createOp(POST, created, post("would be created")), updateOp(POST, missing, post("missing"))]);
+    expectXrpcError(result, 400, "InvalidRequest");
+    await expectAbsent(POST, created);
+    await expectAbsent(POST, missing);
+    // A create followed by an update of the same key, in one batch, is fine: the update sees the create.
+    const both = freshKey();
+    expect((await applyWrites(t.allPost, [createOp(POST, both, post("first")), updateOp(POST, both, post("second"))])).status).toBe(200);
+    await expectStored(POST, both, "second");
   });
 
   it("a batch for another account's repository is 403", async () => {

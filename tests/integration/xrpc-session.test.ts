@@ -14,7 +14,7 @@ import {
   expectInsufficientScope,
   expectTokenChallenge,
   expectXrpcError,
-  tokenWithScope,
+  tokensForScopes,
   type ScopedToken,
   type XrpcErrorBody,
 } from "../helpers/xrpc.ts";
@@ -41,8 +41,7 @@ beforeAll(async () => {
     toRevoke: "atproto transition:generic",
     toExpire: "atproto",
   } as const;
-  const entries = await Promise.all(Object.entries(scopes).map(async ([name, scope]) => [name, await tokenWithScope(server, scope)] as const));
-  for (const [name, token] of entries) t[name as keyof typeof t] = token;
+  Object.assign(t, await tokensForScopes(server, scopes));
 });
 afterAll(() => server?.stop());
 
@@ -291,6 +290,15 @@ describe("account management is refused for OAuth tokens, whatever the scope", (
         expect(typeof body.error).toBe("string");
         expect(body.message).toMatch(/OAuth/);
       }
+    }
+  });
+
+  it("the same methods in any case of their authority (COM.ATPROTO.server.…) are refused too, all at once", async () => {
+    const spellings = ["COM.ATPROTO.server.createAppPassword", "Com.Atproto.Server.createAppPassword", "com.ATPROTO.server.deactivateAccount", "COM.atproto.SERVER.updateEmail"];
+    const results = await Promise.all(spellings.map((nsid) => call(t.generic, nsid, { json: { name: "my app", email: "mallory@example.com" } })));
+    for (const [i, result] of results.entries()) {
+      expect(result.status, spellings[i]).toBe(403);
+      expect((result.body as XrpcErrorBody).message).toMatch(/OAuth/);
     }
   });
 

@@ -60,6 +60,18 @@ export function isNsid(value: string): boolean {
   );
 }
 
+/**
+ * The one spelling of an NSID that every permission, blocklist and routing
+ * decision compares. atproto NSID spec: the domain authority is
+ * case-insensitive (it is a reversed domain name), the name segment is
+ * case-sensitive; so the authority is lower-cased and the name kept, and
+ * `CHAT.BSKY.convo.sendMessage` is `chat.bsky.convo.sendMessage`.
+ */
+export function canonicalNsid(nsid: string): string {
+  const nameStart = nsid.lastIndexOf(".") + 1;
+  return nsid.slice(0, nameStart).toLowerCase() + nsid.slice(nameStart);
+}
+
 /** atproto record key syntax. */
 export function isRecordKey(value: string): boolean {
   return /^[A-Za-z0-9._:~-]{1,512}$/.test(value) && value !== "." && value !== "..";

@@ -1,13 +1,17 @@
 export type StoredRecord = { collection: string; rkey: string; cid: string; value: unknown; createdAt: number; updatedAt: number };
 
-/** One write of an applyWrites batch, already validated. */
+/**
+ * One validated write. `create` needs the key free and `update` needs a record
+ * there (applyWrites distinguishes them, and a token may hold one action but
+ * not the other); `put` (putRecord) is either, and needs both permissions.
+ */
 export type RecordWrite =
   | { action: "create"; collection: string; rkey: string; value: unknown; cid: string }
-  | { action: "update"; collection: string; rkey: string; value: unknown; cid: string; swapCid?: string | null }
+  | { action: "update" | "put"; collection: string; rkey: string; value: unknown; cid: string; swapCid?: string | null }
   | { action: "delete"; collection: string; rkey: string; swapCid?: string | null };
 
 /** Why a write could not be applied; the whole batch is then left unapplied. */
-export type WriteConflict = { kind: "exists" | "swap-mismatch"; collection: string; rkey: string };
+export type WriteConflict = { kind: "exists" | "missing" | "swap-mismatch"; collection: string; rkey: string };
 
 export type StoredBlob = { cid: string; mimeType: string; size: number };
 

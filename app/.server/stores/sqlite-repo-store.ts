@@ -24,6 +24,7 @@ export class SqliteRepoStore implements RepoStore {
       insert: db.prepare(
         `INSERT INTO "Record" (did, collection, rkey, cid, value, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       ),
+      update: db.prepare(`UPDATE "Record" SET cid = ?, value = ?, updatedAt = ? WHERE did = ? AND collection = ? AND rkey = ?`),
       upsert: db.prepare(
         `INSERT INTO "Record" (did, collection, rkey, cid, value, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(did, collection, rkey) DO UPDATE SET cid = excluded.cid, value = excluded.value, updatedAt = excluded.updatedAt`,
@@ -58,8 +59,12 @@ export class SqliteRepoStore implements RepoStore {
       // swapRecord null means "only if absent"; a CID means "only if that is the current version".
       if ((current?.cid ?? null) !== write.swapCid) return { kind: "swap-mismatch", collection, rkey };
     }
-    if (write.action === "update") {
+    if (write.action === "put") {
       this.s.upsert.run(did, collection, rkey, write.cid, JSON.stringify(write.value), now, now);
+    } else if (write.action === "update") {
+      // An update never creates: the reference PDS fails it ("Could not find a record with key").
+      const updated = this.s.update.run(write.cid, JSON.stringify(write.value), now, did, collection, rkey).changes === 1;
+      if (!updated) return { kind: "missing", collection, rkey };
     } else {
       this.s.delete.run(did, collection, rkey);
     }

@@ -2,7 +2,7 @@ import type { ApiRequest } from "../http/api-request.ts";
 import { jsonResponse, type ApiResponse } from "../http/api-response.ts";
 import { publicRequestUrl } from "../http/request-input.ts";
 import { authenticateCaller, type ResourceCaller } from "../resource/resource-auth.ts";
-import { isNsid } from "../repo/identifiers.ts";
+import { canonicalNsid, isNsid } from "../repo/identifiers.ts";
 import { getServices, type Services } from "../services.ts";
 import { blobMethods } from "./handlers/blob.ts";
 import { identityMethods } from "./handlers/identity.ts";
@@ -56,8 +56,10 @@ export async function handleXrpc(nsid: string, request: ApiRequest): Promise<Api
   }
 }
 
-async function dispatch(services: Services, nsid: string, request: ApiRequest): Promise<ApiResponse> {
-  if (!isNsid(nsid)) throw invalidRequest("The method name in /xrpc/<method> must be an NSID");
+async function dispatch(services: Services, path: string, request: ApiRequest): Promise<ApiResponse> {
+  if (!isNsid(path)) throw invalidRequest("The method name in /xrpc/<method> must be an NSID");
+  // Before any decision: /xrpc/COM.ATPROTO.server.createAppPassword is the refused method, not an unknown one.
+  const nsid = canonicalNsid(path);
   if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
     throw new XrpcError(403, "Forbidden", `${nsid} is not available to apps signed in with OAuth, whatever their permissions: sign in to your account directly`);
   }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isNsid, isRecordKey, nextTid, rawCid } from "../../repo/identifiers.ts";
+import { canonicalNsid, isNsid, isRecordKey, nextTid, rawCid } from "../../repo/identifiers.ts";
 import type { RecordWrite, StoredRecord, WriteConflict } from "../../repo/repo-store.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { Services } from "../../services.ts";
@@ -9,7 +9,8 @@ import { XrpcError } from "../xrpc-error.ts";
 /** Lexicon-style input checks for com.atproto.repo.* (atproto syntax rules for NSIDs and record keys). */
 const MAX_RECORD_BYTES = 100 * 1024;
 const repoParam = z.string().min(1).max(2048);
-const collection = z.string().refine(isNsid, "collection must be an NSID");
+/** Collections are NSIDs: stored and permission-checked in their one canonical spelling. */
+const collection = z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid);
 const rkey = z.string().refine(isRecordKey, "rkey must be a valid record key");
 const cid = z.string().regex(/^b[a-z2-7]{10,}$/, "must be a CID");
 const recordValue = z
@@ -55,11 +56,11 @@ function assertOwnRepo(caller: ResourceCaller, repo: string): void {
   }
 }
 
-/** A record's $type, when present, must name its collection. */
+/** A record's $type, when present, must name its collection (in any spelling of it); it is stored as the collection. */
 function normalizeRecord(coll: string, value: Record<string, unknown>): Record<string, unknown> {
-  if (value.$type === undefined) return { $type: coll, ...value };
-  if (value.$type !== coll) throw new XrpcError(400, "InvalidRecord", `record $type must be ${coll}`);
-  return value;
+  if (value.$type === undefined || value.$type === coll) return { ...value, $type: coll };
+  if (typeof value.$type !== "string" || canonicalNsid(value.$type) !== coll) throw new XrpcError(400, "InvalidRecord", `record $type must be ${coll}`);
+  return { ...value, $type: coll };
 }
 
 function applyOrThrow(services: Services, did: string, writes: RecordWrite[]): void {
@@ -68,9 +69,15 @@ function applyOrThrow(services: Services, did: string, writes: RecordWrite[]): v
 }
 
 function conflictError(conflict: WriteConflict): XrpcError {
-  return conflict.kind === "exists"
-    ? new XrpcError(400, "RecordAlreadyExists", `A record already exists at ${conflict.collection}/${conflict.rkey}`)
-    : new XrpcError(400, "InvalidSwap", `The record at ${conflict.collection}/${conflict.rkey} is not the version given in swapRecord`);
+  const at = `${conflict.collection}/${conflict.rkey}`;
+  switch (conflict.kind) {
+    case "exists":
+      return new XrpcError(400, "RecordAlreadyExists", `A record already exists at ${at}`);
+    case "missing":
+      return new XrpcError(400, "InvalidRequest", `Could not find a record to update at ${at}; create it instead`);
+    case "swap-mismatch":
+      return new XrpcError(400, "InvalidSwap", `The record at ${at} is not the version given in swapRecord`);
+  }
 }
 
 async function resolveRepo(services: Services, repo: string): Promise<string | undefined> {
@@ -111,7 +118,7 @@ export const repoMethods: XrpcMethods = {
       caller.requireRepo(input.collection, "update");
       const value = normalizeRecord(input.collection, input.record);
       const write: RecordWrite = {
-        action: "update",
+        action: "put",
         collection: input.collection,
         rkey: input.rkey,
         value,

@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { createServiceJwt } from "../../accounts/service-auth.ts";
-import { isNsid } from "../../repo/identifiers.ts";
+import { canonicalNsid, isNsid } from "../../repo/identifiers.ts";
 import { MINUTE, SECOND } from "../../util/time.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
 const serviceAuthParams = z.object({
   aud: z.string().regex(/^did:[a-z]+:[a-zA-Z0-9._:%-]+(#[a-zA-Z0-9._-]+)?$/, "aud must be a DID"),
-  lxm: z.string().refine(isNsid, "lxm must be an NSID").optional(),
+  // Canonical before the blocklist and the rpc: permission see it (CHAT.BSKY.… is chat.bsky.…).
+  lxm: z.string().refine(isNsid, "lxm must be an NSID").transform(canonicalNsid).optional(),
   exp: z.coerce.number().int().positive().optional(),
 });
 
