@@ -86,6 +86,27 @@ describe("the authorization screen", () => {
     expect(await response.text()).toMatch(/expired|not valid|already used/i);
   });
 
+  it("RFC 9126 §4: a request_uri without its client_id, or with another client's, is refused with a 400 page (GET and POST)", async () => {
+    const { authorizeUrl } = await push();
+    const withoutClient = new URL(authorizeUrl);
+    withoutClient.searchParams.delete("client_id");
+    const get = await fetch(withoutClient, { redirect: "manual" });
+    expect(get.status).toBe(400);
+    expectHtmlPage(get);
+    expect(visibleText(await get.text())).toMatch(/client_id is missing/);
+    const otherClient = new URL(authorizeUrl);
+    otherClient.searchParams.set("client_id", `http://localhost?${new URLSearchParams({ redirect_uri: DECLARED_REDIRECT, scope: "atproto" })}`);
+    expect((await fetch(otherClient, { redirect: "manual" })).status).toBe(400);
+    // A form post that leaves client_id out is refused the same way, and the request stays usable.
+    const jar = new CookieJar();
+    const page = await openConsentPage(authorizeUrl, jar);
+    const form = new URLSearchParams({ csrf_token: page.csrfToken!, request_uri: new URL(authorizeUrl).searchParams.get("request_uri")!, decision: "deny" });
+    const post = await fetch(withoutClient, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", cookie: jar.header(), origin: server.issuer }, body: form, redirect: "manual" });
+    expect(post.status).toBe(400);
+    expect(post.headers.get("location")).toBeNull();
+    expect((await openConsentPage(authorizeUrl, jar)).status).toBe(200);
+  });
+
   it("shows who asks, where the person returns, Allow and Deny, and the scope in plain words", async () => {
     const { authorizeUrl } = await push();
     const response = await fetch(authorizeUrl, { redirect: "manual" });
@@ -240,6 +261,60 @@ describe("the authorization screen", () => {
       const input = /<input[^>]*name="identifier"[^>]*>/.exec(page.html)?.[0];
       expect(input).toBeTruthy();
       expect(input).toContain(`value="${HANDLE}"`);
+    });
+  });
+
+  describe("login_hint naming another account than the signed-in one (OIDC Core §3.1.2.1)", () => {
+    const BOB = { handle: "bob.test", email: "bob@example.com", password: "bob's own password" };
+    let bobDid: string;
+    let bobsBrowser: CookieJar;
+
+    beforeAll(async () => {
+      bobDid = (await createAccount(server, BOB)).did;
+      // Bob signs in once in this browser and allows the app, so his consent is remembered.
+      bobsBrowser = new CookieJar();
+      await approveWithPassword((await push()).authorizeUrl, bobsBrowser, BOB.handle, BOB.password);
+    });
+
+    const aliceSpellings = () => [HANDLE, HANDLE.toUpperCase(), `@${HANDLE}`, "alice@example.com", "ALICE@EXAMPLE.COM", account.did];
+
+    it("prompt=none with a hint for Alice in Bob's browser gets login_required, never Bob's code (every spelling, all at once)", async () => {
+      const pushed = await Promise.all(aliceSpellings().map((hint, i) => push({ prompt: "none", login_hint: hint }, `hint-none-${i}`)));
+      const responses = await Promise.all(pushed.map(({ authorizeUrl }) => fetch(authorizeUrl, { headers: { cookie: bobsBrowser.header() }, redirect: "manual" })));
+      for (const [i, response] of responses.entries()) {
+        const location = redirectOf(response);
+        expect(location.searchParams.get("error"), aliceSpellings()[i]).toBe("login_required");
+        expect(location.searchParams.get("code")).toBeNull();
+        expect(location.searchParams.get("state")).toBe(`hint-none-${i}`);
+      }
+    });
+
+    it("without prompt, the screen asks Alice to sign in; Allow with Bob's session alone issues nothing", async () => {
+      const { authorizeUrl, verifier } = await push({ login_hint: "Alice.Test" });
+      const page = await openConsentPage(authorizeUrl, bobsBrowser);
+      expect(page.status).toBe(200);
+      expect(page.html).toMatch(/name="password"/);
+      expect(visibleText(page.html)).not.toContain("@bob.test");
+      const refused = await submitConsent(authorizeUrl, bobsBrowser, { decision: "allow", csrfToken: page.csrfToken });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get("location")).toBeNull();
+      // Alice signing in on the same screen gets Alice's code.
+      const ok = await submitConsent(authorizeUrl, bobsBrowser, { decision: "allow", identifier: HANDLE, password: PASSWORD, csrfToken: page.csrfToken });
+      const tokens = await client.exchangeCode(redirectOf(ok).searchParams.get("code")!, verifier, REDIRECT);
+      expect(tokens.body.sub).toBe(account.did);
+    });
+
+    it("a hint naming the signed-in account, in any spelling, is that account: prompt=none succeeds silently", async () => {
+      // Alice's sign-in above replaced Bob's session in that browser: sign Bob in again in a fresh one.
+      const browser = new CookieJar();
+      await approveWithPassword((await push()).authorizeUrl, browser, BOB.handle, BOB.password);
+      for (const hint of ["bob.test", "BOB.TEST", "@bob.test", "Bob@Example.com", bobDid]) {
+        const { authorizeUrl, verifier } = await push({ prompt: "none", login_hint: hint });
+        const response = await fetch(authorizeUrl, { headers: { cookie: browser.header() }, redirect: "manual" });
+        const code = redirectOf(response).searchParams.get("code");
+        expect(code, hint).toBeTruthy();
+        expect((await client.exchangeCode(code!, verifier, REDIRECT)).body.sub).toBe(bobDid);
+      }
     });
   });
 

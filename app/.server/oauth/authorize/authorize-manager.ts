@@ -59,7 +59,10 @@ export class AuthorizeManager {
         "Go back to the app and start signing in again.",
       );
     }
-    if (clientId !== null && clientId !== request.clientId) {
+    // RFC 9126 §4: the authorization request carries "client_id REQUIRED" beside the request_uri, and it must be the
+    // client that pushed the request (otherwise one app could show the screen of another's request).
+    if (!clientId) throw new AuthorizationPageError("This sign-in link is not valid", "The link does not say which app it is for (client_id is missing). Go back to the app and start again.");
+    if (clientId !== request.clientId) {
       throw new AuthorizationPageError("This sign-in link is not valid", "The client_id does not match the pushed request.");
     }
     let client: OAuthClient;

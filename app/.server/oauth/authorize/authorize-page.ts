@@ -1,4 +1,5 @@
 import type { AccountSummary } from "../../accounts/account-manager.ts";
+import { canonicalIdentifier } from "../../accounts/identifiers.ts";
 import { SignInError } from "../../accounts/sign-in.ts";
 import { clientAddress, cookieNames, csrfFor, readCookie, serializeCookie } from "../../http/browser.ts";
 import type { Services } from "../../services.ts";
@@ -24,14 +25,28 @@ export async function signedInAccount(services: Services, request: Request, sign
 }
 
 /**
- * The account this request may use. OIDC Core §3.1.2.1: prompt=login
- * "SHOULD prompt the End-User for reauthentication": a session from before
- * the request does not count, one started on this screen (password or
- * passkey) does.
+ * The account this request may use: the browser's signed-in account, unless
+ * the request rules it out.
+ * - OIDC Core §3.1.2.1: prompt=login "SHOULD prompt the End-User for
+ *   reauthentication": a session from before the request does not count, one
+ *   started on this screen (password or passkey) does.
+ * - OIDC Core §3.1.2.1: login_hint is a "hint to the Authorization Server
+ *   about the login identifier the End-User might use": when it names another
+ *   account than the signed-in one, that session is not the one the app asked
+ *   for, so the person signs in (and prompt=none gets login_required) instead
+ *   of the app silently receiving a code for someone else.
  */
-function accountFor(services: Services, request: Request, pending: PendingAuthorization): Promise<AccountSummary | undefined> {
+async function accountFor(services: Services, request: Request, pending: PendingAuthorization): Promise<AccountSummary | undefined> {
   const { parameters, createdAt } = pending.request;
-  return signedInAccount(services, request, parameters.prompt === "login" ? createdAt : undefined);
+  const account = await signedInAccount(services, request, parameters.prompt === "login" ? createdAt : undefined);
+  if (account && parameters.login_hint !== undefined && !hintNames(parameters.login_hint, account)) return undefined;
+  return account;
+}
+
+/** Whether a login_hint (handle, email or DID, in any case, with or without "@") names this account. */
+function hintNames(hint: string, account: AccountSummary): boolean {
+  const text = canonicalIdentifier(hint);
+  return text === account.handle || text === account.email || text === account.did;
 }
 
 /** BRIEF §4 rule 6: only request_uris issued by /oauth/par are accepted here. */
