@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
-import { MINUTE, SECOND } from "./util/time.ts";
+import { DAY, MINUTE, SECOND } from "./util/time.ts";
 
 const booleanFlag = z
   .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"])
@@ -43,6 +43,10 @@ const envSchema = z.object({
   ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
   ATRIUM_PROXY_SERVICES: z.string().default("{}"),
   ATRIUM_BLOB_MAX_BYTES: integerVar("ATRIUM_BLOB_MAX_BYTES", 1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
+  ATRIUM_CLIENT_CACHE_MAX_ENTRIES: integerVar("ATRIUM_CLIENT_CACHE_MAX_ENTRIES", 1, 10_000_000, 5_000),
+  ATRIUM_CLIENT_CACHE_MAX_BYTES: integerVar("ATRIUM_CLIENT_CACHE_MAX_BYTES", 64 * 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
+  ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS: integerVar("ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS", 1, 3650, 90),
+  ATRIUM_GRANT_LIFETIME_CONFIDENTIAL_DAYS: integerVar("ATRIUM_GRANT_LIFETIME_CONFIDENTIAL_DAYS", 1, 3650, 730),
   ATRIUM_PERMISSION_SETS_DIR: z.string().min(1).optional(),
   ATRIUM_PERMISSION_SETS_NETWORK: booleanFlag,
   ATRIUM_DNS_SERVERS: z.string().optional(),
@@ -72,17 +76,23 @@ export type Config = {
   /** Upstreams for service proxying: `did#service` → base URL. */
   proxyServices: Record<string, string>;
   blobMaxBytes: number;
+  /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
+  clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
   /** Requests per client address per minute (DESIGN 4.5, abuse limits). */
   rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number };
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
-  /** Lifetimes, fixed by the product brief and DESIGN. */
+  /** Lifetimes, fixed by the product brief and DESIGN, except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
     code: number;
     accessToken: number;
     refreshToken: number;
+    /** A grant's absolute lifetime for public clients... */
+    grantPublic: number;
+    /** ...and for confidential (private_key_jwt) ones. */
+    grantConfidential: number;
     browserSession: number;
     clientMetadataCache: number;
   };
@@ -142,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appview: e.ATRIUM_APPVIEW,
     proxyServices: parseProxyServices(e.ATRIUM_PROXY_SERVICES),
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
+    clientCache: { maxEntries: e.ATRIUM_CLIENT_CACHE_MAX_ENTRIES, maxBytes: e.ATRIUM_CLIENT_CACHE_MAX_BYTES },
     signInThrottle: { ...DEFAULT_SIGN_IN_THROTTLE, freeAttempts: e.ATRIUM_SIGN_IN_FREE_ATTEMPTS },
     rateLimits: {
       parPerMinute: e.ATRIUM_RATE_LIMIT_PAR_PER_MINUTE,
@@ -159,8 +170,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestUri: 5 * MINUTE,
       code: 5 * MINUTE,
       accessToken: 60 * MINUTE,
-      refreshToken: 90 * 24 * 60 * MINUTE,
-      browserSession: 30 * 24 * 60 * MINUTE,
+      refreshToken: 90 * DAY,
+      grantPublic: e.ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS * DAY,
+      grantConfidential: e.ATRIUM_GRANT_LIFETIME_CONFIDENTIAL_DAYS * DAY,
+      browserSession: 30 * DAY,
       clientMetadataCache: 10 * MINUTE,
     },
   };

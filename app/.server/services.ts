@@ -55,7 +55,7 @@ function createServices(config: Config) {
   const nonces = new DpopNonces(config.dpopNonceSecret ?? loadOrCreateSecret(sqlite, "dpop_nonce"));
   const cookieSecret = config.cookieSecret ?? loadOrCreateSecret(sqlite, "cookie");
   const dpop = new DpopVerifier(nonces, replay, { maxAgeMs: config.dpopMaxAgeMs, maxFutureMs: config.dpopMaxFutureMs });
-  const clients = new ClientManager(new PrismaClientStore(prisma), replay, {
+  const clients = new ClientManager(new PrismaClientStore(prisma, config.clientCache), replay, {
     issuer: config.issuer,
     allowPrivate: config.allowPrivateClients,
     cacheTtlMs: config.lifetimes.clientMetadataCache,
@@ -84,6 +84,8 @@ function createServices(config: Config) {
     tokens: new TokenManager(clients, grants, {
       accessTokenMs: config.lifetimes.accessToken,
       refreshTokenMs: config.lifetimes.refreshToken,
+      grantPublicMs: config.lifetimes.grantPublic,
+      grantConfidentialMs: config.lifetimes.grantConfidential,
     }),
     accessTokens: new AccessTokenVerifier(grants, dpop),
     repo: new SqliteRepoStore(sqlite),

@@ -139,11 +139,12 @@ export class DpopClient {
     });
   }
 
+  /** RFC 7009 revocation as a generic client sends it: no DPoP proof; the client's own credentials (client_id, and a confidential client's assertion). */
   async revoke(token: string): Promise<HttpResult> {
     const response = await fetch(`${this.issuer}/oauth/revoke`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token, client_id: this.clientId }),
+      body: new URLSearchParams({ token, client_id: this.clientId, ...(await this.extraParams()) }),
     });
     return readResult(response);
   }

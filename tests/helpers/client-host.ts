@@ -45,11 +45,13 @@ export async function generateClientKey(kid: string = `key-${randomUUID().slice(
 
 export type AssertionOptions = {
   clientId: string;
-  /** The authorization server's issuer. */
-  audience: string;
+  /** The authorization server's issuer (an array for tests of audience lists). */
+  audience: string | string[];
   /** Overrides for tests that send broken assertions. */
   kid?: string;
   iat?: number;
+  /** Expiry (default: a minute after iat, as the official atproto client sets it); null leaves exp out. */
+  exp?: number | null;
   jti?: string;
   iss?: string;
   sub?: string;
@@ -57,13 +59,15 @@ export type AssertionOptions = {
 
 /** An RFC 7523 client assertion as atproto confidential clients send it. */
 export async function signClientAssertion(key: ClientKey, options: AssertionOptions): Promise<string> {
-  return new SignJWT({ jti: options.jti ?? randomUUID() })
+  const iat = options.iat ?? Math.floor(Date.now() / 1000);
+  const jwt = new SignJWT({ jti: options.jti ?? randomUUID() })
     .setProtectedHeader({ alg: "ES256", kid: options.kid ?? key.kid })
     .setIssuer(options.iss ?? options.clientId)
     .setSubject(options.sub ?? options.clientId)
     .setAudience(options.audience)
-    .setIssuedAt(options.iat ?? Math.floor(Date.now() / 1000))
-    .sign(key.privateKey);
+    .setIssuedAt(iat);
+  if (options.exp !== null) jwt.setExpirationTime(options.exp ?? iat + 60);
+  return jwt.sign(key.privateKey);
 }
 
 export const JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

@@ -127,12 +127,12 @@ describe("confidential client (private_key_jwt)", () => {
     expect(clientHost.requestCount(METADATA_PATH)).toBe(1);
   });
 
-  it("refuses PAR without a client assertion (401 invalid_client)", async () => {
+  it("refuses PAR without a client assertion (400 invalid_client, as the reference provider answers)", async () => {
     const key = await generateClientKey();
     const clientHost = await host([key]);
     const client = new DpopClient(server.issuer, await generateDpopKey(), clientHost.clientId);
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
-    expect(par.status).toBe(401);
+    expect(par.status).toBe(400);
     expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/client_assertion/) });
   });
 
@@ -142,7 +142,7 @@ describe("confidential client (private_key_jwt)", () => {
     const clientHost = await host([published]);
     const client = await confidentialClient(clientHost, { key: attacker });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
-    expect(par.status).toBe(401);
+    expect(par.status).toBe(400);
     expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/signature/i) });
   });
 
@@ -158,14 +158,14 @@ describe("confidential client (private_key_jwt)", () => {
     expect(first.status, JSON.stringify(first.body)).toBe(201);
 
     const second = await fixed.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
-    expect(second.status).toBe(401);
+    expect(second.status).toBe(400);
     expect(second.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/replay|jti/i) });
 
     // Reusing it at the token endpoint fails too.
     const location = await approveWithPassword(fixed.authorizeUrl(first.body.request_uri), new CookieJar(), HANDLE, PASSWORD);
     const code = location.searchParams.get("code")!;
     const replayed = await fixed.exchangeCode(code, pkce.verifier, clientHost.redirectUri);
-    expect(replayed.status).toBe(401);
+    expect(replayed.status).toBe(400);
     expect(replayed.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/replay|jti/i) });
   });
 
@@ -174,16 +174,18 @@ describe("confidential client (private_key_jwt)", () => {
     const clientHost = await host([key]);
     const client = await confidentialClient(clientHost, { key, overrides: { audience: "https://other-server.example" } });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
-    expect(par.status).toBe(401);
+    expect(par.status).toBe(400);
     expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/aud/i) });
   });
 
   it("refuses an assertion with a stale iat", async () => {
     const key = await generateClientKey();
     const clientHost = await host([key]);
-    const client = await confidentialClient(clientHost, { key, overrides: { iat: Math.floor(Date.now() / 1000) - 600 } });
+    // Still within its exp: only the iat is too old.
+    const now = Math.floor(Date.now() / 1000);
+    const client = await confidentialClient(clientHost, { key, overrides: { iat: now - 600, exp: now + 60 } });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
-    expect(par.status).toBe(401);
+    expect(par.status).toBe(400);
     expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/iat|old/i) });
   });
 
@@ -193,7 +195,7 @@ describe("confidential client (private_key_jwt)", () => {
     clientHost.serveMetadata(clientHost.metadata({ authMethod: "none" }));
     const client = await confidentialClient(clientHost, { key });
     const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
-    expect(par.status).toBe(401);
+    expect(par.status).toBe(400);
     expect(par.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/public/i) });
 
     // The same public client without an assertion is fine.
@@ -225,6 +227,135 @@ describe("confidential client (private_key_jwt)", () => {
     // The new key itself is fine: a new sign-in works.
     const again = await signInFully(client, clientHost.redirectUri);
     expect(again.sub).toBe(account.did);
+  });
+
+  it("a grant made with one published key does not refresh with another published key; its own key still works", async () => {
+    const [k2, k3] = [await generateClientKey("k2"), await generateClientKey("k3")];
+    const clientHost = await host([k2, k3]);
+    const signer: Signer = { key: k2 };
+    const client = await confidentialClient(clientHost, signer);
+    const tokens = await signInFully(client, clientHost.redirectUri);
+
+    signer.key = k3;
+    const refused = await client.refresh(tokens.refresh_token);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/bound to the client key k2/) });
+    // Refused, not spent: the bound key refreshes as before.
+    signer.key = k2;
+    const refreshed = await client.refresh(tokens.refresh_token);
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+  });
+
+  it("new key material published under the grant's kid ends the grant instead of keeping it alive", async () => {
+    const original = await generateClientKey("rotating");
+    const impostor = await generateClientKey("rotating");
+    const clientHost = await host([original]);
+    const signer: Signer = { key: original };
+    const client = await confidentialClient(clientHost, signer);
+    const tokens = await signInFully(client, clientHost.redirectUri);
+
+    clientHost.serveMetadata(clientHost.metadata({ keys: [impostor] }));
+    server.db().prepare('DELETE FROM "Client"').run();
+    signer.key = impostor;
+    const refused = await client.refresh(tokens.refresh_token);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/no longer published/) });
+    expect((await client.userinfo(tokens.access_token)).status).toBe(401);
+  });
+
+  it("the code exchange must be signed by the key that signed the pushed request", async () => {
+    const [k2, k3] = [await generateClientKey("k2"), await generateClientKey("k3")];
+    const clientHost = await host([k2, k3]);
+    const signer: Signer = { key: k2 };
+    const client = await confidentialClient(clientHost, signer);
+    const pkce = createPkce();
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, pkce));
+    expect(par.status, JSON.stringify(par.body)).toBe(201);
+    const location = await approveWithPassword(client.authorizeUrl(par.body.request_uri), new CookieJar(), HANDLE, PASSWORD);
+    const code = location.searchParams.get("code")!;
+
+    signer.key = k3;
+    const refused = await client.exchangeCode(code, pkce.verifier, clientHost.redirectUri);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: "invalid_grant", error_description: expect.stringMatching(/another client key/) });
+    signer.key = k2;
+    expect((await client.exchangeCode(code, pkce.verifier, clientHost.redirectUri)).status).toBe(200);
+  });
+
+  it("a DPoP proof signed with the client-authentication key is refused at PAR and at the token endpoint", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key]);
+    const sameKey = { privateKey: key.privateKey, publicJwk: { kty: "EC", crv: "P-256", x: key.publicJwk.x, y: key.publicJwk.y } };
+    const client = new DpopClient(server.issuer, sameKey, clientHost.clientId, async () =>
+      assertionParams(await signClientAssertion(key, { clientId: clientHost.clientId, audience: server.issuer })),
+    );
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(par.status).toBe(400);
+    expect(par.body).toMatchObject({ error: "invalid_request", error_description: expect.stringMatching(/different key than the client assertion/) });
+    const token = await client.refresh("ref-anything");
+    expect(token.body).toMatchObject({ error: "invalid_request", error_description: expect.stringMatching(/different key/) });
+  });
+
+  it("RFC 7523 §3: an assertion without exp, or addressed to other audiences too, is refused; [issuer] alone is fine", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key]);
+    const noExp = await confidentialClient(clientHost, { key, overrides: { exp: null } });
+    const refusedNoExp = await noExp.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(refusedNoExp.status).toBe(400);
+    expect(refusedNoExp.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/exp/) });
+
+    const manyAudiences = await confidentialClient(clientHost, { key, overrides: { audience: [server.issuer, "https://other-server.example"] } });
+    const refusedAud = await manyAudiences.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(refusedAud.status).toBe(400);
+    expect(refusedAud.body).toMatchObject({ error: "invalid_client", error_description: expect.stringMatching(/aud/) });
+    expect(refusedAud.headers.get("www-authenticate")).toBeNull();
+
+    const listOfOne = await confidentialClient(clientHost, { key, overrides: { audience: [server.issuer] } });
+    expect((await listOfOne.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()))).status).toBe(201);
+  });
+
+  it("revocation authenticates a confidential client: no assertion or another client's key is refused, the bound key revokes", async () => {
+    const [k2, k3] = [await generateClientKey("k2"), await generateClientKey("k3")];
+    const clientHost = await host([k2, k3]);
+    const signer: Signer = { key: k2 };
+    const client = await confidentialClient(clientHost, signer);
+    const tokens = await signInFully(client, clientHost.redirectUri);
+    const revokeUrl = `${server.issuer}/oauth/revoke`;
+
+    const withoutAssertion = await fetch(revokeUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: tokens.refresh_token, client_id: clientHost.clientId }),
+    });
+    expect(withoutAssertion.status).toBe(400);
+    expect(await withoutAssertion.json()).toMatchObject({ error: "invalid_client" });
+    const forged = await fetch(revokeUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: tokens.refresh_token, client_id: clientHost.clientId, ...assertionParams("e30.e30.e30") }),
+    });
+    expect(forged.status).toBe(400);
+    signer.key = k3;
+    expect((await client.revoke(tokens.refresh_token)).body).toMatchObject({ error: "invalid_grant" });
+    expect((await client.userinfo(tokens.access_token)).status).toBe(200);
+
+    signer.key = k2;
+    const revoked = await client.revoke(tokens.refresh_token);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toEqual({});
+    expect((await client.userinfo(tokens.access_token)).status).toBe(401);
+  });
+
+  it("a client_name with bidi or control characters (right-to-left override) is shown without them, in its own isolate", async () => {
+    const key = await generateClientKey();
+    const clientHost = await host([key], { clientName: "Good\u202eppA\u202c Bank\u0007\u2066 Login\u2069" });
+    const client = await confidentialClient(clientHost, { key });
+    const par = await client.pushAuthorizationRequest(parParams(clientHost.redirectUri, createPkce()));
+    expect(par.status, JSON.stringify(par.body)).toBe(201);
+    const page = await openConsentPage(client.authorizeUrl(par.body.request_uri), new CookieJar());
+    expect(page.status).toBe(200);
+    expect(page.html).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u0007]/);
+    expect(page.html).toContain("<bdi>GoodppA Bank Login</bdi>");
   });
 
   it("works with keys published behind jwks_uri", async () => {

@@ -130,6 +130,12 @@ describe("DPoP at the authorization server (RFC 9449 §4.3, §5, §8)", () => {
     expectAsError(result, 400, "invalid_dpop_proof");
   });
 
+  it("refuses a proof whose htu carries userinfo (http://u:p@host/…): 400 invalid_dpop_proof", async () => {
+    const withUserinfo = (credentials: string) => parUrl.replace("://", `://${credentials}@`);
+    const results = await Promise.all(["u:p", "user", ":secret"].map(async (credentials) => parWith(await generateDpopKey(), { htu: withUserinfo(credentials) })));
+    for (const result of results) expectAsError(result, 400, "invalid_dpop_proof");
+  });
+
   it("ignores the query part of htu (RFC 9449 §4.3 (9))", async () => {
     const result = await parWith(await generateDpopKey(), { htu: `${parUrl}?x=1#frag` });
     expect(result.status).toBe(201);
@@ -333,7 +339,7 @@ describe("headers on every /oauth/* answer (DESIGN §1, 4.2)", () => {
     expect(infoError.status).toBe(401);
     seen.push(["userinfo 401", infoError.headers]);
 
-    const revoked = await rawPost(`${server.issuer}/oauth/revoke`, { token: "unknown-token" }, undefined, origin);
+    const revoked = await rawPost(`${server.issuer}/oauth/revoke`, { token: "unknown-token", client_id: other.clientId }, undefined, origin);
     expect(revoked.status).toBe(200);
     seen.push(["revoke 200", revoked.headers]);
     const revokeError = await rawPost(`${server.issuer}/oauth/revoke`, {}, undefined, origin);

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openConsentPage, submitConsent, CookieJar } from "../helpers/consent.ts";
 import {
@@ -166,10 +167,14 @@ describe("token endpoint: refresh_token grant", () => {
 });
 
 describe("revocation (RFC 7009) and introspection", () => {
-  it("answers 200 for an unknown token", async () => {
+  const revoke = (form: Record<string, string>) => rawPost(`${server.issuer}/oauth/revoke`, form);
+
+  it("answers 200 with {} as JSON for an unknown token (the official atproto client cancels other bodies)", async () => {
     const client = await newClient(server);
     const result = await client.revoke("ref-this-token-was-never-issued");
     expect(result.status).toBe(200);
+    expect(result.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(result.body).toEqual({});
   });
 
   it("revoking the access token also ends the refresh token", async () => {
@@ -190,9 +195,97 @@ describe("revocation (RFC 7009) and introspection", () => {
     expectError(await client.refresh(tokens.refresh_token), 400, "invalid_grant");
   });
 
+  it("RFC 7009 §2.1: another client cannot end a grant (10 attempts at once, every kind of other client_id, or none)", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    const otherLoopback = (scope: string) => `http://localhost?${new URLSearchParams({ redirect_uri: "http://127.0.0.1/callback", scope })}`;
+    const otherClients = [otherLoopback("atproto"), otherLoopback("atproto transition:email"), `http://localhost?${new URLSearchParams({ scope: "atproto transition:generic" })}`];
+    const attempts = [
+      ...otherClients.flatMap((clientId) => [tokens.refresh_token, tokens.access_token].map((token) => revoke({ token, client_id: clientId }))),
+      revoke({ token: tokens.refresh_token }),
+      revoke({ token: tokens.access_token }),
+      revoke({ token: tokens.refresh_token, client_id: "" }),
+      revoke({ token: tokens.refresh_token, client_id: `${CLIENT_ID}&x=1` }),
+    ];
+    const results = await Promise.all(attempts);
+    for (const result of results) {
+      expect(result.status, JSON.stringify(result.body)).toBe(400);
+      expect(["invalid_grant", "invalid_request", "invalid_client_metadata"]).toContain((result.body as OAuthErrorBody).error);
+    }
+    expect(results.filter((result) => (result.body as OAuthErrorBody).error === "invalid_grant").length).toBe(6);
+    // Nothing ended: the tokens still work, and the right client can still revoke without a DPoP proof.
+    expect((await client.userinfo(tokens.access_token)).status).toBe(200);
+    const own = await revoke({ token: tokens.refresh_token, client_id: CLIENT_ID });
+    expect(own.status).toBe(200);
+    expect((await client.userinfo(tokens.access_token)).status).toBe(401);
+  });
+
   it("GET /oauth/introspect is 404", async () => {
     const response = await fetch(`${server.issuer}/oauth/introspect`);
     expect(response.status).toBe(404);
+  });
+});
+
+describe("refresh with scope (RFC 6749 §6): narrower is allowed, broader is invalid_scope", () => {
+  it("a narrower scope applies to the new access token only; the refresh token keeps the grant's scope", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    expect(tokens.scope).toBe("atproto transition:generic");
+
+    const narrowed = await client.postForm<TokenSet>(tokenUrl, { grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token, scope: "atproto" });
+    expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200);
+    expect(narrowed.body.scope).toBe("atproto");
+    const write = await client.xrpc(narrowed.body.access_token, "com.atproto.repo.createRecord", {
+      json: { repo: account.did, collection: "app.bsky.feed.post", record: { text: "narrowed", createdAt: new Date().toISOString() } },
+    });
+    expect(write.status).toBe(403);
+    expect((await client.xrpc(narrowed.body.access_token, "com.atproto.server.getSession")).status).toBe(200);
+
+    const full = await client.refresh(narrowed.body.refresh_token);
+    expect(full.status).toBe(200);
+    expect(full.body.scope).toBe("atproto transition:generic");
+  });
+
+  it("a scope value not granted, or one without atproto, is invalid_scope and spends nothing", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    for (const scope of ["atproto transition:generic transition:email", "atproto repo:app.bsky.feed.post", "transition:generic"]) {
+      const refused = await client.postForm(tokenUrl, { grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token, scope });
+      expectError(refused, 400, "invalid_scope");
+    }
+    expect((await client.refresh(tokens.refresh_token)).status).toBe(200);
+  });
+});
+
+describe("a grant's absolute lifetime (docs/decisions/0010)", () => {
+  const DAY = 24 * 60 * 60 * 1000;
+  const grantOf = (refreshToken: string) =>
+    server
+      .db()
+      .prepare(`SELECT g.id AS id, g.createdAt AS createdAt, g.expiresAt AS expiresAt, g.endsAt AS endsAt FROM "Grant" g JOIN "RefreshToken" r ON r.grantId = g.id WHERE r.tokenHash = ?`)
+      .get(createHash("sha256").update(refreshToken).digest("base64url")) as { id: string; createdAt: number; expiresAt: number; endsAt: number };
+
+  it("a public client's grant ends 90 days after consent, however often it is refreshed", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    const grant = grantOf(tokens.refresh_token);
+    expect(grant.endsAt - grant.createdAt).toBe(90 * DAY);
+
+    // The grant was made 89 days and 23 hours ago: a refresh still works, but nothing it issues outlives the grant.
+    const shift = 90 * DAY - 60 * 60 * 1000;
+    server.db().prepare(`UPDATE "Grant" SET createdAt = createdAt - ?, endsAt = endsAt - ? WHERE id = ?`).run(shift, shift, grant.id);
+    const refreshed = await client.refresh(tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.expires_in).toBeLessThanOrEqual(60 * 60);
+    const after = grantOf(refreshed.body.refresh_token);
+    expect(after.expiresAt).toBeLessThanOrEqual(after.endsAt);
+    const refreshExpiry = server.db().prepare(`SELECT expiresAt FROM "RefreshToken" WHERE grantId = ? AND usedAt IS NULL`).get(grant.id) as { expiresAt: number };
+    expect(refreshExpiry.expiresAt).toBeLessThanOrEqual(after.endsAt);
+
+    // Past its end: refused, and the app must send the person through the authorization flow again.
+    server.db().prepare(`UPDATE "Grant" SET endsAt = ? WHERE id = ?`).run(Date.now() - 1000, grant.id);
+    expectError(await client.refresh(refreshed.body.refresh_token), 400, "invalid_grant");
+    expect((await client.userinfo(refreshed.body.access_token)).status).toBe(401);
   });
 });
 

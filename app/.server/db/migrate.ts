@@ -47,20 +47,35 @@ export function migrateDatabase(databasePath: string, migrationsDir = defaultMig
         .map((row) => (row as { migration_name: string }).migration_name),
     );
     const applied: string[] = [];
+    const recorded = db.prepare(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = ? AND finished_at IS NOT NULL AND rolled_back_at IS NULL`);
+    const record = db.prepare(
+      `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, logs, rolled_back_at, started_at, applied_steps_count)
+       VALUES (?, ?, ?, ?, NULL, NULL, ?, 1)`,
+    );
     for (const name of listMigrations(migrationsDir)) {
       if (done.has(name)) continue;
       const sql = readFileSync(path.join(migrationsDir, name, "migration.sql"), "utf8");
       const checksum = createHash("sha256").update(sql).digest("hex");
       const startedAt = new Date().toISOString();
-      // One transaction per migration: a failure leaves no half-applied schema.
-      db.transaction(() => {
-        db.exec(sql);
-        db.prepare(
-          `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, logs, rolled_back_at, started_at, applied_steps_count)
-           VALUES (?, ?, ?, ?, NULL, NULL, ?, 1)`,
-        ).run(randomUUID(), checksum, new Date().toISOString(), name, startedAt);
-      }).immediate();
-      applied.push(name);
+      // SQLite's procedure for schema changes (https://www.sqlite.org/lang_altertable.html#otheralter): foreign keys
+      // off OUTSIDE the transaction (inside one the pragma is a no-op, and Prisma's table redefinitions would then
+      // cascade the DROP TABLE of a parent into its children's rows), the change, a foreign_key_check, commit, on again.
+      db.pragma("foreign_keys = OFF");
+      try {
+        // One transaction per migration: a failure leaves no half-applied schema. Another process that started at the
+        // same moment may have applied it while this one waited for the write lock: then there is nothing to do.
+        const ran = db.transaction(() => {
+          if (recorded.get(name)) return false;
+          db.exec(sql);
+          const violations = db.pragma("foreign_key_check") as unknown[];
+          if (violations.length) throw new Error(`Migration ${name} leaves ${violations.length} rows with broken foreign keys`);
+          record.run(randomUUID(), checksum, new Date().toISOString(), name, startedAt);
+          return true;
+        }).immediate();
+        if (ran) applied.push(name);
+      } finally {
+        db.pragma("foreign_keys = ON");
+      }
     }
     return { applied };
   } finally {

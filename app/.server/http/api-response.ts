@@ -18,10 +18,6 @@ export function jsonResponse(value: unknown, status = 200, headers: Record<strin
   return { status, headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(value) };
 }
 
-export function emptyResponse(status: number, headers: Record<string, string> = {}): ApiResponse {
-  return { status, headers, body: null };
-}
-
 /** Sets a header unless the endpoint already chose a value (e.g. its own Cache-Control). */
 export function setDefaultHeader(response: ApiResponse, name: string, value: string): void {
   if (response.headers[name] === undefined) response.headers[name] = value;

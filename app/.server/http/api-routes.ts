@@ -1,11 +1,10 @@
-import { z } from "zod";
 import { getConfig } from "../config.ts";
 import { authorizationServerMetadata, protectedResourceMetadata } from "../oauth/metadata/server-metadata.ts";
 import { parParametersSchema } from "../oauth/request/par-manager.ts";
-import { tokenRequestSchema } from "../oauth/token/token-manager.ts";
+import { revocationRequestSchema, tokenRequestSchema } from "../oauth/token/token-manager.ts";
 import { handleXrpc } from "../xrpc/router.ts";
 import type { ApiRequest } from "./api-request.ts";
-import { emptyResponse, jsonResponse, type ApiResponse } from "./api-response.ts";
+import { jsonResponse, type ApiResponse } from "./api-response.ts";
 import { jsonEndpoint, methodNotAllowed, noStoreJson } from "./endpoint.ts";
 import { publicRequestUrl, readForm } from "./request-input.ts";
 
@@ -17,11 +16,6 @@ import { publicRequestUrl, readForm } from "./request-input.ts";
  */
 
 type Endpoint = (request: ApiRequest) => Promise<ApiResponse>;
-
-const revokeSchema = z.object({
-  token: z.string({ required_error: "token is required" }).min(1, "token is required").max(4096),
-  token_type_hint: z.string().max(64).optional(),
-});
 
 const postOnly = (handler: Endpoint): Endpoint => (request) => (request.method === "POST" ? handler(request) : methodNotAllowed("POST"));
 
@@ -52,16 +46,17 @@ const endpoints: Record<string, Endpoint> = {
   ),
 
   /**
-   * RFC 7009 revocation. Holding a token is enough to end it, so neither
-   * client authentication nor a DPoP proof is required (generic clients send
-   * none); either token ends its whole grant (DESIGN 4.1).
+   * RFC 7009 revocation: the client names itself (and a confidential one
+   * authenticates); a token issued to another client is refused. No DPoP
+   * proof is required (generic RFC 7009 clients send none). Either token ends
+   * its whole grant.
    */
   "/oauth/revoke": postOnly((request) =>
     jsonEndpoint("authorization-server", async ({ tokens }) => {
-      const { token } = revokeSchema.parse(await readForm(request));
-      tokens.revoke(token);
-      // RFC 7009 §2.2: 200 also when the token was invalid or unknown.
-      return emptyResponse(200);
+      await tokens.revoke(revocationRequestSchema.parse(await readForm(request)));
+      // RFC 7009 §2.2: 200 also when the token was invalid or unknown. The body is an empty JSON object, as the
+      // reference provider answers: the official atproto client treats any other body as a failed sign-out.
+      return noStoreJson({});
     }),
   ),
 

@@ -24,8 +24,10 @@ export class ResourceCaller {
     readonly did: string,
     readonly handle: string,
     readonly grant: Grant,
+    /** What the presented access token may do (its grant's scope, or a narrower one). */
+    readonly scope: string,
   ) {
-    this.permissions = permissionsFor(grant.scope);
+    this.permissions = permissionsFor(scope);
   }
 
   requireRepo(collection: string, action: "create" | "update" | "delete"): void {
@@ -54,5 +56,5 @@ export type ResourceRequest = { authorization: string | null; dpop: string | nul
 /** Verifies the DPoP-bound access token of a data-server request (DESIGN 4.2, RFC 9449 §7). */
 export async function authenticateCaller(verifier: AccessTokenVerifier, request: ResourceRequest): Promise<ResourceCaller> {
   const subject = await verifier.verify(request);
-  return new ResourceCaller(subject.did, subject.handle, subject.grant);
+  return new ResourceCaller(subject.did, subject.handle, subject.grant, subject.scope);
 }

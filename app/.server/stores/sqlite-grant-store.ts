@@ -8,7 +8,21 @@ import type {
   StoredAuthorizationCode,
   StoredRefreshToken,
 } from "../oauth/token/grant-store.ts";
+import { clientKeyColumns, clientKeyFromColumns, type ClientKeyColumns } from "./client-key-columns.ts";
 import { deleteExpiredSql } from "./expired-rows.ts";
+
+type GrantRow = ClientKeyColumns & Omit<Grant, "clientKey">;
+type CodeRow = ClientKeyColumns & Omit<StoredAuthorizationCode, "clientKey">;
+
+function toGrant(row: GrantRow): Grant {
+  const { id, clientId, accountDid, scope, dpopJkt, createdAt, lastUsedAt, expiresAt, endsAt } = row;
+  return { id, clientId, accountDid, scope, dpopJkt, clientKey: clientKeyFromColumns(row), createdAt, lastUsedAt, expiresAt, endsAt };
+}
+
+/** The grant columns, aliased so a join with a token table cannot shadow them. */
+const GRANT_COLUMNS = `g.id AS id, g.clientId AS clientId, g.accountDid AS accountDid, g.scope AS scope, g.dpopJkt AS dpopJkt,
+  g.clientKeyId AS clientKeyId, g.clientKeyAlg AS clientKeyAlg, g.clientKeyJkt AS clientKeyJkt,
+  g.createdAt AS createdAt, g.lastUsedAt AS lastUsedAt, g.expiresAt AS expiresAt, g.endsAt AS endsAt`;
 
 /**
  * Codes, grants and tokens on the synchronous SQLite connection: each
@@ -23,46 +37,39 @@ export class SqliteGrantStore implements GrantStore {
   constructor(private readonly db: Database.Database) {
     this.s = {
       insertCode: db.prepare(
-        `INSERT INTO "AuthorizationCode" (codeHash, clientId, accountDid, redirectUri, scope, codeChallenge, dpopJkt, clientKeyId, createdAt, expiresAt, usedAt, grantId)
-         VALUES (@codeHash, @clientId, @accountDid, @redirectUri, @scope, @codeChallenge, @dpopJkt, @clientKeyId, @createdAt, @expiresAt, NULL, NULL)`,
+        `INSERT INTO "AuthorizationCode" (codeHash, clientId, accountDid, redirectUri, scope, codeChallenge, dpopJkt, clientKeyId, clientKeyAlg, clientKeyJkt, createdAt, expiresAt, usedAt, grantId)
+         VALUES (@codeHash, @clientId, @accountDid, @redirectUri, @scope, @codeChallenge, @dpopJkt, @clientKeyId, @clientKeyAlg, @clientKeyJkt, @createdAt, @expiresAt, NULL, NULL)`,
       ),
-      cleanupCodes: db.prepare(
-        deleteExpiredSql("AuthorizationCode", "codeHash"),
-      ),
+      cleanupCodes: db.prepare(deleteExpiredSql("AuthorizationCode", "codeHash")),
       findCode: db.prepare(`SELECT * FROM "AuthorizationCode" WHERE codeHash = ?`),
       deleteCode: db.prepare(`DELETE FROM "AuthorizationCode" WHERE codeHash = ?`),
       useCode: db.prepare(
         `UPDATE "AuthorizationCode" SET usedAt = ?, grantId = ? WHERE codeHash = ? AND usedAt IS NULL AND expiresAt > ?`,
       ),
       insertGrant: db.prepare(
-        `INSERT INTO "Grant" (id, clientId, accountDid, scope, dpopJkt, clientKeyId, createdAt, lastUsedAt, expiresAt)
-         VALUES (@id, @clientId, @accountDid, @scope, @dpopJkt, @clientKeyId, @createdAt, @lastUsedAt, @expiresAt)`,
+        `INSERT INTO "Grant" (id, clientId, accountDid, scope, dpopJkt, clientKeyId, clientKeyAlg, clientKeyJkt, createdAt, lastUsedAt, expiresAt, endsAt)
+         VALUES (@id, @clientId, @accountDid, @scope, @dpopJkt, @clientKeyId, @clientKeyAlg, @clientKeyJkt, @createdAt, @lastUsedAt, @expiresAt, @endsAt)`,
       ),
-      cleanupGrants: db.prepare(
-        deleteExpiredSql("Grant", "id"),
-      ),
-      touchGrant: db.prepare(`UPDATE "Grant" SET lastUsedAt = ?, expiresAt = ? WHERE id = ?`),
-      insertAccess: db.prepare(`INSERT INTO "AccessToken" (tokenHash, grantId, createdAt, expiresAt) VALUES (?, ?, ?, ?)`),
-      cleanupAccess: db.prepare(
-        deleteExpiredSql("AccessToken", "tokenHash"),
-      ),
+      cleanupGrants: db.prepare(deleteExpiredSql("Grant", "id")),
+      // The grant lives as long as its newest refresh token, but never past its absolute end.
+      touchGrant: db.prepare(`UPDATE "Grant" SET lastUsedAt = ?, expiresAt = MIN(?, endsAt) WHERE id = ?`),
+      insertAccess: db.prepare(`INSERT INTO "AccessToken" (tokenHash, grantId, scope, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)`),
+      cleanupAccess: db.prepare(deleteExpiredSql("AccessToken", "tokenHash")),
       deleteAccessOfGrant: db.prepare(`DELETE FROM "AccessToken" WHERE grantId = ?`),
       insertRefresh: db.prepare(
         `INSERT INTO "RefreshToken" (tokenHash, grantId, createdAt, expiresAt, usedAt) VALUES (?, ?, ?, ?, NULL)`,
       ),
-      cleanupRefresh: db.prepare(
-        deleteExpiredSql("RefreshToken", "tokenHash"),
-      ),
+      cleanupRefresh: db.prepare(deleteExpiredSql("RefreshToken", "tokenHash")),
       spendRefresh: db.prepare(
         `UPDATE "RefreshToken" SET usedAt = ? WHERE tokenHash = ? AND grantId = ? AND usedAt IS NULL AND expiresAt > ?`,
       ),
       findRefresh: db.prepare(
-        `SELECT r.tokenHash AS tokenHash, r.expiresAt AS tokenExpiresAt, r.usedAt AS usedAt, g.*
+        `SELECT r.tokenHash AS tokenHash, r.expiresAt AS tokenExpiresAt, r.usedAt AS usedAt, ${GRANT_COLUMNS}
          FROM "RefreshToken" r JOIN "Grant" g ON g.id = r.grantId WHERE r.tokenHash = ?`,
       ),
       deleteRefresh: db.prepare(`DELETE FROM "RefreshToken" WHERE tokenHash = ?`),
       findAccess: db.prepare(
-        `SELECT a.expiresAt AS tokenExpiresAt, g.*, acc.handle AS handle
+        `SELECT a.expiresAt AS tokenExpiresAt, a.scope AS accessScope, ${GRANT_COLUMNS}, acc.handle AS handle
          FROM "AccessToken" a JOIN "Grant" g ON g.id = a.grantId JOIN "Account" acc ON acc.did = g.accountDid
          WHERE a.tokenHash = ?`,
       ),
@@ -71,14 +78,17 @@ export class SqliteGrantStore implements GrantStore {
       listGrants: db.prepare(`SELECT * FROM "Grant" WHERE accountDid = ? AND expiresAt > ? ORDER BY lastUsedAt DESC`),
       revokeClient: db.prepare(`DELETE FROM "Grant" WHERE accountDid = ? AND clientId = ?`),
       markUsed: db.prepare(`UPDATE "Grant" SET lastUsedAt = ? WHERE id = ?`),
-      grantOfAccess: db.prepare(`SELECT grantId FROM "AccessToken" WHERE tokenHash = ?`),
-      grantOfRefresh: db.prepare(`SELECT grantId FROM "RefreshToken" WHERE tokenHash = ?`),
+      grantOfToken: db.prepare(
+        `SELECT * FROM "Grant" WHERE id = (SELECT grantId FROM "AccessToken" WHERE tokenHash = @hash)
+            OR id = (SELECT grantId FROM "RefreshToken" WHERE tokenHash = @hash)`,
+      ),
     };
 
     this.redeemTx = db.transaction((codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): boolean => {
       if (this.s.useCode.run(now, grant.id, codeHash, now).changes !== 1) return false;
       this.s.cleanupGrants.run(now);
-      this.s.insertGrant.run(grant);
+      const { clientKey, ...columns } = grant;
+      this.s.insertGrant.run({ ...columns, ...clientKeyColumns(clientKey) });
       this.insertTokens(grant.id, now, tokens);
       return true;
     });
@@ -96,22 +106,25 @@ export class SqliteGrantStore implements GrantStore {
   private insertTokens(grantId: string, now: number, tokens: IssuedTokenHashes): void {
     this.s.cleanupAccess.run(now);
     this.s.cleanupRefresh.run(now);
-    this.s.insertAccess.run(tokens.accessTokenHash, grantId, now, tokens.accessExpiresAt);
+    this.s.insertAccess.run(tokens.accessTokenHash, grantId, tokens.accessScope, now, tokens.accessExpiresAt);
     this.s.insertRefresh.run(tokens.refreshTokenHash, grantId, now, tokens.refreshExpiresAt);
   }
 
   insertCode(code: NewAuthorizationCode): void {
     this.s.cleanupCodes.run(code.createdAt);
-    this.s.insertCode.run(code);
+    const { clientKey, ...columns } = code;
+    this.s.insertCode.run({ ...columns, ...clientKeyColumns(clientKey) });
   }
 
   findCode(codeHash: string, now: number): StoredAuthorizationCode | undefined {
-    const row = this.s.findCode.get(codeHash) as StoredAuthorizationCode | undefined;
-    if (row && row.expiresAt <= now) {
+    const row = this.s.findCode.get(codeHash) as CodeRow | undefined;
+    if (!row) return undefined;
+    if (row.expiresAt <= now) {
       this.s.deleteCode.run(codeHash);
       return undefined;
     }
-    return row;
+    const { clientKeyId: _kid, clientKeyAlg: _alg, clientKeyJkt: _jkt, ...code } = row;
+    return { ...code, clientKey: clientKeyFromColumns(row) };
   }
 
   redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): boolean {
@@ -119,9 +132,9 @@ export class SqliteGrantStore implements GrantStore {
   }
 
   findRefreshToken(tokenHash: string, now: number): StoredRefreshToken | undefined {
-    const row = this.s.findRefresh.get(tokenHash) as (Grant & { tokenHash: string; tokenExpiresAt: number; usedAt: number | null }) | undefined;
+    const row = this.s.findRefresh.get(tokenHash) as (GrantRow & { tokenHash: string; tokenExpiresAt: number; usedAt: number | null }) | undefined;
     if (!row) return undefined;
-    if (row.expiresAt <= now) {
+    if (row.expiresAt <= now || row.endsAt <= now) {
       this.s.deleteGrant.run(row.id);
       return undefined;
     }
@@ -129,8 +142,7 @@ export class SqliteGrantStore implements GrantStore {
       this.s.deleteRefresh.run(tokenHash);
       return undefined;
     }
-    const { tokenHash: hash, tokenExpiresAt, usedAt, ...grant } = row;
-    return { tokenHash: hash, expiresAt: tokenExpiresAt, usedAt, grant };
+    return { tokenHash: row.tokenHash, expiresAt: row.tokenExpiresAt, usedAt: row.usedAt, grant: toGrant(row) };
   }
 
   rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): boolean {
@@ -138,14 +150,14 @@ export class SqliteGrantStore implements GrantStore {
   }
 
   findAccessToken(tokenHash: string, now: number): AccessTokenOwner | undefined {
-    const row = this.s.findAccess.get(tokenHash) as (Grant & { tokenExpiresAt: number; handle: string }) | undefined;
+    const row = this.s.findAccess.get(tokenHash) as (GrantRow & { tokenExpiresAt: number; accessScope: string | null; handle: string }) | undefined;
     if (!row) return undefined;
-    if (row.tokenExpiresAt <= now || row.expiresAt <= now) {
+    if (row.tokenExpiresAt <= now || row.expiresAt <= now || row.endsAt <= now) {
       this.s.deleteAccess.run(tokenHash);
       return undefined;
     }
-    const { tokenExpiresAt, handle, ...grant } = row;
-    return { grant, expiresAt: tokenExpiresAt, handle };
+    const grant = toGrant(row);
+    return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope };
   }
 
   revokeGrant(grantId: string): void {
@@ -154,7 +166,7 @@ export class SqliteGrantStore implements GrantStore {
   }
 
   listGrants(accountDid: string, now: number): Grant[] {
-    return this.s.listGrants.all(accountDid, now) as Grant[];
+    return (this.s.listGrants.all(accountDid, now) as GrantRow[]).map(toGrant);
   }
 
   revokeClientGrants(accountDid: string, clientId: string): number {
@@ -165,10 +177,8 @@ export class SqliteGrantStore implements GrantStore {
     this.s.markUsed.run(now, grantId);
   }
 
-  revokeByTokenHash(tokenHash: string): boolean {
-    const row = (this.s.grantOfAccess.get(tokenHash) ?? this.s.grantOfRefresh.get(tokenHash)) as { grantId: string } | undefined;
-    if (!row) return false;
-    this.revokeGrant(row.grantId);
-    return true;
+  findGrantByTokenHash(tokenHash: string): Grant | undefined {
+    const row = this.s.grantOfToken.get({ hash: tokenHash }) as GrantRow | undefined;
+    return row ? toGrant(row) : undefined;
   }
 }

@@ -1,13 +1,13 @@
 import type Database from "better-sqlite3";
 import type { AuthorizationParameters, RequestStore, StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
+import { clientKeyColumns, clientKeyFromColumns, type ClientKeyColumns } from "./client-key-columns.ts";
 import { deleteExpiredSql } from "./expired-rows.ts";
 
-type Row = {
+type Row = ClientKeyColumns & {
   idHash: string;
   clientId: string;
   parameters: string;
   dpopJkt: string;
-  clientKeyId: string | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;
@@ -19,8 +19,8 @@ export class SqliteRequestStore implements RequestStore {
   constructor(db: Database.Database) {
     this.statements = {
       insert: db.prepare(
-        `INSERT INTO "AuthorizationRequest" (idHash, clientId, parameters, dpopJkt, clientKeyId, createdAt, expiresAt, consumedAt)
-         VALUES (@idHash, @clientId, @parameters, @dpopJkt, @clientKeyId, @createdAt, @expiresAt, NULL)`,
+        `INSERT INTO "AuthorizationRequest" (idHash, clientId, parameters, dpopJkt, clientKeyId, clientKeyAlg, clientKeyJkt, createdAt, expiresAt, consumedAt)
+         VALUES (@idHash, @clientId, @parameters, @dpopJkt, @clientKeyId, @clientKeyAlg, @clientKeyJkt, @createdAt, @expiresAt, NULL)`,
       ),
       cleanup: db.prepare(
         deleteExpiredSql("AuthorizationRequest", "idHash"),
@@ -36,7 +36,8 @@ export class SqliteRequestStore implements RequestStore {
 
   create(request: StoredAuthorizationRequest): void {
     this.statements.cleanup.run(request.createdAt);
-    this.statements.insert.run({ ...request, parameters: JSON.stringify(request.parameters) });
+    const { clientKey, ...columns } = request;
+    this.statements.insert.run({ ...columns, ...clientKeyColumns(clientKey), parameters: JSON.stringify(request.parameters) });
   }
 
   findActive(idHash: string, now: number): StoredAuthorizationRequest | undefined {
@@ -52,7 +53,7 @@ export class SqliteRequestStore implements RequestStore {
       clientId: row.clientId,
       parameters: JSON.parse(row.parameters) as AuthorizationParameters,
       dpopJkt: row.dpopJkt,
-      clientKeyId: row.clientKeyId,
+      clientKey: clientKeyFromColumns(row),
       createdAt: row.createdAt,
       expiresAt: row.expiresAt,
     };

@@ -46,7 +46,7 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
           )}
           <div className="min-w-0">
             <h2 id={headingId} className="text-lg font-semibold break-words">
-              {name}
+              <bdi>{name}</bdi>
             </h2>
             <p className="text-sm text-slate-700 dark:text-slate-200">
               {app.isLoopback ? (

@@ -22,7 +22,10 @@ export function ClientIdentity({ client, rememberedConsent }: { client: Client; 
         <ClientLogo logoUri={client.logoUri} name={displayName} />
         <div className="flex min-w-0 flex-col gap-1">
           <p className="text-sm font-medium text-slate-600 dark:text-slate-300">{rememberedConsent ? "Continue to" : "Sign in to allow access for"}</p>
-          <h1 className="text-2xl leading-tight font-semibold break-words sm:text-3xl">{displayName}</h1>
+          {/* The name is the app's own text: isolated so its direction cannot reorder what stands around it (Unicode TR #9). */}
+          <h1 className="text-2xl leading-tight font-semibold break-words sm:text-3xl">
+            <bdi>{displayName}</bdi>
+          </h1>
           <p className="text-sm text-slate-700 dark:text-slate-200">
             {client.isLoopback ? (
               <>

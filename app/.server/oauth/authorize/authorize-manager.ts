@@ -93,7 +93,7 @@ export class AuthorizeManager {
         scope: request.parameters.scope,
         codeChallenge: request.parameters.code_challenge,
         dpopJkt: request.dpopJkt,
-        clientKeyId: request.clientKeyId,
+        clientKey: request.clientKey,
         createdAt: now,
         expiresAt: now + this.options.codeLifetimeMs,
       });

@@ -1,15 +1,18 @@
 import { importJWK, decodeProtectedHeader, jwtVerify, type JWK } from "jose";
 import { z } from "zod";
+import { jwkThumbprint } from "../dpop/dpop-verifier.ts";
 import { InvalidClientError, InvalidClientMetadataError, InvalidRequestError } from "../errors/oauth-error.ts";
 import type { ReplayStore } from "../replay/replay-store.ts";
 import {
   assertFetchableClientId,
   isLoopbackClientId,
   loopbackClient,
+  usableSigningKeys,
   validateClientMetadata,
+  type ClientJwk,
   type OAuthClient,
 } from "./client-metadata.ts";
-import type { CachedClientDocument, ClientStore } from "./client-store.ts";
+import type { CachedClient, ClientStore } from "./client-store.ts";
 import { fetchJsonDocument } from "./safe-fetch.ts";
 
 export const CLIENT_ASSERTION_TYPE_JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
@@ -19,8 +22,38 @@ export type ClientCredentials = {
   client_assertion?: string;
 };
 
+/**
+ * The client key that authenticated a private_key_jwt client: its kid, its
+ * algorithm and its RFC 7638 thumbprint. A kid alone names a slot in the
+ * client's JWKS, not a key: new key material can be published under an old
+ * kid, so requests, codes and grants are bound to all three.
+ */
+export type ClientKeyBinding = { kid: string; alg: "ES256"; jkt: string };
+
 /** How the client proved itself on this request. */
-export type ClientAuthentication = { method: "none" } | { method: "private_key_jwt"; kid: string };
+export type ClientAuthentication = { method: "none" } | { method: "private_key_jwt"; key: ClientKeyBinding };
+
+/** The key a request was authenticated with (null for a public client), as requests, codes and grants record it. */
+export function clientKeyOf(auth: ClientAuthentication): ClientKeyBinding | null {
+  return auth.method === "private_key_jwt" ? auth.key : null;
+}
+
+export function sameClientKey(a: ClientKeyBinding | null, b: ClientKeyBinding | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.kid === b.kid && a.alg === b.alg && a.jkt === b.jkt;
+}
+
+/**
+ * A client must not sign DPoP proofs with its client-authentication key: the
+ * proof key binds tokens to whoever holds it, the assertion key proves the
+ * client, and one key doing both would merge the two (the reference atproto
+ * provider refuses it too).
+ */
+export function assertDistinctDpopKey(auth: ClientAuthentication, dpopJkt: string): void {
+  if (auth.method === "private_key_jwt" && auth.key.jkt === dpopJkt) {
+    throw new InvalidRequestError("The DPoP proof must be signed with a different key than the client assertion");
+  }
+}
 
 type ClientManagerOptions = {
   issuer: string;
@@ -68,7 +101,7 @@ export class ClientManager {
     return (await this.resolve(clientId)).client;
   }
 
-  private async resolve(clientId: string): Promise<{ client: OAuthClient; fetchedJwks?: JWK[] }> {
+  private async resolve(clientId: string): Promise<CachedClient> {
     if (typeof clientId !== "string" || clientId.length === 0 || clientId.length > 2048) {
       throw new InvalidRequestError("client_id is required");
     }
@@ -78,31 +111,31 @@ export class ClientManager {
 
     const now = this.now();
     const cached = await this.store.findFresh(clientId, now);
-    if (cached) return { client: validateClientMetadata(clientId, cached.document, validation), fetchedJwks: cached.fetchedJwks };
+    if (cached) return cached;
 
-    const document = await fetchJsonDocument(clientId, validation);
-    const client = validateClientMetadata(clientId, document, validation);
-    const entry: CachedClientDocument = { document };
-    if (client.jwksUri) entry.fetchedJwks = await this.fetchJwks(client.jwksUri);
+    // Only a document that validates is cached, and only what validation kept of it.
+    const client = validateClientMetadata(clientId, await fetchJsonDocument(clientId, validation), validation);
+    const entry: CachedClient = { client };
+    if (client.jwksUri) entry.fetchedKeys = await this.fetchJwks(client.jwksUri);
     await this.store.save(clientId, entry, now, now + this.options.cacheTtlMs);
-    return { client, fetchedJwks: entry.fetchedJwks };
+    return entry;
   }
 
-  private async fetchJwks(uri: string): Promise<JWK[]> {
+  private async fetchJwks(uri: string): Promise<ClientJwk[]> {
     const parsed = jwksDocumentSchema.safeParse(await fetchJsonDocument(uri, { allowPrivate: this.options.allowPrivate }));
     if (!parsed.success) throw new InvalidClientMetadataError(`${uri} is not a JWK set`);
-    return parsed.data.keys as JWK[];
+    return usableSigningKeys(parsed.data.keys as JWK[]);
   }
 
-  /** The client's current signing keys (inline or from jwks_uri). */
-  async currentKeys(clientId: string): Promise<JWK[]> {
-    const { client, fetchedJwks } = await this.resolve(clientId);
-    return client.jwks ?? fetchedJwks ?? [];
+  /** The client's current signing keys (inline or from jwks_uri), usable ones only. */
+  async currentKeys(clientId: string): Promise<ClientJwk[]> {
+    const { client, fetchedKeys } = await this.resolve(clientId);
+    return client.jwks ?? fetchedKeys ?? [];
   }
 
-  /** True while a key with this kid is still published by the client. */
-  async hasKey(clientId: string, kid: string): Promise<boolean> {
-    return (await this.currentKeys(clientId)).some((key) => key.kid === kid && usableSigningKey(key));
+  /** True while the client still publishes exactly this key (same kid and same key material). */
+  async publishesKey(clientId: string, binding: ClientKeyBinding): Promise<boolean> {
+    return (await this.currentKeys(clientId)).some((key) => key.kid === binding.kid && thumbprintOf(key) === binding.jkt);
   }
 
   /**
@@ -135,7 +168,7 @@ export class ClientManager {
     if (header.alg !== "ES256") throw new InvalidClientError("client_assertion must be signed with ES256");
     const kid = header.kid;
     if (typeof kid !== "string" || !kid) throw new InvalidClientError("client_assertion must name its key (kid)");
-    const jwk = (await this.currentKeys(client.clientId)).find((key) => key.kid === kid && usableSigningKey(key));
+    const jwk = (await this.currentKeys(client.clientId)).find((key) => key.kid === kid);
     if (!jwk) throw new InvalidClientError(`No ES256 key with kid ${kid} in the client's metadata`);
 
     let payload;
@@ -145,24 +178,29 @@ export class ClientManager {
         algorithms: ["ES256"],
         issuer: client.clientId,
         subject: client.clientId,
-        audience: this.options.issuer,
-        requiredClaims: ["jti", "iat"],
+        // RFC 7523 §3 (4): "The JWT MUST contain an "exp" (expiration time) claim"; jose also refuses an expired one.
+        requiredClaims: ["jti", "iat", "exp"],
       }));
     } catch (error) {
       throw new InvalidClientError(`client_assertion is invalid: ${error instanceof Error ? error.message : "verification failed"}`);
     }
+    // RFC 7523 §3 (3): aud identifies this authorization server. Only this issuer is accepted, alone: an assertion
+    // also addressed to other audiences could be replayed there, or came from there.
+    const audience = Array.isArray(payload.aud) && payload.aud.length === 1 ? payload.aud[0] : payload.aud;
+    if (audience !== this.options.issuer) throw new InvalidClientError(`client_assertion aud must be exactly ${this.options.issuer}`);
     const now = this.now();
     const issuedAt = (payload.iat ?? 0) * 1000;
     if (issuedAt < now - this.options.assertionMaxAgeMs) throw new InvalidClientError("client_assertion is too old (iat)");
     if (issuedAt > now + this.options.assertionMaxFutureMs) throw new InvalidClientError("client_assertion iat is in the future");
-    const expiresAt = Math.max(now + this.options.assertionMaxAgeMs, (payload.exp ?? 0) * 1000);
-    if (!this.replay.recordUnique(`client-assertion:${client.clientId}`, String(payload.jti), expiresAt)) {
+    // An assertion is accepted only while its iat is recent, so its jti needs remembering only that long (RFC 7523 §3 (7)).
+    const rememberUntil = now + this.options.assertionMaxAgeMs + this.options.assertionMaxFutureMs;
+    if (!this.replay.recordUnique(`client-assertion:${client.clientId}`, String(payload.jti), rememberUntil)) {
       throw new InvalidClientError("client_assertion replayed (jti already used)");
     }
-    return { method: "private_key_jwt", kid };
+    return { method: "private_key_jwt", key: { kid, alg: "ES256", jkt: thumbprintOf(jwk) } };
   }
 
-  private async importClientKey(clientId: string, jwk: JWK): Promise<CryptoKey | Uint8Array> {
+  private async importClientKey(clientId: string, jwk: ClientJwk): Promise<CryptoKey | Uint8Array> {
     const cacheKey = `${clientId}\u0000${jwk.kid}\u0000${jwk.x}\u0000${jwk.y}`;
     let key = this.keyCache.get(cacheKey);
     if (!key) {
@@ -174,13 +212,6 @@ export class ClientManager {
   }
 }
 
-function usableSigningKey(key: JWK & { revoked?: unknown }): boolean {
-  return (
-    key.kty === "EC" &&
-    key.crv === "P-256" &&
-    (key.alg === undefined || key.alg === "ES256") &&
-    (key.use === undefined || key.use === "sig") &&
-    key.d === undefined &&
-    key.revoked === undefined
-  );
+function thumbprintOf(key: ClientJwk): string {
+  return jwkThumbprint(key);
 }

@@ -19,12 +19,29 @@ export type OAuthClient = {
   logoUri?: string;
   tosUri?: string;
   policyUri?: string;
-  /** For private_key_jwt: inline keys, or the URL to fetch them from. */
-  jwks?: JWK[];
+  /** For private_key_jwt: inline keys (their usable public members), or the URL to fetch them from. */
+  jwks?: ClientJwk[];
   jwksUri?: string;
 };
 
 export type ValidationOptions = { allowPrivate: boolean };
+
+/**
+ * Bounds on what a client document may declare. Real clients declare one to
+ * three redirect URIs, a few scope values and one or two keys; the bounds
+ * keep every cached client small (docs/decisions/0011).
+ */
+export const CLIENT_LIMITS = {
+  redirectUris: 10,
+  uriLength: 2048,
+  scopeLength: 4096,
+  nameLength: 100,
+  /** Usable signing keys kept (inline or from jwks_uri). */
+  keys: 20,
+} as const;
+
+/** The public members of a usable ES256 signing key: all a cached client keeps of its JWKS. */
+export type ClientJwk = { kty: "EC"; crv: "P-256"; x: string; y: string; kid?: string; alg?: "ES256"; use?: "sig" };
 
 export function isLoopbackClientId(clientId: string): boolean {
   return isOAuthClientIdLoopback(clientId);
@@ -74,6 +91,11 @@ export function validateClientMetadata(clientId: string, document: unknown, opti
   const fail = (message: string): never => {
     throw new InvalidClientMetadataError(`Invalid client metadata: ${message}`);
   };
+  if (m.redirect_uris.length > CLIENT_LIMITS.redirectUris) fail(`at most ${CLIENT_LIMITS.redirectUris} redirect_uris are accepted`);
+  for (const uri of [...m.redirect_uris, m.client_uri, m.logo_uri, m.tos_uri, m.policy_uri, m.jwks_uri]) {
+    if (uri && uri.length > CLIENT_LIMITS.uriLength) fail(`URIs may be at most ${CLIENT_LIMITS.uriLength} characters`);
+  }
+  if ((m.scope ?? "").length > CLIENT_LIMITS.scopeLength) fail(`scope may be at most ${CLIENT_LIMITS.scopeLength} characters`);
   if (m.client_id !== clientId) fail("client_id in the document must equal the URL it was fetched from");
   if (m.dpop_bound_access_tokens !== true) fail("dpop_bound_access_tokens must be true");
   if (!m.response_types.includes("code")) fail('response_types must include "code"');
@@ -83,13 +105,13 @@ export function validateClientMetadata(clientId: string, document: unknown, opti
 
   const authMethod = m.token_endpoint_auth_method;
   if (authMethod !== "none" && authMethod !== "private_key_jwt") fail(`token_endpoint_auth_method ${authMethod} is not supported`);
-  let jwks: JWK[] | undefined;
+  let jwks: ClientJwk[] | undefined;
   if (authMethod === "private_key_jwt") {
     if (Boolean(m.jwks) === Boolean(m.jwks_uri)) fail("private_key_jwt clients must publish exactly one of jwks and jwks_uri");
     if (m.token_endpoint_auth_signing_alg !== undefined && m.token_endpoint_auth_signing_alg !== "ES256") {
       fail("token_endpoint_auth_signing_alg must be ES256");
     }
-    jwks = m.jwks?.keys as JWK[] | undefined;
+    jwks = m.jwks ? usableSigningKeys(m.jwks.keys as JWK[]) : undefined;
     if (m.jwks_uri) assertHttpsOrDev(m.jwks_uri, options, "jwks_uri");
   }
 
@@ -104,7 +126,7 @@ export function validateClientMetadata(clientId: string, document: unknown, opti
     authMethod: authMethod as ClientAuthMethod,
     redirectUris: [...m.redirect_uris],
     scopes,
-    clientName: m.client_name,
+    clientName: displayName(m.client_name),
     clientUri: httpsOnly(m.client_uri),
     logoUri: httpsOnly(m.logo_uri),
     tosUri: httpsOnly(m.tos_uri),
@@ -138,6 +160,41 @@ function checkRedirectUri(
   if (!uri.startsWith(`${expectedScheme}:/`) || uri.startsWith(`${expectedScheme}://`)) {
     fail(`redirect_uri ${uri} must have a single slash after the scheme`);
   }
+}
+
+/**
+ * The keys a client may authenticate with (ES256 public signing keys, not
+ * revoked), reduced to their public members, at most CLIENT_LIMITS.keys.
+ */
+export function usableSigningKeys(keys: readonly JWK[]): ClientJwk[] {
+  const usable: ClientJwk[] = [];
+  for (const key of keys as (JWK & { revoked?: unknown })[]) {
+    if (usable.length === CLIENT_LIMITS.keys) break;
+    if (key.kty !== "EC" || key.crv !== "P-256" || typeof key.x !== "string" || typeof key.y !== "string") continue;
+    if ((key.alg !== undefined && key.alg !== "ES256") || (key.use !== undefined && key.use !== "sig") || key.d !== undefined || key.revoked !== undefined) continue;
+    if (key.x.length > 64 || key.y.length > 64 || (key.kid !== undefined && (typeof key.kid !== "string" || key.kid.length > 256))) continue;
+    usable.push({ kty: "EC", crv: "P-256", x: key.x, y: key.y, ...(key.kid !== undefined ? { kid: key.kid } : {}), ...(key.alg ? { alg: "ES256" } : {}), ...(key.use ? { use: "sig" } : {}) });
+  }
+  return usable;
+}
+
+/**
+ * Unicode bidirectional controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI,
+ * PDI, LRM, RLM, ALM): a client_name carrying them can make the text a person
+ * reads differ from the characters it is made of (Unicode TR #9; "Trojan
+ * Source"). Removed, with control characters, from the name before anyone
+ * sees it; the screens also show the name in its own bidi isolate.
+ */
+// eslint-disable-next-line no-control-regex -- the point is to match control characters
+const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** The self-declared client_name as it may be shown: no bidi or control characters, whitespace collapsed, bounded. */
+export function displayName(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const clean = name.replace(HIDDEN_CHARACTERS, "").replace(/\s+/g, " ").trim();
+  if (!clean) return undefined;
+  const characters = [...clean];
+  return characters.length > CLIENT_LIMITS.nameLength ? `${characters.slice(0, CLIENT_LIMITS.nameLength - 1).join("")}…` : clean;
 }
 
 export function isLoopbackIp(hostname: string): boolean {

@@ -1,14 +1,21 @@
-import type { JWK } from "jose";
+import type { ClientJwk, OAuthClient } from "./client-metadata.ts";
 
-export type CachedClientDocument = {
-  /** The raw metadata document as fetched. */
-  document: unknown;
+/**
+ * What the cache keeps of a client: the validated, normalised client (never
+ * the fetched document itself) and the usable keys of its jwks_uri.
+ */
+export type CachedClient = {
+  client: OAuthClient;
   /** Keys fetched from jwks_uri, when the client uses one. */
-  fetchedJwks?: JWK[];
+  fetchedKeys?: ClientJwk[];
 };
 
 export interface ClientStore {
-  /** A cached entry that has not expired; an expired one is deleted and absent (DESIGN 4.4). */
-  findFresh(clientId: string, now: number): Promise<CachedClientDocument | undefined>;
-  save(clientId: string, entry: CachedClientDocument, fetchedAt: number, expiresAt: number): Promise<void>;
+  /** A cached entry that has not expired; an expired one is deleted and absent (lazy expiry). */
+  findFresh(clientId: string, now: number): Promise<CachedClient | undefined>;
+  /**
+   * Caches a client that validated. The cache is bounded in entries and in
+   * bytes: saving evicts the oldest entries beyond either bound.
+   */
+  save(clientId: string, entry: CachedClient, fetchedAt: number, expiresAt: number): Promise<void>;
 }

@@ -345,6 +345,9 @@ describe("sameHtu", () => {
     expect(sameHtu("https://a.example:8443/x", "https://a.example/x")).toBe(false);
     expect(sameHtu("https://b.example/x", "https://a.example/x")).toBe(false);
     expect(sameHtu("https://a.example/y", "https://a.example/x")).toBe(false);
+    // RFC 9110 §4.2.4: a target URI carries no userinfo.
+    expect(sameHtu("https://u:p@a.example/x", "https://a.example/x")).toBe(false);
+    expect(sameHtu("https://u@a.example/x", "https://a.example/x")).toBe(false);
     expect(sameHtu("https://a.example/X", "https://a.example/x")).toBe(false);
     expect(sameHtu("/x", "https://a.example/x")).toBe(false);
     expect(sameHtu("", "https://a.example/x")).toBe(false);

@@ -162,6 +162,9 @@ export function sameHtu(htu: string, requestUrl: string): boolean {
   } catch {
     return false;
   }
+  // RFC 9449 §4.2: htu is "The HTTP target URI ... without query and fragment parts"; a target URI has no userinfo
+  // (RFC 9110 §4.2.4: "A sender MUST NOT generate the userinfo subcomponent"), so a proof naming credentials is refused.
+  if (claimed.username || claimed.password) return false;
   const actual = new URL(requestUrl);
   return claimed.protocol === actual.protocol && claimed.host === actual.host && claimed.pathname === actual.pathname;
 }

@@ -44,10 +44,15 @@ export class InvalidRequestError extends OAuthError {
   }
 }
 
-/** RFC 6749 §5.2: client authentication failed (401). */
+/**
+ * RFC 6749 §5.2: client authentication failed. 400, as the reference atproto
+ * provider answers: a 401 "MUST ... include the WWW-Authenticate response
+ * header field" (RFC 9110 §15.5.2), which names an HTTP authentication scheme,
+ * and private_key_jwt clients authenticate in the body, not with one.
+ */
 export class InvalidClientError extends OAuthError {
   constructor(description: string, options?: { cause?: unknown }) {
-    super("invalid_client", description, 401, options);
+    super("invalid_client", description, 400, options);
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { InvalidRequestError, UnsupportedResponseTypeError } from "../errors/oauth-error.ts";
-import type { ClientCredentials, ClientManager } from "../client/client-manager.ts";
+import { assertDistinctDpopKey, clientKeyOf, type ClientCredentials, type ClientManager } from "../client/client-manager.ts";
 import { redirectUriMatches, type OAuthClient } from "../client/client-metadata.ts";
 import type { PermissionSetResolver } from "../scopes/permission-sets/permission-set-resolver.ts";
 import { resolveRequestedScope } from "../scopes/requested-scope.ts";
@@ -52,6 +52,7 @@ export class ParManager {
       client_assertion_type: input.client_assertion_type,
     };
     const auth = await this.clients.authenticate(client, credentials);
+    assertDistinctDpopKey(auth, dpopJkt);
     const parameters = validateAuthorizationParameters(input, client, dpopJkt);
     const { scope, permissionSets } = await resolveRequestedScope(input.scope, client.scopes, this.options.permissionSets);
     parameters.scope = scope;
@@ -64,7 +65,7 @@ export class ParManager {
       clientId: client.clientId,
       parameters,
       dpopJkt,
-      clientKeyId: auth.method === "private_key_jwt" ? auth.kid : null,
+      clientKey: clientKeyOf(auth),
       createdAt: now,
       expiresAt: now + this.options.requestUriLifetimeMs,
     };

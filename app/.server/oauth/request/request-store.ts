@@ -1,3 +1,4 @@
+import type { ClientKeyBinding } from "../client/client-manager.ts";
 import type { PermissionSetGrant } from "../scopes/requested-scope.ts";
 
 /** The validated parameters of a pushed authorization request. */
@@ -20,7 +21,8 @@ export type StoredAuthorizationRequest = {
   clientId: string;
   parameters: AuthorizationParameters;
   dpopJkt: string;
-  clientKeyId: string | null;
+  /** The key a confidential client authenticated with at PAR (null: a public client). */
+  clientKey: ClientKeyBinding | null;
   createdAt: number;
   expiresAt: number;
 };

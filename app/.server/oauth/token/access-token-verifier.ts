@@ -24,6 +24,7 @@ export class AccessTokenVerifier {
   constructor(
     private readonly grants: GrantStore,
     private readonly dpop: DpopVerifier,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async verify(request: AuthenticatedRequest): Promise<TokenSubject> {
@@ -38,12 +39,13 @@ export class AccessTokenVerifier {
 
     const proof = await this.dpop.verify({ proof: request.dpop, method: request.method, url: request.url, accessToken: token });
     // The proof's checked ath is the token's SHA-256: the stored form of the token.
-    const owner = this.grants.findAccessToken(proof.accessTokenHash ?? sha256Base64url(token), Date.now());
+    const now = this.now();
+    const owner = this.grants.findAccessToken(proof.accessTokenHash ?? sha256Base64url(token), now);
     if (!owner) throw new InvalidTokenError("The access token is invalid, expired or revoked");
     // RFC 9449 §7.1: the proof's key must be the key the token is bound to.
     if (owner.grant.dpopJkt !== proof.jkt) throw new InvalidTokenError("The DPoP proof key does not match the token's key");
-    const now = Date.now();
     if (now - owner.grant.lastUsedAt > LAST_USED_RESOLUTION) this.grants.touchGrant(owner.grant.id, now);
-    return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.grant.scope };
+    // The token's own scope: the grant's, or the narrower one asked for when it was refreshed.
+    return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.scope };
   }
 }

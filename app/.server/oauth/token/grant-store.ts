@@ -1,3 +1,5 @@
+import type { ClientKeyBinding } from "../client/client-manager.ts";
+
 export type NewAuthorizationCode = {
   codeHash: string;
   clientId: string;
@@ -6,7 +8,7 @@ export type NewAuthorizationCode = {
   scope: string;
   codeChallenge: string;
   dpopJkt: string;
-  clientKeyId: string | null;
+  clientKey: ClientKeyBinding | null;
   createdAt: number;
   expiresAt: number;
 };
@@ -19,22 +21,29 @@ export type Grant = {
   accountDid: string;
   scope: string;
   dpopJkt: string;
-  clientKeyId: string | null;
+  /** The client key a confidential client's grant is bound to: the same key must sign every refresh. */
+  clientKey: ClientKeyBinding | null;
   createdAt: number;
   lastUsedAt: number;
+  /** Slides with every refresh (the refresh token's lifetime), never past endsAt. */
   expiresAt: number;
+  /** The grant's absolute end, fixed when it was made (docs/decisions/0010). */
+  endsAt: number;
 };
 
 export type IssuedTokenHashes = {
   accessTokenHash: string;
   accessExpiresAt: number;
+  /** A narrower scope than the grant's for this access token (RFC 6749 §6), or null. */
+  accessScope: string | null;
   refreshTokenHash: string;
   refreshExpiresAt: number;
 };
 
 export type StoredRefreshToken = { tokenHash: string; grant: Grant; expiresAt: number; usedAt: number | null };
 
-export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string };
+/** `scope`: what this access token may do (the grant's scope, or the narrower one asked for at refresh). */
+export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string; scope: string };
 
 export interface GrantStore {
   insertCode(code: NewAuthorizationCode): void;
@@ -60,6 +69,6 @@ export interface GrantStore {
   revokeClientGrants(accountDid: string, clientId: string): number;
   /** Records use of a grant by a resource request (at most once a minute: callers throttle). */
   touchGrant(grantId: string, now: number): void;
-  /** Revokes the grant an access or refresh token (live or spent) belongs to; false if unknown. */
-  revokeByTokenHash(tokenHash: string): boolean;
+  /** The grant an access or refresh token (live or spent) belongs to, if any. */
+  findGrantByTokenHash(tokenHash: string): Grant | undefined;
 }

@@ -1,24 +1,49 @@
 import { z } from "zod";
-import { InvalidGrantError, InvalidRequestError, InvalidClientError, UnsupportedGrantTypeError } from "../errors/oauth-error.ts";
-import type { ClientAuthentication, ClientManager } from "../client/client-manager.ts";
+import { InvalidGrantError, InvalidRequestError, InvalidScopeError, UnsupportedGrantTypeError } from "../errors/oauth-error.ts";
+import {
+  assertDistinctDpopKey,
+  clientKeyOf,
+  sameClientKey,
+  type ClientAuthentication,
+  type ClientManager,
+} from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
 import { randomToken, safeEqual, sha256Base64url } from "../../util/crypto.ts";
+import { SECOND } from "../../util/time.ts";
 import type { Grant, GrantStore, IssuedTokenHashes } from "./grant-store.ts";
+
+const clientAuthFields = {
+  client_id: z.string({ required_error: "client_id is required" }).min(1, "client_id is required").max(2048),
+  client_assertion_type: z.string().max(256).optional(),
+  client_assertion: z.string().max(8192).optional(),
+};
 
 /** Token request form (RFC 6749 §4.1.3 and §6, RFC 7636 §4.5, RFC 7523 §2.2). */
 export const tokenRequestSchema = z.object({
   grant_type: z.string({ required_error: "grant_type is required" }).min(1).max(128),
-  client_id: z.string({ required_error: "client_id is required" }).min(1).max(2048),
   code: z.string().max(256).optional(),
   redirect_uri: z.string().max(2048).optional(),
   code_verifier: z.string().max(256).optional(),
   refresh_token: z.string().max(256).optional(),
-  client_assertion_type: z.string().max(256).optional(),
-  client_assertion: z.string().max(8192).optional(),
+  scope: z.string().max(4096).optional(),
+  ...clientAuthFields,
 });
 export type TokenRequest = z.infer<typeof tokenRequestSchema>;
 
-/** The token response (DESIGN §1): `sub` is required by atproto clients. */
+/**
+ * Revocation request form (RFC 7009 §2.1). client_id is required: "the
+ * authorization server ... verifies whether the token was issued to the
+ * client making the revocation request", and a public client names itself
+ * with client_id (RFC 6749 §2.3, §3.2.1).
+ */
+export const revocationRequestSchema = z.object({
+  token: z.string({ required_error: "token is required" }).min(1, "token is required").max(4096),
+  token_type_hint: z.string().max(64).optional(),
+  ...clientAuthFields,
+});
+export type RevocationRequest = z.infer<typeof revocationRequestSchema>;
+
+/** The token response: `sub` is required by atproto clients. */
 export type TokenResponse = {
   access_token: string;
   token_type: "DPoP";
@@ -31,18 +56,27 @@ export type TokenResponse = {
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER_PATTERN = /^[A-Za-z0-9\-._~]{43,128}$/;
 
-type TokenLifetimes = { accessTokenMs: number; refreshTokenMs: number };
+export type TokenLifetimes = {
+  accessTokenMs: number;
+  refreshTokenMs: number;
+  /** A grant's absolute lifetime for public clients (token_endpoint_auth_method none, loopback included)... */
+  grantPublicMs: number;
+  /** ...and for confidential (private_key_jwt) clients (docs/decisions/0010). */
+  grantConfidentialMs: number;
+};
 
 export class TokenManager {
   constructor(
     private readonly clients: ClientManager,
     private readonly grants: GrantStore,
     private readonly lifetimes: TokenLifetimes,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async exchange(input: TokenRequest, dpopJkt: string): Promise<TokenResponse> {
     const client = await this.clients.getClient(input.client_id);
     const auth = await this.clients.authenticate(client, input);
+    assertDistinctDpopKey(auth, dpopJkt);
     switch (input.grant_type) {
       case "authorization_code":
         return this.redeemCode(input, client, auth, dpopJkt);
@@ -57,7 +91,7 @@ export class TokenManager {
     if (!input.code) throw new InvalidRequestError("code is required");
     if (!input.code_verifier) throw new InvalidRequestError("code_verifier is required (PKCE)");
     const codeHash = sha256Base64url(input.code);
-    const now = Date.now();
+    const now = this.now();
     const code = this.grants.findCode(codeHash, now);
     if (!code) throw new InvalidGrantError("Invalid or expired authorization code");
     if (code.usedAt !== null) {
@@ -76,20 +110,29 @@ export class TokenManager {
     if (!CODE_VERIFIER_PATTERN.test(input.code_verifier)) throw new InvalidGrantError("code_verifier is malformed");
     // RFC 7636 §4.6: BASE64URL(SHA256(code_verifier)) == code_challenge.
     if (!safeEqual(sha256Base64url(input.code_verifier), code.codeChallenge)) throw new InvalidGrantError("code_verifier does not match code_challenge");
-    if ((code.clientKeyId === null) !== (auth.method === "none")) throw new InvalidClientError("Client authentication method changed since the authorization request");
+    // The key that authenticated the pushed request must be the one that authenticates its redemption.
+    if (!sameClientKey(code.clientKey, clientKeyOf(auth))) {
+      throw new InvalidGrantError(
+        code.clientKey === null
+          ? "Client authentication method changed since the authorization request"
+          : "The authorization request was authenticated with another client key than this client_assertion",
+      );
+    }
 
+    const endsAt = now + (auth.method === "private_key_jwt" ? this.lifetimes.grantConfidentialMs : this.lifetimes.grantPublicMs);
     const grant: Grant = {
       id: randomToken("grt", 16),
       clientId: client.clientId,
       accountDid: code.accountDid,
       scope: code.scope,
       dpopJkt,
-      clientKeyId: auth.method === "private_key_jwt" ? auth.kid : null,
+      clientKey: clientKeyOf(auth),
       createdAt: now,
       lastUsedAt: now,
-      expiresAt: now + this.lifetimes.refreshTokenMs,
+      expiresAt: Math.min(now + this.lifetimes.refreshTokenMs, endsAt),
+      endsAt,
     };
-    const { hashes, response } = this.newTokens(now, grant);
+    const { hashes, response } = this.newTokens(now, grant, null);
     if (!this.grants.redeemCode(codeHash, now, grant, hashes)) {
       // Lost a race with another redemption of the same code: that is reuse too.
       const winner = this.grants.findCode(codeHash, now);
@@ -102,9 +145,9 @@ export class TokenManager {
   private async refresh(input: TokenRequest, client: OAuthClient, auth: ClientAuthentication, dpopJkt: string): Promise<TokenResponse> {
     if (!input.refresh_token) throw new InvalidRequestError("refresh_token is required");
     const tokenHash = sha256Base64url(input.refresh_token);
-    const now = Date.now();
+    const now = this.now();
     const stored = this.grants.findRefreshToken(tokenHash, now);
-    if (!stored) throw new InvalidGrantError("Invalid, expired or revoked refresh token");
+    if (!stored) throw new InvalidGrantError("Invalid, expired or revoked refresh token; the grant may have reached its lifetime");
     const { grant } = stored;
     if (stored.usedAt !== null) {
       // OAuth 2.1 §4.3.1 / RFC 9700 §4.14.2: reuse of a rotated refresh token revokes the grant.
@@ -113,16 +156,10 @@ export class TokenManager {
     }
     if (grant.clientId !== client.clientId) throw new InvalidGrantError("Refresh token was issued to another client");
     if (grant.dpopJkt !== dpopJkt) throw new InvalidGrantError("DPoP key does not match the key the tokens are bound to");
-    if (grant.clientKeyId !== null) {
-      if (auth.method !== "private_key_jwt") throw new InvalidClientError("This client must authenticate with private_key_jwt");
-      // The grant is bound to the key that authenticated it: it ends when the client withdraws that key.
-      if (!(await this.clients.hasKey(client.clientId, grant.clientKeyId))) {
-        this.grants.revokeGrant(grant.id);
-        throw new InvalidGrantError("The client key this grant is bound to is no longer published; sign in again");
-      }
-    }
+    await this.assertGrantKey(grant, auth);
+    const accessScope = narrowedScope(input.scope, grant.scope);
 
-    const { hashes, response } = this.newTokens(now, grant);
+    const { hashes, response } = this.newTokens(now, grant, accessScope);
     if (!this.grants.rotateRefreshToken(tokenHash, grant.id, now, hashes)) {
       this.grants.revokeGrant(grant.id);
       throw new InvalidGrantError("Refresh token was already used; the grant is revoked");
@@ -130,31 +167,81 @@ export class TokenManager {
     return response;
   }
 
-  /** RFC 7009 §2.2: unknown tokens are not an error. Either token ends the whole grant. */
-  revoke(token: string): void {
-    if (token.length === 0 || token.length > 256) return;
-    this.grants.revokeByTokenHash(sha256Base64url(token));
+  /**
+   * A confidential client's grant is bound to the key that authenticated it
+   * (kid, algorithm and thumbprint): every refresh must be signed by that
+   * very key. Another key the client also publishes is refused; once the
+   * client stops publishing the bound key (or publishes other key material
+   * under its kid), the grant ends.
+   */
+  private async assertGrantKey(grant: Grant, auth: ClientAuthentication): Promise<void> {
+    const presented = clientKeyOf(auth);
+    if (sameClientKey(grant.clientKey, presented)) return;
+    if (grant.clientKey === null) throw new InvalidGrantError("Client authentication method changed since the grant was made");
+    if (presented !== null && (await this.clients.publishesKey(grant.clientId, grant.clientKey))) {
+      throw new InvalidGrantError(`This grant is bound to the client key ${grant.clientKey.kid}; sign the client_assertion with that key`);
+    }
+    this.grants.revokeGrant(grant.id);
+    throw new InvalidGrantError("The client key this grant is bound to is no longer published; sign in again");
   }
 
-  private newTokens(now: number, grant: Grant): { hashes: IssuedTokenHashes; response: TokenResponse } {
+  /**
+   * RFC 7009 §2.1: "The authorization server first validates the client
+   * credentials (in case of a confidential client) and then verifies whether
+   * the token was issued to the client making the revocation request. If
+   * this validation fails, the request is refused". Unknown tokens are not an
+   * error (§2.2). Either token of a grant ends the whole grant.
+   */
+  async revoke(input: RevocationRequest): Promise<void> {
+    const client = await this.clients.getClient(input.client_id);
+    const auth = await this.clients.authenticate(client, input);
+    if (input.token.length > 256) return;
+    const grant = this.grants.findGrantByTokenHash(sha256Base64url(input.token));
+    if (!grant) return;
+    if (grant.clientId !== client.clientId) throw new InvalidGrantError("This token was not issued to this client");
+    if (!sameClientKey(grant.clientKey, clientKeyOf(auth))) throw new InvalidGrantError("This token is bound to another client key");
+    this.grants.revokeGrant(grant.id);
+  }
+
+  /** New tokens for `grant`, never outliving it. */
+  private newTokens(now: number, grant: Grant, accessScope: string | null): { hashes: IssuedTokenHashes; response: TokenResponse } {
     const accessToken = randomToken("tok");
     const refreshToken = randomToken("ref");
+    const accessExpiresAt = Math.min(now + this.lifetimes.accessTokenMs, grant.endsAt);
     const hashes: IssuedTokenHashes = {
       accessTokenHash: sha256Base64url(accessToken),
-      accessExpiresAt: now + this.lifetimes.accessTokenMs,
+      accessExpiresAt,
+      accessScope,
       refreshTokenHash: sha256Base64url(refreshToken),
-      refreshExpiresAt: now + this.lifetimes.refreshTokenMs,
+      refreshExpiresAt: Math.min(now + this.lifetimes.refreshTokenMs, grant.endsAt),
     };
     return {
       hashes,
       response: {
         access_token: accessToken,
         token_type: "DPoP",
-        expires_in: Math.floor(this.lifetimes.accessTokenMs / 1000),
+        expires_in: Math.floor((accessExpiresAt - now) / SECOND),
         refresh_token: refreshToken,
-        scope: grant.scope,
+        scope: accessScope ?? grant.scope,
         sub: grant.accountDid,
       },
     };
   }
+}
+
+/**
+ * RFC 6749 §6: a refresh may ask for a narrower scope ("MUST NOT include any
+ * scope not originally granted ... if omitted is treated as equal to the
+ * scope originally granted"). The narrower scope applies to the new access
+ * token; the refresh token keeps the grant's. Returns null for the grant's own.
+ */
+export function narrowedScope(requested: string | undefined, granted: string): string | null {
+  if (requested === undefined) return null;
+  const grantedValues = new Set(granted.split(" ").filter(Boolean));
+  const values = [...new Set(requested.split(" ").filter(Boolean))];
+  const extra = values.filter((value) => !grantedValues.has(value));
+  if (extra.length) throw new InvalidScopeError(`scope may only narrow what was granted; not granted: ${extra.join(" ")}`);
+  // Every atproto token carries the atproto scope.
+  if (!values.includes("atproto")) throw new InvalidScopeError('scope must include "atproto"');
+  return values.length === grantedValues.size ? null : values.join(" ");
 }
