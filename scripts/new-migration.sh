@@ -9,10 +9,13 @@ cd "$(dirname "$0")/.."
 name="${1:?usage: npm run migration:new -- <name>}"
 [[ "$name" =~ ^[a-z0-9_]+$ ]] || { echo "name must be lowercase letters, digits and underscores" >&2; exit 1; }
 previous="$(mktemp --suffix=.prisma)"
-trap 'rm -f "$previous"' EXIT
+# prisma.config.ts opens the database named by DATABASE_URL even for a diff of two schema files: a scratch file
+# keeps this working in a fresh clone (no ./data yet) and away from any real database.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$previous" "$scratch"' EXIT
 git show HEAD:prisma/schema.prisma > "$previous"
 dir="prisma/migrations/$(date -u +%Y%m%d%H%M%S)_${name}"
-sql="$(DATABASE_URL="${DATABASE_URL:-file:./data/atrium.db}" npx prisma migrate diff --from-schema-datamodel "$previous" --to-schema-datamodel prisma/schema.prisma --script | grep -v '^Loaded Prisma config')"
+sql="$(DATABASE_URL="file:$scratch/diff.db" npx prisma migrate diff --from-schema-datamodel "$previous" --to-schema-datamodel prisma/schema.prisma --script | grep -v '^Loaded Prisma config')"
 if [ -z "$(printf '%s' "$sql" | grep -v '^--' | tr -d '[:space:]')" ]; then
   echo "prisma/schema.prisma has no changes since the last commit" >&2
   exit 1
