@@ -112,6 +112,36 @@ describe("loadConfig", () => {
     configError({ ATRIUM_DPOP_MAX_AGE_SECONDS: "0" });
     configError({ ATRIUM_DPOP_MAX_AGE_SECONDS: "601" });
   });
+
+  it("has a blob quota of 1 GiB per account and an hour's grace for unreferenced blobs by default (docs/decisions/0008)", () => {
+    const config = loadConfig({});
+    expect(config.blobQuotaBytes).toBe(1024 ** 3);
+    expect(config.blobUnreferencedGraceMs).toBe(3_600_000);
+  });
+
+  it("reads the blob quota in bytes and the grace period in seconds", () => {
+    const config = loadConfig({ ATRIUM_BLOB_QUOTA_BYTES: "10485760", ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS: "2" });
+    expect(config.blobQuotaBytes).toBe(10_485_760);
+    expect(config.blobUnreferencedGraceMs).toBe(2_000);
+  });
+
+  it.each([
+    ["ATRIUM_BLOB_QUOTA_BYTES", "lots"],
+    ["ATRIUM_BLOB_QUOTA_BYTES", "-1"],
+    ["ATRIUM_BLOB_QUOTA_BYTES", "1e9"],
+    ["ATRIUM_BLOB_QUOTA_BYTES", String(2 ** 40 + 1)],
+    ["ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", "0"],
+    ["ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", "1.5"],
+    ["ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", String(30 * 24 * 3600 + 1)],
+  ])("refuses %s=%s with a message naming it", (name, value) => {
+    expect(configError({ [name]: value }).message).toContain(name);
+  });
+
+  it("refuses a blob quota smaller than the largest blob: that blob could never be stored", () => {
+    const message = configError({ ATRIUM_BLOB_MAX_BYTES: "4096", ATRIUM_BLOB_QUOTA_BYTES: "2048" }).message;
+    expect(message).toMatch(/ATRIUM_BLOB_QUOTA_BYTES \(2048\).*ATRIUM_BLOB_MAX_BYTES \(4096\)/);
+    expect(loadConfig({ ATRIUM_BLOB_MAX_BYTES: "4096", ATRIUM_BLOB_QUOTA_BYTES: "4096" }).blobQuotaBytes).toBe(4096);
+  });
 });
 
 describe("unsafeConfigWarnings", () => {

@@ -43,6 +43,9 @@ const envSchema = z.object({
   ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
   ATRIUM_PROXY_SERVICES: z.string().default("{}"),
   ATRIUM_BLOB_MAX_BYTES: integerVar("ATRIUM_BLOB_MAX_BYTES", 1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
+  // docs/decisions/0008: why 1 GiB per account and an hour's grace for unreferenced blobs.
+  ATRIUM_BLOB_QUOTA_BYTES: integerVar("ATRIUM_BLOB_QUOTA_BYTES", 1024, 2 ** 40, 2 ** 30),
+  ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS: integerVar("ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", 1, 30 * 24 * 3600, 3600),
   ATRIUM_CLIENT_CACHE_MAX_ENTRIES: integerVar("ATRIUM_CLIENT_CACHE_MAX_ENTRIES", 1, 10_000_000, 5_000),
   ATRIUM_CLIENT_CACHE_MAX_BYTES: integerVar("ATRIUM_CLIENT_CACHE_MAX_BYTES", 64 * 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS: integerVar("ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS", 1, 3650, 90),
@@ -76,6 +79,10 @@ export type Config = {
   /** Upstreams for service proxying: `did#service` → base URL. */
   proxyServices: Record<string, string>;
   blobMaxBytes: number;
+  /** Blob bytes one account may store, unreferenced blobs in their grace period included. */
+  blobQuotaBytes: number;
+  /** How long an uploaded or dereferenced blob may stay unreferenced before it is deleted. */
+  blobUnreferencedGraceMs: number;
   /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
@@ -134,6 +141,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const publicUrl = parseIssuer(e.PUBLIC_URL, e.PORT);
+  if (e.ATRIUM_BLOB_QUOTA_BYTES < e.ATRIUM_BLOB_MAX_BYTES) {
+    throw new ConfigError(
+      `ATRIUM_BLOB_QUOTA_BYTES (${e.ATRIUM_BLOB_QUOTA_BYTES}) must be at least ATRIUM_BLOB_MAX_BYTES (${e.ATRIUM_BLOB_MAX_BYTES}): otherwise a blob of the allowed size could never be stored`,
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -152,6 +164,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     appview: e.ATRIUM_APPVIEW,
     proxyServices: parseProxyServices(e.ATRIUM_PROXY_SERVICES),
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
+    blobQuotaBytes: e.ATRIUM_BLOB_QUOTA_BYTES,
+    blobUnreferencedGraceMs: e.ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS * SECOND,
     clientCache: { maxEntries: e.ATRIUM_CLIENT_CACHE_MAX_ENTRIES, maxBytes: e.ATRIUM_CLIENT_CACHE_MAX_BYTES },
     signInThrottle: { ...DEFAULT_SIGN_IN_THROTTLE, freeAttempts: e.ATRIUM_SIGN_IN_FREE_ATTEMPTS },
     rateLimits: {

@@ -23,6 +23,7 @@ import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/d
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
 import type { PermissionSetResolver } from "./oauth/scopes/permission-sets/permission-set-resolver.ts";
 import { SqlitePermissionSetCache } from "./stores/sqlite-permission-set-cache.ts";
+import { SqliteBlobStore } from "./stores/sqlite-blob-store.ts";
 import { SqliteRepoStore } from "./stores/sqlite-repo-store.ts";
 import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
 
@@ -64,6 +65,7 @@ function createServices(config: Config) {
   });
   const accounts = new AccountManager(prisma);
   const passkeys = new PasskeyManager(prisma, new SqliteChallengeStore(sqlite), config.issuer);
+  const blobs = new SqliteBlobStore(sqlite, { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs });
 
   return {
     config,
@@ -88,7 +90,8 @@ function createServices(config: Config) {
       grantConfidentialMs: config.lifetimes.grantConfidential,
     }),
     accessTokens: new AccessTokenVerifier(grants, dpop),
-    repo: new SqliteRepoStore(sqlite),
+    repo: new SqliteRepoStore(sqlite, blobs),
+    blobs,
     passkeys,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqliteAttemptStore(sqlite), config.signInThrottle)),
     connectedApps: new ConnectedApps(prisma, grants),

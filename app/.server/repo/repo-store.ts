@@ -13,14 +13,11 @@ export type RecordWrite =
 /** Why a write could not be applied; the whole batch is then left unapplied. */
 export type WriteConflict = { kind: "exists" | "missing" | "swap-mismatch"; collection: string; rkey: string };
 
-export type StoredBlob = { cid: string; mimeType: string; size: number };
-
 export interface RepoStore {
   getRecord(did: string, collection: string, rkey: string): StoredRecord | undefined;
   listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): StoredRecord[];
   /** Applies every write or none (one transaction); returns the first conflict instead of applying. */
   applyWrites(did: string, writes: RecordWrite[], now: number): WriteConflict | undefined;
-  putBlob(did: string, blob: { cid: string; declaredType: string; detectedType?: string; mimeType: string; bytes: Uint8Array }, now: number): StoredBlob;
   getPreferences(did: string): unknown[];
   putPreferences(did: string, preferences: unknown[], now: number): void;
 }

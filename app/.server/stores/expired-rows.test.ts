@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateDatabase } from "../db/migrate.ts";
 import { deleteExpiredSql } from "./expired-rows.ts";
+import { BLOB_SQL } from "./sqlite-blob-store.ts";
 
 /**
  * DESIGN 4.4 (lazy expiry): every insert into a table of short-lived rows
@@ -48,5 +49,19 @@ describe("expired-row cleanup uses an index on every expiring table", () => {
       expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([expect.stringMatching(new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX .*\\(${expiry}<\\?\\)`))]) });
       expect({ table, scans: plan.filter((detail) => detail.startsWith(`SCAN ${table}`)) }).toEqual({ table, scans: [] });
     }
+  });
+
+  /** docs/decisions/0008: blobs expire by `unreferencedSince` plus the grace period, and have a composite key. */
+  const blobPlan = (sql: string, ...args: unknown[]) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((row) => row.detail);
+
+  it("plans the cleanup of unreferenced blobs (any account) as an index search", () => {
+    const plan = blobPlan(BLOB_SQL.deleteExpired, 0);
+    expect(plan).toEqual(expect.arrayContaining([expect.stringMatching(/^SEARCH Blob USING (COVERING )?INDEX .*\(unreferencedSince<\?\)/)]));
+    expect(plan.filter((detail) => detail.startsWith("SCAN Blob"))).toEqual([]);
+  });
+
+  it("plans the removal of one account's expired blobs as an index search", () => {
+    const plan = blobPlan(BLOB_SQL.deleteExpiredOfAccount, "did:plc:x", 0);
+    expect(plan).toEqual([expect.stringMatching(/^SEARCH Blob USING (COVERING )?INDEX .*\(did=\? AND unreferencedSince<\?\)/)]);
   });
 });

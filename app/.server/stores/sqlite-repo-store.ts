@@ -1,5 +1,7 @@
 import type Database from "better-sqlite3";
-import type { RecordWrite, RepoStore, StoredBlob, StoredRecord, WriteConflict } from "../repo/repo-store.ts";
+import { blobCidsIn } from "../repo/blob-refs.ts";
+import type { RecordWrite, RepoStore, StoredRecord, WriteConflict } from "../repo/repo-store.ts";
+import type { SqliteBlobStore } from "./sqlite-blob-store.ts";
 
 type RecordRow = { collection: string; rkey: string; cid: string; value: string; createdAt: number; updatedAt: number };
 
@@ -7,12 +9,19 @@ function toRecord(row: RecordRow): StoredRecord {
   return { ...row, value: JSON.parse(row.value) as unknown };
 }
 
-/** Records, blobs and preferences on the synchronous connection: applyWrites is all-or-nothing (docs/decisions/0002). */
+/**
+ * Records and preferences on the synchronous connection: applyWrites is all-or-nothing (docs/decisions/0002), blob
+ * references included (docs/decisions/0008).
+ */
 export class SqliteRepoStore implements RepoStore {
   private readonly s;
   private readonly writeTx;
 
-  constructor(db: Database.Database) {
+  /** `blobs` must be on the same connection: record writes update its references inside their transaction. */
+  constructor(
+    db: Database.Database,
+    private readonly blobs: SqliteBlobStore,
+  ) {
     this.s = {
       get: db.prepare(`SELECT collection, rkey, cid, value, createdAt, updatedAt FROM "Record" WHERE did = ? AND collection = ? AND rkey = ?`),
       listDesc: db.prepare(
@@ -30,20 +39,20 @@ export class SqliteRepoStore implements RepoStore {
          ON CONFLICT(did, collection, rkey) DO UPDATE SET cid = excluded.cid, value = excluded.value, updatedAt = excluded.updatedAt`,
       ),
       delete: db.prepare(`DELETE FROM "Record" WHERE did = ? AND collection = ? AND rkey = ?`),
-      putBlob: db.prepare(
-        `INSERT INTO "Blob" (did, cid, declaredType, detectedType, mimeType, size, bytes, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(did, cid) DO NOTHING`,
-      ),
       getPreferences: db.prepare(`SELECT value FROM "Preferences" WHERE did = ?`),
       putPreferences: db.prepare(
         `INSERT INTO "Preferences" (did, value, updatedAt) VALUES (?, ?, ?) ON CONFLICT(did) DO UPDATE SET value = excluded.value, updatedAt = excluded.updatedAt`,
       ),
     };
-    this.writeTx = db.transaction((did: string, writes: RecordWrite[], now: number): WriteConflict | undefined => {
-      for (const write of writes) {
+    this.writeTx = db.transaction((did: string, writes: RecordWrite[], blobCids: string[][], now: number): WriteConflict | undefined => {
+      for (const [index, write] of writes.entries()) {
+        // docs/decisions/0008: a record's blob references change with the record, in the same transaction.
+        const previousBlobCids = this.blobs.referencesOf(did, write.collection, write.rkey);
         const conflict = this.applyOne(did, write, now);
         if (conflict) throw new ConflictSignal(conflict);
+        this.blobs.recordWritten(did, write.collection, write.rkey, previousBlobCids, blobCids[index]!, now);
       }
+      this.blobs.removeExpired(now);
       return undefined;
     });
   }
@@ -84,22 +93,15 @@ export class SqliteRepoStore implements RepoStore {
   }
 
   applyWrites(did: string, writes: RecordWrite[], now: number): WriteConflict | undefined {
+    // Walked before the transaction: the write lock is not held while records are searched for blob refs.
+    const blobCids = writes.map((write) => ("value" in write ? blobCidsIn(write.value) : []));
     try {
-      return this.writeTx.immediate(did, writes, now);
+      return this.writeTx.immediate(did, writes, blobCids, now);
     } catch (error) {
       // Throwing inside the transaction rolled every write back.
       if (error instanceof ConflictSignal) return error.conflict;
       throw error;
     }
-  }
-
-  putBlob(
-    did: string,
-    blob: { cid: string; declaredType: string; detectedType?: string; mimeType: string; bytes: Uint8Array },
-    now: number,
-  ): StoredBlob {
-    this.s.putBlob.run(did, blob.cid, blob.declaredType, blob.detectedType ?? null, blob.mimeType, blob.bytes.byteLength, Buffer.from(blob.bytes), now);
-    return { cid: blob.cid, mimeType: blob.mimeType, size: blob.bytes.byteLength };
   }
 
   getPreferences(did: string): unknown[] {
