@@ -1,5 +1,6 @@
-import net from "node:net";
+import type net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rawExchange } from "../helpers/raw-http.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 /**
@@ -7,34 +8,6 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
  * Express. What Express did for them must still hold: headers, CORS, limits
  * by the real client address, bounded bodies, and JSON errors everywhere.
  */
-
-/** Sends raw bytes on one connection and collects what comes back until the server closes it or `ms` pass. */
-function rawExchange(
-  port: number,
-  write: (socket: net.Socket) => void,
-  ms = 4000,
-  enough: (text: string) => boolean = () => false,
-): Promise<{ text: string; closedByServer: boolean }> {
-  return new Promise((resolve, reject) => {
-    let text = "";
-    let settled = false;
-    const socket = net.connect(port, "127.0.0.1", () => write(socket));
-    const finish = (closedByServer: boolean) => {
-      if (settled) return;
-      settled = true;
-      socket.destroy();
-      resolve({ text, closedByServer });
-    };
-    socket.on("data", (chunk) => {
-      text += chunk.toString("latin1");
-      if (enough(text)) finish(false);
-    });
-    socket.on("end", () => finish(true));
-    socket.on("close", () => finish(true));
-    socket.on("error", (error: NodeJS.ErrnoException) => (error.code === "ECONNRESET" || error.code === "EPIPE" ? finish(true) : reject(error)));
-    setTimeout(() => finish(false), ms);
-  });
-}
 
 describe("the API entry", () => {
   let server: TestServer;
