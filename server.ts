@@ -56,7 +56,9 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
 
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", config.trustProxy);
+  // Nothing reads req.ip: the client address comes from one function for both entries (clientAddressHeader,
+  // docs/decisions/0006). Express's own trust stays off so X-Forwarded-* cannot shape anything else it derives.
+  app.set("trust proxy", false);
   app.use(drainUnreadBody);
   app.use(clientAddressHeader(config.trustProxy));
   app.use(canonicalHost(config));

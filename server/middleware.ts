@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
+import type { TrustedProxies } from "../app/.server/http/forwarded-address.ts";
 import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
 
 /**
@@ -134,7 +135,7 @@ export function responseTimeout(config: Config) {
 }
 
 /** The client address as the app sees it: set by us only, never taken from the request. */
-export function clientAddressHeader(trustProxy: boolean) {
+export function clientAddressHeader(trustProxy: TrustedProxies) {
   return (req: Request, _res: Response, next: NextFunction) => {
     req.headers["x-atrium-client-ip"] = clientAddress(req, trustProxy);
     next();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
 import { MINUTE, SECOND } from "./util/time.ts";
 
@@ -23,6 +24,17 @@ function integerVar(name: string, min: number, max: number, fallback: number) {
     });
 }
 
+/** ATRIUM_TRUST_PROXY: off, a number of proxy hops, or the proxies' addresses (docs/decisions/0006). */
+const trustProxyVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const parsed = parseTrustedProxies(value);
+    if (parsed.ok) return parsed.trusted;
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `ATRIUM_TRUST_PROXY: ${parsed.message}` });
+    return z.NEVER;
+  });
+
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -33,7 +45,7 @@ const envSchema = z.object({
   ATRIUM_COOKIE_SECRET: z.string().min(32, "ATRIUM_COOKIE_SECRET must be at least 32 characters").optional(),
   ATRIUM_DPOP_MAX_AGE_SECONDS: integerVar("ATRIUM_DPOP_MAX_AGE_SECONDS", 1, 600, 60),
   ATRIUM_DPOP_MAX_FUTURE_SECONDS: integerVar("ATRIUM_DPOP_MAX_FUTURE_SECONDS", 0, 120, 10),
-  ATRIUM_TRUST_PROXY: booleanFlag,
+  ATRIUM_TRUST_PROXY: trustProxyVar,
   ATRIUM_SIGN_IN_FREE_ATTEMPTS: integerVar("ATRIUM_SIGN_IN_FREE_ATTEMPTS", 1, 1000, DEFAULT_SIGN_IN_THROTTLE.freeAttempts),
   ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_PAR_PER_MINUTE", 1, 1_000_000, 300),
   ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE", 1, 1_000_000, 600),
@@ -63,7 +75,8 @@ export type Config = {
   cookieSecret: string | undefined;
   dpopMaxAgeMs: number;
   dpopMaxFutureMs: number;
-  trustProxy: boolean;
+  /** Which reverse proxies are believed when they name the client in X-Forwarded-For. */
+  trustProxy: TrustedProxies;
   logRequests: boolean;
   /** Handle suffixes advertised by describeServer. */
   userDomains: string[];
