@@ -10,6 +10,7 @@ import { openSqlite } from "./app/.server/db/index.ts";
 import { migrateDatabase } from "./app/.server/db/migrate.ts";
 import { RequestLimiter } from "./app/.server/security/request-limiter.ts";
 import { apiPathOf, createApiServer, type ApiHandler } from "./server/api-server.ts";
+import { originFormOf, refuseConnect, refuseRequestTarget } from "./server/request-target.ts";
 import {
   bodyLimit,
   canonicalHost,
@@ -85,10 +86,14 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   app.use(expressErrors);
 
   const server = createServer((req, res) => {
-    const apiPath = apiPathOf(req.url);
+    const target = originFormOf(req.url, config.issuer);
+    if (target === undefined) return refuseRequestTarget(req, res, config.logRequests);
+    req.url = target;
+    const apiPath = apiPathOf(target);
     if (apiPath === undefined) app(req, res);
     else serveApi(req, res, apiPath);
   });
+  server.on("connect", refuseConnect);
   server.on("close", () => limiter.close());
   return new Promise((resolve) => {
     server.listen(config.port, config.host, () => resolve(server));
