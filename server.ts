@@ -85,7 +85,9 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   );
   app.use(expressErrors);
 
-  const server = createServer((req, res) => {
+  // Node checks the headers and request timeouts below only every connectionsCheckingInterval (30 s by default),
+  // which held partial headers for ~30 s whatever headersTimeout said: check every second.
+  const server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
     const target = originFormOf(req.url, config.issuer);
     if (target === undefined) return refuseRequestTarget(req, res, config.logRequests);
     req.url = target;
@@ -97,8 +99,8 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   server.on("close", () => limiter.close());
   return new Promise((resolve) => {
     server.listen(config.port, config.host, () => resolve(server));
-    // Slow clients cannot hold a connection open forever (slowloris).
-    server.headersTimeout = 15_000;
+    // Slow clients cannot hold a connection open forever (slowloris); a lower request timeout lowers the headers' too.
+    server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
   });

@@ -54,4 +54,20 @@ describe("request targets and slow headers", () => {
     const screen = await send(`GET ${server.issuer}/account HTTP/1.1`, "Host: evil.example\r\nConnection: close\r\n");
     expect(screen.text).toMatch(/^HTTP\/1\.1 200 /);
   });
+
+  it("connections that never finish their headers are cut off soon after the request timeout, many at once", async () => {
+    // ATRIUM_REQUEST_TIMEOUT_SECONDS=2 lowers the headers timeout to 2 s; Node used to look only every 30 s.
+    const started = Date.now();
+    const partial = (path: string) =>
+      rawExchange(port, (socket) => socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-Unfinished: `), 12_000).then((result) => ({
+        ...result,
+        seconds: (Date.now() - started) / 1000,
+      }));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => partial(i % 2 ? "/account" : "/oauth/jwks")));
+    for (const { text, closedByServer, seconds } of results) {
+      expect(closedByServer).toBe(true);
+      expect(seconds).toBeLessThan(8);
+      expect(text).toMatch(/^(HTTP\/1\.1 408 |$)/);
+    }
+  });
 });
