@@ -20,6 +20,7 @@ import {
   requestLog,
   responseTimeout,
   screenOriginCheck,
+  screenRequestLimit,
   securityHeaders,
 } from "./server/middleware.ts";
 
@@ -76,6 +77,8 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
     // Other public files (favicon and the like).
     app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false }));
   }
+  // After the static files: only what Remix answers counts.
+  app.use(screenRequestLimit(config, limiter));
   app.all(
     "*",
     createRequestHandler({

@@ -128,6 +128,12 @@ describe("loadConfig", () => {
     expect(message).toMatch(/IP address|hops/);
   });
 
+  it("reads the screens' request limit, 300 per minute by default", () => {
+    expect(loadConfig({}).rateLimits.screenPerMinute).toBe(300);
+    expect(loadConfig({ ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "20" }).rateLimits.screenPerMinute).toBe(20);
+    expect(configError({ ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "0" }).message).toMatch(/ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE/);
+  });
+
   it("reads the DPoP window in seconds", () => {
     const config = loadConfig({ ATRIUM_DPOP_MAX_AGE_SECONDS: "30", ATRIUM_DPOP_MAX_FUTURE_SECONDS: "0" });
     expect(config.dpopMaxAgeMs).toBe(30_000);

@@ -50,6 +50,7 @@ const envSchema = z.object({
   ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_PAR_PER_MINUTE", 1, 1_000_000, 300),
   ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE", 1, 1_000_000, 600),
   ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE", 1, 10_000_000, 6000),
+  ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE", 1, 1_000_000, 300),
   ATRIUM_REQUEST_TIMEOUT_SECONDS: integerVar("ATRIUM_REQUEST_TIMEOUT_SECONDS", 1, 600, 30),
   ATRIUM_USER_DOMAINS: z.string().default(".test"),
   ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
@@ -87,7 +88,7 @@ export type Config = {
   blobMaxBytes: number;
   signInThrottle: SignInThrottleOptions;
   /** Requests per client address per minute (DESIGN 4.5, abuse limits). */
-  rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number };
+  rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number; screenPerMinute: number };
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   /** Lifetimes, fixed by the product brief and DESIGN. */
@@ -160,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       parPerMinute: e.ATRIUM_RATE_LIMIT_PAR_PER_MINUTE,
       tokenPerMinute: e.ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE,
       xrpcPerMinute: e.ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE,
+      screenPerMinute: e.ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE,
     },
     requestTimeoutMs: e.ATRIUM_REQUEST_TIMEOUT_SECONDS * SECOND,
     permissionSets: {
