@@ -31,7 +31,7 @@ const trustProxyVar = z
   .transform((value, ctx) => {
     const parsed = parseTrustedProxies(value);
     if (parsed.ok) return parsed.trusted;
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `ATRIUM_TRUST_PROXY: ${parsed.message}` });
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: parsed.message });
     return z.NEVER;
   });
 

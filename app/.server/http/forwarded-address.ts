@@ -48,7 +48,7 @@ export function parseTrustedProxies(value: string | undefined): ParsedTrust {
   if (/^\d+$/.test(text)) {
     const hops = Number(text);
     if (hops === 0) return { ok: true, trusted: NO_TRUSTED_PROXIES };
-    if (hops > MAX_PROXY_HOPS) return { ok: false, message: `a number of proxy hops must be at most ${MAX_PROXY_HOPS} (got ${text})` };
+    if (hops > MAX_PROXY_HOPS) return { ok: false, message: `the number of proxy hops must be at most ${MAX_PROXY_HOPS} (got ${text})` };
     return { ok: true, trusted: { kind: "hops", hops } };
   }
   const list = new net.BlockList();
