@@ -10,6 +10,7 @@ import { openSqlite } from "./app/.server/db/index.ts";
 import { migrateDatabase } from "./app/.server/db/migrate.ts";
 import { RequestLimiter } from "./app/.server/security/request-limiter.ts";
 import { apiPathOf, createApiServer, type ApiHandler } from "./server/api-server.ts";
+import { originFormOf, refuseConnect, refuseRequestTarget } from "./server/request-target.ts";
 import {
   bodyLimit,
   canonicalHost,
@@ -19,6 +20,7 @@ import {
   requestLog,
   responseTimeout,
   screenOriginCheck,
+  screenRequestLimit,
   securityHeaders,
 } from "./server/middleware.ts";
 
@@ -56,7 +58,9 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
 
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", config.trustProxy);
+  // Nothing reads req.ip: the client address comes from one function for both entries (clientAddressHeader,
+  // docs/decisions/0006). Express's own trust stays off so X-Forwarded-* cannot shape anything else it derives.
+  app.set("trust proxy", false);
   app.use(drainUnreadBody);
   app.use(clientAddressHeader(config.trustProxy));
   app.use(canonicalHost(config));
@@ -73,6 +77,8 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
     // Other public files (favicon and the like).
     app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false }));
   }
+  // After the static files: only what Remix answers counts.
+  app.use(screenRequestLimit(config, limiter));
   app.all(
     "*",
     createRequestHandler({
@@ -82,16 +88,22 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   );
   app.use(expressErrors);
 
-  const server = createServer((req, res) => {
-    const apiPath = apiPathOf(req.url);
+  // Node checks the headers and request timeouts below only every connectionsCheckingInterval (30 s by default),
+  // which held partial headers for ~30 s whatever headersTimeout said: check every second.
+  const server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
+    const target = originFormOf(req.url, config.issuer);
+    if (target === undefined) return refuseRequestTarget(req, res, config.logRequests);
+    req.url = target;
+    const apiPath = apiPathOf(target);
     if (apiPath === undefined) app(req, res);
     else serveApi(req, res, apiPath);
   });
+  server.on("connect", refuseConnect);
   server.on("close", () => limiter.close());
   return new Promise((resolve) => {
     server.listen(config.port, config.host, () => resolve(server));
-    // Slow clients cannot hold a connection open forever (slowloris).
-    server.headersTimeout = 15_000;
+    // Slow clients cannot hold a connection open forever (slowloris); a lower request timeout lowers the headers' too.
+    server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
   });

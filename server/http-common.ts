@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { clientAddressOf, type TrustedProxies } from "../app/.server/http/forwarded-address.ts";
 
 /** What both entries (the API handler and Express for the screens) need to agree on. */
 
@@ -38,17 +39,13 @@ export function drainRest(req: IncomingMessage): void {
 }
 
 /**
- * The client's address. Behind a trusted reverse proxy (ATRIUM_TRUST_PROXY)
- * it is the left-most X-Forwarded-For entry, as Express's `trust proxy: true`
- * reads it; otherwise the socket's peer, whatever headers say.
+ * The client's address, the key of every per-address limit, for both entries
+ * (the API handler and Express): the socket peer, or behind trusted reverse
+ * proxies (ATRIUM_TRUST_PROXY) the address the nearest untrusted hop had,
+ * read from the right of X-Forwarded-For (docs/decisions/0006).
  */
-export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers["x-forwarded-for"];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim();
-    if (first) return first;
-  }
-  return req.socket.remoteAddress ?? "unknown";
+export function clientAddress(req: IncomingMessage, trusted: TrustedProxies): string {
+  return clientAddressOf(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted) ?? "unknown";
 }
 
 export function logRequest(method: string | undefined, path: string, status: number, started: bigint): void {

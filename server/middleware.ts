@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
+import type { TrustedProxies } from "../app/.server/http/forwarded-address.ts";
+import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
 
 /**
@@ -134,10 +136,39 @@ export function responseTimeout(config: Config) {
 }
 
 /** The client address as the app sees it: set by us only, never taken from the request. */
-export function clientAddressHeader(trustProxy: boolean) {
+export function clientAddressHeader(trustProxy: TrustedProxies) {
   return (req: Request, _res: Response, next: NextFunction) => {
     req.headers["x-atrium-client-ip"] = clientAddress(req, trustProxy);
     next();
+  };
+}
+
+/**
+ * The screens' callers that read JSON: the passkey ceremonies
+ * (app/components/passkey/*) show a refusal's `error_description`.
+ */
+const JSON_SCREEN_PATHS = new Set(["/oauth/passkey-auth", "/account/passkey-auth", "/account/passkey-register"]);
+
+/**
+ * Per-address limit on the screens, like the API entry's limits: every
+ * request Express hands to Remix counts, since anonymous ones write too (a
+ * passkey GET stores a WebAuthn challenge); static files are served before
+ * this and do not. Counted by the same RequestLimiter as the API entry, so
+ * shared by every process on the database (docs/decisions/0005), keyed by
+ * the client address of docs/decisions/0006. Over the limit: 429 with
+ * Retry-After, as JSON for the passkey endpoints and as a page for the rest.
+ */
+export function screenRequestLimit(config: Config, limiter: RequestLimiter) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const result = limiter.hit(`requests:screen:${clientAddress(req, config.trustProxy)}`, config.rateLimits.screenPerMinute, 60_000);
+    if (result.allowed) return next();
+    const wait = `Wait ${result.retryAfterSeconds} second${result.retryAfterSeconds === 1 ? "" : "s"} and try again.`;
+    res.status(429).setHeader("Retry-After", String(result.retryAfterSeconds)).setHeader("Cache-Control", "no-store");
+    if (JSON_SCREEN_PATHS.has(req.path.replace(/\/$/, ""))) {
+      res.json({ error: "temporarily_unavailable", error_description: `Too many requests from this address. ${wait}` });
+      return;
+    }
+    res.type("html").send(page("Too many requests", `This address sent more requests than this server answers in a minute. ${wait}`));
   };
 }
 

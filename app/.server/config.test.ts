@@ -21,7 +21,7 @@ describe("loadConfig", () => {
     expect(config.databaseUrl).toBe("file:./data/atrium.db");
     expect(config.databasePath).toBe("./data/atrium.db");
     expect(config.allowPrivateClients).toBe(false);
-    expect(config.trustProxy).toBe(false);
+    expect(config.trustProxy).toEqual({ kind: "none" });
     expect(config.dpopMaxAgeMs).toBe(60_000);
     expect(config.dpopMaxFutureMs).toBe(10_000);
     expect(config.dpopNonceSecret).toBeUndefined();
@@ -103,6 +103,35 @@ describe("loadConfig", () => {
     ["", false],
   ])("reads ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS=%j as %s", (value, expected) => {
     expect(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: value }).allowPrivateClients).toBe(expected);
+  });
+
+  it.each([
+    ["", { kind: "none" }],
+    ["off", { kind: "none" }],
+    ["0", { kind: "none" }],
+    ["true", { kind: "hops", hops: 1 }],
+    ["1", { kind: "hops", hops: 1 }],
+    ["2", { kind: "hops", hops: 2 }],
+  ])("reads ATRIUM_TRUST_PROXY=%j as %j", (value, expected) => {
+    expect(loadConfig({ ATRIUM_TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it("reads ATRIUM_TRUST_PROXY as a list of proxy addresses and CIDR ranges", () => {
+    const trusted = loadConfig({ ATRIUM_TRUST_PROXY: "127.0.0.1, 10.0.0.0/8, fd00::/8" }).trustProxy;
+    expect(trusted).toMatchObject({ kind: "addresses", ranges: ["127.0.0.1", "10.0.0.0/8", "fd00::/8"] });
+  });
+
+  it.each(["maybe", "10.0.0.0/33", "10.0.0.999", "11", "10.0.0.1,,10.0.0.2"])("refuses ATRIUM_TRUST_PROXY=%j, naming the variable and what it accepts", (value) => {
+    const message = configError({ ATRIUM_TRUST_PROXY: value }).message;
+    expect(message).toMatch(/Invalid configuration/);
+    expect(message).toMatch(/ATRIUM_TRUST_PROXY/);
+    expect(message).toMatch(/IP address|hops/);
+  });
+
+  it("reads the screens' request limit, 300 per minute by default", () => {
+    expect(loadConfig({}).rateLimits.screenPerMinute).toBe(300);
+    expect(loadConfig({ ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "20" }).rateLimits.screenPerMinute).toBe(20);
+    expect(configError({ ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "0" }).message).toMatch(/ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE/);
   });
 
   it("reads the DPoP window in seconds", () => {

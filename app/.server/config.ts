@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
 import { DAY, MINUTE, SECOND } from "./util/time.ts";
 
@@ -23,6 +24,17 @@ function integerVar(name: string, min: number, max: number, fallback: number) {
     });
 }
 
+/** ATRIUM_TRUST_PROXY: off, a number of proxy hops, or the proxies' addresses (docs/decisions/0006). */
+const trustProxyVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const parsed = parseTrustedProxies(value);
+    if (parsed.ok) return parsed.trusted;
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: parsed.message });
+    return z.NEVER;
+  });
+
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -33,11 +45,12 @@ const envSchema = z.object({
   ATRIUM_COOKIE_SECRET: z.string().min(32, "ATRIUM_COOKIE_SECRET must be at least 32 characters").optional(),
   ATRIUM_DPOP_MAX_AGE_SECONDS: integerVar("ATRIUM_DPOP_MAX_AGE_SECONDS", 1, 600, 60),
   ATRIUM_DPOP_MAX_FUTURE_SECONDS: integerVar("ATRIUM_DPOP_MAX_FUTURE_SECONDS", 0, 120, 10),
-  ATRIUM_TRUST_PROXY: booleanFlag,
+  ATRIUM_TRUST_PROXY: trustProxyVar,
   ATRIUM_SIGN_IN_FREE_ATTEMPTS: integerVar("ATRIUM_SIGN_IN_FREE_ATTEMPTS", 1, 1000, DEFAULT_SIGN_IN_THROTTLE.freeAttempts),
   ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_PAR_PER_MINUTE", 1, 1_000_000, 300),
   ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE", 1, 1_000_000, 600),
   ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE", 1, 10_000_000, 6000),
+  ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE", 1, 1_000_000, 300),
   ATRIUM_REQUEST_TIMEOUT_SECONDS: integerVar("ATRIUM_REQUEST_TIMEOUT_SECONDS", 1, 600, 30),
   ATRIUM_USER_DOMAINS: z.string().default(".test"),
   ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
@@ -70,7 +83,8 @@ export type Config = {
   cookieSecret: string | undefined;
   dpopMaxAgeMs: number;
   dpopMaxFutureMs: number;
-  trustProxy: boolean;
+  /** Which reverse proxies are believed when they name the client in X-Forwarded-For. */
+  trustProxy: TrustedProxies;
   logRequests: boolean;
   /** Handle suffixes advertised by describeServer. */
   userDomains: string[];
@@ -87,7 +101,7 @@ export type Config = {
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
   /** Requests per client address per minute (DESIGN 4.5, abuse limits). */
-  rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number };
+  rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number; screenPerMinute: number };
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   /** Lifetimes, fixed by the product brief and DESIGN, except the grants' (docs/decisions/0010). */
@@ -172,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       parPerMinute: e.ATRIUM_RATE_LIMIT_PAR_PER_MINUTE,
       tokenPerMinute: e.ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE,
       xrpcPerMinute: e.ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE,
+      screenPerMinute: e.ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE,
     },
     requestTimeoutMs: e.ATRIUM_REQUEST_TIMEOUT_SECONDS * SECOND,
     permissionSets: {

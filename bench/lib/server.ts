@@ -31,6 +31,7 @@ export async function startServer(options: { nodeFlags?: string[] } = {}): Promi
       ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "1000000",
       ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",
       ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "10000000",
+      ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
     },
   }).catch((error: unknown) => {
     cleanup();

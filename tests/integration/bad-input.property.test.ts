@@ -52,6 +52,7 @@ beforeAll(async () => {
     ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "1000000",
     ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",
     ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "10000000",
+    ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
   });
   account = await createAlice(server);
   key = await generateDpopKey();

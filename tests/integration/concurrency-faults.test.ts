@@ -22,6 +22,7 @@ const NO_REQUEST_LIMITS = {
   ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "1000000",
   ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",
   ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "10000000",
+  ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
 };
 
 const count = (db: { prepare(sql: string): { get(...args: unknown[]): unknown } }, sql: string, ...args: unknown[]) =>

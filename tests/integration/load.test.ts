@@ -25,6 +25,7 @@ beforeAll(async () => {
     ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "1000000",
     ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",
     ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "10000000",
+    ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
   });
   await createAlice(server);
   sessions = await manyGrants(server.issuer, CONCURRENCY);
