@@ -17,7 +17,7 @@ import { AccessTokenVerifier } from "./oauth/token/access-token-verifier.ts";
 import { TokenManager } from "./oauth/token/token-manager.ts";
 import { PrismaClientStore } from "./stores/prisma-client-store.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
-import { SqliteChallengeStore } from "./stores/sqlite-challenge-store.ts";
+import { challengeMacKey, SignedChallengeStore } from "./stores/signed-challenge-store.ts";
 import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
@@ -63,7 +63,7 @@ function createServices(config: Config) {
     assertionMaxFutureMs: config.dpopMaxFutureMs,
   });
   const accounts = new AccountManager(prisma);
-  const passkeys = new PasskeyManager(prisma, new SqliteChallengeStore(sqlite), config.issuer);
+  const passkeys = new PasskeyManager(prisma, new SignedChallengeStore(challengeMacKey(cookieSecret), replay), config.issuer);
 
   return {
     config,
