@@ -5,7 +5,7 @@
  * address (X-Forwarded-For, for servers started with ATRIUM_TRUST_PROXY) so
  * that one test's sign-in failures never throttle another's.
  */
-import { CookieJar } from "./consent.ts";
+import { CookieJar, visibleText } from "./consent.ts";
 import type { TestServer } from "./test-server.ts";
 
 export type Browser = {
@@ -88,4 +88,14 @@ export async function signedIn(server: TestServer, identifier: string, password:
 /** The passkey options a page embeds in its Remix loader data. */
 export function embeddedChallenge(html: string): string | undefined {
   return /\\"challenge\\",\\"([A-Za-z0-9_-]+)\\"/.exec(html)?.[1];
+}
+
+/** The text a person reads on a server-rendered page: visible text with HTML's character references decoded. */
+export function pageText(html: string): string {
+  return visibleText(html)
+    .replace(/&#x27;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 }

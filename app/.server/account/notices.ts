@@ -13,6 +13,7 @@ const NOTICES = {
   "passkey-renamed": "Passkey renamed.",
   "passkey-deleted": "Passkey deleted.",
   "password-changed": "Password changed. Every other browser was signed out.",
+  "identity-confirmed": "Thanks, that's you. You can add a passkey now.",
 } as const;
 
 export type NoticeKey = keyof typeof NOTICES;

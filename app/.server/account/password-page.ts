@@ -44,6 +44,8 @@ export async function answerPasswordPage(services: Services, request: Request, f
       throw error;
     }
     await services.sessions.destroyOthers(account.did, sessionIdHash);
+    // The current password was just checked: that is a recent authentication (docs/decisions/0007).
+    await services.sessions.markAuthenticated(sessionIdHash);
     return redirectTo(withNotice("/account/password", "password-changed"));
   });
 }

@@ -9,6 +9,8 @@ export type ChallengeBinding = {
   requestIdHash?: string;
   /** The account a registration belongs to. */
   accountDid?: string;
+  /** The browser session (hashed id) a re-authentication belongs to (docs/decisions/0007). */
+  sessionIdHash?: string;
 };
 
 export interface ChallengeStore {

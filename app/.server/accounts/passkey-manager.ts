@@ -14,8 +14,12 @@ import { MINUTE } from "../util/time.ts";
 import type { AccountSummary } from "./account-manager.ts";
 import type { ChallengeStore } from "./challenge-store.ts";
 
-/** What a passkey sign-in is bound to: one authorization request, or none (the account pages). */
-export type PasskeyBinding = { requestIdHash?: string };
+/**
+ * What a passkey assertion is bound to: one authorization request (consent
+ * screen), one browser session re-authenticating (docs/decisions/0007), or
+ * nothing (signing in to the account pages).
+ */
+export type PasskeyBinding = { requestIdHash?: string; sessionIdHash?: string };
 
 /** A passkey sign-in or registration that failed, with a message a person can act on. */
 export class PasskeyError extends Error {
@@ -151,7 +155,7 @@ export class PasskeyManager {
     return summary(created);
   }
 
-  /** Options for a sign-in; `requestIdHash` binds it to one authorization request. */
+  /** Options for a sign-in or re-authentication, bound as `binding` says. */
   async authenticationOptions(binding: PasskeyBinding): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const challenge = this.challenges.issue("authenticate", binding, CHALLENGE_LIFETIME);
     return generateAuthenticationOptions({ rpID: this.rpId, userVerification: "preferred", allowCredentials: [], challenge: challengeBytes(challenge) });

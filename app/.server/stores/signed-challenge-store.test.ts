@@ -75,9 +75,14 @@ describe("SignedChallengeStore", () => {
     expect(store.consume(registration, "register", { accountDid: "did:plc:bob" })).toBe(false);
     expect(store.consume(registration, "register", { requestIdHash: "did:plc:alice" })).toBe(false);
     expect(store.consume(registration, "authenticate", { accountDid: "did:plc:alice" })).toBe(false);
+    const reauthentication = store.issue("authenticate", { sessionIdHash: "session-a" }, LIFETIME);
+    expect(store.consume(reauthentication, "authenticate", { sessionIdHash: "session-b" })).toBe(false);
+    expect(store.consume(reauthentication, "authenticate", {})).toBe(false);
+    expect(store.consume(reauthentication, "authenticate", { requestIdHash: "session-a" })).toBe(false);
     expect(rows()).toBe(0);
     expect(store.consume(challenge, "authenticate", REQUEST)).toBe(true);
     expect(store.consume(registration, "register", { accountDid: "did:plc:alice" })).toBe(true);
+    expect(store.consume(reauthentication, "authenticate", { sessionIdHash: "session-a" })).toBe(true);
   });
 
   it("accepts a challenge until the last millisecond of its lifetime, and refuses it from its expiry on", () => {

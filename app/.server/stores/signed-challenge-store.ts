@@ -55,7 +55,7 @@ export function challengeMacKey(cookieSecret: string): Buffer {
 
 /** Every binding field in a fixed order, absent ones as null: equal bindings, equal bytes. */
 function bindingBytes(binding: ChallengeBinding): Buffer {
-  return Buffer.from(JSON.stringify([binding.requestIdHash ?? null, binding.accountDid ?? null]), "utf8");
+  return Buffer.from(JSON.stringify([binding.requestIdHash ?? null, binding.accountDid ?? null, binding.sessionIdHash ?? null]), "utf8");
 }
 
 /** The bytes of a base64url challenge, only when it is exactly how we encode them (no padding, no stray characters). */
