@@ -1,3 +1,4 @@
+import { AccountLockdown } from "./accounts/account-lockdown.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
@@ -90,6 +91,7 @@ function createServices(config: Config) {
     passkeys,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new RateLimiter(sqlite), config.signInThrottle)),
     connectedApps: new ConnectedApps(prisma, grants),
+    lockdown: new AccountLockdown(sqlite, grants),
   };
 }
 

@@ -5,12 +5,14 @@
  * the password or a passkey is older than five minutes tries to add a
  * passkey (also with options fetched earlier, on two server processes), to
  * re-authenticate with another account's password or passkey, and to skip
- * "Confirm it's you".
+ * "Confirm it's you"; then the password change's offer to secure the account
+ * is checked to remove what such an attacker could have left behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sha256Base64url } from "../../scripts/lib/dpop-client.ts";
+import { createPkce, DpopClient, generateDpopKey, sha256Base64url, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 import { embeddedChallenge, getJson, newBrowser, openPage, pageText, postForm, postJson, signedIn, type Browser } from "../helpers/account.ts";
-import { CookieJar } from "../helpers/consent.ts";
+import { approveWithPassword, CookieJar } from "../helpers/consent.ts";
+import { CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { SoftAuthenticator } from "../helpers/soft-authenticator.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
@@ -105,6 +107,19 @@ function expectReauthenticationRequired(answer: { status: number; body: { error?
   expect(answer.status, JSON.stringify(answer.body)).toBe(403);
   expect(answer.body.error).toBe("reauthentication_required");
   expect(answer.body.error_description).toMatch(/password or one of your passkeys/);
+}
+
+/** Connects an app to `account` (PAR, consent with the password, code exchange); returns its client and tokens. */
+async function connectApp(account: Account): Promise<{ client: DpopClient; tokens: TokenSet }> {
+  const client = new DpopClient(server.issuer, await generateDpopKey(), CLIENT_ID);
+  const pkce = createPkce();
+  const redirectUri = "http://127.0.0.1:54321/callback";
+  const par = await client.pushAuthorizationRequest({ redirect_uri: redirectUri, scope: SCOPE, state: "s", code_challenge: pkce.challenge, code_challenge_method: "S256" });
+  expect(par.status).toBe(201);
+  const location = await approveWithPassword(client.authorizeUrl(par.body.request_uri), new CookieJar(), account.handle, PASSWORD);
+  const exchanged = await client.exchangeCode(location.searchParams.get("code")!, pkce.verifier, redirectUri);
+  expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
+  return { client, tokens: exchanged.body };
 }
 
 // --- adding a passkey -------------------------------------------------------
@@ -290,17 +305,136 @@ describe("adding a passkey needs a recent authentication", () => {
   });
 });
 
+// --- after a password change --------------------------------------------------
+
+describe("securing the account after a password change", () => {
+  async function changePassword(browser: SignedInBrowser, from: string, to: string) {
+    return postForm(browser, "/account/password", { csrf_token: browser.csrfToken, intent: "change", current_password: from, new_password: to, confirm_password: to });
+  }
+
+  it("the change counts as a recent authentication; the page it redirects to offers removing the passkeys (with their count) and signing out, apps ticked", async () => {
+    const account = await newAccount("changer");
+    passkeyOf(account);
+    passkeyOf(account);
+    const browser = await signIn(account);
+    ageSession(browser);
+    const changed = await changePassword(browser, PASSWORD, "a new long passphrase");
+    expect(changed.status, pageText(changed.html).slice(0, 300)).toBe(303);
+    expect(changed.location).toBe("/account/password?notice=password-changed");
+    expect(Date.now() - authenticatedAt(browser)!).toBeLessThan(60_000);
+    expect((await getJson(browser, "/account/passkey-register")).status).toBe(200);
+
+    const page = await openPage(browser, changed.location!);
+    const text = pageText(page.html);
+    expect(text).toContain("Password changed. Every other browser was signed out.");
+    expect(text).toContain("Secure your account");
+    expect(text).toContain("Removes your 2 passkeys.");
+    expect(text).toMatch(/Signs out every other browser again, including any that signed in after your password change/);
+    expect(page.html).toMatch(/<input[^>]*name="disconnect_apps"[^>]*checked/);
+    expect(page.html).toMatch(/name="intent" value="secure"/);
+    // A plain visit to the page does not offer it.
+    expect(pageText((await openPage(browser, "/account/password")).html)).not.toContain("Secure your account");
+  });
+
+  it("securing removes every passkey, signs out every other browser (also one signed in by passkey after the change) and disconnects every app: its tokens stop working", async () => {
+    const account = await newAccount("secured");
+    const planted = passkeyOf(account);
+    passkeyOf(account);
+    const app = await connectApp(account);
+    expect((await app.client.userinfo(app.tokens.access_token)).status).toBe(200);
+    const browser = await signIn(account);
+    const other = await signIn(account);
+    expect((await changePassword(browser, PASSWORD, "a new long passphrase")).status).toBe(303);
+    expect(sessionsOf(account)).toEqual([sessionHash(browser)]);
+    // The attacker comes back with the passkey they planted: the password change did not stop that.
+    const attacker = await newBrowser(server, newAddress());
+    const options = await getJson(attacker, "/account/passkey-auth");
+    expect((await postJson(attacker, "/account/passkey-auth", { csrf_token: attacker.csrfToken, response: assertion(planted, options.body.challenge!) })).status).toBe(200);
+    expect(sessionsOf(account)).toHaveLength(2);
+
+    const secured = await postForm(browser, "/account/password?notice=password-changed", { csrf_token: browser.csrfToken, intent: "secure", disconnect_apps: "on" });
+    expect(secured.status, pageText(secured.html).slice(0, 300)).toBe(303);
+    expect(secured.location).toBe("/account/password?notice=account-secured-apps");
+    expect(pageText((await openPage(browser, secured.location!)).html)).toContain("every app is disconnected");
+
+    expect(passkeysOf(account)).toEqual([]);
+    expect(sessionsOf(account)).toEqual([sessionHash(browser)]);
+    expect((await openPage(attacker, "/account/passkeys")).status).toBe(303);
+    expect((await openPage(other, "/account/passkeys")).status).toBe(303);
+    expect((await openPage(browser, "/account/passkeys")).status).toBe(200);
+    // The app's tokens no longer work, and it is no longer listed.
+    expect((await app.client.userinfo(app.tokens.access_token)).status).toBe(401);
+    const refreshed = await app.client.refresh(app.tokens.refresh_token);
+    expect(refreshed.status).toBe(400);
+    expect(refreshed.body).toMatchObject({ error: "invalid_grant" });
+    expect(server.db().prepare(`SELECT count(*) AS n FROM "AuthorizedClient" WHERE accountDid = ?`).get(account.did)).toEqual({ n: 0 });
+    expect(server.db().prepare(`SELECT count(*) AS n FROM "Grant" WHERE accountDid = ?`).get(account.did)).toEqual({ n: 0 });
+  });
+
+  it("a code issued before securing cannot be redeemed after it", async () => {
+    const account = await newAccount("coded");
+    const client = new DpopClient(server.issuer, await generateDpopKey(), CLIENT_ID);
+    const pkce = createPkce();
+    const redirectUri = "http://127.0.0.1:54321/callback";
+    const par = await client.pushAuthorizationRequest({ redirect_uri: redirectUri, scope: SCOPE, state: "s", code_challenge: pkce.challenge, code_challenge_method: "S256" });
+    const location = await approveWithPassword(client.authorizeUrl(par.body.request_uri), new CookieJar(), account.handle, PASSWORD);
+    const browser = await signIn(account);
+    const secured = await postForm(browser, "/account/password", { csrf_token: browser.csrfToken, intent: "secure", disconnect_apps: "on" });
+    expect(secured.status).toBe(303);
+    const exchanged = await client.exchangeCode(location.searchParams.get("code")!, pkce.verifier, redirectUri);
+    expect(exchanged.status).toBe(400);
+    expect(exchanged.body).toMatchObject({ error: "invalid_grant" });
+  });
+
+  it("securing needs a recent authentication; after 'Confirm it's you' it works, and unticked the apps keep their access", async () => {
+    const account = await newAccount("late");
+    passkeyOf(account);
+    const app = await connectApp(account);
+    const browser = await signIn(account);
+    const other = await signIn(account);
+    ageSession(browser);
+
+    const refused = await postForm(browser, "/account/password?notice=password-changed", { csrf_token: browser.csrfToken, intent: "secure", disconnect_apps: "on" });
+    expect(refused.status).toBe(403);
+    const refusedText = pageText(refused.html);
+    expect(refusedText).toContain("confirm it's you first");
+    expect(refusedText).toContain("Confirm it's you");
+    expect(passkeysOf(account)).toHaveLength(1);
+    expect(sessionsOf(account)).toContain(sessionHash(other));
+    expect((await app.client.userinfo(app.tokens.access_token)).status).toBe(200);
+
+    const confirmed = await postForm(browser, "/account/password?notice=password-changed", { csrf_token: browser.csrfToken, intent: "confirm", password: PASSWORD });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.location).toBe("/account/password?notice=secure-confirmed");
+    const page = pageText((await openPage(browser, confirmed.location!)).html);
+    expect(page).toContain("Secure your account");
+    expect(page).toContain("Removes your 1 passkey.");
+
+    // disconnect_apps left out: what an unticked checkbox sends.
+    const secured = await postForm(browser, confirmed.location!, { csrf_token: browser.csrfToken, intent: "secure" });
+    expect(secured.status).toBe(303);
+    expect(secured.location).toBe("/account/password?notice=account-secured");
+    expect(passkeysOf(account)).toEqual([]);
+    expect(sessionsOf(account)).toEqual([sessionHash(browser)]);
+    expect((await app.client.userinfo(app.tokens.access_token)).status).toBe(200);
+  });
+});
+
 // --- the new forms' checks ------------------------------------------------------
 
 describe("CSRF, Origin and bad input on the new forms", () => {
-  it("confirm and passkey re-authentication refuse a wrong CSRF token, another browser's token and a foreign Origin, and change nothing", async () => {
+  it("confirm, secure and passkey re-authentication refuse a wrong CSRF token, another browser's token and a foreign Origin, and change nothing", async () => {
     const account = await newAccount("csrf");
     const key = passkeyOf(account);
     const browser = await signIn(account);
     const other = await signIn(account);
     ageSession(browser);
     const before = authenticatedAt(browser);
-    const forms: [string, Record<string, string>][] = [["/account/passkeys", { intent: "confirm", password: PASSWORD }]];
+    const forms: [string, Record<string, string>][] = [
+      ["/account/passkeys", { intent: "confirm", password: PASSWORD }],
+      ["/account/password", { intent: "confirm", password: PASSWORD }],
+      ["/account/password", { intent: "secure", disconnect_apps: "on" }],
+    ];
     for (const [path, fields] of forms) {
       const label = `${path} ${fields.intent}`;
       expect((await postForm(browser, path, { ...fields, csrf_token: "forged" })).status, label).toBe(403);
@@ -328,6 +462,10 @@ describe("CSRF, Origin and bad input on the new forms", () => {
     const account = await newAccount("input");
     const browser = await signIn(account);
     ageSession(browser);
+    const unknown = await postForm(browser, "/account/password", { csrf_token: browser.csrfToken, intent: "explode" });
+    expect(unknown.status).toBe(400);
+    expect(pageText(unknown.html)).toContain("The form did not say what to do.");
+
     const bodies: unknown[] = [null, [], "text", {}, { csrf_token: browser.csrfToken }, { csrf_token: browser.csrfToken, next: "https://evil.example/", response: {} }, { csrf_token: browser.csrfToken, response: { id: "x" } }];
     for (const body of bodies) {
       const answer = await postJson(browser, "/account/reauthenticate", body);

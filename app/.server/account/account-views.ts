@@ -57,7 +57,7 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys";
+export type ConfirmReturnPath = "/account/passkeys" | "/account/password";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -78,6 +78,16 @@ export type PasskeysView = SignedInBase & {
   confirm?: ConfirmView;
 };
 
-export type PasswordView = SignedInBase & { kind: "password"; minLength: number };
+/** "Secure your account", offered on the page a password change returns to. */
+export type SecureAccountView = {
+  /** Shown now: right after a password change (or after confirming it's you for it). */
+  offered: boolean;
+  passkeys: number;
+  apps: number;
+  /** Present when the action first needs "Confirm it's you". */
+  confirm?: ConfirmView;
+};
+
+export type PasswordView = SignedInBase & { kind: "password"; minLength: number; secure: SecureAccountView };
 
 export type AccountView = SignInView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;

@@ -26,6 +26,7 @@ const WINDOW_MINUTES = RECENT_AUTHENTICATION_MS / MINUTE;
 /** The notice each page shows once the person has confirmed. */
 const CONFIRMED: Record<ConfirmReturnPath, NoticeKey> = {
   "/account/passkeys": "identity-confirmed",
+  "/account/password": "secure-confirmed",
 };
 
 /** The JSON refusal of an action that needs a recent authentication. */
@@ -80,7 +81,7 @@ export async function reauthenticationOptions(services: Services, request: Reque
 
 const reauthenticateInput = z.object({
   csrf_token: z.string().max(256),
-  next: z.enum(["/account/passkeys"]).default("/account/passkeys"),
+  next: z.enum(["/account/passkeys", "/account/password"]).default("/account/passkeys"),
   response: authenticationResponseSchema,
 });
 
