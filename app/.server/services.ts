@@ -1,3 +1,4 @@
+import { AccountLockdown } from "./accounts/account-lockdown.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
@@ -16,8 +17,8 @@ import { AccessTokenVerifier } from "./oauth/token/access-token-verifier.ts";
 import { TokenManager } from "./oauth/token/token-manager.ts";
 import { PrismaClientStore } from "./stores/prisma-client-store.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
+import { challengeMacKey, SignedChallengeStore } from "./stores/signed-challenge-store.ts";
 import { SqliteAttemptStore } from "./stores/sqlite-attempt-store.ts";
-import { SqliteChallengeStore } from "./stores/sqlite-challenge-store.ts";
 import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
@@ -64,7 +65,7 @@ function createServices(config: Config) {
     assertionMaxFutureMs: config.dpopMaxFutureMs,
   });
   const accounts = new AccountManager(prisma);
-  const passkeys = new PasskeyManager(prisma, new SqliteChallengeStore(sqlite), config.issuer);
+  const passkeys = new PasskeyManager(prisma, new SignedChallengeStore(challengeMacKey(cookieSecret), replay), config.issuer);
   const blobs = new SqliteBlobStore(sqlite, { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs });
 
   return {
@@ -95,6 +96,7 @@ function createServices(config: Config) {
     passkeys,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqliteAttemptStore(sqlite), config.signInThrottle)),
     connectedApps: new ConnectedApps(prisma, grants),
+    lockdown: new AccountLockdown(sqlite, grants),
   };
 }
 

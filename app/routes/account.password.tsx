@@ -23,5 +23,5 @@ export default function Password() {
   const actionData = useActionData<typeof action>();
   if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
   if (view.kind === "error") return <ErrorPage {...view} />;
-  return <PasswordPage view={view} errors={errorsFor(actionData, "password").errors} />;
+  return <PasswordPage view={view} errorsFor={(form) => errorsFor(actionData, form)} />;
 }

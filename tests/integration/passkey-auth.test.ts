@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPkce, DpopClient, generateDpopKey, sha256Base64url } from "../../scripts/lib/dpop-client.ts";
+import { mintChallenge } from "../helpers/challenges.ts";
 import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { SoftAuthenticator, type AuthenticationResponseJSON, type AssertOptions } from "../helpers/soft-authenticator.ts";
@@ -213,10 +214,8 @@ describe("POST /oauth/passkey-auth", () => {
   it("the consent page embeds single-use options bound to this request; GET gives fresh ones", async () => {
     alicePasskey();
     const p = await pending();
-    const stored = server.db().prepare(`SELECT purpose, requestIdHash, accountDid FROM "WebAuthnChallenge" WHERE challenge = ?`).get(p.challenge) as
-      | { purpose: string; requestIdHash: string | null; accountDid: string | null }
-      | undefined;
-    expect(stored).toEqual({ purpose: "authenticate", requestIdHash: sha256Base64url(p.requestUri), accountDid: null });
+    // WebAuthn L3 §13.4.3: challenges "SHOULD therefore be at least 16 bytes long".
+    expect(Buffer.from(p.challenge, "base64url").length).toBeGreaterThanOrEqual(16);
 
     const fresh = await freshOptions(p);
     expect(fresh.status).toBe(200);
@@ -328,16 +327,16 @@ describe("POST /oauth/passkey-auth", () => {
   it("an expired challenge, or one issued for registration, is refused", async () => {
     const authenticator = alicePasskey();
     const p = await pending();
-    const insert = server
-      .db()
-      .prepare(`INSERT INTO "WebAuthnChallenge" (challenge, purpose, requestIdHash, accountDid, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?, ?)`);
-    const now = Date.now();
-    insert.run("expired-challenge-aaaaaaaaaaaaaaaaaaaa", "authenticate", sha256Base64url(p.requestUri), null, now - 600_000, now - 1_000);
-    insert.run("register-challenge-aaaaaaaaaaaaaaaaaaa", "register", null, alice.did, now, now + 300_000);
-    expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, "expired-challenge-aaaaaaaaaaaaaaaaaaaa"))), /expired/);
-    expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, "register-challenge-aaaaaaaaaaaaaaaaaaa"))), /expired|another/);
+    // Minted with the server's own key: one that expired a second ago, one issued for registering a passkey.
+    const expired = mintChallenge(server, "authenticate", { requestIdHash: sha256Base64url(p.requestUri) }, { issuedAt: Date.now() - 301_000 });
+    const registration = mintChallenge(server, "register", { accountDid: alice.did });
+    expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, expired))), /expired/);
+    expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, registration))), /expired|another/);
     // A challenge the server never issued.
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, "bm90LWlzc3VlZC1ieS10aGUtc2VydmVy"))), /expired/);
+    // Control: minted the same way with the current clock and this request, it signs in.
+    const live = mintChallenge(server, "authenticate", { requestIdHash: sha256Base64url(p.requestUri) });
+    expect((await postPasskey(p, passkeyBody(p, assertion(authenticator, live)))).status).toBe(200);
   });
 
   it("an assertion for a deleted passkey is refused with a clear message; password sign-in still works on that request", async () => {

@@ -10,11 +10,16 @@ import type { Services } from "../services.ts";
  * throttled SignIn as the consent screen.
  */
 
-export type SignedIn = { account: AccountSummary; sessionIdHash: string };
+export type SignedIn = {
+  account: AccountSummary;
+  sessionIdHash: string;
+  /** This browser proved the password or a passkey within the last few minutes (docs/decisions/0007). */
+  recentlyAuthenticated: boolean;
+};
 
 export async function currentSession(services: Services, request: Request): Promise<SignedIn | undefined> {
   const session = await services.sessions.resolve(readCookie(request, cookieNames(services.config).session));
-  return session ? { account: session.account, sessionIdHash: session.idHash } : undefined;
+  return session ? { account: session.account, sessionIdHash: session.idHash, recentlyAuthenticated: session.recentlyAuthenticated } : undefined;
 }
 
 /** This browser's CSRF token; `headers` carries the cookie when it had none yet. */

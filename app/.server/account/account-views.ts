@@ -56,8 +56,38 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
-export type PasskeysView = SignedInBase & { kind: "passkeys"; passkeys: PasskeyView[]; nameMaxLength: number };
+/** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
+export type ConfirmReturnPath = "/account/passkeys" | "/account/password";
 
-export type PasswordView = SignedInBase & { kind: "password"; minLength: number };
+/**
+ * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
+ * recent authentication. The password form works without JavaScript; the
+ * passkey, offered when the account has one, is bound to this browser session.
+ */
+export type ConfirmView = {
+  next: ConfirmReturnPath;
+  windowMinutes: number;
+  passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
+};
+
+export type PasskeysView = SignedInBase & {
+  kind: "passkeys";
+  passkeys: PasskeyView[];
+  nameMaxLength: number;
+  /** Present when adding a passkey first needs "Confirm it's you". */
+  confirm?: ConfirmView;
+};
+
+/** "Secure your account", offered on the page a password change returns to. */
+export type SecureAccountView = {
+  /** Shown now: right after a password change (or after confirming it's you for it). */
+  offered: boolean;
+  passkeys: number;
+  apps: number;
+  /** Present when the action first needs "Confirm it's you". */
+  confirm?: ConfirmView;
+};
+
+export type PasswordView = SignedInBase & { kind: "password"; minLength: number; secure: SecureAccountView };
 
 export type AccountView = SignInView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;

@@ -13,13 +13,23 @@ const NOTICES = {
   "passkey-renamed": "Passkey renamed.",
   "passkey-deleted": "Passkey deleted.",
   "password-changed": "Password changed. Every other browser was signed out.",
+  "identity-confirmed": "Thanks, that's you. You can add a passkey now.",
+  "secure-confirmed": "Thanks, that's you. You can secure your account now.",
+  "account-secured": "Done: your passkeys are removed and every other browser is signed out. Connected apps keep their access.",
+  "account-secured-apps": "Done: your passkeys are removed, every other browser is signed out and every app is disconnected.",
 } as const;
 
 export type NoticeKey = keyof typeof NOTICES;
 
 export function noticeOf(request: Request): string | undefined {
+  const key = noticeKeyOf(request);
+  return key ? NOTICES[key] : undefined;
+}
+
+/** Which notice the address names, when it names a known one. */
+export function noticeKeyOf(request: Request): NoticeKey | undefined {
   const key = new URL(request.url).searchParams.get("notice");
-  return key && key in NOTICES ? NOTICES[key as NoticeKey] : undefined;
+  return key && key in NOTICES ? (key as NoticeKey) : undefined;
 }
 
 export function withNotice(path: string, notice: NoticeKey): string {

@@ -5,16 +5,18 @@ import { currentSession, isTrustedPost } from "./account-session.ts";
 import type { PasskeysView } from "./account-views.ts";
 import { withNotice } from "./notices.ts";
 import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
+import { confirmView, confirmWithPassword, reauthenticationRequired } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
-/** GET /account/passkeys. */
+/** GET /account/passkeys; "Confirm it's you" instead of "Add a passkey" without a recent authentication. */
 export async function showPasskeys(services: Services, request: Request): Promise<PageOutcome<PasskeysView>> {
-  return signedInPage(services, request, async ({ account }, base) => {
-    const passkeys = await services.passkeys.list(account.did);
+  return signedInPage(services, request, async (signedIn, base) => {
+    const passkeys = await services.passkeys.list(signedIn.account.did);
     return {
       ...base,
       kind: "passkeys",
       nameMaxLength: PASSKEY_NAME_MAX,
+      confirm: signedIn.recentlyAuthenticated ? undefined : await confirmView(services, signedIn, "/account/passkeys"),
       passkeys: passkeys.map((passkey) => ({
         credentialId: passkey.credentialId,
         name: passkey.name,
@@ -26,12 +28,15 @@ export async function showPasskeys(services: Services, request: Request): Promis
   });
 }
 
-/** POST /account/passkeys (forms): rename or delete. Adding one needs the browser's WebAuthn, so JavaScript. */
+/** POST /account/passkeys (forms): rename, delete, or confirm it's you. Adding one needs the browser's WebAuthn, so JavaScript. */
 export async function answerPasskeys(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
-  return signedInAction(services, request, form, async ({ account }) => {
+  return signedInAction(services, request, form, async (signedIn) => {
+    const { account } = signedIn;
     const credentialId = form("credential_id");
     try {
       switch (form("intent")) {
+        case "confirm":
+          return await confirmWithPassword(services, request, signedIn, form("password"), "/account/passkeys");
         case "rename":
           await services.passkeys.rename(account.did, credentialId, form("name"));
           return redirectTo(withNotice("/account/passkeys", "passkey-renamed"));
@@ -56,10 +61,11 @@ function jsonError(status: number, error: string, description: string): JsonOutc
   return { status, body: { error, error_description: description } };
 }
 
-/** GET /account/passkey-register: fresh registration options for the signed-in account. */
+/** GET /account/passkey-register: fresh registration options for a recently authenticated account (docs/decisions/0007). */
 export async function registrationOptions(services: Services, request: Request): Promise<JsonOutcome> {
   const signedIn = await currentSession(services, request);
   if (!signedIn) return jsonError(401, "login_required", "Sign in again to add a passkey.");
+  if (!signedIn.recentlyAuthenticated) return reauthenticationRequired();
   return { status: 200, body: await services.passkeys.registrationOptions(signedIn.account) };
 }
 
@@ -69,7 +75,7 @@ const registerInput = z.object({
   response: registrationResponseSchema,
 });
 
-/** POST /account/passkey-register (JSON {csrf_token, name, response}): stores the new passkey. */
+/** POST /account/passkey-register (JSON {csrf_token, name, response}): stores the new passkey; needs a recent authentication too. */
 export async function registerPasskey(services: Services, request: Request, body: unknown): Promise<JsonOutcome> {
   const parsed = registerInput.safeParse(body);
   if (!parsed.success) return jsonError(400, "invalid_request", "The passkey answer is malformed.");
@@ -78,6 +84,8 @@ export async function registerPasskey(services: Services, request: Request, body
   }
   const signedIn = await currentSession(services, request);
   if (!signedIn) return jsonError(401, "login_required", "Sign in again to add a passkey.");
+  // Checked again here: options fetched while the authentication was recent do not outlive it.
+  if (!signedIn.recentlyAuthenticated) return reauthenticationRequired();
   try {
     const passkey = await services.passkeys.register(signedIn.account, parsed.data.name, parsed.data.response as never);
     return { status: 200, body: { ok: true, name: passkey.name, next: withNotice("/account/passkeys", "passkey-added") } };

@@ -4,46 +4,99 @@ import { SignInError } from "../accounts/sign-in.ts";
 import { clientAddress } from "../http/browser.ts";
 import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
 import type { Services } from "../services.ts";
-import type { PasswordView } from "./account-views.ts";
-import { withNotice } from "./notices.ts";
-import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
+import type { SignedIn } from "./account-session.ts";
+import type { PasswordView, SecureAccountView } from "./account-views.ts";
+import { noticeKeyOf, withNotice } from "./notices.ts";
+import { errorOutcome, formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
+import { confirmView, confirmWithPassword } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
-/** GET /account/password. */
+/** GET /account/password; right after a change, also the offer to secure the account. */
 export async function showPasswordPage(services: Services, request: Request): Promise<PageOutcome<PasswordView>> {
-  return signedInPage(services, request, async (_signedIn, base) => ({ ...base, kind: "password", minLength: PASSWORD_MIN_LENGTH }));
+  return signedInPage(services, request, async (signedIn, base) => ({
+    ...base,
+    kind: "password",
+    minLength: PASSWORD_MIN_LENGTH,
+    secure: await secureAccountView(services, request, signedIn),
+  }));
 }
 
 /**
- * POST /account/password: current + new + confirmation. The current
- * password is checked through the sign-in throttle (a stolen session cannot
- * guess it at full speed); a change signs out every other browser.
+ * The offer is shown on the page a change redirects to (and after "Confirm
+ * it's you" for it); the counts are there for the form's wording either way.
  */
-export async function answerPasswordPage(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
-  return signedInAction(services, request, form, async ({ account, sessionIdHash }) => {
-    const current = form("current_password");
-    const next = form("new_password");
-    const confirm = form("confirm_password");
-    const errors: Record<string, string> = {};
-    if (!current) errors.current_password = "Enter your current password.";
-    if (next.length < PASSWORD_MIN_LENGTH) errors.new_password = `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
-    else if (next.length > PASSWORD_MAX_LENGTH) errors.new_password = "That password is too long.";
-    else if (next === current) errors.new_password = "Choose a password different from the current one.";
-    if (!errors.new_password && confirm !== next) errors.confirm_password = "This does not match the new password.";
-    if (Object.keys(errors).length) return formErrors("password", errors);
+async function secureAccountView(services: Services, request: Request, signedIn: SignedIn): Promise<SecureAccountView> {
+  const notice = noticeKeyOf(request);
+  const [passkeys, apps] = await Promise.all([services.passkeys.list(signedIn.account.did), services.connectedApps.list(signedIn.account.did)]);
+  return {
+    offered: notice === "password-changed" || notice === "secure-confirmed",
+    passkeys: passkeys.length,
+    apps: apps.length,
+    confirm: signedIn.recentlyAuthenticated ? undefined : await confirmView(services, signedIn, "/account/password"),
+  };
+}
 
-    try {
-      await services.signIn.withPassword(account.did, current, clientAddress(request));
-      await services.accounts.changePassword(account.did, current, next);
-    } catch (error) {
-      if (error instanceof SignInError) return formErrors("password", { current_password: "The current password is not right." });
-      if (error instanceof TooManyRequestsError) {
-        return formErrors("password", { form: error.description }, undefined, 429, new Headers({ "Retry-After": String(error.retryAfterSeconds) }));
-      }
-      if (error instanceof AccountError) return formErrors("password", { current_password: error.message });
-      throw error;
+/** POST /account/password: change the password (no intent, or intent=change), secure the account, or confirm it's you. */
+export async function answerPasswordPage(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+  return signedInAction(services, request, form, async (signedIn) => {
+    switch (form("intent")) {
+      case "":
+      case "change":
+        return changePassword(services, request, signedIn, form);
+      case "secure":
+        return secureAccount(services, signedIn, form);
+      case "confirm":
+        return confirmWithPassword(services, request, signedIn, form("password"), "/account/password");
     }
-    await services.sessions.destroyOthers(account.did, sessionIdHash);
-    return redirectTo(withNotice("/account/password", "password-changed"));
+    return errorOutcome(400, "Nothing to do", "The form did not say what to do.");
   });
+}
+
+/**
+ * Current + new + confirmation. The current password is checked through the
+ * sign-in throttle (a stolen session cannot guess it at full speed) and
+ * counts as a recent authentication (docs/decisions/0007); a change signs
+ * out every other browser.
+ */
+async function changePassword(services: Services, request: Request, { account, sessionIdHash }: SignedIn, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+  const current = form("current_password");
+  const next = form("new_password");
+  const confirm = form("confirm_password");
+  const errors: Record<string, string> = {};
+  if (!current) errors.current_password = "Enter your current password.";
+  if (next.length < PASSWORD_MIN_LENGTH) errors.new_password = `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
+  else if (next.length > PASSWORD_MAX_LENGTH) errors.new_password = "That password is too long.";
+  else if (next === current) errors.new_password = "Choose a password different from the current one.";
+  if (!errors.new_password && confirm !== next) errors.confirm_password = "This does not match the new password.";
+  if (Object.keys(errors).length) return formErrors("password", errors);
+
+  try {
+    await services.signIn.withPassword(account.did, current, clientAddress(request));
+    await services.accounts.changePassword(account.did, current, next);
+  } catch (error) {
+    if (error instanceof SignInError) return formErrors("password", { current_password: "The current password is not right." });
+    if (error instanceof TooManyRequestsError) {
+      return formErrors("password", { form: error.description }, undefined, 429, new Headers({ "Retry-After": String(error.retryAfterSeconds) }));
+    }
+    if (error instanceof AccountError) return formErrors("password", { current_password: error.message });
+    throw error;
+  }
+  await services.sessions.destroyOthers(account.did, sessionIdHash);
+  // The current password was just checked: that is a recent authentication (docs/decisions/0007).
+  await services.sessions.markAuthenticated(sessionIdHash);
+  return redirectTo(withNotice("/account/password", "password-changed"));
+}
+
+/**
+ * "Secure your account": every passkey removed, every other browser signed
+ * out, and (ticked by default) every app disconnected. It needs a recent
+ * authentication: it is what a person does when someone else may be in.
+ */
+async function secureAccount(services: Services, { account, sessionIdHash, recentlyAuthenticated }: SignedIn, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+  if (!recentlyAuthenticated) {
+    return formErrors("secure", { form: "For your safety, confirm it's you first: enter your password or use one of your passkeys." }, undefined, 403);
+  }
+  const disconnectApps = form("disconnect_apps") === "on";
+  services.lockdown.secure(account.did, sessionIdHash, { disconnectApps });
+  return redirectTo(withNotice("/account/password", disconnectApps ? "account-secured-apps" : "account-secured"));
 }

@@ -14,6 +14,13 @@ import { MINUTE } from "../util/time.ts";
 import type { AccountSummary } from "./account-manager.ts";
 import type { ChallengeStore } from "./challenge-store.ts";
 
+/**
+ * What a passkey assertion is bound to: one authorization request (consent
+ * screen), one browser session re-authenticating (docs/decisions/0007), or
+ * nothing (signing in to the account pages).
+ */
+export type PasskeyBinding = { requestIdHash?: string; sessionIdHash?: string };
+
 /** A passkey sign-in or registration that failed, with a message a person can act on. */
 export class PasskeyError extends Error {
   constructor(message: string) {
@@ -69,6 +76,11 @@ function challengeOf(clientDataJSON: string): string {
   throw new PasskeyError("The passkey answer is malformed");
 }
 
+/** The issued challenge's bytes (it is base64url), for the options generators. */
+function challengeBytes(challenge: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(Buffer.from(challenge, "base64url"));
+}
+
 /**
  * Passkeys (WebAuthn) with @simplewebauthn/server: relying party ID is the
  * issuer's host, origin the issuer's origin; discoverable credentials; user
@@ -89,7 +101,8 @@ export class PasskeyManager {
 
   async registrationOptions(account: AccountSummary): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const existing = await this.prisma.passkey.findMany({ where: { accountDid: account.did }, select: { credentialId: true } });
-    const options = await generateRegistrationOptions({
+    const challenge = this.challenges.issue("register", { accountDid: account.did }, CHALLENGE_LIFETIME);
+    return generateRegistrationOptions({
       rpName: "Atrium",
       rpID: this.rpId,
       userName: account.handle,
@@ -99,16 +112,16 @@ export class PasskeyManager {
       excludeCredentials: existing.map((passkey) => ({ id: passkey.credentialId })),
       authenticatorSelection: { residentKey: "required", userVerification: "preferred" },
       supportedAlgorithmIDs: [-7, -257],
+      // The library sends these bytes base64url-encoded: the browser signs exactly the string issued.
+      challenge: challengeBytes(challenge),
     });
-    this.challenges.create({ challenge: options.challenge, purpose: "register", accountDid: account.did, lifetimeMs: CHALLENGE_LIFETIME });
-    return options;
   }
 
   async register(account: AccountSummary, name: string, response: RegistrationResponseJSON): Promise<PasskeySummary> {
     const checkedName = passkeyName.safeParse(name);
     if (!checkedName.success) throw new PasskeyError(checkedName.error.issues[0]?.message ?? "Invalid name");
     const challenge = challengeOf(response.response.clientDataJSON);
-    if (!this.challenges.consume(challenge, { purpose: "register", accountDid: account.did })) {
+    if (!this.challenges.consume(challenge, "register", { accountDid: account.did })) {
       throw new PasskeyError("This registration has expired or was already used. Try again.");
     }
     let verification;
@@ -142,17 +155,16 @@ export class PasskeyManager {
     return summary(created);
   }
 
-  /** Options for a sign-in; `requestIdHash` binds it to one authorization request. */
-  async authenticationOptions(binding: { requestIdHash?: string }): Promise<PublicKeyCredentialRequestOptionsJSON> {
-    const options = await generateAuthenticationOptions({ rpID: this.rpId, userVerification: "preferred", allowCredentials: [] });
-    this.challenges.create({ challenge: options.challenge, purpose: "authenticate", requestIdHash: binding.requestIdHash, lifetimeMs: CHALLENGE_LIFETIME });
-    return options;
+  /** Options for a sign-in or re-authentication, bound as `binding` says. */
+  async authenticationOptions(binding: PasskeyBinding): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const challenge = this.challenges.issue("authenticate", binding, CHALLENGE_LIFETIME);
+    return generateAuthenticationOptions({ rpID: this.rpId, userVerification: "preferred", allowCredentials: [], challenge: challengeBytes(challenge) });
   }
 
   /** Verifies a sign-in and returns the account's DID; the challenge is spent whatever the outcome. */
-  async authenticate(response: AuthenticationResponseJSON, binding: { requestIdHash?: string }): Promise<string> {
+  async authenticate(response: AuthenticationResponseJSON, binding: PasskeyBinding): Promise<string> {
     const challenge = challengeOf(response.response.clientDataJSON);
-    if (!this.challenges.consume(challenge, { purpose: "authenticate", requestIdHash: binding.requestIdHash })) {
+    if (!this.challenges.consume(challenge, "authenticate", binding)) {
       throw new PasskeyError("This passkey request has expired, was already used, or belongs to another sign-in. Try again.");
     }
     const passkey = await this.prisma.passkey.findUnique({ where: { credentialId: response.id } });

@@ -33,6 +33,7 @@ export class SqliteGrantStore implements GrantStore {
   private readonly s;
   private readonly redeemTx;
   private readonly rotateTx;
+  private readonly revokeAccountTx;
 
   constructor(private readonly db: Database.Database) {
     this.s = {
@@ -77,6 +78,8 @@ export class SqliteGrantStore implements GrantStore {
       deleteGrant: db.prepare(`DELETE FROM "Grant" WHERE id = ?`),
       listGrants: db.prepare(`SELECT * FROM "Grant" WHERE accountDid = ? AND expiresAt > ? ORDER BY lastUsedAt DESC`),
       revokeClient: db.prepare(`DELETE FROM "Grant" WHERE accountDid = ? AND clientId = ?`),
+      revokeAccount: db.prepare(`DELETE FROM "Grant" WHERE accountDid = ?`),
+      deleteAccountCodes: db.prepare(`DELETE FROM "AuthorizationCode" WHERE accountDid = ?`),
       markUsed: db.prepare(`UPDATE "Grant" SET lastUsedAt = ? WHERE id = ?`),
       grantOfToken: db.prepare(
         `SELECT * FROM "Grant" WHERE id = (SELECT grantId FROM "AccessToken" WHERE tokenHash = @hash)
@@ -100,6 +103,13 @@ export class SqliteGrantStore implements GrantStore {
       this.insertTokens(grantId, now, tokens);
       this.s.touchGrant.run(now, tokens.refreshExpiresAt, grantId);
       return true;
+    });
+
+    // The account's unredeemed codes go too: redeemed afterwards, one would become a new grant.
+    this.revokeAccountTx = db.transaction((accountDid: string): number => {
+      this.s.deleteAccountCodes.run(accountDid);
+      // Foreign keys cascade to each grant's access and refresh tokens.
+      return this.s.revokeAccount.run(accountDid).changes;
     });
   }
 
@@ -171,6 +181,10 @@ export class SqliteGrantStore implements GrantStore {
 
   revokeClientGrants(accountDid: string, clientId: string): number {
     return this.s.revokeClient.run(accountDid, clientId).changes;
+  }
+
+  revokeAccountGrants(accountDid: string): number {
+    return this.revokeAccountTx(accountDid);
   }
 
   touchGrant(grantId: string, now: number): void {

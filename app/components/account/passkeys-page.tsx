@@ -4,10 +4,11 @@ import { DateTime } from "../ui/date-time";
 import { Field } from "../ui/field";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
+import { ConfirmIdentity } from "./confirm-identity";
 
 type Props = { view: PasskeysView; errorsFor: (form: string) => { errors: Record<string, string>; values: Record<string, string> } };
 
-/** /account/passkeys: list, add, rename, delete. */
+/** /account/passkeys: list, add (after "Confirm it's you" when the last one is not recent), rename, delete. */
 export function PasskeysPage({ view, errorsFor }: Props) {
   const register = errorsFor("register");
   return (
@@ -23,7 +24,17 @@ export function PasskeysPage({ view, errorsFor }: Props) {
           ))}
         </ul>
       )}
-      <AddPasskey csrfToken={view.csrfToken} nameMaxLength={view.nameMaxLength} error={register.errors.name ?? register.errors.form} name={register.values.name} />
+      {view.confirm ? (
+        <ConfirmIdentity
+          confirm={view.confirm}
+          csrfToken={view.csrfToken}
+          handle={view.account.handle}
+          reason="A new passkey can sign in to your account, even after a password change, so adding one needs you to confirm it's you first."
+          errors={errorsFor("confirm").errors}
+        />
+      ) : (
+        <AddPasskey csrfToken={view.csrfToken} nameMaxLength={view.nameMaxLength} error={register.errors.name ?? register.errors.form} name={register.values.name} />
+      )}
     </AccountShell>
   );
 }

@@ -1,17 +1,23 @@
 import type { PasswordView } from "../../.server/account/account-views";
 import { Field } from "../ui/field";
 import { ErrorMessage } from "../ui/messages";
-import { primaryButton } from "../ui/styles";
+import { dangerButton, primaryButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
+import { ConfirmIdentity } from "./confirm-identity";
 
-type Props = { view: PasswordView; errors: Record<string, string> };
+type FormState = { errors: Record<string, string>; values: Record<string, string> };
 
-/** /account/password: current + new + confirmation. */
-export function PasswordPage({ view, errors }: Props) {
+type Props = { view: PasswordView; errorsFor: (form: string) => FormState };
+
+/** /account/password: current + new + confirmation; after a change, the offer to secure the account. */
+export function PasswordPage({ view, errorsFor }: Props) {
+  const errors = errorsFor("password").errors;
   return (
     <AccountShell base={view} current="/account/password" title="Change your password" intro="Changing it signs out every other browser. Apps you allowed keep their access.">
+      <SecureAccount view={view} secure={errorsFor("secure")} confirm={errorsFor("confirm")} />
       <form method="post" noValidate className="flex max-w-md flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
+        <input type="hidden" name="intent" value="change" />
         {/* Lets password managers store the new password for the right account. */}
         <input type="text" name="username" autoComplete="username" defaultValue={view.account.handle} hidden readOnly />
         <Field id="current_password" name="current_password" label="Current password" type="password" autoComplete="current-password" required error={errors.current_password} />
@@ -33,5 +39,59 @@ export function PasswordPage({ view, errors }: Props) {
         </button>
       </form>
     </AccountShell>
+  );
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/**
+ * "Secure your account", offered right after a password change: someone who
+ * knew the old password may have left a way back in that the change does not
+ * end (a passkey, an app). Shown also when its own form, or its "Confirm it's
+ * you", has just failed.
+ */
+function SecureAccount({ view, secure, confirm }: { view: PasswordView; secure: FormState; confirm: FormState }) {
+  const { passkeys, apps } = view.secure;
+  const failed = Boolean(secure.errors.form) || Object.keys(confirm.errors).length > 0;
+  if (!view.secure.offered && !failed) return null;
+  return (
+    <section aria-labelledby="secure-heading" className="flex flex-col gap-4 rounded-2xl border border-amber-400 bg-amber-50 p-5 text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-50">
+      <h2 id="secure-heading" className="text-lg font-semibold">
+        Secure your account
+      </h2>
+      <p>
+        Changed your password because someone else may have known it? Every other browser was signed out by the change, but whoever was in may have left a way back that
+        a new password does not close: a passkey they added, or an app they allowed.
+      </p>
+      {secure.errors.form ? <ErrorMessage>{secure.errors.form}</ErrorMessage> : null}
+      {view.secure.confirm ? (
+        <ConfirmIdentity confirm={view.secure.confirm} csrfToken={view.csrfToken} handle={view.account.handle} reason="Securing your account removes passkeys and signs out browsers." errors={confirm.errors} level={3} />
+      ) : (
+        <form method="post" className="flex flex-col gap-4">
+          <input type="hidden" name="csrf_token" value={view.csrfToken} />
+          <input type="hidden" name="intent" value="secure" />
+          <ul className="flex list-disc flex-col gap-1 pl-5">
+            <li>{passkeys > 0 ? `Removes your ${plural(passkeys, "passkey", "passkeys")}. You can add new ones afterwards.` : "Removes any passkey on your account (you have none now)."}</li>
+            <li>Signs out every other browser again, including any that signed in after your password change (with a passkey, for example). This browser stays signed in.</li>
+          </ul>
+          <div className="flex items-start gap-3">
+            <input id="disconnect_apps" name="disconnect_apps" type="checkbox" defaultChecked aria-describedby="disconnect_apps-hint" className="mt-1 size-5 shrink-0 accent-blue-700" />
+            <div className="flex flex-col gap-1">
+              <label htmlFor="disconnect_apps" className="font-medium">
+                Also disconnect every app ({apps > 0 ? `${plural(apps, "app", "apps")} connected` : "none connected now"})
+              </label>
+              <p id="disconnect_apps-hint" className="text-sm">
+                Their access ends at once; each app has to ask you again. Untick this to keep them.
+              </p>
+            </div>
+          </div>
+          <button type="submit" className={`${dangerButton} self-start`}>
+            Secure my account
+          </button>
+        </form>
+      )}
+    </section>
   );
 }

@@ -20,6 +20,11 @@ type Props = {
   fields: Record<string, string>;
   /** Offer the passkeys in the username field's autofill (conditional mediation). */
   autofill: boolean;
+  /** The button's words, idle and while waiting (default: signing in). */
+  label?: string;
+  busyLabel?: string;
+  /** What to suggest after a failure (default: the password sign-in). */
+  retryHint?: string;
 };
 
 /** How often autofill is offered again after failures before it waits for the button. */
@@ -33,7 +38,16 @@ const AUTOFILL_RETRIES = 3;
  * passkey and the password stay usable. Rendered only once JavaScript runs
  * and the browser supports WebAuthn: without it the password form is all.
  */
-export function PasskeySignIn({ options, postUrl, refreshUrl, fields, autofill }: Props) {
+export function PasskeySignIn({
+  options,
+  postUrl,
+  refreshUrl,
+  fields,
+  autofill,
+  label = "Sign in with a passkey",
+  busyLabel = "Signing in…",
+  retryHint = "Try the passkey again, or sign in with your password.",
+}: Props) {
   const [supported, setSupported] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
@@ -104,13 +118,13 @@ export function PasskeySignIn({ options, postUrl, refreshUrl, fields, autofill }
       {supported ? (
         <button type="button" className={`${secondaryButton} w-full`} disabled={busy} onClick={() => void attempt(false)}>
           <KeyIcon />
-          {busy ? "Signing in…" : "Sign in with a passkey"}
+          {busy ? busyLabel : label}
         </button>
       ) : null}
       <div role="alert">
         {error ? (
           <p className="rounded-lg border border-red-300 bg-red-50 p-3 text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
-            {error} Try the passkey again, or sign in with your password.
+            {error} {retryHint}
           </p>
         ) : null}
       </div>

@@ -67,6 +67,12 @@ export interface GrantStore {
   listGrants(accountDid: string, now: number): Grant[];
   /** Ends every grant an account gave a client; returns how many ended. */
   revokeClientGrants(accountDid: string, clientId: string): number;
+  /**
+   * Ends every grant the account gave any client, and its codes not yet
+   * redeemed (a code must not become a grant afterwards); returns how many
+   * grants ended.
+   */
+  revokeAccountGrants(accountDid: string): number;
   /** Records use of a grant by a resource request (at most once a minute: callers throttle). */
   touchGrant(grantId: string, now: number): void;
   /** The grant an access or refresh token (live or spent) belongs to, if any. */

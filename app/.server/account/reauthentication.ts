@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { authenticationResponseSchema, PasskeyError, type PasskeyBinding } from "../accounts/passkey-manager.ts";
+import { RECENT_AUTHENTICATION_MS } from "../accounts/recent-authentication.ts";
+import { SignInError } from "../accounts/sign-in.ts";
+import { clientAddress } from "../http/browser.ts";
+import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
+import type { Services } from "../services.ts";
+import { MINUTE } from "../util/time.ts";
+import { currentSession, isTrustedPost, type SignedIn } from "./account-session.ts";
+import type { ConfirmReturnPath, ConfirmView } from "./account-views.ts";
+import { withNotice, type NoticeKey } from "./notices.ts";
+import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
+import type { JsonOutcome } from "./passkeys-page.ts";
+
+/**
+ * "Confirm it's you" (docs/decisions/0007): a signed-in browser proves the
+ * account's password or one of its passkeys again, which refreshes the
+ * session's `authenticatedAt`. The password goes through the same throttled
+ * sign-in as everywhere else, by the account's DID, so it cannot be guessed
+ * at full speed from a stolen session. The passkey's challenge is bound to
+ * this browser session, and only a passkey of this account counts.
+ */
+
+const WINDOW_MINUTES = RECENT_AUTHENTICATION_MS / MINUTE;
+
+/** The notice each page shows once the person has confirmed. */
+const CONFIRMED: Record<ConfirmReturnPath, NoticeKey> = {
+  "/account/passkeys": "identity-confirmed",
+  "/account/password": "secure-confirmed",
+};
+
+/** The JSON refusal of an action that needs a recent authentication. */
+export function reauthenticationRequired(): JsonOutcome {
+  return {
+    status: 403,
+    body: {
+      error: "reauthentication_required",
+      error_description: `For your safety, adding a passkey needs your password or one of your passkeys from the last ${WINDOW_MINUTES} minutes. Reload the page and confirm it's you.`,
+    },
+  };
+}
+
+/** What the page shows instead of an action that needs a recent authentication. */
+export async function confirmView(services: Services, signedIn: SignedIn, next: ConfirmReturnPath): Promise<ConfirmView> {
+  const passkeyOptions = (await services.passkeys.offerPasskeys(signedIn.account.did))
+    ? await services.passkeys.authenticationOptions({ sessionIdHash: signedIn.sessionIdHash })
+    : undefined;
+  return { next, windowMinutes: WINDOW_MINUTES, passkeyOptions };
+}
+
+/** POST of the "Confirm it's you" password form (intent=confirm) on `next`'s page. */
+export async function confirmWithPassword(
+  services: Services,
+  request: Request,
+  signedIn: SignedIn,
+  password: string,
+  next: ConfirmReturnPath,
+): Promise<PageOutcome<FormErrors>> {
+  if (!password) return formErrors("confirm", { password: "Enter your password." });
+  try {
+    // By DID: this account's password, whatever else the form carried.
+    const account = await services.signIn.withPassword(signedIn.account.did, password, clientAddress(request));
+    if (account.did !== signedIn.account.did) return formErrors("confirm", { password: "That password is not right." });
+  } catch (error) {
+    if (error instanceof SignInError) return formErrors("confirm", { password: "That password is not right." });
+    if (error instanceof TooManyRequestsError) {
+      return formErrors("confirm", { form: error.description }, undefined, 429, new Headers({ "Retry-After": String(error.retryAfterSeconds) }));
+    }
+    throw error;
+  }
+  await services.sessions.markAuthenticated(signedIn.sessionIdHash);
+  return redirectTo(withNotice(next, CONFIRMED[next]));
+}
+
+/** GET /account/reauthenticate: fresh passkey options bound to this browser session. */
+export async function reauthenticationOptions(services: Services, request: Request): Promise<JsonOutcome> {
+  const signedIn = await currentSession(services, request);
+  if (!signedIn) return { status: 401, body: { error: "login_required", error_description: "Sign in again." } };
+  return { status: 200, body: await services.passkeys.authenticationOptions({ sessionIdHash: signedIn.sessionIdHash }) };
+}
+
+const reauthenticateInput = z.object({
+  csrf_token: z.string().max(256),
+  next: z.enum(["/account/passkeys", "/account/password"]).default("/account/passkeys"),
+  response: authenticationResponseSchema,
+});
+
+/** POST /account/reauthenticate (JSON {csrf_token, next, response}) → {ok, next}. */
+export async function reauthenticateWithPasskey(services: Services, request: Request, body: unknown): Promise<JsonOutcome> {
+  const parsed = reauthenticateInput.safeParse(body);
+  if (!parsed.success) return { status: 400, body: { error: "invalid_request", error_description: "The passkey answer is malformed." } };
+  if (!isTrustedPost(services, request, parsed.data.csrf_token)) {
+    return { status: 403, body: { error: "invalid_request", error_description: "The page was out of date or did not come from this server; reload it and try again." } };
+  }
+  const signedIn = await currentSession(services, request);
+  if (!signedIn) return { status: 401, body: { error: "login_required", error_description: "Sign in again." } };
+  // SignIn.withPasskey hands its binding to the passkey manager: the challenge must be the one issued to this session.
+  const binding: PasskeyBinding = { sessionIdHash: signedIn.sessionIdHash };
+  try {
+    const account = await services.signIn.withPasskey(parsed.data.response as never, binding, clientAddress(request));
+    // Never a sign-in: another account's passkey changes nothing here, and no session is made for it.
+    if (account.did !== signedIn.account.did) {
+      return {
+        status: 403,
+        body: { error: "wrong_account", error_description: `That passkey belongs to another account. Use a passkey of @${signedIn.account.handle}, or your password.` },
+      };
+    }
+  } catch (error) {
+    if (error instanceof PasskeyError) return { status: 400, body: { error: "passkey_failed", error_description: error.message } };
+    if (error instanceof TooManyRequestsError) {
+      return {
+        status: 429,
+        body: { error: "temporarily_unavailable", error_description: error.description },
+        headers: { "Retry-After": String(error.retryAfterSeconds) },
+      };
+    }
+    throw error;
+  }
+  await services.sessions.markAuthenticated(signedIn.sessionIdHash);
+  return { status: 200, body: { ok: true, next: withNotice(parsed.data.next, CONFIRMED[parsed.data.next]) } };
+}

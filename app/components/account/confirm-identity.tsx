@@ -1,0 +1,69 @@
+import type { ConfirmView } from "../../.server/account/account-views";
+import { PasskeySignIn } from "../passkey/passkey-sign-in";
+import { Field } from "../ui/field";
+import { ErrorMessage } from "../ui/messages";
+import { primaryButton } from "../ui/styles";
+
+type Props = {
+  confirm: ConfirmView;
+  csrfToken: string;
+  handle: string;
+  /** What confirming unlocks, in a sentence ("To add a passkey, …"). */
+  reason: string;
+  errors: Record<string, string>;
+  /** Heading level: a section of its own (2) or part of one (3). */
+  level?: 2 | 3;
+};
+
+/**
+ * "Confirm it's you": the account's password (a plain form post, works
+ * without JavaScript) or, with JavaScript, one of its passkeys. Success
+ * returns to this page, where the action is then possible.
+ */
+export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, level = 2 }: Props) {
+  const Heading = level === 2 ? "h2" : "h3";
+  const formError = errors.form;
+  return (
+    <section aria-labelledby="confirm-heading" className="flex flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 text-slate-900 dark:border-slate-800 dark:bg-slate-900 dark:text-slate-100">
+      <Heading id="confirm-heading" className="text-lg font-semibold">
+        Confirm it&apos;s you
+      </Heading>
+      <p id="confirm-reason" className="text-slate-700 dark:text-slate-200">
+        {reason} For your safety, this needs your password or one of your passkeys from the last {confirm.windowMinutes} minutes.
+      </p>
+      <form method="post" noValidate className="flex flex-col gap-4">
+        <input type="hidden" name="csrf_token" value={csrfToken} />
+        <input type="hidden" name="intent" value="confirm" />
+        {/* Lets password managers offer the password of the right account. */}
+        <input type="text" name="username" autoComplete="username" defaultValue={handle} hidden readOnly />
+        <Field
+          id="confirm-password"
+          name="password"
+          label="Your password"
+          type="password"
+          autoComplete="current-password"
+          required
+          error={errors.password}
+          invalid={Boolean(formError)}
+          describedBy={formError ? "confirm-error" : undefined}
+        />
+        {formError ? <ErrorMessage id="confirm-error">{formError}</ErrorMessage> : null}
+        <button type="submit" className={`${primaryButton} self-start`}>
+          Confirm
+        </button>
+      </form>
+      {confirm.passkeyOptions ? (
+        <PasskeySignIn
+          options={confirm.passkeyOptions}
+          postUrl="/account/reauthenticate"
+          refreshUrl="/account/reauthenticate"
+          fields={{ csrf_token: csrfToken, next: confirm.next }}
+          autofill={false}
+          label="Use a passkey"
+          busyLabel="Checking your passkey…"
+          retryHint="Try the passkey again, or enter your password."
+        />
+      ) : null}
+    </section>
+  );
+}
