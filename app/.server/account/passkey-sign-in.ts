@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { authenticationResponseSchema, PasskeyError } from "../accounts/passkey-manager.ts";
+import { authenticationResponseSchema } from "../accounts/passkey-manager.ts";
 import { clientAddress } from "../http/browser.ts";
-import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
 import type { Services } from "../services.ts";
 import { accountReturnPath, isTrustedPost, startSession } from "./account-session.ts";
 import { withNotice } from "./notices.ts";
-import type { JsonOutcome } from "./passkeys-page.ts";
+import { passkeyFailure, type JsonOutcome } from "./json-outcome.ts";
 
 /**
  * Passkey sign-in to the account area: like the consent screen's, but the
@@ -40,14 +39,6 @@ export async function accountPasskeySignIn(services: Services, request: Request,
       headers: { "Set-Cookie": cookie },
     };
   } catch (error) {
-    if (error instanceof PasskeyError) return { status: 400, body: { error: "passkey_failed", error_description: error.message } };
-    if (error instanceof TooManyRequestsError) {
-      return {
-        status: 429,
-        body: { error: "temporarily_unavailable", error_description: error.description },
-        headers: { "Retry-After": String(error.retryAfterSeconds) },
-      };
-    }
-    throw error;
+    return passkeyFailure(error);
   }
 }

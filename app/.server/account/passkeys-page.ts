@@ -3,6 +3,7 @@ import { PASSKEY_NAME_MAX, PasskeyError, registrationResponseSchema } from "../a
 import type { Services } from "../services.ts";
 import { currentSession, isTrustedPost } from "./account-session.ts";
 import type { PasskeysView } from "./account-views.ts";
+import { jsonError, passkeyFailure, type JsonOutcome } from "./json-outcome.ts";
 import { withNotice } from "./notices.ts";
 import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
 import { confirmView, confirmWithPassword, reauthenticationRequired } from "./reauthentication.ts";
@@ -54,13 +55,6 @@ export async function answerPasskeys(services: Services, request: Request, form:
   });
 }
 
-/** A JSON answer of the passkey endpoints. */
-export type JsonOutcome = { status: number; body: unknown; headers?: Record<string, string> };
-
-function jsonError(status: number, error: string, description: string): JsonOutcome {
-  return { status, body: { error, error_description: description } };
-}
-
 /** GET /account/passkey-register: fresh registration options for a recently authenticated account (docs/decisions/0007). */
 export async function registrationOptions(services: Services, request: Request): Promise<JsonOutcome> {
   const signedIn = await currentSession(services, request);
@@ -90,7 +84,6 @@ export async function registerPasskey(services: Services, request: Request, body
     const passkey = await services.passkeys.register(signedIn.account, parsed.data.name, parsed.data.response as never);
     return { status: 200, body: { ok: true, name: passkey.name, next: withNotice("/account/passkeys", "passkey-added") } };
   } catch (error) {
-    if (error instanceof PasskeyError) return jsonError(400, "passkey_failed", error.message);
-    throw error;
+    return passkeyFailure(error);
   }
 }

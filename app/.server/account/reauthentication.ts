@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { authenticationResponseSchema, PasskeyError, type PasskeyBinding } from "../accounts/passkey-manager.ts";
+import { authenticationResponseSchema, type PasskeyBinding } from "../accounts/passkey-manager.ts";
 import { RECENT_AUTHENTICATION_MS } from "../accounts/recent-authentication.ts";
 import { SignInError } from "../accounts/sign-in.ts";
 import { clientAddress } from "../http/browser.ts";
@@ -10,7 +10,7 @@ import { currentSession, isTrustedPost, type SignedIn } from "./account-session.
 import type { ConfirmReturnPath, ConfirmView } from "./account-views.ts";
 import { withNotice, type NoticeKey } from "./notices.ts";
 import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
-import type { JsonOutcome } from "./passkeys-page.ts";
+import { passkeyFailure, type JsonOutcome } from "./json-outcome.ts";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): a signed-in browser proves the
@@ -106,15 +106,7 @@ export async function reauthenticateWithPasskey(services: Services, request: Req
       };
     }
   } catch (error) {
-    if (error instanceof PasskeyError) return { status: 400, body: { error: "passkey_failed", error_description: error.message } };
-    if (error instanceof TooManyRequestsError) {
-      return {
-        status: 429,
-        body: { error: "temporarily_unavailable", error_description: error.description },
-        headers: { "Retry-After": String(error.retryAfterSeconds) },
-      };
-    }
-    throw error;
+    return passkeyFailure(error);
   }
   await services.sessions.markAuthenticated(signedIn.sessionIdHash);
   return { status: 200, body: { ok: true, next: withNotice(parsed.data.next, CONFIRMED[parsed.data.next]) } };
