@@ -47,7 +47,8 @@ export class SqliteRepoStore implements RepoStore {
     this.writeTx = db.transaction((did: string, writes: RecordWrite[], blobCids: string[][], now: number): WriteConflict | undefined => {
       for (const [index, write] of writes.entries()) {
         // docs/decisions/0008: a record's blob references change with the record, in the same transaction.
-        const previousBlobCids = this.blobs.referencesOf(did, write.collection, write.rkey);
+        // A create claims a free key, and a record's references go with it when it is deleted: none to read.
+        const previousBlobCids = write.action === "create" ? [] : this.blobs.referencesOf(did, write.collection, write.rkey);
         const conflict = this.applyOne(did, write, now);
         if (conflict) throw new ConflictSignal(conflict);
         this.blobs.recordWritten(did, write.collection, write.rkey, previousBlobCids, blobCids[index]!, now);
