@@ -9,7 +9,8 @@ import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./ap
 import { openSqlite } from "./app/.server/db/index.ts";
 import { migrateDatabase } from "./app/.server/db/migrate.ts";
 import { RequestLimiter } from "./app/.server/security/request-limiter.ts";
-import { apiPathOf, createApiServer, type ApiHandler } from "./server/api-server.ts";
+import type * as ServerRuntime from "./app/.server/runtime.ts";
+import { apiRouteOf, createApiServer } from "./server/api-server.ts";
 import { originFormOf, refuseConnect, refuseRequestTarget } from "./server/request-target.ts";
 import {
   bodyLimit,
@@ -33,15 +34,24 @@ import {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+type Runtime = typeof ServerRuntime;
+
+/**
+ * The server build: the Remix routes (index.js) and the runtime (runtime.js: the services and the API route table),
+ * two entries of one Vite build that share their modules, so there is one copy of each class and each service
+ * (docs/decisions/0013). Development asks Vite for both, and for the routes again on every request (hot reload);
+ * the services are made once either way.
+ */
 async function loadBuild(dev: boolean) {
   if (!dev) {
-    const buildPath = path.join(here, "build", "server", "index.js");
-    const build = (await import(pathToFileURL(buildPath).href)) as ServerBuild;
-    return { build: async () => build, vite: undefined };
+    const load = async <T>(file: string) => (await import(pathToFileURL(path.join(here, "build", "server", file)).href)) as T;
+    const build = await load<ServerBuild>("index.js");
+    return { build: async () => build, runtime: await load<Runtime>("runtime.js"), vite: undefined };
   }
   const { createServer } = await import("vite");
   const vite = await createServer({ server: { middlewareMode: true } });
-  return { build: () => vite.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>, vite };
+  const runtime = (await vite.ssrLoadModule("/app/.server/runtime.ts")) as Runtime;
+  return { build: () => vite.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>, runtime, vite };
 }
 
 export async function startServer(config: Config, options: { dev: boolean }): Promise<Server> {
@@ -50,11 +60,11 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   if (applied.length) console.log(`Applied database migrations: ${applied.join(", ")}`);
 
   const limiter = new RequestLimiter(openSqlite(config.databasePath));
-  const { build, vite } = await loadBuild(options.dev);
-  const apiHandlerOf = (serverBuild: ServerBuild) => (serverBuild.entry.module as unknown as { handleApiRequest: ApiHandler }).handleApiRequest;
-  // Production loads the build once; development asks Vite per request (it reloads changed modules).
-  const apiHandler = vite ? undefined : apiHandlerOf(await build());
-  const serveApi = createApiServer({ config, limiter, handler: () => apiHandler ?? build().then(apiHandlerOf) });
+  const { build, runtime, vite } = await loadBuild(options.dev);
+  // Created once, here, and handed to both the API handler and the screens (getLoadContext).
+  const services = runtime.createServices(config);
+  const routes = runtime.apiRoutes(services);
+  const serveApi = createApiServer({ config, limiter });
 
   const app = express();
   app.disable("x-powered-by");
@@ -83,7 +93,7 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
     "*",
     createRequestHandler({
       build,
-      getLoadContext: (_req, res) => ({ cspNonce: res.locals.cspNonce as string }),
+      getLoadContext: (_req, res) => ({ cspNonce: res.locals.cspNonce as string, services }),
     }),
   );
   app.use(expressErrors);
@@ -94,12 +104,15 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
     const target = originFormOf(req.url, config.issuer);
     if (target === undefined) return refuseRequestTarget(req, res, config.logRequests);
     req.url = target;
-    const apiPath = apiPathOf(target);
-    if (apiPath === undefined) app(req, res);
-    else serveApi(req, res, apiPath);
+    const api = apiRouteOf(routes, target);
+    if (api === undefined) app(req, res);
+    else serveApi(req, res, api.route, api.path);
   });
   server.on("connect", refuseConnect);
-  server.on("close", () => limiter.close());
+  server.on("close", () => {
+    limiter.close();
+    void services.close();
+  });
   return new Promise((resolve) => {
     server.listen(config.port, config.host, () => resolve(server));
     // Slow clients cannot hold a connection open forever (slowloris); a lower request timeout lowers the headers' too.

@@ -40,4 +40,3 @@ export default function handleRequest(
     setTimeout(abort, ABORT_DELAY);
   });
 }
-export { handleApiRequest } from "./.server/http/api-routes";

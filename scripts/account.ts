@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../app/.server/accounts/account-manager.ts";
-import { ConfigError, getConfig } from "../app/.server/config.ts";
-import { closeDatabase, getPrisma } from "../app/.server/db/index.ts";
+import { ConfigError, loadConfig } from "../app/.server/config.ts";
+import { openPrisma } from "../app/.server/db/index.ts";
 import { migrateDatabase } from "../app/.server/db/migrate.ts";
 
 /**
@@ -42,10 +42,17 @@ async function run(argv: string[]): Promise<void> {
     },
     strict: true,
   });
-  const config = getConfig();
+  const config = loadConfig();
   migrateDatabase(config.databasePath);
-  const accounts = new AccountManager(getPrisma());
+  const prisma = openPrisma(config.databaseUrl);
+  try {
+    await runCommand(command, values, new AccountManager(prisma));
+  } finally {
+    await prisma.$disconnect();
+  }
+}
 
+async function runCommand(command: string | undefined, values: { handle?: string; email?: string; password?: string; did?: string }, accounts: AccountManager): Promise<void> {
   switch (command) {
     case "create": {
       const account = await accounts.create({
@@ -86,6 +93,4 @@ try {
   } else {
     throw error;
   }
-} finally {
-  await closeDatabase();
 }

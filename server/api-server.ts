@@ -4,111 +4,73 @@ import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Config } from "../app/.server/config.ts";
 import type { ApiRequest } from "../app/.server/http/api-request.ts";
 import type { ApiResponse } from "../app/.server/http/api-response.ts";
+import { refusalIn, type ApiRoute, type ApiRouteTable } from "../app/.server/http/api-routes.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
-import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
+import { clientAddress, drainRest, isBodyDrainable, logRequest } from "./http-common.ts";
+import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
+import { CORS_HEADERS, HARDENING_HEADERS, preflightHeaders } from "./security-headers.ts";
 
 /**
- * The JSON endpoints clients call directly (DESIGN §1: discovery, PAR, token,
- * revoke, userinfo, jwks, /xrpc), served from Node's own request handler
- * ahead of Express: these are the hot paths, and Express's per-request work
- * (its request/response wrappers and middleware chain) cost more CPU than the
- * DPoP check itself. Everything Express did for them is here, in order:
- * security and CORS headers, preflights, per-address limits, body limits,
- * the response timeout, draining unread bodies, and the request log.
+ * The JSON endpoints clients call directly, served from Node's own request
+ * handler ahead of Express (docs/decisions/0005): these are the hot paths,
+ * and Express's per-request work cost more CPU than the DPoP check itself.
+ * Everything about an endpoint comes from its entry in the route table
+ * (app/.server/http/api-routes.ts). In order: security and CORS headers,
+ * preflights, methods, per-address limits, body limits, the response
+ * timeout, draining unread bodies, and the request log.
  */
-
-/** The API dispatcher the server build exports (app/entry.server.tsx → app/.server/http/api-routes.ts). */
-export type ApiHandler = (path: string, request: ApiRequest) => Promise<ApiResponse> | undefined;
-
-/** DESIGN §1: endpoints browser-based clients call directly get CORS; the screens do not. */
-function isCorsPath(pathname: string): boolean {
-  return (
-    pathname.startsWith("/.well-known/") ||
-    pathname.startsWith("/xrpc/") ||
-    pathname === "/oauth/par" ||
-    pathname === "/oauth/token" ||
-    pathname === "/oauth/revoke" ||
-    pathname === "/oauth/userinfo" ||
-    pathname === "/oauth/jwks"
-  );
-}
-
-/** The path of a request target, when it is one of the API paths (origin-form targets only). */
-export function apiPathOf(url: string | undefined): string | undefined {
-  if (!url || url.charCodeAt(0) !== 47 /* "/" */) return undefined;
-  const query = url.indexOf("?");
-  const path = query === -1 ? url : url.slice(0, query);
-  return isCorsPath(path) ? path : undefined;
-}
-
-/** Sent on every API answer (the same hardening headers as the screens, minus the page-only CSP). */
-const BASE_HEADERS: Readonly<Record<string, string>> = {
-  "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "no-referrer",
-  "X-Frame-Options": "DENY",
-  "Access-Control-Allow-Origin": "*",
-  "Access-Control-Expose-Headers": "DPoP-Nonce, WWW-Authenticate",
-};
-
-const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
-  ...BASE_HEADERS,
-  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-  "Access-Control-Allow-Headers": "Content-Type, DPoP, Authorization, atproto-proxy, atproto-accept-labelers",
-  "Access-Control-Max-Age": "600",
-};
-
-type ErrorShape = "xrpc" | "oauth";
-
-/** A refusal of the entry itself, in the error shape of the endpoint addressed (XRPC or OAuth JSON). */
-function refusal(shape: ErrorShape, status: number, xrpcError: string, oauthError: string, message: string, headers: Record<string, string> = {}): ApiResponse {
-  const body = shape === "xrpc" ? { error: xrpcError, message } : { error: oauthError, error_description: message };
-  return { status, headers: { "Content-Type": "application/json", "Cache-Control": "no-store", ...headers }, body: JSON.stringify(body) };
-}
 
 export type ApiServerOptions = {
   config: Config;
   limiter: RequestLimiter;
-  /** The dispatcher; a promise only in development, where Vite loads the app per request. */
-  handler: () => ApiHandler | Promise<ApiHandler>;
 };
 
-export function createApiServer({ config, limiter, handler }: ApiServerOptions) {
-  const limitFor = (path: string): [string, number] | undefined => {
-    if (path === "/oauth/par") return ["par", config.rateLimits.parPerMinute];
-    if (path === "/oauth/token") return ["token", config.rateLimits.tokenPerMinute];
-    if (path.startsWith("/xrpc/")) return ["xrpc", config.rateLimits.xrpcPerMinute];
-    return undefined;
-  };
+/** The route serving a request target, when it is one of the API paths (origin-form targets only). */
+export function apiRouteOf(routes: ApiRouteTable, url: string | undefined): { route: ApiRoute; path: string } | undefined {
+  if (!url || url.charCodeAt(0) !== 47 /* "/" */) return undefined;
+  const query = url.indexOf("?");
+  const path = query === -1 ? url : url.slice(0, query);
+  const route = routes.find(path);
+  return route ? { route, path } : undefined;
+}
 
-  /** Per-address limits (DESIGN 4.5): 429 with Retry-After, or undefined when the request may go on. */
-  const checkLimits = (req: IncomingMessage, path: string, shape: ErrorShape): ApiResponse | undefined => {
-    const rule = limitFor(path);
-    if (!rule) return undefined;
-    const [name, limit] = rule;
-    const result = limiter.hit(`requests:${name}:${clientAddress(req, config.trustProxy)}`, limit, 60_000);
+export function createApiServer({ config, limiter }: ApiServerOptions) {
+  const perMinute = { par: config.rateLimits.parPerMinute, token: config.rateLimits.tokenPerMinute, xrpc: config.rateLimits.xrpcPerMinute };
+
+  /** Per-address limits: 429 with Retry-After, or undefined when the request may go on. */
+  const checkLimit = (req: IncomingMessage, route: ApiRoute): ApiResponse | undefined => {
+    if (!route.limit) return undefined;
+    const result = limiter.hit(`requests:${route.limit}:${clientAddress(req, config.trustProxy)}`, perMinute[route.limit], 60_000);
     if (result.allowed) return undefined;
     const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
-    return refusal(shape, 429, "RateLimitExceeded", "temporarily_unavailable", message, { "Retry-After": String(result.retryAfterSeconds) });
+    return refusalIn(route.errorShape, 429, RATE_LIMITED, message, { "Retry-After": String(result.retryAfterSeconds) });
   };
 
-  return function serveApi(req: IncomingMessage, res: ServerResponse, path: string): void {
+  return function serveApi(req: IncomingMessage, res: ServerResponse, route: ApiRoute, path: string): void {
     const started = config.logRequests ? process.hrtime.bigint() : 0n;
     if (config.logRequests) res.on("finish", () => logRequest(req.method, path, res.statusCode, started));
-    const shape: ErrorShape = path.startsWith("/xrpc/") ? "xrpc" : "oauth";
 
-    if (req.method === "OPTIONS") return send(req, res, { status: 204, headers: PREFLIGHT_HEADERS, body: null });
-    const limited = checkLimits(req, path, shape);
-    if (limited) return send(req, res, limited);
-    const bodyLimit = path === "/xrpc/com.atproto.repo.uploadBlob" ? config.blobMaxBytes : MAX_BODY_BYTES;
-    if (Number(req.headers["content-length"] ?? 0) > bodyLimit) {
-      return send(req, res, refusal(shape, 413, "PayloadTooLarge", "invalid_request", `Request body larger than ${bodyLimit} bytes`));
+    if (req.method === "OPTIONS" && route.cors) return send(req, res, route, { status: 204, headers: preflightHeaders(route.methods), body: null });
+    if (!(route.methods as readonly string[]).includes(req.method ?? "")) {
+      const allow = route.methods.join(", ");
+      return send(req, res, route, refusalIn(route.errorShape, 405, METHOD_NOT_ALLOWED, `Method not allowed; use ${allow}`, { Allow: allow }));
+    }
+    const limited = checkLimit(req, route);
+    if (limited) return send(req, res, route, limited);
+    if (Number(req.headers["content-length"] ?? 0) > route.bodyLimit) {
+      return send(req, res, route, refusalIn(route.errorShape, 413, TOO_LARGE, `Request body larger than ${route.bodyLimit} bytes`));
     }
 
-    // A request the app has not answered in time gets 503 instead of hanging.
-    const timer = setTimeout(answerTooLate, config.requestTimeoutMs, req, res, shape);
-    void respond(req, res, timer, shape, handler, path, new NodeApiRequest(req, path, config.issuer, bodyLimit));
+    const timer = armResponseTimer(config.requestTimeoutMs, res, answerTooLate, req, route);
+    void respond(req, res, timer, route, path, new NodeApiRequest(req, path, config.issuer, route.bodyLimit));
   };
 }
+
+const RATE_LIMITED = { oauth: "temporarily_unavailable", xrpc: "RateLimitExceeded" };
+const METHOD_NOT_ALLOWED = { oauth: "invalid_request", xrpc: "InvalidRequest" };
+const TOO_LARGE = { oauth: "invalid_request", xrpc: "PayloadTooLarge" };
+const UNAVAILABLE = { oauth: "temporarily_unavailable", xrpc: "InternalServerError" };
+const SERVER_ERROR = { oauth: "server_error", xrpc: "InternalServerError" };
 
 /*
  * Per-request code here creates no closures: functions and methods are
@@ -116,40 +78,30 @@ export function createApiServer({ config, limiter, handler }: ApiServerOptions) 
  * run time to keep its name, a measurable cost on the hot path).
  */
 
-function answerTooLate(req: IncomingMessage, res: ServerResponse, shape: ErrorShape): void {
-  send(req, res, refusal(shape, 503, "InternalServerError", "temporarily_unavailable", "The server took too long to answer", { "Retry-After": "5" }));
+function answerTooLate(res: ServerResponse, req: IncomingMessage, route: ApiRoute): void {
+  send(req, res, route, refusalIn(route.errorShape, 503, UNAVAILABLE, TOO_LATE.message, { "Retry-After": TOO_LATE.retryAfterSeconds }));
 }
 
-async function respond(
-  req: IncomingMessage,
-  res: ServerResponse,
-  timer: NodeJS.Timeout,
-  shape: ErrorShape,
-  handler: ApiServerOptions["handler"],
-  path: string,
-  request: ApiRequest,
-): Promise<void> {
+async function respond(req: IncomingMessage, res: ServerResponse, timer: NodeJS.Timeout, route: ApiRoute, path: string, request: ApiRequest): Promise<void> {
   let response: ApiResponse;
   try {
-    const handle = handler();
-    const pending = (typeof (handle as Promise<ApiHandler>).then === "function" ? await handle : (handle as ApiHandler))(path, request);
-    response = (pending && (await pending)) ?? refusal(shape, 404, "NotFound", "invalid_request", "Nothing is served at this address");
+    response = await route.handle(request, path);
   } catch (error) {
-    response = serverError(shape, error);
+    response = serverError(route, error);
   }
   clearTimeout(timer);
   try {
-    send(req, res, response);
+    send(req, res, route, response);
   } catch (error) {
     // An answer Node refuses to write (say, a header value it rejects) becomes a 500, not an unhandled rejection.
     if (res.headersSent) res.destroy();
-    else send(req, res, serverError(shape, error));
+    else send(req, res, route, serverError(route, error));
   }
 }
 
-function serverError(shape: ErrorShape, error: unknown): ApiResponse {
+function serverError(route: ApiRoute, error: unknown): ApiResponse {
   console.error("Unhandled server error:", error);
-  return refusal(shape, 500, "InternalServerError", "server_error", "The server could not handle this request");
+  return refusalIn(route.errorShape, 500, SERVER_ERROR, "The server could not handle this request");
 }
 
 /**
@@ -227,13 +179,16 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 
 /**
  * Writes an answer in one go (headers and a serialized body), unless one was
- * already sent. A refusal sent before the body was read leaves the rest in
- * the connection: it is drained afterwards, or, when it is declared too large
- * to drain, the answer closes the connection.
+ * already sent, with the hardening headers, the route's CORS headers and, for
+ * the authorization server's endpoints, a fresh DPoP-Nonce. A refusal sent
+ * before the body was read leaves the rest in the connection: it is drained
+ * afterwards, or, when it is declared too large to drain, the answer closes
+ * the connection.
  */
-function send(req: IncomingMessage, res: ServerResponse, response: ApiResponse): void {
+function send(req: IncomingMessage, res: ServerResponse, route: ApiRoute, response: ApiResponse): void {
   if (res.headersSent || res.destroyed) return;
-  const headers: Record<string, string> = { ...BASE_HEADERS, ...response.headers };
+  const headers: Record<string, string> = route.cors ? { ...HARDENING_HEADERS, ...CORS_HEADERS, ...response.headers } : { ...HARDENING_HEADERS, ...response.headers };
+  if (route.dpopNonce) headers["DPoP-Nonce"] = route.dpopNonce();
   if (!req.complete && !isBodyDrainable(req)) headers.Connection = "close";
   const body = response.body;
   if (body === null || typeof body === "string" || body instanceof Uint8Array) {

@@ -3,9 +3,6 @@ import { clientAddressOf, type TrustedProxies } from "../app/.server/http/forwar
 
 /** What both entries (the API handler and Express for the screens) need to agree on. */
 
-/** Request bodies other than blob uploads are small (forms, JSON). */
-export const MAX_BODY_BYTES = 1024 * 1024;
-
 /** Unread request bodies up to this size are drained so the connection stays usable; larger ones close it. */
 const MAX_DRAIN_BYTES = 16 * 1024 * 1024;
 

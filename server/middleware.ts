@@ -1,9 +1,14 @@
 import { randomBytes } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
 import type { TrustedProxies } from "../app/.server/http/forwarded-address.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
-import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES } from "./http-common.ts";
+import { MAX_BODY_BYTES } from "../app/.server/http/limits.ts";
+import { entryErrorPage } from "./error-page.ts";
+import { clientAddress, drainRest, isBodyDrainable, logRequest } from "./http-common.ts";
+import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
+import { contentSecurityPolicy, HARDENING_HEADERS } from "./security-headers.ts";
 
 /**
  * The Express middleware of the screens (server.ts; the JSON endpoints are
@@ -12,29 +17,13 @@ import { clientAddress, drainRest, isBodyDrainable, logRequest, MAX_BODY_BYTES }
  * posts, and Express's own errors as readable pages.
  */
 
+/** The hardening headers of every answer (server/security-headers.ts), and a CSP with a fresh nonce for the pages. */
 export function securityHeaders(dev: boolean) {
   return (_req: Request, res: Response, next: NextFunction) => {
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    // The authorize URL carries a request_uri: never leak it to another site.
-    res.setHeader("Referrer-Policy", "no-referrer");
-    res.setHeader("X-Frame-Options", "DENY");
+    for (const [name, value] of Object.entries(HARDENING_HEADERS)) res.setHeader(name, value);
     const nonce = randomBytes(16).toString("base64");
     res.locals.cspNonce = nonce;
-    if (!dev) {
-      res.setHeader(
-        "Content-Security-Policy",
-        [
-          "default-src 'self'",
-          `script-src 'self' 'nonce-${nonce}'`,
-          "style-src 'self'",
-          "img-src 'self' https: data:",
-          "connect-src 'self'",
-          "object-src 'none'",
-          "base-uri 'none'",
-          "frame-ancestors 'none'",
-        ].join("; "),
-      );
-    }
+    if (!dev) res.setHeader("Content-Security-Policy", contentSecurityPolicy(nonce));
     next();
   };
 }
@@ -46,7 +35,7 @@ export function securityHeaders(dev: boolean) {
 export function bodyLimit(req: Request, res: Response, next: NextFunction) {
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > MAX_BODY_BYTES) {
-    res.status(413).type("html").send(page("Too much data", "The form sent more data than this server accepts. Go back and try again."));
+    res.status(413).type("html").send(entryErrorPage("Too much data", "The form sent more data than this server accepts. Go back and try again."));
     return;
   }
   // A body without Content-Length is cut off once far beyond the limit, so the connection cannot be used to stream forever.
@@ -82,12 +71,7 @@ export function expressErrors(error: Error & { status?: number; statusCode?: num
   const status = error.status ?? error.statusCode ?? 500;
   const message = status < 500 ? "The request could not be understood" : "The server could not handle this request";
   if (status >= 500) console.error("Unhandled server error:", error);
-  res.status(status).type("html").send(page(`Error ${status}`, message));
-}
-
-/** A minimal page for answers the entry gives itself (the app's own error pages are richer). */
-function page(title: string, message: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><main><h1>${title}</h1><p>${message}</p><p><a href="/">Go to the start page</a></p></main></body></html>`;
+  res.status(status).type("html").send(entryErrorPage(`Error ${status}`, message));
 }
 
 /**
@@ -112,27 +96,22 @@ export function screenOriginCheck(config: Config) {
   return (req: Request, res: Response, next: NextFunction) => {
     const origin = req.headers.origin;
     if (req.method === "GET" || req.method === "HEAD" || origin === undefined || origin === config.issuer) return next();
-    res
-      .status(403)
-      .type("html")
-      .send(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Form refused</title></head><body><main><h1>This form could not be accepted</h1><p>It did not come from this server. Go back to the app and start again.</p><p><a href="/">Go to the start page</a></p></main></body></html>`,
-      );
+    res.status(403).type("html").send(entryErrorPage("This form could not be accepted", "It did not come from this server. Go back to the app and start again."));
   };
 }
 
-/** A request the app has not answered in time gets 503 instead of hanging. */
+/** A request the app has not answered in time gets 503 and a page instead of hanging (server/response-timeout.ts). */
 export function responseTimeout(config: Config) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const timer = setTimeout(() => {
-      if (res.headersSent) return;
-      res.setHeader("Retry-After", "5");
-      const message = "The server took too long to answer";
-      res.status(503).type("html").send(page("Please try again", `${message}. Wait a moment and reload the page.`));
-    }, config.requestTimeoutMs);
+  return (_req: Request, res: Response, next: NextFunction) => {
+    const timer = armResponseTimer(config.requestTimeoutMs, res, answerScreenTooLate);
     res.on("close", () => clearTimeout(timer));
     next();
   };
+}
+
+function answerScreenTooLate(res: ServerResponse): void {
+  res.writeHead(503, { "Content-Type": "text/html; charset=utf-8", "Retry-After": TOO_LATE.retryAfterSeconds });
+  res.end(entryErrorPage("Please try again", `${TOO_LATE.message}. Wait a moment and reload the page.`));
 }
 
 /** The client address as the app sees it: set by us only, never taken from the request. */
@@ -168,7 +147,7 @@ export function screenRequestLimit(config: Config, limiter: RequestLimiter) {
       res.json({ error: "temporarily_unavailable", error_description: `Too many requests from this address. ${wait}` });
       return;
     }
-    res.type("html").send(page("Too many requests", `This address sent more requests than this server answers in a minute. ${wait}`));
+    res.type("html").send(entryErrorPage("Too many requests", `This address sent more requests than this server answers in a minute. ${wait}`));
   };
 }
 

@@ -238,11 +238,3 @@ export function unsafeConfigWarnings(config: Config): string[] {
   }
   return warnings;
 }
-
-let current: Config | undefined;
-
-/** The process-wide configuration, parsed once from the environment. */
-export function getConfig(): Config {
-  current ??= loadConfig();
-  return current;
-}

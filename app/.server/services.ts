@@ -5,8 +5,9 @@ import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
 import { SignIn } from "./accounts/sign-in.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
-import { getConfig, type Config } from "./config.ts";
-import { getPrisma, getSqlite } from "./db/index.ts";
+import type Database from "better-sqlite3";
+import type { Config } from "./config.ts";
+import { openDatabase } from "./db/index.ts";
 import { AuthorizeManager } from "./oauth/authorize/authorize-manager.ts";
 import { ClientManager } from "./oauth/client/client-manager.ts";
 import { DpopNonces } from "./oauth/dpop/dpop-nonce.ts";
@@ -31,7 +32,7 @@ import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
 export type Services = ReturnType<typeof createServices>;
 
 /** DESIGN §5: include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
-export function permissionSetResolver(config: Config, sqlite: ReturnType<typeof getSqlite>): PermissionSetResolver | undefined {
+export function permissionSetResolver(config: Config, sqlite: Database.Database): PermissionSetResolver | undefined {
   const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
   if (directory) return new DirectoryPermissionSetResolver(directory);
   if (network) {
@@ -45,10 +46,15 @@ export function permissionSetResolver(config: Config, sqlite: ReturnType<typeof 
   return undefined;
 }
 
-/** Wires the provider from configuration: the one place that knows every implementation. */
-function createServices(config: Config) {
-  const prisma = getPrisma();
-  const sqlite = getSqlite();
+/**
+ * Wires the provider from configuration: the one place that knows every
+ * implementation. Called once by the entry (server.ts), which hands the result
+ * to both the API handler and the screens (docs/decisions/0013); `close()`
+ * releases the database at shutdown.
+ */
+export function createServices(config: Config) {
+  const database = openDatabase(config);
+  const { prisma, sqlite } = database;
   const replay = new SqliteReplayStore(sqlite);
   const requests = new SqliteRequestStore(sqlite);
   const grants = new SqliteGrantStore(sqlite);
@@ -97,12 +103,6 @@ function createServices(config: Config) {
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqliteAttemptStore(sqlite), config.signInThrottle)),
     connectedApps: new ConnectedApps(prisma, grants),
     lockdown: new AccountLockdown(sqlite, grants),
+    close: () => database.close(),
   };
-}
-
-let services: Services | undefined;
-
-export function getServices(): Services {
-  services ??= createServices(getConfig());
-  return services;
 }

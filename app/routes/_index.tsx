@@ -1,15 +1,15 @@
-import type { MetaFunction } from "@remix-run/node";
+import type { LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useLoaderData } from "@remix-run/react";
 import { linkStyle, primaryButton } from "../components/ui/styles";
-import { getConfig } from "../.server/config";
 
 export const meta: MetaFunction = () => [
   { title: "Atrium: sign-in for this AT Protocol server" },
   { name: "description", content: "The sign-in and permissions service of an AT Protocol personal data server." },
 ];
 
-export function loader() {
-  return { issuer: getConfig().issuer, host: new URL(getConfig().issuer).host };
+export function loader({ context }: LoaderFunctionArgs) {
+  const { issuer } = context.services.config;
+  return { issuer, host: new URL(issuer).host };
 }
 
 export default function Index() {

@@ -6,17 +6,16 @@ import { AccountSignIn } from "../components/account/sign-in-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerAccountHome, showAccountHome } from "../.server/account/home-page";
 import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
-import { getServices } from "../.server/services";
 
 export const meta: MetaFunction = () => [{ title: "Your account · Atrium" }];
 export const headers = screenHeaders;
 
-export async function loader({ request }: LoaderFunctionArgs) {
-  return toRouteResponse(await showAccountHome(getServices(), request));
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  return toRouteResponse(await showAccountHome(context.services, request));
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  return toRouteResponse(await answerAccountHome(getServices(), request, await readForm(request)));
+export async function action({ request, context }: ActionFunctionArgs) {
+  return toRouteResponse(await answerAccountHome(context.services, request, await readForm(request)));
 }
 
 export default function AccountHome() {

@@ -4,17 +4,16 @@ import { ConnectedAppsPage } from "../components/account/apps-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerConnectedApps, showConnectedApps } from "../.server/account/apps-page";
 import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
-import { getServices } from "../.server/services";
 
 export const meta: MetaFunction = () => [{ title: "Connected apps · Atrium" }];
 export const headers = screenHeaders;
 
-export async function loader({ request }: LoaderFunctionArgs) {
-  return toRouteResponse(await showConnectedApps(getServices(), request));
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  return toRouteResponse(await showConnectedApps(context.services, request));
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  return toRouteResponse(await answerConnectedApps(getServices(), request, await readForm(request)));
+export async function action({ request, context }: ActionFunctionArgs) {
+  return toRouteResponse(await answerConnectedApps(context.services, request, await readForm(request)));
 }
 
 export default function ConnectedApps() {

@@ -5,17 +5,16 @@ import { PasskeysPage } from "../components/account/passkeys-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerPasskeys, showPasskeys } from "../.server/account/passkeys-page";
 import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
-import { getServices } from "../.server/services";
 
 export const meta: MetaFunction = () => [{ title: "Passkeys · Atrium" }];
 export const headers = screenHeaders;
 
-export async function loader({ request }: LoaderFunctionArgs) {
-  return toRouteResponse(await showPasskeys(getServices(), request));
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  return toRouteResponse(await showPasskeys(context.services, request));
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  return toRouteResponse(await answerPasskeys(getServices(), request, await readForm(request)));
+export async function action({ request, context }: ActionFunctionArgs) {
+  return toRouteResponse(await answerPasskeys(context.services, request, await readForm(request)));
 }
 
 export default function Passkeys() {

@@ -5,17 +5,16 @@ import { PasswordPage } from "../components/account/password-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerPasswordPage, showPasswordPage } from "../.server/account/password-page";
 import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
-import { getServices } from "../.server/services";
 
 export const meta: MetaFunction = () => [{ title: "Change your password · Atrium" }];
 export const headers = screenHeaders;
 
-export async function loader({ request }: LoaderFunctionArgs) {
-  return toRouteResponse(await showPasswordPage(getServices(), request));
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  return toRouteResponse(await showPasswordPage(context.services, request));
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  return toRouteResponse(await answerPasswordPage(getServices(), request, await readForm(request)));
+export async function action({ request, context }: ActionFunctionArgs) {
+  return toRouteResponse(await answerPasswordPage(context.services, request, await readForm(request)));
 }
 
 export default function Password() {

@@ -4,17 +4,16 @@ import { SessionsPage } from "../components/account/sessions-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerSessions, showSessions } from "../.server/account/sessions-page";
 import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
-import { getServices } from "../.server/services";
 
 export const meta: MetaFunction = () => [{ title: "Signed-in browsers · Atrium" }];
 export const headers = screenHeaders;
 
-export async function loader({ request }: LoaderFunctionArgs) {
-  return toRouteResponse(await showSessions(getServices(), request));
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  return toRouteResponse(await showSessions(context.services, request));
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  return toRouteResponse(await answerSessions(getServices(), request, await readForm(request)));
+export async function action({ request, context }: ActionFunctionArgs) {
+  return toRouteResponse(await answerSessions(context.services, request, await readForm(request)));
 }
 
 export default function Sessions() {

@@ -3,7 +3,6 @@ import { useActionData } from "@remix-run/react";
 import { ErrorPage } from "../components/ui/error-page";
 import { signOut } from "../.server/account/sign-out";
 import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
-import { getServices } from "../.server/services";
 
 export const headers = screenHeaders;
 
@@ -12,8 +11,8 @@ export function loader() {
   throw new Response(null, { status: 303, headers: { Location: "/account" } });
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  return toRouteResponse(await signOut(getServices(), request, await readForm(request)));
+export async function action({ request, context }: ActionFunctionArgs) {
+  return toRouteResponse(await signOut(context.services, request, await readForm(request)));
 }
 
 export default function SignOut() {

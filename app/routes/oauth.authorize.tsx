@@ -5,7 +5,6 @@ import { ErrorPage } from "../components/ui/error-page";
 import { isSameOriginPost, isValidCsrf } from "../.server/http/browser";
 import { AuthorizationPageError } from "../.server/oauth/authorize/authorize-manager";
 import { answerConsentForm, showConsentPage, type PageOutcome } from "../.server/oauth/authorize/authorize-page";
-import { getServices } from "../.server/services";
 
 export const meta: MetaFunction = () => [{ title: "Sign in and allow access" }];
 
@@ -47,12 +46,12 @@ async function guarded(run: () => Promise<PageOutcome>) {
   }
 }
 
-export async function loader({ request }: LoaderFunctionArgs) {
-  return guarded(() => showConsentPage(getServices(), request));
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  return guarded(() => showConsentPage(context.services, request));
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  const services = getServices();
+export async function action({ request, context }: ActionFunctionArgs) {
+  const services = context.services;
   let form: FormData;
   try {
     form = await request.formData();

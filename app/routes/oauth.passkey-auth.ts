@@ -5,7 +5,6 @@ import { clientAddress, isSameOriginPost, isValidCsrf } from "../.server/http/br
 import { AuthorizationPageError } from "../.server/oauth/authorize/authorize-manager";
 import { newSessionCookie } from "../.server/oauth/authorize/authorize-page";
 import { TooManyRequestsError } from "../.server/oauth/errors/oauth-error";
-import { getServices } from "../.server/services";
 
 /**
  * Passkey sign-in started on the consent screen (BRIEF §4). The browser
@@ -25,8 +24,8 @@ function fail(status: number, error: string, description: string, headers?: Head
   return Response.json({ error, error_description: description }, { status, headers: { "Cache-Control": "no-store", ...headers } });
 }
 
-export async function action({ request }: ActionFunctionArgs) {
-  const services = getServices();
+export async function action({ request, context }: ActionFunctionArgs) {
+  const services = context.services;
   if (request.method !== "POST") return fail(405, "invalid_request", "Use POST");
   if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) return fail(400, "invalid_request", "Send JSON");
   let input: z.infer<typeof passkeyAuthInput>;
@@ -55,8 +54,8 @@ export async function action({ request }: ActionFunctionArgs) {
 }
 
 /** Fresh sign-in options (a new single-use challenge bound to this request), e.g. after a failed attempt. */
-export async function loader({ request }: LoaderFunctionArgs) {
-  const services = getServices();
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  const services = context.services;
   const url = new URL(request.url);
   try {
     const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));

@@ -1,10 +1,9 @@
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import Database from "better-sqlite3";
-import { getConfig } from "../config.ts";
 import { PrismaClient } from "../generated/prisma/client.ts";
 
 /**
- * Two handles on one SQLite file:
+ * Two handles on one SQLite file, opened once by the services:
  * - `prisma`, for ordinary reads and writes (accounts, sessions, client cache);
  * - `sqlite`, a synchronous better-sqlite3 connection for the atomic OAuth
  *   steps (consume a code and create its grant, rotate a refresh token, ...).
@@ -16,8 +15,7 @@ import { PrismaClient } from "../generated/prisma/client.ts";
  * Timestamps are epoch milliseconds in both.
  */
 
-let prismaClient: PrismaClient | undefined;
-let sqliteHandle: Database.Database | undefined;
+export type DatabaseHandles = { prisma: PrismaClient; sqlite: Database.Database; close(): Promise<void> };
 
 export function openSqlite(databasePath: string): Database.Database {
   const db = new Database(databasePath);
@@ -28,23 +26,20 @@ export function openSqlite(databasePath: string): Database.Database {
   return db;
 }
 
-export function getPrisma(): PrismaClient {
-  if (!prismaClient) {
-    const { databaseUrl } = getConfig();
-    const adapter = new PrismaBetterSQLite3({ url: databaseUrl, timeout: 5000 }, { timestampFormat: "unixepoch-ms" });
-    prismaClient = new PrismaClient({ adapter });
-  }
-  return prismaClient;
+export function openPrisma(databaseUrl: string): PrismaClient {
+  const adapter = new PrismaBetterSQLite3({ url: databaseUrl, timeout: 5000 }, { timestampFormat: "unixepoch-ms" });
+  return new PrismaClient({ adapter });
 }
 
-export function getSqlite(): Database.Database {
-  sqliteHandle ??= openSqlite(getConfig().databasePath);
-  return sqliteHandle;
-}
-
-export async function closeDatabase(): Promise<void> {
-  await prismaClient?.$disconnect();
-  sqliteHandle?.close();
-  prismaClient = undefined;
-  sqliteHandle = undefined;
+export function openDatabase(config: { databaseUrl: string; databasePath: string }): DatabaseHandles {
+  const prisma = openPrisma(config.databaseUrl);
+  const sqlite = openSqlite(config.databasePath);
+  return {
+    prisma,
+    sqlite,
+    async close() {
+      await prisma.$disconnect();
+      sqlite.close();
+    },
+  };
 }

@@ -1,86 +1,207 @@
-import { getConfig } from "../config.ts";
-import { authorizationServerMetadata, protectedResourceMetadata } from "../oauth/metadata/server-metadata.ts";
+import type { Services } from "../services.ts";
+import { authorizationServerMetadata, protectedResourceMetadata, type EndpointName } from "../oauth/metadata/server-metadata.ts";
 import { parParametersSchema } from "../oauth/request/par-manager.ts";
 import { revocationRequestSchema, tokenRequestSchema } from "../oauth/token/token-manager.ts";
 import { handleXrpc } from "../xrpc/router.ts";
 import type { ApiRequest } from "./api-request.ts";
 import { jsonResponse, type ApiResponse } from "./api-response.ts";
-import { jsonEndpoint, methodNotAllowed, noStoreJson } from "./endpoint.ts";
+import { oauthEndpoint, noStoreJson } from "./endpoint.ts";
+import { MAX_BODY_BYTES } from "./limits.ts";
 import { publicRequestUrl, readForm } from "./request-input.ts";
+import { oauthRefusal } from "./error-response.ts";
+import { xrpcRefusal } from "../xrpc/xrpc-error.ts";
 
 /**
- * The JSON endpoints clients call directly (DESIGN §1): discovery, PAR,
- * token, revoke, userinfo, jwks and /xrpc. Each is a thin adapter over the
- * provider core. The Express entry routes these paths here before Remix,
- * which serves only the screens.
+ * The one route table of the JSON endpoints that clients call directly:
+ * discovery, PAR, token, revoke, userinfo, jwks and /xrpc. Everything the
+ * entry needs to know about an endpoint is here: the fast Node handler
+ * (server/api-server.ts) reads path, methods, CORS, limit class, body limit
+ * and error shape; the discovery document names its endpoints from it; the
+ * route-table test checks both. Each handler is a thin adapter over the
+ * provider core. Screens are not here: Express hands them to Remix.
  */
 
-type Endpoint = (request: ApiRequest) => Promise<ApiResponse>;
+/** The JSON error body of the endpoint: OAuth (RFC 6749 §5.2) or XRPC (`{error, message}`). */
+export type ErrorShape = "oauth" | "xrpc";
+/** The per-address request limit that counts an endpoint (ATRIUM_RATE_LIMIT_*_PER_MINUTE). */
+export type LimitClass = "par" | "token" | "xrpc";
+export type HttpMethod = "GET" | "HEAD" | "POST";
 
-const postOnly = (handler: Endpoint): Endpoint => (request) => (request.method === "POST" ? handler(request) : methodNotAllowed("POST"));
-
-const discovery = (document: () => unknown): Endpoint => async () =>
-  jsonResponse(document(), 200, { "Cache-Control": "public, max-age=60" });
-
-const endpoints: Record<string, Endpoint> = {
-  "/.well-known/oauth-authorization-server": discovery(() => authorizationServerMetadata(getConfig())),
-  "/.well-known/oauth-protected-resource": discovery(() => protectedResourceMetadata(getConfig())),
-
-  /** RFC 9126 pushed authorization request; DPoP proof required (atproto OAuth profile). */
-  "/oauth/par": postOnly((request) =>
-    jsonEndpoint("authorization-server", async ({ config, dpop, par }) => {
-      const form = await readForm(request);
-      const proof = await dpop.verify({ proof: request.headers.get("DPoP"), method: "POST", url: publicRequestUrl(config.issuer, request) });
-      // RFC 9126 §2.2: "201 Created".
-      return noStoreJson(await par.push(parParametersSchema.parse(form), proof.jkt), 201);
-    }),
-  ),
-
-  /** RFC 6749 §3.2: authorization_code (with PKCE) and refresh_token; DPoP required (RFC 9449 §5). */
-  "/oauth/token": postOnly((request) =>
-    jsonEndpoint("authorization-server", async ({ config, dpop, tokens }) => {
-      const form = await readForm(request);
-      const proof = await dpop.verify({ proof: request.headers.get("DPoP"), method: "POST", url: publicRequestUrl(config.issuer, request) });
-      return noStoreJson(await tokens.exchange(tokenRequestSchema.parse(form), proof.jkt));
-    }),
-  ),
-
+export type ApiRoute = {
+  /** The path served; with `prefix`, every path that starts with it (and is not served by an exact route). */
+  path: string;
+  prefix?: true;
+  /** Methods served; others get 405 in the route's error shape. OPTIONS is the CORS preflight. */
+  methods: readonly HttpMethod[];
+  /** Called by browser-based clients on other origins: CORS headers and preflights. */
+  cors: boolean;
+  limit?: LimitClass;
+  /** The largest request body, in bytes. */
+  bodyLimit: number;
+  errorShape: ErrorShape;
+  /** The RFC 8414 member that names this endpoint in the discovery document. */
+  metadataName?: EndpointName;
   /**
-   * RFC 7009 revocation: the client names itself (and a confidential one
-   * authenticates); a token issued to another client is refused. No DPoP
-   * proof is required (generic RFC 7009 clients send none). Either token ends
-   * its whole grant.
+   * For the authorization server's endpoints: a fresh DPoP-Nonce for every answer, refusals of the entry included
+   * (RFC 9449 §8: the server supplies the nonce the client must use next).
    */
-  "/oauth/revoke": postOnly((request) =>
-    jsonEndpoint("authorization-server", async ({ tokens }) => {
-      await tokens.revoke(revocationRequestSchema.parse(await readForm(request)));
-      // RFC 7009 §2.2: 200 also when the token was invalid or unknown. The body is an empty JSON object, as the
-      // reference provider answers: the official atproto client treats any other body as a failed sign-out.
-      return noStoreJson({});
-    }),
-  ),
-
-  /** OIDC Core §5.3 userinfo, protected by a DPoP-bound access token (RFC 9449 §7). */
-  "/oauth/userinfo": (request) =>
-    jsonEndpoint("resource", async ({ config, accessTokens }) => {
-      const subject = await accessTokens.verify({
-        authorization: request.headers.get("Authorization"),
-        dpop: request.headers.get("DPoP"),
-        method: request.method,
-        url: publicRequestUrl(config.issuer, request),
-      });
-      return noStoreJson({ sub: subject.did, preferred_username: subject.handle });
-    }),
-
-  /** The server signs nothing that clients verify (tokens are opaque), so the set is empty. */
-  "/oauth/jwks": () =>
-    jsonEndpoint("authorization-server", async () => jsonResponse({ keys: [] }, 200, { "Cache-Control": "public, max-age=300" })),
+  dpopNonce?: () => string;
+  handle(request: ApiRequest, path: string): Promise<ApiResponse>;
 };
 
-/** The response for an API path, or undefined when the path is not one (Remix then answers). */
-export function handleApiRequest(path: string, request: ApiRequest): Promise<ApiResponse> | undefined {
-  const endpoint = endpoints[path];
-  if (endpoint) return endpoint(request);
-  if (path.startsWith("/xrpc/")) return handleXrpc(path.slice("/xrpc/".length), request);
-  return undefined;
+/** The routes, looked up by path: exact routes first, then the longest prefix. */
+export class ApiRouteTable {
+  private readonly exact = new Map<string, ApiRoute>();
+  private readonly prefixes: ApiRoute[];
+
+  constructor(readonly routes: readonly ApiRoute[]) {
+    for (const route of routes) if (!route.prefix) this.exact.set(route.path, route);
+    this.prefixes = routes.filter((route) => route.prefix).sort((a, b) => b.path.length - a.path.length);
+  }
+
+  find(path: string): ApiRoute | undefined {
+    const exact = this.exact.get(path);
+    if (exact) return exact;
+    for (const route of this.prefixes) if (path.startsWith(route.path)) return route;
+    return undefined;
+  }
+
+  /** The path of each endpoint the discovery documents name. */
+  endpointPaths(): Partial<Record<EndpointName, string>> {
+    const paths: Partial<Record<EndpointName, string>> = {};
+    for (const route of this.routes) if (route.metadataName) paths[route.metadataName] = route.path;
+    return paths;
+  }
+}
+
+export const WELL_KNOWN_AUTHORIZATION_SERVER = "/.well-known/oauth-authorization-server";
+export const WELL_KNOWN_PROTECTED_RESOURCE = "/.well-known/oauth-protected-resource";
+
+/** The table, its handlers bound to the services. */
+export function apiRoutes(services: Services): ApiRouteTable {
+  const { config } = services;
+  const json = { cors: true, bodyLimit: MAX_BODY_BYTES } as const;
+  const oauth = { ...json, errorShape: "oauth" } as const;
+  const authorizationServer = { ...oauth, dpopNonce: () => services.nonces.current() } as const;
+  const form = (request: ApiRequest) => readForm(request);
+  const proofOf = (request: ApiRequest) =>
+    services.dpop.verify({ proof: request.headers.get("DPoP"), method: request.method, url: publicRequestUrl(config.issuer, request) });
+
+  const table: ApiRouteTable = new ApiRouteTable([
+    {
+      ...oauth,
+      path: WELL_KNOWN_AUTHORIZATION_SERVER,
+      methods: ["GET", "HEAD"],
+      handle: async () => discovery(authorizationServerMetadata(config, table.endpointPaths())),
+    },
+    {
+      ...oauth,
+      path: WELL_KNOWN_PROTECTED_RESOURCE,
+      methods: ["GET", "HEAD"],
+      handle: async () => discovery(protectedResourceMetadata(config)),
+    },
+    {
+      // Any other /.well-known/ document: a JSON 404, not the screens' HTML one.
+      ...oauth,
+      path: "/.well-known/",
+      prefix: true,
+      methods: ["GET", "HEAD"],
+      handle: async () => oauthRefusal(404, "invalid_request", "No such document"),
+    },
+    {
+      // RFC 9126 pushed authorization request; DPoP proof required (atproto OAuth profile). RFC 9126 §2.2: "201 Created".
+      ...authorizationServer,
+      path: "/oauth/par",
+      methods: ["POST"],
+      limit: "par",
+      metadataName: "pushed_authorization_request_endpoint",
+      handle: oauthEndpoint(async (request) => {
+        const input = parParametersSchema.parse(await form(request));
+        return noStoreJson(await services.par.push(input, (await proofOf(request)).jkt), 201);
+      }),
+    },
+    {
+      // RFC 6749 §3.2: authorization_code (with PKCE) and refresh_token; DPoP required (RFC 9449 §5).
+      ...authorizationServer,
+      path: "/oauth/token",
+      methods: ["POST"],
+      limit: "token",
+      metadataName: "token_endpoint",
+      handle: oauthEndpoint(async (request) => {
+        const input = tokenRequestSchema.parse(await form(request));
+        return noStoreJson(await services.tokens.exchange(input, (await proofOf(request)).jkt));
+      }),
+    },
+    {
+      // RFC 7009 revocation: the client names itself (a confidential one authenticates); a token issued to another
+      // client is refused. No DPoP proof is required (generic RFC 7009 clients send none). Either token ends its grant.
+      ...authorizationServer,
+      path: "/oauth/revoke",
+      methods: ["POST"],
+      limit: "token",
+      metadataName: "revocation_endpoint",
+      handle: oauthEndpoint(async (request) => {
+        await services.tokens.revoke(revocationRequestSchema.parse(await form(request)));
+        // RFC 7009 §2.2: 200 also for an invalid or unknown token. An empty JSON object, as the reference provider
+        // answers: the official atproto client treats any other body as a failed sign-out.
+        return noStoreJson({});
+      }),
+    },
+    {
+      // OIDC Core §5.3 userinfo, protected by a DPoP-bound access token (RFC 9449 §7).
+      ...authorizationServer,
+      path: "/oauth/userinfo",
+      methods: ["GET", "POST"],
+      metadataName: "userinfo_endpoint",
+      handle: oauthEndpoint(
+        async (request) => {
+          const subject = await services.accessTokens.verify({
+            authorization: request.headers.get("Authorization"),
+            dpop: request.headers.get("DPoP"),
+            method: request.method,
+            url: publicRequestUrl(config.issuer, request),
+          });
+          return noStoreJson({ sub: subject.did, preferred_username: subject.handle });
+        },
+        { resource: true },
+      ),
+    },
+    {
+      // The server signs nothing that clients verify (tokens are opaque), so the set is empty.
+      ...authorizationServer,
+      path: "/oauth/jwks",
+      methods: ["GET", "HEAD"],
+      metadataName: "jwks_uri",
+      handle: oauthEndpoint(async () => jsonResponse({ keys: [] }, 200, { "Cache-Control": "public, max-age=300" })),
+    },
+    {
+      // Blobs are the one large request body.
+      ...json,
+      path: "/xrpc/com.atproto.repo.uploadBlob",
+      methods: ["POST"],
+      limit: "xrpc",
+      bodyLimit: config.blobMaxBytes,
+      errorShape: "xrpc",
+      handle: (request, path) => handleXrpc(services, path.slice("/xrpc/".length), request),
+    },
+    {
+      ...json,
+      path: "/xrpc/",
+      prefix: true,
+      methods: ["GET", "HEAD", "POST"],
+      limit: "xrpc",
+      errorShape: "xrpc",
+      handle: (request, path) => handleXrpc(services, path.slice("/xrpc/".length), request),
+    },
+  ]);
+  return table;
+}
+
+function discovery(document: unknown): ApiResponse {
+  return jsonResponse(document, 200, { "Cache-Control": "public, max-age=60" });
+}
+
+/** A refusal of the entry itself (limits, body size, timeouts, unknown paths), in the route's error shape. */
+export function refusalIn(shape: ErrorShape, status: number, code: { oauth: string; xrpc: string }, message: string, headers: Record<string, string> = {}): ApiResponse {
+  return shape === "xrpc" ? xrpcRefusal(status, code.xrpc, message, headers) : oauthRefusal(status, code.oauth, message, headers);
 }

@@ -29,6 +29,11 @@ export function toErrorResponse(thrown: unknown, options: ErrorResponseOptions):
   return jsonResponse({ error: error.code, error_description: error.description }, status, headers);
 }
 
+/** An OAuth error answer the entry itself gives (limits, sizes, timeouts, unknown paths, wrong methods). */
+export function oauthRefusal(status: number, code: string, description: string, headers: Record<string, string> = {}): ApiResponse {
+  return jsonResponse({ error: code, error_description: description }, status, { "Cache-Control": "no-store", ...headers });
+}
+
 export function dpopChallenge(code: string, description: string): string {
   const quoted = description.replace(/["\\]/g, "'");
   return `DPoP error="${code}", error_description="${quoted}", algs="ES256"`;

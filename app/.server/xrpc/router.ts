@@ -3,7 +3,7 @@ import { jsonResponse, type ApiResponse } from "../http/api-response.ts";
 import { publicRequestUrl } from "../http/request-input.ts";
 import { authenticateCaller, type ResourceCaller } from "../resource/resource-auth.ts";
 import { canonicalNsid, isNsid } from "../repo/identifiers.ts";
-import { getServices, type Services } from "../services.ts";
+import type { Services } from "../services.ts";
 import { blobMethods } from "./handlers/blob.ts";
 import { identityMethods } from "./handlers/identity.ts";
 import { preferenceMethods } from "./handlers/preferences.ts";
@@ -38,14 +38,8 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
 }
 
 /** Handles /xrpc/<nsid>: local methods, refused methods, proxied methods (atproto XRPC conventions). */
-export async function handleXrpc(nsid: string, request: ApiRequest): Promise<ApiResponse> {
-  let services: Services;
-  try {
-    services = getServices();
-  } catch (error) {
-    return xrpcErrorResponse(error);
-  }
-  // DESIGN 4.2: DPoP-authenticated calls carry a fresh nonce on every response.
+export async function handleXrpc(services: Services, nsid: string, request: ApiRequest): Promise<ApiResponse> {
+  // DPoP-authenticated calls carry a fresh nonce on every response (RFC 9449 §8, §9).
   const dpopNonce = request.headers.has("DPoP") ? services.nonces.current() : undefined;
   try {
     const response = await dispatch(services, nsid, request);

@@ -17,6 +17,11 @@ export class XrpcError extends Error {
 
 export const invalidRequest = (message: string) => new XrpcError(400, "InvalidRequest", message);
 
+/** An XRPC error answer the entry itself gives (limits, sizes, timeouts, wrong methods). */
+export function xrpcRefusal(status: number, error: string, message: string, headers: Record<string, string> = {}): ApiResponse {
+  return jsonResponse({ error, message }, status, { "Cache-Control": "no-store", ...headers });
+}
+
 /** XRPC names for the token errors of RFC 6750 §3.1 and RFC 9449 §7.1. */
 const AUTH_ERROR_NAMES: Record<string, string> = {
   invalid_token: "InvalidToken",

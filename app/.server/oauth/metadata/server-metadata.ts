@@ -19,18 +19,28 @@ export function supportedScopes(config: Config): string[] {
   return directory || network ? [...SUPPORTED_SCOPES, "include"] : [...SUPPORTED_SCOPES];
 }
 
-/** RFC 8414 authorization server metadata, with the atproto profile's fields. */
-export function authorizationServerMetadata(config: Config) {
-  const at = (path: string) => `${config.issuer}${path}`;
+/** The RFC 8414 members that name the JSON endpoints; each is the path of one entry of the route table (http/api-routes.ts). */
+export type EndpointName = "token_endpoint" | "pushed_authorization_request_endpoint" | "revocation_endpoint" | "userinfo_endpoint" | "jwks_uri";
+
+/** The sign-in and consent screen: the one endpoint that is a page, served by Remix rather than the route table. */
+export const AUTHORIZATION_ENDPOINT_PATH = "/oauth/authorize";
+
+/** RFC 8414 authorization server metadata, with the atproto profile's fields; `endpoints` come from the route table. */
+export function authorizationServerMetadata(config: Config, endpoints: Partial<Record<EndpointName, string>>) {
+  const at = (name: EndpointName) => {
+    const path = endpoints[name];
+    if (!path) throw new Error(`The route table serves no ${name}`);
+    return `${config.issuer}${path}`;
+  };
   return {
     issuer: config.issuer,
-    authorization_endpoint: at("/oauth/authorize"),
-    token_endpoint: at("/oauth/token"),
-    pushed_authorization_request_endpoint: at("/oauth/par"),
+    authorization_endpoint: `${config.issuer}${AUTHORIZATION_ENDPOINT_PATH}`,
+    token_endpoint: at("token_endpoint"),
+    pushed_authorization_request_endpoint: at("pushed_authorization_request_endpoint"),
     require_pushed_authorization_requests: true,
-    revocation_endpoint: at("/oauth/revoke"),
-    userinfo_endpoint: at("/oauth/userinfo"),
-    jwks_uri: at("/oauth/jwks"),
+    revocation_endpoint: at("revocation_endpoint"),
+    userinfo_endpoint: at("userinfo_endpoint"),
+    jwks_uri: at("jwks_uri"),
     scopes_supported: supportedScopes(config),
     response_types_supported: ["code"],
     response_modes_supported: ["query", "fragment"],
@@ -38,7 +48,9 @@ export function authorizationServerMetadata(config: Config) {
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["none", "private_key_jwt"],
     token_endpoint_auth_signing_alg_values_supported: ["ES256"],
-    revocation_endpoint_auth_methods_supported: ["none"],
+    // RFC 7009 §2.1: a confidential client authenticates at revocation as at the token endpoint.
+    revocation_endpoint_auth_methods_supported: ["none", "private_key_jwt"],
+    revocation_endpoint_auth_signing_alg_values_supported: ["ES256"],
     dpop_signing_alg_values_supported: ["ES256"],
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,
