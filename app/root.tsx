@@ -26,7 +26,7 @@ export function Layout({ children }: { children: React.ReactNode }) {
           same-origin: other sites (the app's redirect_uri, its links and logo) still get no Referer
           and never see the request_uri, while our own form posts carry their real Origin. Under
           no-referrer, browsers send "Origin: null" on every form post (Fetch §3.1, "append a
-          request Origin header"), and the Origin check (DESIGN 4.5) refuses them.
+          request Origin header"), and the Origin check (docs/architecture.md, "Browser security") refuses them.
         */}
         <meta name="referrer" content="same-origin" />
         <Meta />

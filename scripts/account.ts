@@ -21,12 +21,12 @@ const USAGE = `Usage:
 
 function identifierOf(values: { handle?: string; email?: string; did?: string }): string {
   const identifier = values.handle ?? values.email ?? values.did;
-  if (!identifier) throw new AccountError("name the account with --handle, --email or --did");
+  if (!identifier) throw new AccountError("usage", "name the account with --handle, --email or --did");
   return identifier;
 }
 
 function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value === "") throw new AccountError(`${flag} is required`);
+  if (value === undefined || value === "") throw new AccountError("usage", `${flag} is required`);
   return value;
 }
 
@@ -80,7 +80,7 @@ async function runCommand(command: string | undefined, values: { handle?: string
       return;
     }
     default:
-      throw new AccountError(command ? `unknown command ${command}\n${USAGE}` : USAGE);
+      throw new AccountError("usage", command ? `unknown command ${command}\n${USAGE}` : USAGE);
   }
 }
 

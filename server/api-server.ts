@@ -4,7 +4,8 @@ import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Config } from "../app/.server/config.ts";
 import type { ApiRequest } from "../app/.server/http/api-request.ts";
 import type { ApiResponse } from "../app/.server/http/api-response.ts";
-import { refusalIn, type ApiRoute, type ApiRouteTable } from "../app/.server/http/api-routes.ts";
+import { AtriumError } from "../app/.server/errors/atrium-error.ts";
+import { errorAnswerIn, type ApiRoute, type ApiRouteTable } from "../app/.server/http/api-routes.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { clientAddress, drainRest, isBodyDrainable, logRequest } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
@@ -43,7 +44,8 @@ export function createApiServer({ config, limiter }: ApiServerOptions) {
     const result = limiter.hit(`requests:${route.limit}:${clientAddress(req, config.trustProxy)}`, perMinute[route.limit], 60_000);
     if (result.allowed) return undefined;
     const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
-    return refusalIn(route.errorShape, 429, RATE_LIMITED, message, { "Retry-After": String(result.retryAfterSeconds) });
+    const error = new AtriumError("temporarily_unavailable", message, { status: 429, xrpcName: "RateLimitExceeded", retryAfterSeconds: result.retryAfterSeconds });
+    return errorAnswerIn(route.errorShape, error);
   };
 
   return function serveApi(req: IncomingMessage, res: ServerResponse, route: ApiRoute, path: string): void {
@@ -53,12 +55,15 @@ export function createApiServer({ config, limiter }: ApiServerOptions) {
     if (req.method === "OPTIONS" && route.cors) return send(req, res, route, { status: 204, headers: preflightHeaders(route.methods), body: null });
     if (!(route.methods as readonly string[]).includes(req.method ?? "")) {
       const allow = route.methods.join(", ");
-      return send(req, res, route, refusalIn(route.errorShape, 405, METHOD_NOT_ALLOWED, `Method not allowed; use ${allow}`, { Allow: allow }));
+      // RFC 9110 §15.5.6: 405 names the methods the endpoint does serve.
+      const error = new AtriumError("invalid_request", `Method not allowed; use ${allow}`, { status: 405, xrpcName: "InvalidRequest" });
+      return send(req, res, route, errorAnswerIn(route.errorShape, error, { Allow: allow }));
     }
     const limited = checkLimit(req, route);
     if (limited) return send(req, res, route, limited);
     if (Number(req.headers["content-length"] ?? 0) > route.bodyLimit) {
-      return send(req, res, route, refusalIn(route.errorShape, 413, TOO_LARGE, `Request body larger than ${route.bodyLimit} bytes`));
+      const error = new AtriumError("invalid_request", `Request body larger than ${route.bodyLimit} bytes`, { status: 413, xrpcName: "PayloadTooLarge" });
+      return send(req, res, route, errorAnswerIn(route.errorShape, error));
     }
 
     const timer = armResponseTimer(config.requestTimeoutMs, res, answerTooLate, req, route);
@@ -66,11 +71,11 @@ export function createApiServer({ config, limiter }: ApiServerOptions) {
   };
 }
 
-const RATE_LIMITED = { oauth: "temporarily_unavailable", xrpc: "RateLimitExceeded" };
-const METHOD_NOT_ALLOWED = { oauth: "invalid_request", xrpc: "InvalidRequest" };
-const TOO_LARGE = { oauth: "invalid_request", xrpc: "PayloadTooLarge" };
-const UNAVAILABLE = { oauth: "temporarily_unavailable", xrpc: "InternalServerError" };
-const SERVER_ERROR = { oauth: "server_error", xrpc: "InternalServerError" };
+const TOO_LATE_ERROR = new AtriumError("temporarily_unavailable", TOO_LATE.message, {
+  status: 503,
+  xrpcName: "InternalServerError",
+  retryAfterSeconds: Number(TOO_LATE.retryAfterSeconds),
+});
 
 /*
  * Per-request code here creates no closures: functions and methods are
@@ -79,7 +84,7 @@ const SERVER_ERROR = { oauth: "server_error", xrpc: "InternalServerError" };
  */
 
 function answerTooLate(res: ServerResponse, req: IncomingMessage, route: ApiRoute): void {
-  send(req, res, route, refusalIn(route.errorShape, 503, UNAVAILABLE, TOO_LATE.message, { "Retry-After": TOO_LATE.retryAfterSeconds }));
+  send(req, res, route, errorAnswerIn(route.errorShape, TOO_LATE_ERROR));
 }
 
 async function respond(req: IncomingMessage, res: ServerResponse, timer: NodeJS.Timeout, route: ApiRoute, path: string, request: ApiRequest): Promise<void> {
@@ -101,7 +106,7 @@ async function respond(req: IncomingMessage, res: ServerResponse, timer: NodeJS.
 
 function serverError(route: ApiRoute, error: unknown): ApiResponse {
   console.error("Unhandled server error:", error);
-  return refusalIn(route.errorShape, 500, SERVER_ERROR, "The server could not handle this request");
+  return errorAnswerIn(route.errorShape, new AtriumError("server_error", "The server could not handle this request", { status: 500 }));
 }
 
 /**

@@ -88,7 +88,7 @@ export function canonicalHost(config: Config) {
 }
 
 /**
- * DESIGN 4.5: a state-changing post to a screen must come from our own
+ * docs/architecture.md, "Browser security": a state-changing post to a screen must come from our own
  * origin. Refused here with a readable page (Remix would otherwise abort
  * with a bare 500).
  */

@@ -100,11 +100,11 @@ export type Config = {
   /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
-  /** Requests per client address per minute (DESIGN 4.5, abuse limits). */
+  /** Requests per client address per minute (docs/architecture.md, "Abuse limits"). */
   rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number; screenPerMinute: number };
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
-  /** Lifetimes, fixed by the product brief and DESIGN, except the grants' (docs/decisions/0010). */
+  /** Lifetimes (README.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
     code: number;
@@ -147,7 +147,7 @@ function parseIssuer(raw: string | undefined, port: number): URL {
   return url;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);

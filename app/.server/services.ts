@@ -31,7 +31,7 @@ import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
 
 export type Services = ReturnType<typeof createServices>;
 
-/** DESIGN §5: include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
+/** docs/architecture.md, "Scopes and the data server": include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
 export function permissionSetResolver(config: Config, sqlite: Database.Database): PermissionSetResolver | undefined {
   const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
   if (directory) return new DirectoryPermissionSetResolver(directory);

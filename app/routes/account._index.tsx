@@ -4,18 +4,18 @@ import { AccountOverview } from "../components/account/overview-page";
 import { errorsFor } from "../components/account/account-shell";
 import { AccountSignIn } from "../components/account/sign-in-page";
 import { ErrorPage } from "../components/ui/error-page";
-import { answerAccountHome, showAccountHome } from "../.server/account/home-page";
-import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { answerAccountHome, showAccountHome } from "../.server/screens/account/home-page";
+import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction = () => [{ title: "Your account · Atrium" }];
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return toRouteResponse(await showAccountHome(context.services, request));
+  return respond(showAccountHome(context.services, request));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return toRouteResponse(await answerAccountHome(context.services, request, await readForm(request)));
+  return respond(answerAccountHome(context.services, request, await formFields(request)));
 }
 
 export default function AccountHome() {

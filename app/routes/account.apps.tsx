@@ -2,18 +2,18 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { useActionData, useLoaderData } from "@remix-run/react";
 import { ConnectedAppsPage } from "../components/account/apps-page";
 import { ErrorPage } from "../components/ui/error-page";
-import { answerConnectedApps, showConnectedApps } from "../.server/account/apps-page";
-import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { answerConnectedApps, showConnectedApps } from "../.server/screens/account/apps-page";
+import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction = () => [{ title: "Connected apps · Atrium" }];
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return toRouteResponse(await showConnectedApps(context.services, request));
+  return respond(showConnectedApps(context.services, request));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return toRouteResponse(await answerConnectedApps(context.services, request, await readForm(request)));
+  return respond(answerConnectedApps(context.services, request, await formFields(request)));
 }
 
 export default function ConnectedApps() {

@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { accountPasskeyOptions, accountPasskeySignIn } from "../.server/account/passkey-sign-in";
-import { jsonResponse, readJson } from "../.server/http/route-response";
+import { jsonError } from "../.server/screens/outcome";
+import { accountPasskeyOptions, accountPasskeySignIn } from "../.server/screens/account/passkey-sign-in";
+import { readJson, respondJson } from "../.server/screens/respond";
 
 /**
  * Passkey sign-in to the account area (not bound to an authorization
@@ -8,10 +9,10 @@ import { jsonResponse, readJson } from "../.server/http/route-response";
  * {ok, next} and a session cookie.
  */
 export async function loader({ context }: LoaderFunctionArgs) {
-  return jsonResponse(await accountPasskeyOptions(context.services));
+  return respondJson(accountPasskeyOptions(context.services));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  if (request.method !== "POST") return jsonResponse({ status: 405, body: { error: "invalid_request", error_description: "Use POST" } });
-  return jsonResponse(await accountPasskeySignIn(context.services, request, await readJson(request)));
+  if (request.method !== "POST") return respondJson(jsonError(405, "invalid_request", "Use POST"));
+  return respondJson(accountPasskeySignIn(context.services, request, await readJson(request)));
 }

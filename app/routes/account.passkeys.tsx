@@ -3,18 +3,18 @@ import { useActionData, useLoaderData } from "@remix-run/react";
 import { errorsFor } from "../components/account/account-shell";
 import { PasskeysPage } from "../components/account/passkeys-page";
 import { ErrorPage } from "../components/ui/error-page";
-import { answerPasskeys, showPasskeys } from "../.server/account/passkeys-page";
-import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { answerPasskeys, showPasskeys } from "../.server/screens/account/passkeys-page";
+import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction = () => [{ title: "Passkeys · Atrium" }];
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return toRouteResponse(await showPasskeys(context.services, request));
+  return respond(showPasskeys(context.services, request));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return toRouteResponse(await answerPasskeys(context.services, request, await readForm(request)));
+  return respond(answerPasskeys(context.services, request, await formFields(request)));
 }
 
 export default function Passkeys() {

@@ -3,18 +3,18 @@ import { useActionData, useLoaderData } from "@remix-run/react";
 import { errorsFor } from "../components/account/account-shell";
 import { PasswordPage } from "../components/account/password-page";
 import { ErrorPage } from "../components/ui/error-page";
-import { answerPasswordPage, showPasswordPage } from "../.server/account/password-page";
-import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { answerPasswordPage, showPasswordPage } from "../.server/screens/account/password-page";
+import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction = () => [{ title: "Change your password · Atrium" }];
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return toRouteResponse(await showPasswordPage(context.services, request));
+  return respond(showPasswordPage(context.services, request));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return toRouteResponse(await answerPasswordPage(context.services, request, await readForm(request)));
+  return respond(answerPasswordPage(context.services, request, await formFields(request)));
 }
 
 export default function Password() {

@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
-import { reauthenticateWithPasskey, reauthenticationOptions } from "../.server/account/reauthentication";
-import { jsonResponse, readJson } from "../.server/http/route-response";
+import { jsonError } from "../.server/screens/outcome";
+import { reauthenticateWithPasskey, reauthenticationOptions } from "../.server/screens/account/reauthentication";
+import { readJson, respondJson } from "../.server/screens/respond";
 
 /**
  * "Confirm it's you" with a passkey (docs/decisions/0007). GET: options bound
@@ -8,10 +9,10 @@ import { jsonResponse, readJson } from "../.server/http/route-response";
  * once a passkey of this account signed them.
  */
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return jsonResponse(await reauthenticationOptions(context.services, request));
+  return respondJson(reauthenticationOptions(context.services, request));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  if (request.method !== "POST") return jsonResponse({ status: 405, body: { error: "invalid_request", error_description: "Use POST" } });
-  return jsonResponse(await reauthenticateWithPasskey(context.services, request, await readJson(request)));
+  if (request.method !== "POST") return respondJson(jsonError(405, "invalid_request", "Use POST"));
+  return respondJson(reauthenticateWithPasskey(context.services, request, await readJson(request)));
 }

@@ -2,18 +2,18 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { useActionData, useLoaderData } from "@remix-run/react";
 import { SessionsPage } from "../components/account/sessions-page";
 import { ErrorPage } from "../components/ui/error-page";
-import { answerSessions, showSessions } from "../.server/account/sessions-page";
-import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { answerSessions, showSessions } from "../.server/screens/account/sessions-page";
+import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction = () => [{ title: "Signed-in browsers · Atrium" }];
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return toRouteResponse(await showSessions(context.services, request));
+  return respond(showSessions(context.services, request));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return toRouteResponse(await answerSessions(context.services, request, await readForm(request)));
+  return respond(answerSessions(context.services, request, await formFields(request)));
 }
 
 export default function Sessions() {

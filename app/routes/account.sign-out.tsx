@@ -1,8 +1,8 @@
 import type { ActionFunctionArgs } from "@remix-run/node";
 import { useActionData } from "@remix-run/react";
 import { ErrorPage } from "../components/ui/error-page";
-import { signOut } from "../.server/account/sign-out";
-import { readForm, screenHeaders, toRouteResponse } from "../.server/http/route-response";
+import { signOut } from "../.server/screens/account/sign-out";
+import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const headers = screenHeaders;
 
@@ -12,7 +12,7 @@ export function loader() {
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return toRouteResponse(await signOut(context.services, request, await readForm(request)));
+  return respond(signOut(context.services, request, await formFields(request)));
 }
 
 export default function SignOut() {

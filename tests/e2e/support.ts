@@ -141,7 +141,7 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
   return found;
 }
 
-/** The gzip size of every script the page loaded: what a visitor downloads (DESIGN: at most 120 kB on the consent route). */
+/** The gzip size of every script the page loaded: what a visitor downloads (at most 120 kB on the consent route: README.md, "Browser tests"). */
 export function measureScripts(page: Page): () => Promise<{ total: number; files: Record<string, number> }> {
   const pending: Promise<[string, number]>[] = [];
   page.on("response", (response) => {

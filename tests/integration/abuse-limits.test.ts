@@ -5,7 +5,7 @@ import { CookieJar, openConsentPage, submitConsent } from "../helpers/consent.ts
 import { ALICE, CLIENT_ID, createAlice, parForm } from "../helpers/flow.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
-/** Abuse limits (DESIGN 4.5): sign-in throttling, per-address request limits, body limits, timeouts. */
+/** Abuse limits (docs/architecture.md, "Abuse limits"): sign-in throttling, per-address request limits, body limits, timeouts. */
 
 async function pendingConsent(server: TestServer) {
   const client = new DpopClient(server.issuer, await generateDpopKey(), CLIENT_ID);

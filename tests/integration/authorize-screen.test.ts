@@ -198,7 +198,7 @@ describe("the authorization screen", () => {
       // Refused either way: no redirect to the client, no session.
       expect(response.headers.get("location")).toBeNull();
       expect(response.headers.get("set-cookie") ?? "").not.toMatch(/atrium_session=[^;]/);
-      // DESIGN 4.5: the Origin check answers with the same 403 page as a bad CSRF token.
+      // docs/architecture.md, "Browser security": the Origin check answers with the same 403 page as a bad CSRF token.
       expect(response.status).toBe(403);
       expectHtmlPage(response);
     });
@@ -333,7 +333,7 @@ describe("the authorization screen", () => {
 });
 
 describe("discovery and public endpoints", () => {
-  it("/.well-known/oauth-authorization-server has every field of DESIGN §1", async () => {
+  it("/.well-known/oauth-authorization-server has every field the contract names (docs/architecture.md)", async () => {
     const response = await fetch(`${server.issuer}/.well-known/oauth-authorization-server`);
     expect(response.status).toBe(200);
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
@@ -365,7 +365,7 @@ describe("discovery and public endpoints", () => {
     expect(metadata).not.toHaveProperty("introspection_endpoint");
   });
 
-  it("/.well-known/oauth-protected-resource matches DESIGN §1", async () => {
+  it("/.well-known/oauth-protected-resource matches the contract (docs/architecture.md)", async () => {
     const response = await fetch(`${server.issuer}/.well-known/oauth-protected-resource`);
     expect(response.status).toBe(200);
     expect(response.headers.get("access-control-allow-origin")).toBe("*");

@@ -1,5 +1,5 @@
 /**
- * The hardened fetch of client metadata documents (DESIGN 4.3), driven
+ * The hardened fetch of client metadata documents (docs/architecture.md, "Client metadata"), driven
  * through the real PAR endpoint: a client_id that names a non-https URL, a
  * loopback/private/link-local address or a name resolving to one is refused
  * at once (400 invalid_client_metadata, never a 500, never a connection

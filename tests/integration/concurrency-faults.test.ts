@@ -122,7 +122,7 @@ describe("(a) parallel attempts on single-use items", () => {
     for (const result of results.filter((r) => r.status !== 200)) {
       expect({ status: result.status, error: (result.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
     }
-    // At most the one grant (a replay of a used code may revoke it again: DESIGN 4.1).
+    // At most the one grant (a replay of a used code may revoke it again: docs/architecture.md, "Tokens and codes").
     expect(count(server.db(), `SELECT COUNT(*) AS n FROM "Grant"`)).toBeLessThanOrEqual(grantsBefore + 1);
   });
 

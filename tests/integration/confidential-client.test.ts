@@ -123,7 +123,7 @@ describe("confidential client (private_key_jwt)", () => {
     expect(refreshed.body.sub).toBe(account.did);
     expect((await client.userinfo(refreshed.body.access_token)).status).toBe(200);
 
-    // DESIGN 4.3: the document is cached, not fetched on every step.
+    // docs/architecture.md, "Client metadata": the document is cached, not fetched on every step.
     expect(clientHost.requestCount(METADATA_PATH)).toBe(1);
   });
 

@@ -79,7 +79,7 @@ describe("DPoP at the authorization server (RFC 9449 §4.3, §5, §8)", () => {
   });
 
   it("answers a stale nonce (from a time window long past) with 400 use_dpop_nonce", async () => {
-    // DESIGN 4.2: nonces are an HMAC of a time window under a secret kept in the database.
+    // docs/architecture.md, "DPoP": nonces are an HMAC of a time window under a secret kept in the database.
     const { value: secret } = server.db().prepare(`SELECT value FROM "ServerSecret" WHERE name = 'dpop_nonce'`).get() as { value: string };
     const windowMs = 3 * 60_000;
     const nonceFor = (index: number) => createHmac("sha256", secret).update(`dpop-nonce:${index}`).digest("base64url");
@@ -285,7 +285,7 @@ describe("DPoP at the resource server: /oauth/userinfo (RFC 9449 §7)", () => {
   });
 });
 
-describe("headers on every /oauth/* answer (DESIGN §1, 4.2)", () => {
+describe("headers on every /oauth/* answer (docs/architecture.md, 'The contract' and 'DPoP')", () => {
   function expectCorsAndNonce(label: string, headers: Headers) {
     expect({ label, nonce: Boolean(headers.get("DPoP-Nonce")) }).toEqual({ label, nonce: true });
     expect({ label, origin: headers.get("Access-Control-Allow-Origin") }).toEqual({ label, origin: "*" });

@@ -230,7 +230,8 @@ describe("POST /oauth/passkey-auth", () => {
     url.searchParams.set("request_uri", "urn:ietf:params:oauth:request_uri:nope");
     const unknown = await fetch(url);
     expect(unknown.status).toBe(400);
-    expect(((await unknown.json()) as { error?: string }).error).toBe("invalid_request");
+    // The stable code of the error model (docs/architecture.md, "Errors"): the request is unknown or spent.
+    expect(((await unknown.json()) as { error?: string }).error).toBe("request_expired");
     const bare = await fetch(new URL("/oauth/passkey-auth", server.issuer));
     expect(bare.status).toBe(400);
     expect(bare.headers.get("content-type")).toMatch(/json/);
@@ -283,7 +284,7 @@ describe("POST /oauth/passkey-auth", () => {
     // The request is used up: a passkey post for it now is refused, not a sign-in.
     const late = await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge)), { store: false });
     expect(late.status).toBe(400);
-    expect(late.json.error).toBe("invalid_request");
+    expect(late.json.error).toBe("request_expired");
   });
 
   it("a replayed assertion (same challenge twice) is refused the second time", async () => {
@@ -296,7 +297,7 @@ describe("POST /oauth/passkey-auth", () => {
     expectPasskeyFailure(second, /expired|already used/);
   });
 
-  it("the same assertion posted 10 times in parallel signs in exactly once (DESIGN 4.1: single-use challenge)", async () => {
+  it("the same assertion posted 10 times in parallel signs in exactly once (docs/architecture.md, 'Tokens and codes': single-use challenge)", async () => {
     const authenticator = alicePasskey();
     const p = await pending();
     const signed = assertion(authenticator, p.challenge);
@@ -394,7 +395,7 @@ describe("POST /oauth/passkey-auth", () => {
     const signed = assertion(authenticator, p.challenge);
     const wrong = await postPasskey(p, { ...passkeyBody(p, signed), client_id: OTHER_CLIENT_ID }, { store: false });
     expect(wrong.status, JSON.stringify(wrong.body)).toBe(400);
-    expect(wrong.json.error).toBe("invalid_request");
+    expect(wrong.json.error).toBe("request_invalid");
     expect(wrong.json.error_description).toMatch(/client_id/);
     expect(wrong.headers.getSetCookie().some((cookie) => cookie.includes("atrium_session"))).toBe(false);
     // The refusal signed nobody in and spent nothing: the right post still works.

@@ -19,7 +19,7 @@ import {
 } from "../helpers/xrpc-extra.ts";
 
 /**
- * include:<nsid> permission sets (DESIGN §5): resolved at PAR through a
+ * include:<nsid> permission sets (docs/architecture.md, "Scopes and the data server"): resolved at PAR through a
  * directory of lexicons or the atproto network, stored expanded, so the
  * token holds concrete repo:/rpc: permissions.
  */

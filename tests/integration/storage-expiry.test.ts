@@ -26,7 +26,7 @@ afterAll(() => server?.stop());
 
 const PAST = () => Date.now() - 60_000;
 
-describe("no secret is stored in plain text (DESIGN 4.1)", () => {
+describe("no secret is stored in plain text (docs/architecture.md, 'Tokens and codes')", () => {
   it("after a full flow, no access token, refresh token, code or request_uri appears in any column of any table", async () => {
     const client = await newClient(server);
     const { code, requestUri, tokens, jar } = await obtainTokens(server, client);
@@ -76,7 +76,7 @@ describe("no secret is stored in plain text (DESIGN 4.1)", () => {
   });
 });
 
-describe("lazy expiry: expired rows are treated as absent and deleted when read (DESIGN 4.4)", () => {
+describe("lazy expiry: expired rows are treated as absent and deleted when read (docs/architecture.md, 'Lazy expiry')", () => {
   it("an expired request_uri shows an error page and its row is deleted", async () => {
     const client = await newClient(server);
     const pkce = createPkce();
@@ -153,7 +153,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
   });
 });
 
-describe("the DPoP replay table stays bounded without a sweeper (DESIGN 4.4)", () => {
+describe("the DPoP replay table stays bounded without a sweeper (docs/architecture.md, 'Lazy expiry')", () => {
   it("each recorded proof removes a batch of expired rows, so 500 stale rows drain away", async () => {
     const db = server.db();
     const count = (where = "1 = 1", ...args: unknown[]) =>

@@ -327,7 +327,7 @@ describe("single use of the request_uri", () => {
   });
 });
 
-describe("concurrency: single-use items are consumed atomically (DESIGN 4.1)", () => {
+describe("concurrency: single-use items are consumed atomically (docs/architecture.md, 'Tokens and codes')", () => {
   async function parallelTokenRequests(dpopKey: DpopKey, form: Record<string, string>, count: number) {
     const nonce = await fetchNonce(server);
     const proofs = await Promise.all(Array.from({ length: count }, () => createDpopProof(dpopKey, { method: "POST", url: tokenUrl, nonce })));

@@ -6,7 +6,7 @@ import { blobCid, missingPermission, SAMPLES, scopedSession, uploadBlob, type Sc
 
 /**
  * com.atproto.repo.uploadBlob (blob:<mime>, declared then sniffed type) and
- * app.bsky.actor.get/putPreferences (rpc:<method>?aud=<app view>), DESIGN §5.
+ * app.bsky.actor.get/putPreferences (rpc:<method>?aud=<app view>), docs/architecture.md, "Scopes and the data server".
  */
 
 /** The default app view (did:web:api.bsky.app#bsky_appview) as it appears in a scope string: '#' percent-encoded. */

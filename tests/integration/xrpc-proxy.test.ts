@@ -15,7 +15,7 @@ import {
 
 /**
  * Service auth (com.atproto.server.getServiceAuth) and service proxying
- * (atproto-proxy: <did>#<service>), DESIGN §5: rpc:<lxm>?aud=<aud>.
+ * (atproto-proxy: <did>#<service>), docs/architecture.md, "Scopes and the data server": rpc:<lxm>?aud=<aud>.
  */
 
 const UPSTREAM_DID = "did:web:upstream.test";
@@ -125,7 +125,7 @@ describe("com.atproto.server.getServiceAuth", () => {
   }
 
   it("an rpc: scope whose aud is a bare DID is not a valid scope value and is dropped at PAR", () => {
-    // @atproto/oauth-scopes requires aud to be did#service (or *); DESIGN §5 drops values it does not understand.
+    // @atproto/oauth-scopes requires aud to be did#service (or *); unknown scope values are dropped (docs/architecture.md, "Scopes and the data server").
     expect(sessions.bareDidAud!.tokens.scope).toBe("atproto");
     expect(sessions.serviceAuth!.tokens.scope.split(" ").sort()).toEqual(
       ["atproto", `rpc:com.example.foo.bar?aud=${UPSTREAM_DID}%23svc`, "rpc:com.example.foo.qux?aud=*"].sort(),

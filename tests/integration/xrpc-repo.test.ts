@@ -1,5 +1,5 @@
 /**
- * com.atproto.repo.* on the data server: granular repo: permissions (DESIGN §5),
+ * com.atproto.repo.* on the data server: granular repo: permissions (docs/architecture.md, "Scopes and the data server"),
  * transition:generic, ownership, conflicts, public reads and input checks.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

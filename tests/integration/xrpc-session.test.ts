@@ -1,6 +1,6 @@
 /**
  * The data server's session, identity and account-management endpoints, and
- * how /xrpc treats the token itself (DESIGN §4.2, §5): missing, Bearer,
+ * how /xrpc treats the token itself (docs/architecture.md, "DPoP" and "Scopes and the data server"): missing, Bearer,
  * nonce, revoked, expired, CORS, unknown methods.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

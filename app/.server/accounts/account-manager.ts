@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AtriumError } from "../errors/atrium-error.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { canonicalIdentifier, didSchema, emailSchema, generatePlcDid, handleSchema } from "./identifiers.ts";
 import { generateSigningKey } from "./signing-key.ts";
@@ -6,14 +7,21 @@ import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDu
 
 export type AccountSummary = { did: string; handle: string; email: string; createdAt: Date };
 
+export type AccountField = "handle" | "email" | "password" | "did";
+
+/**
+ * The stable codes of AccountError: a malformed or taken field
+ * (`handle_invalid`, `handle_taken`, … for each field), a wrong current
+ * password, an identifier that names no account, a command line misused.
+ */
+export type AccountErrorCode = `${AccountField}_invalid` | `${AccountField}_taken` | "password_wrong" | "account_not_found" | "usage";
+
 /** A refusal a person can act on: taken or malformed handle, email, password. */
-export class AccountError extends Error {
-  constructor(
-    message: string,
-    readonly field?: "handle" | "email" | "password" | "did",
-  ) {
-    super(message);
-    this.name = "AccountError";
+export class AccountError extends AtriumError {
+  declare readonly field?: AccountField;
+
+  constructor(code: AccountErrorCode, message: string, field?: AccountField) {
+    super(code, message, { status: 400, field });
   }
 }
 
@@ -24,9 +32,9 @@ const passwordSchema = z
 
 export type NewAccount = { handle: string; email: string; password: string; did?: string };
 
-function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, field: AccountError["field"]): T {
+function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, field: AccountField): T {
   const result = schema.safeParse(value);
-  if (!result.success) throw new AccountError(result.error.issues[0]?.message ?? `invalid ${field}`, field);
+  if (!result.success) throw new AccountError(`${field}_invalid`, result.error.issues[0]?.message ?? `invalid ${field}`, field);
   return result.data;
 }
 
@@ -40,9 +48,9 @@ export class AccountManager {
     const did = input.did === undefined ? generatePlcDid() : parseField(didSchema, input.did, "did");
 
     const clash = await this.prisma.account.findFirst({ where: { OR: [{ handle }, { email }, { did }] } });
-    if (clash?.handle === handle) throw new AccountError(`handle ${handle} is already taken`, "handle");
-    if (clash?.email === email) throw new AccountError(`email ${email} is already in use`, "email");
-    if (clash?.did === did) throw new AccountError(`did ${did} already has an account`, "did");
+    if (clash?.handle === handle) throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
+    if (clash?.email === email) throw new AccountError("email_taken", `email ${email} is already in use`, "email");
+    if (clash?.did === did) throw new AccountError("did_taken", `did ${did} already has an account`, "did");
 
     const passwordHash = await hashPassword(password);
     const signingKey = await generateSigningKey();
@@ -51,7 +59,7 @@ export class AccountManager {
       return summary(account);
     } catch (error) {
       // A concurrent create took the handle or email between the check and the insert.
-      if ((error as { code?: string }).code === "P2002") throw new AccountError("handle or email is already taken");
+      if ((error as { code?: string }).code === "P2002") throw new AccountError("handle_taken", "handle or email is already taken");
       throw error;
     }
   }
@@ -107,11 +115,11 @@ export class AccountManager {
   async updateHandle(did: string, handle: string): Promise<AccountSummary> {
     const normalized = parseField(handleSchema, handle, "handle");
     const holder = await this.prisma.account.findUnique({ where: { handle: normalized } });
-    if (holder && holder.did !== did) throw new AccountError(`handle ${normalized} is already taken`, "handle");
+    if (holder && holder.did !== did) throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
     try {
       return summary(await this.prisma.account.update({ where: { did }, data: { handle: normalized } }));
     } catch (error) {
-      if ((error as { code?: string }).code === "P2002") throw new AccountError(`handle ${normalized} is already taken`, "handle");
+      if ((error as { code?: string }).code === "P2002") throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
       throw error;
     }
   }
@@ -127,7 +135,7 @@ export class AccountManager {
   async changePassword(did: string, currentPassword: string, newPassword: string): Promise<void> {
     const account = await this.prisma.account.findUnique({ where: { did } });
     if (!account || !(await verifyPassword(currentPassword, account.passwordHash))) {
-      throw new AccountError("The current password is not right", "password");
+      throw new AccountError("password_wrong", "The current password is not right", "password");
     }
     const checked = parseField(passwordSchema, newPassword, "password");
     await this.prisma.account.update({ where: { did }, data: { passwordHash: await hashPassword(checked) } });
@@ -142,7 +150,7 @@ export class AccountManager {
 
   private async requireAccount(identifier: string): Promise<AccountSummary> {
     const account = await this.findByIdentifier(identifier);
-    if (!account) throw new AccountError(`no account matches ${identifier}`);
+    if (!account) throw new AccountError("account_not_found", `no account matches ${identifier}`);
     return account;
   }
 }

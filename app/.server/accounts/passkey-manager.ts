@@ -9,6 +9,7 @@ import {
   type RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import { z } from "zod";
+import { AtriumError } from "../errors/atrium-error.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { MINUTE } from "../util/time.ts";
 import type { AccountSummary } from "./account-manager.ts";
@@ -21,11 +22,10 @@ import type { ChallengeStore } from "./challenge-store.ts";
  */
 export type PasskeyBinding = { requestIdHash?: string; sessionIdHash?: string };
 
-/** A passkey sign-in or registration that failed, with a message a person can act on. */
-export class PasskeyError extends Error {
+/** A passkey sign-in or registration that failed, with a message a person can act on (code `passkey_failed`). */
+export class PasskeyError extends AtriumError {
   constructor(message: string) {
-    super(message);
-    this.name = "PasskeyError";
+    super("passkey_failed", message, { status: 400 });
   }
 }
 

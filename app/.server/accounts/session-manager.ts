@@ -16,7 +16,7 @@ export type BrowserSession = {
 };
 
 /**
- * Server-side browser sessions (DESIGN 4.5): the cookie holds a random id,
+ * Server-side browser sessions (docs/architecture.md, "Browser security"): the cookie holds a random id,
  * the database only its hash. Expired sessions are deleted when read, and a
  * few at each sign-in (browsers that never come back).
  */

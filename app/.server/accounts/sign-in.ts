@@ -1,14 +1,14 @@
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
+import { AtriumError } from "../errors/atrium-error.ts";
 import type { SignInThrottle } from "../security/sign-in-throttle.ts";
 import type { AccountManager, AccountSummary } from "./account-manager.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
 import { PasskeyError, type PasskeyManager } from "./passkey-manager.ts";
 
-/** A wrong password or passkey: the message never says which part was wrong. */
-export class SignInError extends Error {
+/** A wrong password: the message never says which part was wrong (code `sign_in_failed`). */
+export class SignInError extends AtriumError {
   constructor(message = "The handle, email or password is not right.") {
-    super(message);
-    this.name = "SignInError";
+    super("sign_in_failed", message, { status: 400, field: "password" });
   }
 }
 

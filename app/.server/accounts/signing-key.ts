@@ -23,8 +23,3 @@ export async function importSigningKey(stored: string): Promise<CryptoKey | Uint
   return key;
 }
 
-/** The public half, for DID documents and verifiers. */
-export function publicSigningJwk(stored: string): JWK {
-  const { kty, crv, x, y } = JSON.parse(stored) as JWK;
-  return { kty, crv, x, y };
-}

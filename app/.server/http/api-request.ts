@@ -1,7 +1,7 @@
 /**
  * The part of a request the JSON endpoints read. A Fetch `Request`
  * satisfies it, and so does the thin wrapper over Node's request that the
- * Express entry uses for the hot API paths (no Fetch objects to build).
+ * fast API handler builds (server/api-server.ts: no Fetch objects per request).
  */
 export type ApiRequest = {
   method: string;

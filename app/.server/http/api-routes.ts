@@ -8,8 +8,8 @@ import { jsonResponse, type ApiResponse } from "./api-response.ts";
 import { oauthEndpoint, noStoreJson } from "./endpoint.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
 import { publicRequestUrl, readForm } from "./request-input.ts";
-import { oauthRefusal } from "./error-response.ts";
-import { xrpcRefusal } from "../xrpc/xrpc-error.ts";
+import { AtriumError } from "../errors/atrium-error.ts";
+import { oauthErrorAnswer, xrpcErrorAnswer } from "./error-answers.ts";
 
 /**
  * The one route table of the JSON endpoints that clients call directly:
@@ -106,7 +106,7 @@ export function apiRoutes(services: Services): ApiRouteTable {
       path: "/.well-known/",
       prefix: true,
       methods: ["GET", "HEAD"],
-      handle: async () => oauthRefusal(404, "invalid_request", "No such document"),
+      handle: async () => oauthErrorAnswer(new AtriumError("invalid_request", "No such document", { status: 404 })),
     },
     {
       // RFC 9126 pushed authorization request; DPoP proof required (atproto OAuth profile). RFC 9126 §2.2: "201 Created".
@@ -153,18 +153,15 @@ export function apiRoutes(services: Services): ApiRouteTable {
       path: "/oauth/userinfo",
       methods: ["GET", "POST"],
       metadataName: "userinfo_endpoint",
-      handle: oauthEndpoint(
-        async (request) => {
-          const subject = await services.accessTokens.verify({
-            authorization: request.headers.get("Authorization"),
-            dpop: request.headers.get("DPoP"),
-            method: request.method,
-            url: publicRequestUrl(config.issuer, request),
-          });
-          return noStoreJson({ sub: subject.did, preferred_username: subject.handle });
-        },
-        { resource: true },
-      ),
+      handle: oauthEndpoint(async (request) => {
+        const subject = await services.accessTokens.verify({
+          authorization: request.headers.get("Authorization"),
+          dpop: request.headers.get("DPoP"),
+          method: request.method,
+          url: publicRequestUrl(config.issuer, request),
+        });
+        return noStoreJson({ sub: subject.did, preferred_username: subject.handle });
+      }),
     },
     {
       // The server signs nothing that clients verify (tokens are opaque), so the set is empty.
@@ -201,7 +198,7 @@ function discovery(document: unknown): ApiResponse {
   return jsonResponse(document, 200, { "Cache-Control": "public, max-age=60" });
 }
 
-/** A refusal of the entry itself (limits, body size, timeouts, unknown paths), in the route's error shape. */
-export function refusalIn(shape: ErrorShape, status: number, code: { oauth: string; xrpc: string }, message: string, headers: Record<string, string> = {}): ApiResponse {
-  return shape === "xrpc" ? xrpcRefusal(status, code.xrpc, message, headers) : oauthRefusal(status, code.oauth, message, headers);
+/** Anything thrown, answered in the error shape of the endpoint addressed (the entry's own refusals included). */
+export function errorAnswerIn(shape: ErrorShape, thrown: unknown, headers: Record<string, string> = {}): ApiResponse {
+  return shape === "xrpc" ? xrpcErrorAnswer(thrown, headers) : oauthErrorAnswer(thrown, headers);
 }

@@ -3,7 +3,7 @@ import type { Config } from "../config.ts";
 import { hmacBase64url, safeEqual } from "../util/crypto.ts";
 
 /**
- * Cookies and CSRF protection for the screens (DESIGN 4.5). Cookies are
+ * Cookies and CSRF protection for the screens (docs/architecture.md, "Browser security"). Cookies are
  * HttpOnly and SameSite=Lax, Secure with the __Host- prefix when the issuer
  * is https. Forms carry a CSRF token: an HMAC of a random per-browser cookie
  * under the server's cookie secret, so a page on another origin can neither
@@ -67,6 +67,7 @@ export function isSameOriginPost(request: Request, config: Config): boolean {
   return origin === null || origin === config.issuer;
 }
 
-export function clientAddress(request: Request): string | undefined {
+/** The client address the entry put on this request (x-atrium-client-ip, server/middleware.ts), never one the request chose. */
+export function requestClientAddress(request: Request): string | undefined {
   return request.headers.get("x-atrium-client-ip") ?? undefined;
 }

@@ -1,25 +1,19 @@
 import type { ApiRequest } from "./api-request.ts";
 import { jsonResponse, setDefaultHeader, type ApiResponse } from "./api-response.ts";
-import { toErrorResponse } from "./error-response.ts";
+import { oauthErrorAnswer } from "./error-answers.ts";
 
 /**
  * An OAuth JSON endpoint of the route table: the handler's answer is never
- * cached, and anything it throws becomes the OAuth error answer
- * (`toErrorResponse`), in the resource form (401 with a DPoP challenge,
- * RFC 9449 §7.1) for endpoints protected by an access token.
+ * cached, and anything it throws becomes the OAuth error answer.
  */
-export function oauthEndpoint(
-  handler: (request: ApiRequest) => Promise<ApiResponse>,
-  options: { resource?: boolean } = {},
-): (request: ApiRequest) => Promise<ApiResponse> {
-  const context = options.resource ? "resource" : "authorization-server";
+export function oauthEndpoint(handler: (request: ApiRequest) => Promise<ApiResponse>): (request: ApiRequest) => Promise<ApiResponse> {
   return async (request) => {
     try {
       const response = await handler(request);
       setDefaultHeader(response, "Cache-Control", "no-store");
       return response;
     } catch (error) {
-      return toErrorResponse(error, { context });
+      return oauthErrorAnswer(error);
     }
   };
 }

@@ -1,5 +1,4 @@
 import type { ApiRequest } from "./api-request.ts";
-import type { z } from "zod";
 import { InvalidRequestError } from "../oauth/errors/oauth-error.ts";
 
 const MAX_FORM_BYTES = 64 * 1024;
@@ -24,9 +23,6 @@ export async function readForm(request: ApiRequest): Promise<Record<string, stri
   return result;
 }
 
-export function parseWith<T extends z.ZodTypeAny>(schema: T, input: unknown): z.infer<T> {
-  return schema.parse(input) as z.infer<T>;
-}
 
 /** The URL the client addressed, on the issuer's origin (what DPoP htu is checked against). */
 export function publicRequestUrl(issuer: string, request: ApiRequest): string {

@@ -53,7 +53,7 @@ export class ResourceCaller {
 
 export type ResourceRequest = { authorization: string | null; dpop: string | null; method: string; url: string };
 
-/** Verifies the DPoP-bound access token of a data-server request (DESIGN 4.2, RFC 9449 §7). */
+/** Verifies the DPoP-bound access token of a data-server request (docs/architecture.md, "DPoP", RFC 9449 §7). */
 export async function authenticateCaller(verifier: AccessTokenVerifier, request: ResourceRequest): Promise<ResourceCaller> {
   const subject = await verifier.verify(request);
   return new ResourceCaller(subject.did, subject.handle, subject.grant, subject.scope);

@@ -2,7 +2,7 @@ import { ScopeMissingError, ScopePermissionsTransition, type IdentityPermissionM
 import { InsufficientScopeError } from "../oauth/errors/oauth-error.ts";
 
 /**
- * The permissions a token's scope grants (DESIGN §5). The library's
+ * The permissions a token's scope grants (docs/architecture.md, "Scopes and the data server"). The library's
  * transition class already lets `transition:generic` cover repo, blob and
  * non-chat RPC, `transition:email` cover account:email and
  * `transition:chat.bsky` cover chat.bsky.* RPC. The product brief also

@@ -8,7 +8,7 @@ import { migrateDatabase } from "../db/migrate.ts";
 import { RequestLimiter } from "./request-limiter.ts";
 
 /**
- * DESIGN 4.5: per-address request limits hold across every process on the
+ * docs/architecture.md, "Abuse limits": per-address request limits hold across every process on the
  * database. Two limiters on two connections to one file stand for two
  * processes; the clock is fixed so windows are exact.
  */

@@ -17,7 +17,7 @@ type Counter = {
 };
 
 /**
- * Per-address request limits (DESIGN 4.5) for the hot endpoints, shared by
+ * Per-address request limits (docs/architecture.md, "Abuse limits") for the hot endpoints, shared by
  * every process on the database without a database write per request.
  *
  * Counts live in the same fixed-window rows as the other limits
@@ -81,13 +81,13 @@ export class RequestLimiter {
     const live = counter !== undefined && counter.windowEndsAt > now;
     if (live && counter.shared + counter.pending + 1 <= limit / 2) {
       counter.pending += 1;
-      return { allowed: true, count: counter.shared + counter.pending, retryAfterSeconds: secondsUntil(counter.windowEndsAt, now) };
+      return { allowed: true, count: counter.shared + counter.pending, retryAfterSeconds: wholeSecondsUntil(counter.windowEndsAt, now) };
     }
     // Near the limit (or a new window): the database decides, with this process's unwritten hits included.
     const row = this.write(key, (live ? counter.pending : 0) + 1, now, now + windowMs);
     if (this.counters.size >= MAX_TRACKED_KEYS) this.flush(true);
     this.counters.set(key, { windowEndsAt: row.windowEndsAt, shared: row.count, pending: 0 });
-    return { allowed: row.count <= limit, count: row.count, retryAfterSeconds: secondsUntil(row.windowEndsAt, now) };
+    return { allowed: row.count <= limit, count: row.count, retryAfterSeconds: wholeSecondsUntil(row.windowEndsAt, now) };
   }
 
   /** Writes the hits counted in memory; `forget` also drops every counter (they are re-read on the next hit). */
@@ -103,6 +103,7 @@ export class RequestLimiter {
   }
 }
 
-function secondsUntil(time: number, now: number): number {
+/** Retry-After: the whole seconds until `time`, rounded up and at least 1 (RFC 9110 §10.2.3). */
+function wholeSecondsUntil(time: number, now: number): number {
   return Math.max(1, Math.ceil((time - now) / 1000));
 }

@@ -8,7 +8,7 @@ import { deleteExpiredSql } from "./expired-rows.ts";
 import { BLOB_SQL } from "./sqlite-blob-store.ts";
 
 /**
- * DESIGN 4.4 (lazy expiry): every insert into a table of short-lived rows
+ * Lazy expiry (docs/architecture.md, "Lazy expiry"): every insert into a table of short-lived rows
  * deletes a few expired ones first. Without an index on the expiry column that
  * delete reads the whole table each time — a refresh cost grew with every
  * token ever issued until this was caught — so each such table in the

@@ -1,5 +1,5 @@
 /**
- * Lazy expiry (DESIGN 4.4): each insert into a table of short-lived rows
+ * Lazy expiry (docs/architecture.md, "Lazy expiry"): each insert into a table of short-lived rows
  * first deletes a few of its expired rows, so tables stay bounded without a
  * sweeper. The batch is larger than one, so deletion outpaces insertion.
  * Every table's expiry column is indexed (tested in expired-rows.test.ts):

@@ -27,7 +27,7 @@ const GRANT_COLUMNS = `g.id AS id, g.clientId AS clientId, g.accountDid AS accou
 /**
  * Codes, grants and tokens on the synchronous SQLite connection: each
  * multi-row step runs in one better-sqlite3 transaction, and the conditional
- * UPDATE inside it decides who wins a race (DESIGN 4.1, docs/decisions/0002).
+ * UPDATE inside it decides who wins a race (docs/architecture.md, "Tokens and codes", docs/decisions/0002).
  */
 export class SqliteGrantStore implements GrantStore {
   private readonly s;

@@ -9,10 +9,6 @@ export function sha256Base64url(value: string): string {
   return createHash("sha256").update(value).digest("base64url");
 }
 
-export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
-}
-
 export function hmacBase64url(secret: string, value: string): string {
   return createHmac("sha256", secret).update(value).digest("base64url");
 }

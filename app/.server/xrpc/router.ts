@@ -11,7 +11,8 @@ import { repoMethods } from "./handlers/repo.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
 import { proxyCall, proxyTarget } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
-import { invalidRequest, XrpcError, xrpcErrorResponse } from "./xrpc-error.ts";
+import { xrpcErrorAnswer } from "../http/error-answers.ts";
+import { invalidRequest, XrpcError } from "./xrpc-error.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
@@ -46,7 +47,7 @@ export async function handleXrpc(services: Services, nsid: string, request: ApiR
     if (dpopNonce) response.headers["DPoP-Nonce"] = dpopNonce;
     return response;
   } catch (error) {
-    return xrpcErrorResponse(error, dpopNonce);
+    return xrpcErrorAnswer(error, dpopNonce ? { "DPoP-Nonce": dpopNonce } : {});
   }
 }
 

@@ -1,4 +1,4 @@
-import type { SignedInBase } from "../../.server/account/account-views";
+import type { SignedInBase } from "../../.server/screens/account/views";
 import { Notice } from "../ui/messages";
 import { secondaryButton, smallButton } from "../ui/styles";
 

@@ -1,4 +1,4 @@
-import type { AppsView, ConnectedAppView } from "../../.server/account/account-views";
+import type { AppsView, ConnectedAppView } from "../../.server/screens/account/views";
 import { PermissionGroupsView } from "../consent/permission-groups";
 import { DateTime } from "../ui/date-time";
 import { dangerButton, linkStyle } from "../ui/styles";

@@ -1,4 +1,4 @@
-import type { ConfirmView } from "../../.server/account/account-views";
+import type { ConfirmView } from "../../.server/screens/account/views";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
 import { ErrorMessage } from "../ui/messages";

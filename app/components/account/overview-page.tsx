@@ -1,4 +1,4 @@
-import type { OverviewView } from "../../.server/account/account-views";
+import type { OverviewView } from "../../.server/screens/account/views";
 import { AccountShell } from "./account-shell";
 
 /** /account for a signed-in person: who they are and where to go. */

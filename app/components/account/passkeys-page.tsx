@@ -1,4 +1,4 @@
-import type { PasskeysView, PasskeyView } from "../../.server/account/account-views";
+import type { PasskeysView, PasskeyView } from "../../.server/screens/account/views";
 import { AddPasskey } from "../passkey/add-passkey";
 import { DateTime } from "../ui/date-time";
 import { Field } from "../ui/field";

@@ -1,4 +1,4 @@
-import type { PasswordView } from "../../.server/account/account-views";
+import type { PasswordView } from "../../.server/screens/account/views";
 import { Field } from "../ui/field";
 import { ErrorMessage } from "../ui/messages";
 import { dangerButton, primaryButton } from "../ui/styles";

@@ -1,4 +1,4 @@
-import type { SessionsView } from "../../.server/account/account-views";
+import type { SessionsView } from "../../.server/screens/account/views";
 import { DateTime } from "../ui/date-time";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";

@@ -1,4 +1,4 @@
-import type { SignInView } from "../../.server/account/account-views";
+import type { SignInView } from "../../.server/screens/account/views";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Card } from "../ui/card";
 import { Field } from "../ui/field";

@@ -1,4 +1,4 @@
-import type { ConsentView } from "../../.server/oauth/authorize/consent-view";
+import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { linkStyle } from "../ui/styles";
 
 type Client = ConsentView["client"];

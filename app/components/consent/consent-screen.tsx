@@ -1,4 +1,4 @@
-import type { ConsentView } from "../../.server/oauth/authorize/consent-view";
+import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { Card } from "../ui/card";
 import { ErrorMessage, Notice } from "../ui/messages";
 import { primaryButton, secondaryButton } from "../ui/styles";

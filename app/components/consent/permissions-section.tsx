@@ -1,4 +1,4 @@
-import type { ConsentView } from "../../.server/oauth/authorize/consent-view";
+import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { isEmptyGroupsView } from "./permission-groups-util";
 import { PermissionGroupsView } from "./permission-groups";
 

@@ -1,4 +1,4 @@
-import type { ConsentView } from "../../.server/oauth/authorize/consent-view";
+import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
 

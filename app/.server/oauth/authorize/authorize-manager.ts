@@ -1,3 +1,4 @@
+import { AtriumError } from "../../errors/atrium-error.ts";
 import { OAuthError } from "../errors/oauth-error.ts";
 import type { ClientManager } from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
@@ -7,19 +8,17 @@ import type { GrantStore } from "../token/grant-store.ts";
 import { randomToken, sha256Base64url } from "../../util/crypto.ts";
 import { HOUR } from "../../util/time.ts";
 
+/** Why an authorization request cannot be shown or answered; the stable codes of AuthorizationPageError. */
+export type AuthorizationPageErrorCode = "request_invalid" | "request_unsupported" | "request_expired" | "request_answered" | "client_unreachable";
+
 /**
  * A failure on the authorization screen that must not be sent to the
  * client's redirect_uri (the request, and so the redirect target, is not
- * trustworthy): the person sees a readable page instead.
+ * trustworthy): the person sees a page with `title` and the message instead.
  */
-export class AuthorizationPageError extends Error {
-  constructor(
-    readonly title: string,
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-    this.name = "AuthorizationPageError";
+export class AuthorizationPageError extends AtriumError {
+  constructor(code: AuthorizationPageErrorCode, title: string, message: string, status = 400) {
+    super(code, message, { status, title });
   }
 }
 
@@ -47,6 +46,7 @@ export class AuthorizeManager {
   async load(clientId: string | null, requestUri: string | null): Promise<PendingAuthorization> {
     if (!requestUri || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 512) {
       throw new AuthorizationPageError(
+        "request_invalid",
         "This sign-in link is not valid",
         "Apps must first push their authorization request to this server (PAR) and send you here with the request_uri it returned.",
       );
@@ -55,22 +55,23 @@ export class AuthorizeManager {
     const request = this.requests.findActive(sha256Base64url(requestUri), now);
     if (!request) {
       throw new AuthorizationPageError(
+        "request_expired",
         "This sign-in request has expired or was already used",
         "Go back to the app and start signing in again.",
       );
     }
     // RFC 9126 §4: the authorization request carries "client_id REQUIRED" beside the request_uri, and it must be the
     // client that pushed the request (otherwise one app could show the screen of another's request).
-    if (!clientId) throw new AuthorizationPageError("This sign-in link is not valid", "The link does not say which app it is for (client_id is missing). Go back to the app and start again.");
+    if (!clientId) throw new AuthorizationPageError("request_invalid", "This sign-in link is not valid", "The link does not say which app it is for (client_id is missing). Go back to the app and start again.");
     if (clientId !== request.clientId) {
-      throw new AuthorizationPageError("This sign-in link is not valid", "The client_id does not match the pushed request.");
+      throw new AuthorizationPageError("request_invalid", "This sign-in link is not valid", "The client_id does not match the pushed request.");
     }
     let client: OAuthClient;
     try {
       client = await this.clients.getClient(request.clientId);
     } catch (error) {
       const detail = error instanceof OAuthError ? error.description : "The app's metadata could not be loaded.";
-      throw new AuthorizationPageError("This app cannot be reached right now", detail, 502);
+      throw new AuthorizationPageError("client_unreachable", "This app cannot be reached right now", detail, 502);
     }
     // Showing the screen keeps the request alive while the person reads it.
     const extended = Math.min(now + this.options.requestUriLifetimeMs, request.createdAt + MAX_REQUEST_LIFETIME);
@@ -110,7 +111,7 @@ export class AuthorizeManager {
   }
 
   private alreadyUsed(): AuthorizationPageError {
-    return new AuthorizationPageError("This sign-in request was already answered", "Go back to the app and start again if needed.");
+    return new AuthorizationPageError("request_answered", "This sign-in request was already answered", "Go back to the app and start again if needed.");
   }
 
   /**

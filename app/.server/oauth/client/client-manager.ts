@@ -68,7 +68,7 @@ const jwksDocumentSchema = z.object({ keys: z.array(z.record(z.unknown())).max(1
 
 /**
  * Resolves client_ids to validated clients (fetching and caching metadata
- * documents per DESIGN 4.3) and authenticates confidential clients with
+ * documents as docs/architecture.md, "Client metadata" describes) and authenticates confidential clients with
  * private_key_jwt (RFC 7523 §3, atproto OAuth profile).
  */
 export class ClientManager {

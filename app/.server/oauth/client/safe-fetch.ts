@@ -5,7 +5,7 @@ import { InvalidClientMetadataError } from "../errors/oauth-error.ts";
 import { SECOND } from "../../util/time.ts";
 
 /**
- * The hardened fetch for documents named by clients (DESIGN 4.3): HTTPS
+ * The hardened fetch for documents named by clients (docs/architecture.md, "Client metadata"): HTTPS
  * only, no redirects, exactly 200 with a JSON content type, a size cap, a
  * timeout, and DNS answers that are not public unicast refused, so that a
  * client_id cannot make this server reach into its own network.

@@ -25,7 +25,7 @@ const MAX_HEADER_LENGTH = 2048;
 const MAX_JTI_LENGTH = 512;
 
 /**
- * Verifies DPoP proofs per RFC 9449 §4.3 and DESIGN 4.2. The compact JWS is
+ * Verifies DPoP proofs per RFC 9449 §4.3 and docs/architecture.md, "DPoP". The compact JWS is
  * checked with node:crypto directly (one synchronous ES256 verification, no
  * WebCrypto round trip), and imported public keys are cached with their
  * thumbprints: the import is the slow part.
@@ -69,7 +69,7 @@ export class DpopVerifier {
     this.checkIssuedAt(payload.iat, now);
     const accessTokenHash = this.checkAccessTokenHash(payload.ath, check.accessToken);
 
-    // DESIGN 4.2: the nonce is checked before the jti is recorded, so a
+    // docs/architecture.md, "DPoP": the nonce is checked before the jti is recorded, so a
     // client retrying after use_dpop_nonce is not mistaken for a replay.
     if (typeof payload.nonce !== "string" || !this.nonces.isValid(payload.nonce)) {
       throw new UseDpopNonceError(payload.nonce === undefined ? undefined : "DPoP nonce is stale or invalid");
@@ -83,7 +83,7 @@ export class DpopVerifier {
 
   private readHeaderKey(header: Record<string, unknown>): PublicJwk {
     if (header.typ !== "dpop+jwt") throw new InvalidDpopProofError('DPoP proof typ must be "dpop+jwt"');
-    // BRIEF §5.3: "The only accepted signing algorithm is ES256."
+    // ES256 is the only algorithm accepted (the atproto OAuth profile; docs/architecture.md, "DPoP").
     if (header.alg !== "ES256") throw new InvalidDpopProofError("DPoP proof must be signed with ES256");
     // RFC 7515 §4.1.11: extensions we do not understand must not be ignored.
     if (header.crit !== undefined) throw new InvalidDpopProofError("DPoP proof header must not carry crit");

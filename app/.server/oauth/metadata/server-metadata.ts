@@ -1,6 +1,6 @@
 import type { Config } from "../../config.ts";
 
-/** DESIGN §1: exactly these scope tokens; `include` joins only with a permission-set resolver. */
+/** docs/architecture.md, "The contract": exactly these scope tokens; `include` joins only with a permission-set resolver. */
 export const SUPPORTED_SCOPES = [
   "atproto",
   "repo",
@@ -13,7 +13,7 @@ export const SUPPORTED_SCOPES = [
   "transition:chat.bsky",
 ] as const;
 
-/** `include` is advertised only when a permission-set resolver is configured (BRIEF §2.1). */
+/** `include` is advertised only when a permission-set resolver is configured (docs/architecture.md, "Scopes and the data server"). */
 export function supportedScopes(config: Config): string[] {
   const { directory, network } = config.permissionSets;
   return directory || network ? [...SUPPORTED_SCOPES, "include"] : [...SUPPORTED_SCOPES];

@@ -12,7 +12,7 @@ export class SqliteReplayStore implements ReplayStore {
   private readonly cleanup;
 
   constructor(db: Database.Database, private readonly now: () => number = Date.now) {
-    // A unique-constraint insert decides atomically (DESIGN 4.1). An expired
+    // A unique-constraint insert decides atomically (docs/architecture.md, "Tokens and codes"). An expired
     // row with the same key is taken over, never treated as a replay.
     this.insert = db.prepare(
       `INSERT INTO "ReplayRecord" (key, expiresAt) VALUES (?, ?)

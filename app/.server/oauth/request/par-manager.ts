@@ -81,7 +81,7 @@ function validateAuthorizationParameters(input: ParInput, client: OAuthClient, d
   if (input.request !== undefined) throw new InvalidRequestError("Request objects (JAR) are not supported");
   // OAuth 2.1: only the authorization code flow; no implicit flow.
   if (input.response_type !== "code") throw new UnsupportedResponseTypeError('response_type must be "code"');
-  // RFC 7636 §4.2 / BRIEF §5.2: S256 is the only supported method (plain is refused).
+  // RFC 7636 §4.2: S256 is the only method supported here (plain is refused; OAuth 2.1 §4.1.1 and the atproto profile).
   if (input.code_challenge_method !== "S256") throw new InvalidRequestError('code_challenge_method must be "S256"');
   // RFC 9449 §10: if dpop_jkt is sent it must match the proof's key.
   if (input.dpop_jkt !== undefined && input.dpop_jkt !== dpopJkt) throw new InvalidRequestError("dpop_jkt does not match the DPoP proof key");

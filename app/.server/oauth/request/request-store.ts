@@ -29,10 +29,10 @@ export type StoredAuthorizationRequest = {
 
 export interface RequestStore {
   create(request: StoredAuthorizationRequest): void;
-  /** A live, unconsumed request; an expired one is deleted and absent (DESIGN 4.4). */
+  /** A live, unconsumed request; an expired one is deleted and absent (docs/architecture.md, "Lazy expiry"). */
   findActive(idHash: string, now: number): StoredAuthorizationRequest | undefined;
   /** Pushes the expiry out to `until` (never earlier than it was). */
   extend(idHash: string, until: number): void;
-  /** Marks the request used; true only for the one caller that won (DESIGN 4.1). */
+  /** Marks the request used; true only for the one caller that won (docs/architecture.md, "Tokens and codes"). */
   consume(idHash: string, now: number): boolean;
 }

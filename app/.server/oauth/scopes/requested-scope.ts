@@ -8,7 +8,7 @@ export type PermissionSetGrant = { include: string; nsid: string; title?: string
 export type ResolvedScope = { scope: string; permissionSets: PermissionSetGrant[] };
 
 /**
- * Resolves the scope a client asks for at PAR (DESIGN §5):
+ * Resolves the scope a client asks for at PAR (docs/architecture.md, "Scopes and the data server"):
  * - values this server does not understand are dropped, not fatal;
  * - every value kept must be one the client declared in its metadata;
  * - `atproto` is required;

@@ -1,4 +1,4 @@
-import { InvalidTokenError } from "../errors/oauth-error.ts";
+import { atResource, InvalidTokenError } from "../errors/oauth-error.ts";
 import type { DpopVerifier } from "../dpop/dpop-verifier.ts";
 import { sha256Base64url } from "../../util/crypto.ts";
 import { MINUTE } from "../../util/time.ts";
@@ -18,7 +18,7 @@ export type TokenSubject = { grant: Grant; did: string; handle: string; scope: s
 
 /**
  * Verifies a DPoP-bound access token presented to a protected resource
- * (userinfo, /xrpc): RFC 9449 §7 and DESIGN 4.2.
+ * (userinfo, /xrpc): RFC 9449 §7 and docs/architecture.md, "DPoP".
  */
 export class AccessTokenVerifier {
   constructor(
@@ -37,7 +37,13 @@ export class AccessTokenVerifier {
     if (scheme.toLowerCase() !== "dpop") throw new InvalidTokenError("Unsupported authorization scheme; use DPoP");
     if (token.length > 256) throw new InvalidTokenError("Invalid access token");
 
-    const proof = await this.dpop.verify({ proof: request.dpop, method: request.method, url: request.url, accessToken: token });
+    let proof;
+    try {
+      proof = await this.dpop.verify({ proof: request.dpop, method: request.method, url: request.url, accessToken: token });
+    } catch (error) {
+      // RFC 9449 §7.1: at a protected resource, proof and nonce problems are 401 with a DPoP challenge.
+      throw atResource(error);
+    }
     // The proof's checked ath is the token's SHA-256: the stored form of the token.
     const now = this.now();
     const owner = this.grants.findAccessToken(proof.accessTokenHash ?? sha256Base64url(token), now);

@@ -51,7 +51,7 @@ export interface GrantStore {
   findCode(codeHash: string, now: number): StoredAuthorizationCode | undefined;
   /**
    * Atomically marks the code used and creates its grant and first tokens.
-   * False when another request used the code first (DESIGN 4.1).
+   * False when another request used the code first (docs/architecture.md, "Tokens and codes").
    */
   redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): boolean;
   findRefreshToken(tokenHash: string, now: number): StoredRefreshToken | undefined;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AccountError } from "../../accounts/account-manager.ts";
+import { hasCode } from "../../errors/atrium-error.ts";
 import { isHandle } from "../../accounts/identifiers.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
@@ -20,7 +20,7 @@ export const identityMethods: XrpcMethods = {
     },
   },
 
-  /** identity:handle (or transition:generic, DESIGN §5). */
+  /** identity:handle (or transition:generic, docs/architecture.md, "Scopes and the data server"). */
   "com.atproto.identity.updateHandle": {
     type: "procedure",
     auth: "required",
@@ -37,9 +37,8 @@ export const identityMethods: XrpcMethods = {
       try {
         await services.accounts.updateHandle(caller.did, handle);
       } catch (error) {
-        if (error instanceof AccountError) {
-          throw new XrpcError(400, error.message.includes("taken") ? "HandleNotAvailable" : "InvalidHandle", error.message);
-        }
+        if (hasCode(error, "handle_taken")) throw new XrpcError(400, "HandleNotAvailable", error.message);
+        if (hasCode(error, "handle_invalid")) throw new XrpcError(400, "InvalidHandle", error.message);
         throw error;
       }
       return {};

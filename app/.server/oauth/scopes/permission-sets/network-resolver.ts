@@ -33,7 +33,7 @@ import { PermissionSetResolutionError, type PermissionSetResolver } from "./perm
  * redirects, public addresses only, size caps, timeouts) unless
  * allowPrivate is set for development and tests.
  *
- * Results are cached in the PermissionSetCache (DESIGN 5, the atproto
+ * Results are cached in the PermissionSetCache (docs/architecture.md, "Scopes and the data server", the atproto
  * lexicon resolution guidance): younger than 15 minutes they are served as
  * they are; up to 24 hours a refresh is tried and the cached copy is served
  * when it fails; older than that a refresh is required; after 90 days the

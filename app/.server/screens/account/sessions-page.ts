@@ -1,8 +1,8 @@
-import type { Services } from "../services.ts";
-import { endSession } from "./account-session.ts";
-import type { SessionsView } from "./account-views.ts";
+import type { Services } from "../../services.ts";
+import { endSession } from "../browser-session.ts";
+import type { SessionsView } from "./views.ts";
 import { withNotice } from "./notices.ts";
-import { errorOutcome, redirectTo, type PageOutcome } from "./outcome.ts";
+import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 import { describeUserAgent } from "./user-agent.ts";
 

@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { PASSKEY_NAME_MAX, PasskeyError, registrationResponseSchema } from "../accounts/passkey-manager.ts";
-import type { Services } from "../services.ts";
-import { currentSession, isTrustedPost } from "./account-session.ts";
-import type { PasskeysView } from "./account-views.ts";
-import { jsonError, passkeyFailure, type JsonOutcome } from "./json-outcome.ts";
+import { PASSKEY_NAME_MAX, PasskeyError, registrationResponseSchema } from "../../accounts/passkey-manager.ts";
+import type { Services } from "../../services.ts";
+import { currentSession, isTrustedPost } from "../browser-session.ts";
+import type { PasskeysView } from "./views.ts";
 import { withNotice } from "./notices.ts";
-import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
+import { type FormErrors, type JsonOutcome, type PageOutcome, formErrors, jsonError, jsonErrorOf, redirectTo } from "../outcome.ts";
 import { confirmView, confirmWithPassword, reauthenticationRequired } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
@@ -84,6 +83,6 @@ export async function registerPasskey(services: Services, request: Request, body
     const passkey = await services.passkeys.register(signedIn.account, parsed.data.name, parsed.data.response as never);
     return { status: 200, body: { ok: true, name: passkey.name, next: withNotice("/account/passkeys", "passkey-added") } };
   } catch (error) {
-    return passkeyFailure(error);
+    return jsonErrorOf(error);
   }
 }

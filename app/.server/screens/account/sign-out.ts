@@ -1,7 +1,7 @@
-import type { Services } from "../services.ts";
-import { endSession, isTrustedPost } from "./account-session.ts";
+import type { Services } from "../../services.ts";
+import { endSession, isTrustedPost } from "../browser-session.ts";
 import { withNotice } from "./notices.ts";
-import { forbiddenForm, redirectTo, type PageOutcome } from "./outcome.ts";
+import { forbiddenForm, redirectTo, type PageOutcome } from "../outcome.ts";
 
 /** POST /account/sign-out: ends this browser's session. */
 export async function signOut(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<never>> {

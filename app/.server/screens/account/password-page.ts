@@ -1,13 +1,11 @@
-import { AccountError } from "../accounts/account-manager.ts";
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../accounts/password.ts";
-import { SignInError } from "../accounts/sign-in.ts";
-import { clientAddress } from "../http/browser.ts";
-import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
-import type { Services } from "../services.ts";
-import type { SignedIn } from "./account-session.ts";
-import type { PasswordView, SecureAccountView } from "./account-views.ts";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../../accounts/password.ts";
+import { requestClientAddress } from "../../http/browser.ts";
+import { hasCode } from "../../errors/atrium-error.ts";
+import type { Services } from "../../services.ts";
+import type { SignedIn } from "../browser-session.ts";
+import type { PasswordView, SecureAccountView } from "./views.ts";
 import { noticeKeyOf, withNotice } from "./notices.ts";
-import { errorOutcome, formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
+import { type FormErrors, type PageOutcome, errorOutcome, formErrorOf, formErrors, redirectTo } from "../outcome.ts";
 import { confirmView, confirmWithPassword } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
@@ -71,15 +69,13 @@ async function changePassword(services: Services, request: Request, { account, s
   if (Object.keys(errors).length) return formErrors("password", errors);
 
   try {
-    await services.signIn.withPassword(account.did, current, clientAddress(request));
+    await services.signIn.withPassword(account.did, current, requestClientAddress(request));
     await services.accounts.changePassword(account.did, current, next);
   } catch (error) {
-    if (error instanceof SignInError) return formErrors("password", { current_password: "The current password is not right." });
-    if (error instanceof TooManyRequestsError) {
-      return formErrors("password", { form: error.description }, undefined, 429, new Headers({ "Retry-After": String(error.retryAfterSeconds) }));
-    }
-    if (error instanceof AccountError) return formErrors("password", { current_password: error.message });
-    throw error;
+    if (hasCode(error, "sign_in_failed", "password_wrong")) return formErrors("password", { current_password: "The current password is not right." });
+    if (hasCode(error, "password_invalid")) return formErrors("password", { new_password: error.message });
+    // A wait belongs to the whole form.
+    return formErrorOf(error, "password", "form");
   }
   await services.sessions.destroyOthers(account.did, sessionIdHash);
   // The current password was just checked: that is a recent authentication (docs/decisions/0007).

@@ -3,7 +3,7 @@
  * browser. Dates are ISO strings (the page formats them).
  */
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
-import type { PermissionGroups } from "../oauth/scopes/scope-description.ts";
+import type { PermissionGroups } from "../../oauth/scopes/scope-description.ts";
 
 /** What every signed-in page shows in its header. */
 export type SignedInBase = { account: { handle: string; did: string }; csrfToken: string; notice?: string };

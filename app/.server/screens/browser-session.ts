@@ -1,7 +1,5 @@
 import type { AccountSummary } from "../accounts/account-manager.ts";
-import { SignInError } from "../accounts/sign-in.ts";
-import { clientAddress, cookieNames, csrfFor, isSameOriginPost, isValidCsrf, readCookie, serializeCookie } from "../http/browser.ts";
-import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
+import { requestClientAddress, cookieNames, csrfFor, isSameOriginPost, isValidCsrf, readCookie, serializeCookie } from "../http/browser.ts";
 import type { Services } from "../services.ts";
 
 /**
@@ -13,13 +11,17 @@ import type { Services } from "../services.ts";
 export type SignedIn = {
   account: AccountSummary;
   sessionIdHash: string;
+  /** When this browser session began (a sign-in). */
+  signedInAt: Date;
   /** This browser proved the password or a passkey within the last few minutes (docs/decisions/0007). */
   recentlyAuthenticated: boolean;
 };
 
 export async function currentSession(services: Services, request: Request): Promise<SignedIn | undefined> {
   const session = await services.sessions.resolve(readCookie(request, cookieNames(services.config).session));
-  return session ? { account: session.account, sessionIdHash: session.idHash, recentlyAuthenticated: session.recentlyAuthenticated } : undefined;
+  return session
+    ? { account: session.account, sessionIdHash: session.idHash, signedInAt: session.createdAt, recentlyAuthenticated: session.recentlyAuthenticated }
+    : undefined;
 }
 
 /** This browser's CSRF token; `headers` carries the cookie when it had none yet. */
@@ -29,7 +31,7 @@ export function csrfToken(services: Services, request: Request, headers: Headers
   return csrf.token;
 }
 
-/** DESIGN 4.5: a state-changing post comes from our origin and carries this browser's CSRF token. */
+/** A state-changing post comes from our origin and carries this browser's CSRF token (docs/architecture.md, "Browser security"). */
 export function isTrustedPost(services: Services, request: Request, token: string): boolean {
   return isSameOriginPost(request, services.config) && isValidCsrf(request, services.config, services.cookieSecret, token);
 }
@@ -39,7 +41,7 @@ export async function startSession(services: Services, request: Request, account
   const { config } = services;
   const sessionId = await services.sessions.create(accountDid, {
     userAgent: request.headers.get("user-agent") ?? undefined,
-    ipAddress: clientAddress(request),
+    ipAddress: requestClientAddress(request),
   });
   return serializeCookie(config, cookieNames(config).session, sessionId, Math.floor(config.lifetimes.browserSession / 1000));
 }
@@ -51,21 +53,15 @@ export async function endSession(services: Services, request: Request): Promise<
   return serializeCookie(config, cookieNames(config).session, "", 0);
 }
 
-export type PasswordSignIn =
-  | { ok: true; account: AccountSummary; setCookie: string }
-  | { ok: false; message: string; status: number; retryAfterSeconds?: number };
-
-/** Signs in with a password; a wrong one gets the same message whatever was wrong, and nothing typed is echoed. */
-export async function signInWithPassword(services: Services, request: Request, identifier: string, password: string): Promise<PasswordSignIn> {
-  if (!identifier.trim() || !password) return { ok: false, message: "Enter your handle or email and your password.", status: 400 };
-  try {
-    const account = await services.signIn.withPassword(identifier, password, clientAddress(request));
-    return { ok: true, account, setCookie: await startSession(services, request, account.did) };
-  } catch (error) {
-    if (error instanceof SignInError) return { ok: false, message: error.message, status: 400 };
-    if (error instanceof TooManyRequestsError) return { ok: false, message: error.description, status: 429, retryAfterSeconds: error.retryAfterSeconds };
-    throw error;
-  }
+/**
+ * Signs in with a password and starts this browser's session: the account
+ * and the session cookie. A wrong password (the same message whatever was
+ * wrong; nothing typed is echoed) or a wait is thrown, as the error model's
+ * refusal for the form to show (screens/outcome.ts, `formErrorOf`).
+ */
+export async function signInWithPassword(services: Services, request: Request, identifier: string, password: string): Promise<{ account: AccountSummary; setCookie: string }> {
+  const account = await services.signIn.withPassword(identifier, password, requestClientAddress(request));
+  return { account, setCookie: await startSession(services, request, account.did) };
 }
 
 /** Where to go after signing in: only a path of the account area (never another site). */

@@ -1,16 +1,14 @@
 import { z } from "zod";
-import { authenticationResponseSchema, type PasskeyBinding } from "../accounts/passkey-manager.ts";
-import { RECENT_AUTHENTICATION_MS } from "../accounts/recent-authentication.ts";
-import { SignInError } from "../accounts/sign-in.ts";
-import { clientAddress } from "../http/browser.ts";
-import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
-import type { Services } from "../services.ts";
-import { MINUTE } from "../util/time.ts";
-import { currentSession, isTrustedPost, type SignedIn } from "./account-session.ts";
-import type { ConfirmReturnPath, ConfirmView } from "./account-views.ts";
+import { authenticationResponseSchema, type PasskeyBinding } from "../../accounts/passkey-manager.ts";
+import { RECENT_AUTHENTICATION_MS } from "../../accounts/recent-authentication.ts";
+import { requestClientAddress } from "../../http/browser.ts";
+import { hasCode } from "../../errors/atrium-error.ts";
+import type { Services } from "../../services.ts";
+import { MINUTE } from "../../util/time.ts";
+import { currentSession, isTrustedPost, type SignedIn } from "../browser-session.ts";
+import type { ConfirmReturnPath, ConfirmView } from "./views.ts";
 import { withNotice, type NoticeKey } from "./notices.ts";
-import { formErrors, redirectTo, type FormErrors, type PageOutcome } from "./outcome.ts";
-import { passkeyFailure, type JsonOutcome } from "./json-outcome.ts";
+import { type FormErrors, type JsonOutcome, type PageOutcome, formErrorOf, formErrors, jsonErrorOf, redirectTo } from "../outcome.ts";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): a signed-in browser proves the
@@ -59,14 +57,11 @@ export async function confirmWithPassword(
   if (!password) return formErrors("confirm", { password: "Enter your password." });
   try {
     // By DID: this account's password, whatever else the form carried.
-    const account = await services.signIn.withPassword(signedIn.account.did, password, clientAddress(request));
+    const account = await services.signIn.withPassword(signedIn.account.did, password, requestClientAddress(request));
     if (account.did !== signedIn.account.did) return formErrors("confirm", { password: "That password is not right." });
   } catch (error) {
-    if (error instanceof SignInError) return formErrors("confirm", { password: "That password is not right." });
-    if (error instanceof TooManyRequestsError) {
-      return formErrors("confirm", { form: error.description }, undefined, 429, new Headers({ "Retry-After": String(error.retryAfterSeconds) }));
-    }
-    throw error;
+    if (hasCode(error, "sign_in_failed")) return formErrors("confirm", { password: "That password is not right." });
+    return formErrorOf(error, "confirm", "form");
   }
   await services.sessions.markAuthenticated(signedIn.sessionIdHash);
   return redirectTo(withNotice(next, CONFIRMED[next]));
@@ -97,7 +92,7 @@ export async function reauthenticateWithPasskey(services: Services, request: Req
   // SignIn.withPasskey hands its binding to the passkey manager: the challenge must be the one issued to this session.
   const binding: PasskeyBinding = { sessionIdHash: signedIn.sessionIdHash };
   try {
-    const account = await services.signIn.withPasskey(parsed.data.response as never, binding, clientAddress(request));
+    const account = await services.signIn.withPasskey(parsed.data.response as never, binding, requestClientAddress(request));
     // Never a sign-in: another account's passkey changes nothing here, and no session is made for it.
     if (account.did !== signedIn.account.did) {
       return {
@@ -106,7 +101,7 @@ export async function reauthenticateWithPasskey(services: Services, request: Req
       };
     }
   } catch (error) {
-    return passkeyFailure(error);
+    return jsonErrorOf(error);
   }
   await services.sessions.markAuthenticated(signedIn.sessionIdHash);
   return { status: 200, body: { ok: true, next: withNotice(parsed.data.next, CONFIRMED[parsed.data.next]) } };

@@ -1,7 +1,7 @@
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { AccountSummary } from "../../accounts/account-manager.ts";
-import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../scopes/scope-description.ts";
-import type { PendingAuthorization } from "./authorize-manager.ts";
+import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../../oauth/scopes/scope-description.ts";
+import type { PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 
 /** What the consent screen shows: plain data, safe to send to the browser. */
 export type ConsentView = {

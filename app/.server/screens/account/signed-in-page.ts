@@ -1,8 +1,8 @@
-import type { Services } from "../services.ts";
-import { csrfToken, currentSession, isTrustedPost, signInLocation, type SignedIn } from "./account-session.ts";
-import type { SignedInBase } from "./account-views.ts";
+import type { Services } from "../../services.ts";
+import { csrfToken, currentSession, isTrustedPost, signInLocation, type SignedIn } from "../browser-session.ts";
+import type { SignedInBase } from "./views.ts";
 import { noticeOf } from "./notices.ts";
-import { forbiddenForm, redirectTo, view, type PageOutcome } from "./outcome.ts";
+import { forbiddenForm, redirectTo, view, type PageOutcome } from "../outcome.ts";
 
 /**
  * The frame of every page that needs a signed-in person: a visitor is sent

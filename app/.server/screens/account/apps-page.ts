@@ -1,11 +1,11 @@
-import type { ConnectedApp } from "../accounts/connected-apps.ts";
-import { isLoopbackClientId } from "../oauth/client/client-metadata.ts";
-import type { OAuthClient } from "../oauth/client/client-metadata.ts";
-import { groupPermissions } from "../oauth/scopes/scope-description.ts";
-import type { Services } from "../services.ts";
-import type { AppsView, ConnectedAppView } from "./account-views.ts";
+import type { ConnectedApp } from "../../accounts/connected-apps.ts";
+import { isLoopbackClientId } from "../../oauth/client/client-metadata.ts";
+import type { OAuthClient } from "../../oauth/client/client-metadata.ts";
+import { groupPermissions } from "../../oauth/scopes/scope-description.ts";
+import type { Services } from "../../services.ts";
+import type { AppsView, ConnectedAppView } from "./views.ts";
 import { withNotice } from "./notices.ts";
-import { errorOutcome, redirectTo, type PageOutcome } from "./outcome.ts";
+import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
 /** How long the page waits for an app's metadata document before showing the app by its host. */

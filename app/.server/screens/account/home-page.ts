@@ -1,8 +1,8 @@
-import type { Services } from "../services.ts";
-import { accountReturnPath, csrfToken, currentSession, isTrustedPost, signInWithPassword } from "./account-session.ts";
-import type { OverviewView, SignInView } from "./account-views.ts";
+import type { Services } from "../../services.ts";
+import { accountReturnPath, csrfToken, currentSession, isTrustedPost, signInWithPassword } from "../browser-session.ts";
+import type { OverviewView, SignInView } from "./views.ts";
 import { noticeOf, withNotice } from "./notices.ts";
-import { forbiddenForm, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "./outcome.ts";
+import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 
 /** GET /account: the sign-in form for a visitor, the overview for a signed-in person. */
 export async function showAccountHome(services: Services, request: Request): Promise<PageOutcome<SignInView | OverviewView>> {
@@ -43,13 +43,13 @@ export async function answerAccountHome(services: Services, request: Request, fo
   if (!identifier) errors.identifier = "Enter your handle or email.";
   if (!form("password")) errors.password = "Enter your password.";
   if (Object.keys(errors).length) return formErrors("sign-in", errors, { identifier });
-  const result = await signInWithPassword(services, request, identifier, form("password"));
-  if (!result.ok) {
-    const headers = new Headers();
-    if (result.retryAfterSeconds) headers.set("Retry-After", String(result.retryAfterSeconds));
+  let setCookie: string;
+  try {
+    ({ setCookie } = await signInWithPassword(services, request, identifier, form("password")));
+  } catch (error) {
     // Never says which part was wrong, so the error belongs to the whole form.
-    return formErrors("sign-in", { form: result.message }, { identifier }, result.status, headers);
+    return formErrorOf(error, "sign-in", "form", { identifier });
   }
   const next = accountReturnPath(form("next"));
-  return redirectTo(next === "/account" ? withNotice(next, "signed-in") : next, new Headers({ "Set-Cookie": result.setCookie }));
+  return redirectTo(next === "/account" ? withNotice(next, "signed-in") : next, new Headers({ "Set-Cookie": setCookie }));
 }

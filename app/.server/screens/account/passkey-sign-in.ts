@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { authenticationResponseSchema } from "../accounts/passkey-manager.ts";
-import { clientAddress } from "../http/browser.ts";
-import type { Services } from "../services.ts";
-import { accountReturnPath, isTrustedPost, startSession } from "./account-session.ts";
+import { authenticationResponseSchema } from "../../accounts/passkey-manager.ts";
+import { requestClientAddress } from "../../http/browser.ts";
+import { type JsonOutcome, jsonErrorOf } from "../outcome.ts";
+import type { Services } from "../../services.ts";
+import { accountReturnPath, isTrustedPost, startSession } from "../browser-session.ts";
 import { withNotice } from "./notices.ts";
-import { passkeyFailure, type JsonOutcome } from "./json-outcome.ts";
 
 /**
  * Passkey sign-in to the account area: like the consent screen's, but the
@@ -30,7 +30,7 @@ export async function accountPasskeySignIn(services: Services, request: Request,
     return { status: 403, body: { error: "invalid_request", error_description: "The page was out of date or did not come from this server; reload it and try again." } };
   }
   try {
-    const account = await services.signIn.withPasskey(parsed.data.response as never, {}, clientAddress(request));
+    const account = await services.signIn.withPasskey(parsed.data.response as never, {}, requestClientAddress(request));
     const cookie = await startSession(services, request, account.did);
     const next = accountReturnPath(parsed.data.next);
     return {
@@ -39,6 +39,6 @@ export async function accountPasskeySignIn(services: Services, request: Request,
       headers: { "Set-Cookie": cookie },
     };
   } catch (error) {
-    return passkeyFailure(error);
+    return jsonErrorOf(error);
   }
 }

@@ -1,0 +1,93 @@
+import type { AtriumError } from "../errors/atrium-error.ts";
+import { describeError } from "../errors/describe-error.ts";
+
+/**
+ * What a screen's server side decides, framework-free: a view to render
+ * (with the headers to send, e.g. a CSRF cookie), a redirect (after a
+ * successful form post: post/redirect/get), or an error page; and, for the
+ * screens' small JSON endpoints (the passkey ceremonies), a JSON answer.
+ * The routes turn these into Remix responses (screens/respond.ts). Shared by
+ * the consent screen and the account pages.
+ */
+
+export type ErrorView = { kind: "error"; status: number; title: string; message: string };
+
+export type PageOutcome<V> =
+  | { kind: "view"; view: V; status?: number; headers: Headers }
+  | { kind: "redirect"; location: string; headers: Headers }
+  | { kind: "error"; error: ErrorView; headers: Headers };
+
+/** Field errors of one form, each tied to its field by name; `form` says which form (a page may have several). */
+export type FormErrors = {
+  kind: "form-errors";
+  form: string;
+  /** Field name → message. The key "form" is for errors that belong to no single field. */
+  errors: Record<string, string>;
+  /** What the person typed (never passwords), to fill the form again. */
+  values?: Record<string, string>;
+};
+
+/** A JSON answer of the screens' passkey endpoints (fetched by the pages' own scripts). */
+export type JsonOutcome = { status: number; body: unknown; headers?: Record<string, string> };
+
+export function view<V>(value: V, headers = new Headers(), status?: number): PageOutcome<V> {
+  return { kind: "view", view: value, headers, status };
+}
+
+export function redirectTo<V>(location: string, headers = new Headers()): PageOutcome<V> {
+  return { kind: "redirect", location, headers };
+}
+
+export function errorOutcome<V>(status: number, title: string, message: string, headers = new Headers()): PageOutcome<V> {
+  return { kind: "error", error: { kind: "error", status, title, message }, headers };
+}
+
+export function formErrors<V>(form: string, errors: Record<string, string>, values?: Record<string, string>, status = 400, headers = new Headers()): PageOutcome<V | FormErrors> {
+  return { kind: "view", view: { kind: "form-errors", form, errors, values }, status, headers };
+}
+
+/** The answer to a form post that failed the Origin or CSRF check. */
+export function forbiddenForm<V>(): PageOutcome<V> {
+  return errorOutcome(403, "This form could not be accepted", "The page was out of date or did not come from this server. Reload the page and try again.");
+}
+
+/** Headers an error's answer carries besides its body (Retry-After for 429). */
+function errorHeaders(error: AtriumError): Headers {
+  const headers = new Headers();
+  if (error.retryAfterSeconds !== undefined) headers.set("Retry-After", String(error.retryAfterSeconds));
+  return headers;
+}
+
+const PAGE_TITLES: Record<number, string> = { 400: "This request could not be handled", 403: "Not allowed", 404: "Nothing here", 429: "Too many attempts", 502: "Something did not answer" };
+
+/** The page renderer of the one error model: anything thrown, as an error page (5xx details only in the log). */
+export function errorPageOf<V>(thrown: unknown): PageOutcome<V> {
+  const error = describeError(thrown);
+  const title = error.title ?? PAGE_TITLES[error.status] ?? "Something went wrong";
+  return errorOutcome(error.status, title, error.description, errorHeaders(error));
+}
+
+/**
+ * A refusal a person can act on (a wrong password, a wait, a taken handle:
+ * any error of the model below 500), shown on the form it answers: tied to the
+ * error's own field when it names one in `fields`, else to `field`. Anything
+ * else is thrown on, to become an error page.
+ */
+export function formErrorOf<V>(thrown: unknown, form: string, field: string, values?: Record<string, string>, fields: readonly string[] = []): PageOutcome<V | FormErrors> {
+  const error = describeError(thrown);
+  if (error.status >= 500) throw thrown;
+  const key = error.field && fields.includes(error.field) ? error.field : field;
+  return formErrors(form, { [key]: error.description }, values, error.status, errorHeaders(error));
+}
+
+/** A JSON error of the screens' endpoints, in the OAuth shape `{error, error_description}`. */
+export function jsonError(status: number, error: string, description: string, headers?: Record<string, string>): JsonOutcome {
+  return { status, body: { error, error_description: description }, headers };
+}
+
+/** Anything thrown, as the screens' JSON error answer: its code, its page title and message in one sentence pair, its Retry-After. */
+export function jsonErrorOf(thrown: unknown): JsonOutcome {
+  const error = describeError(thrown);
+  const headers = error.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(error.retryAfterSeconds) };
+  return jsonError(error.status, error.code, error.title ? `${error.title}. ${error.description}` : error.description, headers);
+}

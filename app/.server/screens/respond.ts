@@ -1,0 +1,64 @@
+import { data } from "@remix-run/node";
+import { errorPageOf, type JsonOutcome, type PageOutcome } from "./outcome.ts";
+
+/**
+ * The one adapter between the screens' controllers and Remix, shared by every
+ * screen route: a page outcome becomes Remix data (views and error pages,
+ * with their status and headers) or a thrown 303 redirect (RFC 9110
+ * §15.4.4: after a form post, the browser follows with a GET); a JSON
+ * outcome becomes a JSON response. Anything a controller throws becomes an
+ * error page (screens/outcome.ts, `errorPageOf`).
+ */
+export async function respond<V>(controller: PageOutcome<V> | Promise<PageOutcome<V>>) {
+  let outcome: PageOutcome<V>;
+  try {
+    outcome = await controller;
+  } catch (error) {
+    outcome = errorPageOf(error);
+  }
+  if (outcome.kind === "redirect") {
+    outcome.headers.set("Location", outcome.location);
+    throw new Response(null, { status: 303, headers: outcome.headers });
+  }
+  outcome.headers.set("Cache-Control", "no-store");
+  if (outcome.kind === "error") return data(outcome.error, { status: outcome.error.status, headers: outcome.headers });
+  return data(outcome.view, { status: outcome.status ?? 200, headers: outcome.headers });
+}
+
+/** A JSON answer of the screens' small endpoints (passkeys): never cached. */
+export async function respondJson(controller: JsonOutcome | Promise<JsonOutcome>): Promise<Response> {
+  const outcome = await controller;
+  return Response.json(outcome.body, { status: outcome.status, headers: { "Cache-Control": "no-store", ...outcome.headers } });
+}
+
+/** Reads a posted form as strings (files and missing fields become ""); a body that is not a form reads as empty. */
+export async function formFields(request: Request): Promise<(name: string) => string> {
+  // The CSRF check then refuses it.
+  const form = await request.formData().catch(() => new FormData());
+  return (name: string) => {
+    const value = form.get(name);
+    return typeof value === "string" ? value : "";
+  };
+}
+
+/** Reads a JSON request body; undefined when it is not JSON. */
+export async function readJson(request: Request): Promise<unknown> {
+  if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) return undefined;
+  try {
+    return JSON.parse(await request.text());
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Route `headers` export for the screens: the loader's and the action's
+ * headers (Set-Cookie, Retry-After) reach the document, which is never cached.
+ */
+export function screenHeaders({ actionHeaders, loaderHeaders, errorHeaders }: { actionHeaders: Headers; loaderHeaders: Headers; errorHeaders?: Headers }): Headers {
+  const merged = new Headers(loaderHeaders);
+  actionHeaders.forEach((value, key) => merged.append(key, value));
+  errorHeaders?.forEach((value, key) => merged.append(key, value));
+  merged.set("Cache-Control", "no-store");
+  return merged;
+}
