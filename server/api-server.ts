@@ -6,6 +6,7 @@ import type { ApiRequest } from "../app/.server/http/api-request.ts";
 import type { ApiResponse } from "../app/.server/http/api-response.ts";
 import { AtriumError } from "../app/.server/errors/atrium-error.ts";
 import { errorAnswerIn, type ApiRoute, type ApiRouteTable } from "../app/.server/http/api-routes.ts";
+import { limitBucketOf } from "../app/.server/http/forwarded-address.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { clientAddress, drainRest, isBodyDrainable, logRequest } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
@@ -41,7 +42,7 @@ export function createApiServer({ config, limiter }: ApiServerOptions) {
   /** Per-address limits: 429 with Retry-After, or undefined when the request may go on. */
   const checkLimit = (req: IncomingMessage, route: ApiRoute): ApiResponse | undefined => {
     if (!route.limit) return undefined;
-    const result = limiter.hit(`requests:${route.limit}:${clientAddress(req, config.trustProxy)}`, perMinute[route.limit], 60_000);
+    const result = limiter.hit(`requests:${route.limit}:${limitBucketOf(clientAddress(req, config.trustProxy))}`, perMinute[route.limit], 60_000);
     if (result.allowed) return undefined;
     const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
     const error = new AtriumError("temporarily_unavailable", message, { status: 429, xrpcName: "RateLimitExceeded", retryAfterSeconds: result.retryAfterSeconds });

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
-import type { TrustedProxies } from "../app/.server/http/forwarded-address.ts";
+import { limitBucketOf, type TrustedProxies } from "../app/.server/http/forwarded-address.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { MAX_BODY_BYTES } from "../app/.server/http/limits.ts";
 import { entryErrorPage } from "./error-page.ts";
@@ -139,7 +139,7 @@ const JSON_SCREEN_PATHS = new Set(["/oauth/passkey-auth", "/account/passkey-auth
  */
 export function screenRequestLimit(config: Config, limiter: RequestLimiter) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const result = limiter.hit(`requests:screen:${clientAddress(req, config.trustProxy)}`, config.rateLimits.screenPerMinute, 60_000);
+    const result = limiter.hit(`requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`, config.rateLimits.screenPerMinute, 60_000);
     if (result.allowed) return next();
     const wait = `Wait ${result.retryAfterSeconds} second${result.retryAfterSeconds === 1 ? "" : "s"} and try again.`;
     res.status(429).setHeader("Retry-After", String(result.retryAfterSeconds)).setHeader("Cache-Control", "no-store");

@@ -238,7 +238,7 @@ describe("adding a passkey needs a recent authentication", () => {
     expect(sessionsOf(attacker)).toEqual([]);
   });
 
-  it("password re-authentication is throttled per account, whatever the address", async () => {
+  it("password re-authentication is throttled on this browser session's own counter, whatever the address", async () => {
     const account = await newAccount("throttled");
     const browser = await signIn(account);
     ageSession(browser);
@@ -308,6 +308,22 @@ describe("adding a passkey needs a recent authentication", () => {
 });
 
 // --- after a password change --------------------------------------------------
+
+describe("registering a passkey twice", () => {
+  it("the same credential again (this account's, or another's) is a 400 passkey_failed, never a 500", async () => {
+    const owner = await newAccount("dup");
+    const other = await newAccount("dupother");
+    const authenticator = new SoftAuthenticator();
+    const browser = await signIn(owner);
+    expect((await addPasskey(browser, authenticator)).status).toBe(200);
+    const again = await addPasskey(browser, authenticator);
+    expect({ status: again.status, error: again.body.error }).toEqual({ status: 400, error: "passkey_failed" });
+    const elsewhere = await addPasskey(await signIn(other), authenticator);
+    expect({ status: elsewhere.status, error: elsewhere.body.error }).toEqual({ status: 400, error: "passkey_failed" });
+    expect(again.body.error_description).toBe(elsewhere.body.error_description);
+    expect(server.output()).not.toContain("Unexpected error while handling a request");
+  });
+});
 
 describe("securing the account after a password change", () => {
   async function changePassword(browser: SignedInBrowser, from: string, to: string) {

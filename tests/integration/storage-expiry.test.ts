@@ -113,7 +113,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect(countWhere(server, "AuthorizationCode", "codeHash", codeHash)).toBe(0);
   });
 
-  it("an expired access token is refused at userinfo (401) and its row is deleted", async () => {
+  it("an expired access token is refused at userinfo (401); its row stays until the grant's next refresh, so revoking it still ends the grant", async () => {
     const client = await newClient(server);
     const { result, keys } = await newKeys(server, "AccessToken", "tokenHash", () => obtainTokens(server, client));
     expect(keys).toHaveLength(1);
@@ -125,6 +125,13 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect(info.status).toBe(401);
     expect((info.body as OAuthErrorBody).error).toBe("invalid_token");
     expect(info.headers.get("WWW-Authenticate")).toMatch(/^DPoP error="invalid_token"/);
+    // Other clients' token issuance does not sweep it away either (one access token per grant bounds the table).
+    await obtainTokens(server, await newClient(server));
+    expect(countWhere(server, "AccessToken", "tokenHash", tokenHash)).toBe(1);
+
+    // Signing out an hour later: the official atproto client revokes the (expired) access token it holds.
+    expect((await client.revoke(result.tokens.access_token)).status).toBe(200);
+    expect((await client.refresh(result.tokens.refresh_token)).status).toBe(400);
     expect(countWhere(server, "AccessToken", "tokenHash", tokenHash)).toBe(0);
   });
 

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postForm, signedIn } from "../helpers/account.ts";
+import { ClientHost } from "../helpers/client-host.ts";
 import { openConsentPage, submitConsent, CookieJar } from "../helpers/consent.ts";
 import {
   ALICE,
@@ -212,12 +214,35 @@ describe("revocation (RFC 7009) and introspection", () => {
       expect(result.status, JSON.stringify(result.body)).toBe(400);
       expect(["invalid_grant", "invalid_request", "invalid_client_metadata"]).toContain((result.body as OAuthErrorBody).error);
     }
-    expect(results.filter((result) => (result.body as OAuthErrorBody).error === "invalid_grant").length).toBe(6);
+    // Every attempt that names a client at all is refused as another client's (the token is looked up first).
+    expect(results.filter((result) => (result.body as OAuthErrorBody).error === "invalid_grant").length).toBe(7);
     // Nothing ended: the tokens still work, and the right client can still revoke without a DPoP proof.
     expect((await client.userinfo(tokens.access_token)).status).toBe(200);
     const own = await revoke({ token: tokens.refresh_token, client_id: CLIENT_ID });
     expect(own.status).toBe(200);
     expect((await client.userinfo(tokens.access_token)).status).toBe(401);
+  });
+
+  it("unknown tokens fetch nothing: revocation is no relay for requests to a client_id's host (30 at once)", async () => {
+    const host = await ClientHost.start();
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => revoke({ token: `ref-made-up-${i}`, client_id: `${host.origin}/client-${i}.json` })),
+      );
+      for (const result of results) expect({ status: result.status, body: result.body }).toEqual({ status: 200, body: {} });
+      expect(host.requestCount()).toBe(0);
+    } finally {
+      await host.stop();
+    }
+  });
+
+  it("revoking an app on the account page also ends its codes not yet redeemed", async () => {
+    const client = await newClient(server);
+    const { code, verifier, redirectUri } = await authorizeAndGetCode(server, client);
+    const browser = await signedIn(server, ALICE.handle, ALICE.password);
+    const revoked = await postForm(browser, "/account/apps", { csrf_token: browser.csrfToken, intent: "revoke", client_id: CLIENT_ID });
+    expect(revoked.status).toBe(303);
+    expectError(await client.exchangeCode(code, verifier, redirectUri), 400, "invalid_grant");
   });
 
   it("GET /oauth/introspect is 404", async () => {

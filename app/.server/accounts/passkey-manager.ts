@@ -139,19 +139,26 @@ export class PasskeyManager {
     if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
     const info = verification.registrationInfo;
     const now = new Date();
-    const created = await this.prisma.passkey.create({
-      data: {
-        credentialId: info.credential.id,
-        accountDid: account.did,
-        name: checkedName.data,
-        publicKey: Buffer.from(info.credential.publicKey),
-        counter: info.credential.counter,
-        transports: info.credential.transports ? JSON.stringify(info.credential.transports) : null,
-        deviceType: info.credentialDeviceType,
-        backedUp: info.credentialBackedUp,
-        createdAt: now,
-      },
-    });
+    let created;
+    try {
+      created = await this.prisma.passkey.create({
+        data: {
+          credentialId: info.credential.id,
+          accountDid: account.did,
+          name: checkedName.data,
+          publicKey: Buffer.from(info.credential.publicKey),
+          counter: info.credential.counter,
+          transports: info.credential.transports ? JSON.stringify(info.credential.transports) : null,
+          deviceType: info.credentialDeviceType,
+          backedUp: info.credentialBackedUp,
+          createdAt: now,
+        },
+      });
+    } catch (error) {
+      // A credential ID already registered (to this account or another): one message either way.
+      if ((error as { code?: string }).code === "P2002") throw new PasskeyError("This passkey is already registered with this server.");
+      throw error;
+    }
     return summary(created);
   }
 

@@ -1,9 +1,9 @@
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { AtriumError } from "../errors/atrium-error.ts";
-import type { SignInThrottle } from "../security/sign-in-throttle.ts";
+import type { ClaimedAttempt, SignInSubject, SignInThrottle } from "../security/sign-in-throttle.ts";
 import type { AccountManager, AccountSummary } from "./account-manager.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
-import { PasskeyError, type PasskeyManager } from "./passkey-manager.ts";
+import { PasskeyError, type PasskeyBinding, type PasskeyManager } from "./passkey-manager.ts";
 
 /** A wrong password: the message never says which part was wrong (code `sign_in_failed`). */
 export class SignInError extends AtriumError {
@@ -28,20 +28,52 @@ export class SignIn {
   /**
    * `identifier` is whatever names the account: handle, email or DID, in any
    * case. Attempts count against the account itself, so every alias shares
-   * one counter; an identifier that names no account gets a counter of its
+   * one counter, and against the client address; from a browser that signed
+   * in to the account before (`knownDevice`), against that browser's own
+   * counter only. An identifier that names no account gets a counter of its
    * own and is otherwise treated exactly alike (same checks, same time).
    */
-  async withPassword(identifier: string, password: string, address: string | undefined): Promise<AccountSummary> {
+  async withPassword(
+    identifier: string,
+    password: string,
+    address: string | undefined,
+    knownDevice: (accountDid: string) => string | undefined = () => undefined,
+  ): Promise<AccountSummary> {
     const account = await this.accounts.findByIdentifier(identifier);
-    const attempt = this.throttle.claim(account ? { account: account.did } : { typed: canonicalIdentifier(identifier) }, address);
-    if (!(await this.accounts.passwordMatches(account?.did, password)) || !account) throw new SignInError();
-    this.throttle.succeeded(attempt);
-    return account;
+    const device = account ? knownDevice(account.did) : undefined;
+    const subject: SignInSubject = !account ? { typed: canonicalIdentifier(identifier) } : device ? { device: { account: account.did, id: device } } : { account: account.did };
+    await this.check(this.throttle.claim(subject, address), () => this.accounts.passwordMatches(account?.did, password));
+    // No account matches no password (passwordMatches checks a dummy hash then), so `check` has thrown without one.
+    return account!;
   }
 
-  async withPasskey(response: AuthenticationResponseJSON, binding: { requestIdHash?: string }, address: string | undefined): Promise<AccountSummary> {
+  /**
+   * A signed-in browser proving its account's password again (a recent
+   * authentication, a password change): counted against that browser
+   * session's own counter, so neither the address nor anyone guessing the
+   * account elsewhere can keep the owner from it.
+   */
+  async confirmPassword(accountDid: string, password: string, sessionIdHash: string): Promise<void> {
+    await this.check(this.throttle.claim({ session: sessionIdHash }, undefined), () => this.accounts.passwordMatches(accountDid, password));
+  }
+
+  private async check(attempt: ClaimedAttempt, verify: () => Promise<boolean>): Promise<void> {
+    if (!(await verify())) {
+      this.throttle.failed(attempt);
+      throw new SignInError();
+    }
+    this.throttle.succeeded(attempt);
+  }
+
+  async withPasskey(response: AuthenticationResponseJSON, binding: PasskeyBinding, address: string | undefined): Promise<AccountSummary> {
     const attempt = this.throttle.claim({ passkey: response.id }, address);
-    const did = await this.passkeys.authenticate(response, binding);
+    let did: string;
+    try {
+      did = await this.passkeys.authenticate(response, binding);
+    } catch (error) {
+      this.throttle.failed(attempt);
+      throw error;
+    }
     this.throttle.succeeded(attempt);
     const account = await this.accounts.findByDid(did);
     if (!account) throw new PasskeyError("This passkey's account no longer exists");

@@ -10,11 +10,11 @@ import { hmacBase64url, safeEqual } from "../util/crypto.ts";
  * read nor forge it.
  */
 
-export type CookieNames = { session: string; csrf: string };
+export type CookieNames = { session: string; csrf: string; device: string };
 
 export function cookieNames(config: Config): CookieNames {
   const prefix = config.publicUrl.protocol === "https:" ? "__Host-" : "";
-  return { session: `${prefix}atrium_session`, csrf: `${prefix}atrium_csrf` };
+  return { session: `${prefix}atrium_session`, csrf: `${prefix}atrium_csrf`, device: `${prefix}atrium_device` };
 }
 
 export function readCookie(request: Request, name: string): string | undefined {
@@ -70,4 +70,48 @@ export function isSameOriginPost(request: Request, config: Config): boolean {
 /** The client address the entry put on this request (x-atrium-client-ip, server/middleware.ts), never one the request chose. */
 export function requestClientAddress(request: Request): string | undefined {
   return request.headers.get("x-atrium-client-ip") ?? undefined;
+}
+
+/**
+ * Known devices (docs/decisions/0009): a browser that signed in to an account
+ * keeps, per account, a random id MAC'ed under the cookie secret, so that
+ * its later sign-ins are throttled on their own counter and no one elsewhere
+ * can make its owner wait. The cookie proves only that this browser signed
+ * in to that account before; it signs in nobody. Entries are
+ * `base64url(did).id.mac`, newest first, joined by "~".
+ */
+const DEVICE_COOKIE_MAX_AGE = 365 * 24 * 60 * 60;
+const MAX_DEVICE_ENTRIES = 10;
+
+type DeviceEntry = { did: string; id: string };
+
+function deviceMac(secret: string, entry: DeviceEntry): string {
+  return hmacBase64url(secret, `device:${entry.did}:${entry.id}`);
+}
+
+function knownDevices(request: Request, config: Config, secret: string): DeviceEntry[] {
+  const value = readCookie(request, cookieNames(config).device);
+  if (!value || value.length > 4096) return [];
+  const entries: DeviceEntry[] = [];
+  for (const part of value.split("~").slice(0, MAX_DEVICE_ENTRIES)) {
+    const [encodedDid, id, mac] = part.split(".");
+    if (!encodedDid || !id || !mac) continue;
+    const entry = { did: Buffer.from(encodedDid, "base64url").toString("utf8"), id };
+    if (safeEqual(deviceMac(secret, entry), mac)) entries.push(entry);
+  }
+  return entries;
+}
+
+/** This browser's device id for the account, when it signed in to it before. */
+export function knownDeviceId(request: Request, config: Config, secret: string, accountDid: string): string | undefined {
+  return knownDevices(request, config, secret).find((entry) => entry.did === accountDid)?.id;
+}
+
+/** The Set-Cookie that records this browser as a known device of the account (kept first, its id kept). */
+export function deviceCookie(request: Request, config: Config, secret: string, accountDid: string): string {
+  const entries = knownDevices(request, config, secret);
+  const current = entries.find((entry) => entry.did === accountDid) ?? { did: accountDid, id: randomBytes(16).toString("base64url") };
+  const kept = [current, ...entries.filter((entry) => entry.did !== accountDid)].slice(0, MAX_DEVICE_ENTRIES);
+  const value = kept.map((entry) => `${Buffer.from(entry.did).toString("base64url")}.${entry.id}.${deviceMac(secret, entry)}`).join("~");
+  return serializeCookie(config, cookieNames(config).device, value, DEVICE_COOKIE_MAX_AGE);
 }

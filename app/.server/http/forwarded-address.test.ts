@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientAddressOf, MAX_PROXY_HOPS, normalizeAddress, parseTrustedProxies, type TrustedProxies } from "./forwarded-address.ts";
+import { clientAddressOf, limitBucketOf, MAX_PROXY_HOPS, normalizeAddress, parseTrustedProxies, type TrustedProxies } from "./forwarded-address.ts";
 
 /**
  * docs/decisions/0006: the client address is read from the right of
@@ -132,5 +132,19 @@ describe("clientAddressOf", () => {
   it("reads only the trusted end of a long header", () => {
     const forged = Array.from({ length: 2000 }, (_, i) => `10.${i >> 8}.${i & 255}.1`).join(", ");
     expect(clientAddressOf(NGINX, `${forged}, 198.51.100.1`, trust("1"))).toBe("198.51.100.1");
+  });
+});
+
+describe("limitBucketOf", () => {
+  it("counts IPv4 addresses one by one and IPv6 addresses by their /64", () => {
+    expect(limitBucketOf("198.51.100.7")).toBe("198.51.100.7");
+    expect(limitBucketOf("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1:2::/64");
+    expect(limitBucketOf("2001:db8:1:2::ffff")).toBe("2001:db8:1:2::/64");
+    expect(limitBucketOf("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(limitBucketOf("::1")).toBe("0:0:0:0::/64");
+    expect(limitBucketOf("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    // Two hosts of one /64 share a bucket; neighbouring /64s do not.
+    expect(limitBucketOf("2001:db8:a:b::1")).toBe(limitBucketOf("2001:db8:a:b:ffff:ffff:ffff:ffff"));
+    expect(limitBucketOf("2001:db8:a:b::1")).not.toBe(limitBucketOf("2001:db8:a:c::1"));
   });
 });

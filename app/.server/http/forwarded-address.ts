@@ -165,3 +165,25 @@ function isTrustedProxy(trusted: TrustedProxies, address: string, walked: number
   if (trusted.kind === "addresses") return trusted.list.check(address, familyOf(address));
   return false;
 }
+
+/**
+ * What the per-address limits count: an IPv4 address as it is; an IPv6
+ * address by its /64 prefix. A single IPv6 host is routinely given a whole
+ * /64 (RFC 6177 §2, RFC 7421), so counting single IPv6 addresses would give
+ * one client 2^64 fresh counters.
+ */
+export function limitBucketOf(address: string): string {
+  if (!address.includes(":")) return address;
+  let full: string;
+  try {
+    // Expand "::" so the first four groups can be read (zone indexes are dropped for counting).
+    full = new URL(`http://[${address.split("%")[0]}]`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+  const [head, tail = ""] = full.split("::");
+  const headGroups = head ? head.split(":") : [];
+  const tailGroups = tail ? tail.split(":") : [];
+  const groups = full.includes("::") ? [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups] : headGroups;
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}

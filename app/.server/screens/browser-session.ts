@@ -1,5 +1,5 @@
 import type { AccountSummary } from "../accounts/account-manager.ts";
-import { requestClientAddress, cookieNames, csrfFor, isSameOriginPost, isValidCsrf, readCookie, serializeCookie } from "../http/browser.ts";
+import { cookieNames, csrfFor, deviceCookie, isSameOriginPost, isValidCsrf, knownDeviceId, readCookie, requestClientAddress, serializeCookie } from "../http/browser.ts";
 import type { Services } from "../services.ts";
 
 /**
@@ -36,14 +36,27 @@ export function isTrustedPost(services: Services, request: Request, token: strin
   return isSameOriginPost(request, services.config) && isValidCsrf(request, services.config, services.cookieSecret, token);
 }
 
-/** Creates a browser session for the account and returns its cookie. */
-export async function startSession(services: Services, request: Request, accountDid: string): Promise<string> {
+/**
+ * Creates a browser session for the account after it signed in; returns the
+ * cookies to set: the session's, and the one that records this browser as a
+ * known device of the account (docs/decisions/0009).
+ */
+export async function startSession(services: Services, request: Request, accountDid: string): Promise<string[]> {
   const { config } = services;
   const sessionId = await services.sessions.create(accountDid, {
     userAgent: request.headers.get("user-agent") ?? undefined,
     ipAddress: requestClientAddress(request),
   });
-  return serializeCookie(config, cookieNames(config).session, sessionId, Math.floor(config.lifetimes.browserSession / 1000));
+  return [
+    serializeCookie(config, cookieNames(config).session, sessionId, Math.floor(config.lifetimes.browserSession / 1000)),
+    deviceCookie(request, config, services.cookieSecret, accountDid),
+  ];
+}
+
+/** Appends each Set-Cookie of `cookies` to `headers` (returned, for chaining). */
+export function withCookies(headers: Headers, cookies: readonly string[]): Headers {
+  for (const cookie of cookies) headers.append("Set-Cookie", cookie);
+  return headers;
 }
 
 /** Ends this browser's session; returns the cookie that clears it. */
@@ -59,9 +72,11 @@ export async function endSession(services: Services, request: Request): Promise<
  * wrong; nothing typed is echoed) or a wait is thrown, as the error model's
  * refusal for the form to show (screens/outcome.ts, `formErrorOf`).
  */
-export async function signInWithPassword(services: Services, request: Request, identifier: string, password: string): Promise<{ account: AccountSummary; setCookie: string }> {
-  const account = await services.signIn.withPassword(identifier, password, requestClientAddress(request));
-  return { account, setCookie: await startSession(services, request, account.did) };
+export async function signInWithPassword(services: Services, request: Request, identifier: string, password: string): Promise<{ account: AccountSummary; setCookies: string[] }> {
+  const { config, cookieSecret } = services;
+  const knownDevice = (accountDid: string) => knownDeviceId(request, config, cookieSecret, accountDid);
+  const account = await services.signIn.withPassword(identifier, password, requestClientAddress(request), knownDevice);
+  return { account, setCookies: await startSession(services, request, account.did) };
 }
 
 /** Where to go after signing in: only a path of the account area (never another site). */

@@ -27,8 +27,8 @@ export type FormErrors = {
   values?: Record<string, string>;
 };
 
-/** A JSON answer of the screens' passkey endpoints (fetched by the pages' own scripts). */
-export type JsonOutcome = { status: number; body: unknown; headers?: Record<string, string> };
+/** A JSON answer of the screens' passkey endpoints (fetched by the pages' own scripts); Set-Cookie may hold several. */
+export type JsonOutcome = { status: number; body: unknown; headers?: Record<string, string | readonly string[]> };
 
 export function view<V>(value: V, headers = new Headers(), status?: number): PageOutcome<V> {
   return { kind: "view", view: value, headers, status };

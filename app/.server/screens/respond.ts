@@ -28,7 +28,11 @@ export async function respond<V>(controller: PageOutcome<V> | Promise<PageOutcom
 /** A JSON answer of the screens' small endpoints (passkeys): never cached. */
 export async function respondJson(controller: JsonOutcome | Promise<JsonOutcome>): Promise<Response> {
   const outcome = await controller;
-  return Response.json(outcome.body, { status: outcome.status, headers: { "Cache-Control": "no-store", ...outcome.headers } });
+  const headers = new Headers({ "Cache-Control": "no-store" });
+  for (const [name, value] of Object.entries(outcome.headers ?? {})) {
+    for (const one of typeof value === "string" ? [value] : value) headers.append(name, one);
+  }
+  return Response.json(outcome.body, { status: outcome.status, headers });
 }
 
 /** Reads a posted form as strings (files and missing fields become ""); a body that is not a form reads as empty. */

@@ -76,10 +76,10 @@ describe("SignInThrottle", () => {
     expect(waitOf(() => t.claim(typed, undefined))).toBeUndefined();
   });
 
-  it("counts per account and per address: one address guessing many accounts waits too", () => {
+  it("counts per account and per address: one address guessing many accounts waits too (after four times the free attempts)", () => {
     const t = throttle();
-    for (let i = 0; i < 3; i++) t.claim({ typed: `nobody-${i}.test` }, "10.0.0.9");
-    expect(waitOf(() => t.claim({ typed: "nobody-3.test" }, "10.0.0.9"))).toBe(1);
+    for (let i = 0; i < 12; i++) t.claim({ typed: `nobody-${i}.test` }, "10.0.0.9");
+    expect(waitOf(() => t.claim({ typed: "nobody-12.test" }, "10.0.0.9"))).toBe(1);
     // Another address is not held up by this one.
     expect(waitOf(() => t.claim({ typed: "nobody-3.test" }, "10.0.0.10"))).toBeUndefined();
   });
@@ -109,5 +109,44 @@ describe("SignInThrottle", () => {
     const account = { account: "did:plc:dave" };
     const outcomes = Array.from({ length: 10 }, (_, i) => waitOf(() => (i % 2 ? first : second).claim(account, undefined)));
     expect(outcomes.filter((wait) => wait === undefined)).toHaveLength(3);
+  });
+});
+
+describe("SignInThrottle: what a success and a failure leave behind", () => {
+  let dir: string;
+  let db: Database.Database;
+  let now: number;
+  let t: SignInThrottle;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "atrium-throttle-memory-"));
+    const file = path.join(dir, "atrium.db");
+    migrateDatabase(file);
+    db = openSqlite(file);
+    now = 1_800_000_000_000;
+    t = new SignInThrottle(new SqliteAttemptStore(db), { freeAttempts: 3, baseDelayMs: SECOND, maxDelayMs: 8 * SECOND, memoryMs: 15 * MINUTE }, () => now);
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("successes do not prolong the memory of earlier failures", () => {
+    const account = { account: "did:plc:erin" };
+    for (let i = 0; i < 3; i++) t.failed(t.claim(account, undefined));
+    // Ten minutes of correct sign-ins, then the failures are forgotten 15 minutes after the last failure.
+    for (let minute = 1; minute <= 10; minute++) {
+      now += MINUTE;
+      t.succeeded(t.claim(account, undefined));
+    }
+    now += 5 * MINUTE;
+    for (let i = 0; i < 3; i++) expect(() => t.claim(account, undefined)).not.toThrow();
+  });
+
+  it("a known device and a signed-in session count on their own, never on the account or the address", () => {
+    for (let i = 0; i < 3; i++) t.failed(t.claim({ account: "did:plc:finn" }, "10.0.0.1"));
+    expect(() => t.claim({ account: "did:plc:finn" }, "10.0.0.1")).toThrow(TooManyRequestsError);
+    expect(() => t.claim({ device: { account: "did:plc:finn", id: "browser-1" } }, "10.0.0.1")).not.toThrow();
+    expect(() => t.claim({ session: "session-hash" }, undefined)).not.toThrow();
   });
 });

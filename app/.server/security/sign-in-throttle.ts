@@ -1,15 +1,17 @@
+import { limitBucketOf } from "../http/forwarded-address.ts";
 import { TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
+import { sha256Base64url } from "../util/crypto.ts";
 import { MINUTE, SECOND } from "../util/time.ts";
 import type { AttemptRule, AttemptStore } from "./attempt-store.ts";
 
 export type SignInThrottleOptions = {
-  /** Attempts evaluated at once; waiting begins after these. */
+  /** Attempts checked at once per account (or device, session, credential); waiting begins after these. */
   freeAttempts: number;
   /** The first wait; each further attempt doubles it... */
   baseDelayMs: number;
   /** ...up to this. */
   maxDelayMs: number;
-  /** Attempts are forgotten this long after the latest one. */
+  /** Attempts are forgotten this long after the latest failure. */
   memoryMs: number;
 };
 
@@ -20,19 +22,32 @@ export const DEFAULT_SIGN_IN_THROTTLE: SignInThrottleOptions = {
   memoryMs: 15 * MINUTE,
 };
 
-/** Who an attempt is for: an account (every alias of it), or what was typed when it names no account. */
-export type SignInSubject = { account: string } | { typed: string } | { passkey: string };
+/** One client address may be many people (an office, a carrier's NAT): it fails this many times more freely than one account. */
+const ADDRESS_ALLOWANCE = 4;
 
-/** An attempt that was counted before its credentials were checked; a success hands it back. */
+/**
+ * Who an attempt is for, which decides the counters it is checked against:
+ * - `account`: a known account (every alias of it), from a browser it has not signed in from: that account's counter
+ *   and the client address's;
+ * - `typed`: what was typed when it names no account (treated exactly alike);
+ * - `device`: a known account from a browser that signed in to it before (docs/decisions/0009): that browser's own
+ *   counter only, so nobody elsewhere can make its owner wait;
+ * - `session`: confirming the password of the account a browser session is signed in to (a recent authentication, a
+ *   password change): that session's own counter only;
+ * - `passkey`: a passkey by its credential ID, and the client address.
+ */
+export type SignInSubject = { account: string } | { typed: string } | { device: { account: string; id: string } } | { session: string } | { passkey: string };
+
+/** An attempt that was counted before its credentials were checked; its outcome is told back. */
 export type ClaimedAttempt = { readonly keys: readonly string[] };
 
 /**
- * Sign-in attempts, limited per account and per client address with growing
- * waits (docs/decisions/0009-sign-in-attempts-counted-first.md). Every attempt is counted
- * BEFORE its password or passkey is checked, in one atomic step that also
- * decides whether it may go on, and a success takes its own count back:
- * however many attempts arrive at once, in however many processes, at most
- * `freeAttempts` of them are ever checked before the waiting begins.
+ * Sign-in attempts, limited with growing waits (docs/decisions/0009). Every
+ * attempt is counted BEFORE its password or passkey is checked, in one atomic
+ * step that also decides whether it may go on: however many attempts arrive
+ * at once, in however many processes, at most `freeAttempts` of them are
+ * checked before the waiting begins. A success takes its own count back; a
+ * failure keeps the counters remembered for `memoryMs` after it.
  */
 export class SignInThrottle {
   private readonly rule: AttemptRule;
@@ -42,13 +57,13 @@ export class SignInThrottle {
     private readonly options: SignInThrottleOptions = DEFAULT_SIGN_IN_THROTTLE,
     private readonly now: () => number = Date.now,
   ) {
-    this.rule = { memoryMs: options.memoryMs, delayAfter: (count) => this.delayAfter(count) };
+    this.rule = { memoryMs: options.memoryMs, delayAfter: (key, count) => this.delayAfter(key, count) };
   }
 
-  /** Counts an attempt, or throws TooManyRequestsError (counting nothing) while a key is waiting. */
+  /** Counts an attempt, or throws TooManyRequestsError (counting nothing) while a counter is waiting. */
   claim(subject: SignInSubject, address: string | undefined): ClaimedAttempt {
     const keys = [subjectKey(subject)];
-    if (address) keys.push(`sign-in:address:${address}`);
+    if (address && countsAddress(subject)) keys.push(`${ADDRESS_PREFIX}${limitBucketOf(address)}`);
     const wait = this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
@@ -57,23 +72,40 @@ export class SignInThrottle {
     return { keys };
   }
 
-  /** The attempt proved the credentials: it no longer counts against the account or the address. */
+  /** The attempt proved the credentials: it no longer counts. */
   succeeded(attempt: ClaimedAttempt): void {
     for (const key of attempt.keys) this.store.forgive(key);
   }
 
+  /** The attempt failed: it stays counted, and its counters are remembered from now. */
+  failed(attempt: ClaimedAttempt): void {
+    const now = this.now();
+    for (const key of attempt.keys) this.store.failed(key, now, this.options.memoryMs);
+  }
+
   /** The wait after the latest of `count` attempts: none for the free ones, then 1 s, 2 s, 4 s, … */
-  private delayAfter(count: number): number {
-    const excess = count - this.options.freeAttempts;
+  private delayAfter(key: string, count: number): number {
+    const free = key.startsWith(ADDRESS_PREFIX) ? this.options.freeAttempts * ADDRESS_ALLOWANCE : this.options.freeAttempts;
+    const excess = count - free;
     if (excess < 0) return 0;
     return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** excess);
   }
 }
 
+const ADDRESS_PREFIX = "sign-in:address:";
+
+/** A browser that proved itself (a known device, a signed-in session) is not held up by its address's other users. */
+function countsAddress(subject: SignInSubject): boolean {
+  return !("device" in subject) && !("session" in subject);
+}
+
 function subjectKey(subject: SignInSubject): string {
   if ("account" in subject) return `sign-in:account:${subject.account}`;
-  if ("passkey" in subject) return `sign-in:passkey:${subject.passkey}`;
-  return `sign-in:typed:${subject.typed}`;
+  if ("device" in subject) return `sign-in:device:${subject.device.account}:${subject.device.id}`;
+  if ("session" in subject) return `sign-in:session:${subject.session}`;
+  if ("passkey" in subject) return `sign-in:passkey:${sha256Base64url(subject.passkey)}`;
+  // What was typed can be anything, of any length: its counter is named by its hash.
+  return `sign-in:typed:${sha256Base64url(subject.typed)}`;
 }
 
 function formatWait(seconds: number): string {

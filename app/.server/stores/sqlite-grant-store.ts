@@ -34,6 +34,7 @@ export class SqliteGrantStore implements GrantStore {
   private readonly redeemTx;
   private readonly rotateTx;
   private readonly revokeAccountTx;
+  private readonly revokeClientTx;
 
   constructor(private readonly db: Database.Database) {
     this.s = {
@@ -55,7 +56,6 @@ export class SqliteGrantStore implements GrantStore {
       // The grant lives as long as its newest refresh token, but never past its absolute end.
       touchGrant: db.prepare(`UPDATE "Grant" SET lastUsedAt = ?, expiresAt = MIN(?, endsAt) WHERE id = ?`),
       insertAccess: db.prepare(`INSERT INTO "AccessToken" (tokenHash, grantId, scope, createdAt, expiresAt) VALUES (?, ?, ?, ?, ?)`),
-      cleanupAccess: db.prepare(deleteExpiredSql("AccessToken", "tokenHash")),
       deleteAccessOfGrant: db.prepare(`DELETE FROM "AccessToken" WHERE grantId = ?`),
       insertRefresh: db.prepare(
         `INSERT INTO "RefreshToken" (tokenHash, grantId, createdAt, expiresAt, usedAt) VALUES (?, ?, ?, ?, NULL)`,
@@ -74,10 +74,10 @@ export class SqliteGrantStore implements GrantStore {
          FROM "AccessToken" a JOIN "Grant" g ON g.id = a.grantId JOIN "Account" acc ON acc.did = g.accountDid
          WHERE a.tokenHash = ?`,
       ),
-      deleteAccess: db.prepare(`DELETE FROM "AccessToken" WHERE tokenHash = ?`),
       deleteGrant: db.prepare(`DELETE FROM "Grant" WHERE id = ?`),
       listGrants: db.prepare(`SELECT * FROM "Grant" WHERE accountDid = ? AND expiresAt > ? ORDER BY lastUsedAt DESC`),
       revokeClient: db.prepare(`DELETE FROM "Grant" WHERE accountDid = ? AND clientId = ?`),
+      deleteClientCodes: db.prepare(`DELETE FROM "AuthorizationCode" WHERE accountDid = ? AND clientId = ?`),
       revokeAccount: db.prepare(`DELETE FROM "Grant" WHERE accountDid = ?`),
       deleteAccountCodes: db.prepare(`DELETE FROM "AuthorizationCode" WHERE accountDid = ?`),
       markUsed: db.prepare(`UPDATE "Grant" SET lastUsedAt = ? WHERE id = ?`),
@@ -111,10 +111,13 @@ export class SqliteGrantStore implements GrantStore {
       // Foreign keys cascade to each grant's access and refresh tokens.
       return this.s.revokeAccount.run(accountDid).changes;
     });
+    this.revokeClientTx = db.transaction((accountDid: string, clientId: string): number => {
+      this.s.deleteClientCodes.run(accountDid, clientId);
+      return this.s.revokeClient.run(accountDid, clientId).changes;
+    });
   }
 
   private insertTokens(grantId: string, now: number, tokens: IssuedTokenHashes): void {
-    this.s.cleanupAccess.run(now);
     this.s.cleanupRefresh.run(now);
     this.s.insertAccess.run(tokens.accessTokenHash, grantId, tokens.accessScope, now, tokens.accessExpiresAt);
     this.s.insertRefresh.run(tokens.refreshTokenHash, grantId, now, tokens.refreshExpiresAt);
@@ -162,10 +165,9 @@ export class SqliteGrantStore implements GrantStore {
   findAccessToken(tokenHash: string, now: number): AccessTokenOwner | undefined {
     const row = this.s.findAccess.get(tokenHash) as (GrantRow & { tokenExpiresAt: number; accessScope: string | null; handle: string }) | undefined;
     if (!row) return undefined;
-    if (row.tokenExpiresAt <= now || row.expiresAt <= now || row.endsAt <= now) {
-      this.s.deleteAccess.run(tokenHash);
-      return undefined;
-    }
+    // An expired access token is absent here but its row stays until the grant's next refresh or its end: a client
+    // signing out revokes the access token it holds, often long after it expired, and that must still end the grant.
+    if (row.tokenExpiresAt <= now || row.expiresAt <= now || row.endsAt <= now) return undefined;
     const grant = toGrant(row);
     return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope };
   }
@@ -180,7 +182,7 @@ export class SqliteGrantStore implements GrantStore {
   }
 
   revokeClientGrants(accountDid: string, clientId: string): number {
-    return this.s.revokeClient.run(accountDid, clientId).changes;
+    return this.revokeClientTx.immediate(accountDid, clientId);
   }
 
   revokeAccountGrants(accountDid: string): number {

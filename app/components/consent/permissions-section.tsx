@@ -26,8 +26,14 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
         <ul className="flex flex-col gap-3">
           {view.permissionSets.map((set, index) => (
             <li key={set.nsid} className="rounded-lg border border-slate-200 p-3 dark:border-slate-700">
-              <h3 className="font-semibold">{set.title}</h3>
-              {set.detail ? <p className="text-sm text-slate-700 dark:text-slate-200">{set.detail}</p> : null}
+              <h3 className="font-semibold">
+                <bdi>{set.title}</bdi>
+              </h3>
+              {set.detail ? (
+                <p dir="auto" className="text-sm text-slate-700 dark:text-slate-200">
+                  {set.detail}
+                </p>
+              ) : null}
               <details className="mt-2 text-sm">
                 <summary className="cursor-pointer font-medium text-blue-700 dark:text-blue-300">What this includes</summary>
                 <div className="mt-3">

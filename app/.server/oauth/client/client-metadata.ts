@@ -1,5 +1,6 @@
 import { isOAuthClientIdLoopback, oauthClientMetadataSchema, atprotoLoopbackClientMetadata } from "@atproto/oauth-types";
 import type { JWK } from "jose";
+import { visibleText } from "../../util/visible-text.ts";
 import { InvalidClientMetadataError } from "../errors/oauth-error.ts";
 
 export type ClientAuthMethod = "none" | "private_key_jwt";
@@ -126,7 +127,7 @@ export function validateClientMetadata(clientId: string, document: unknown, opti
     authMethod: authMethod as ClientAuthMethod,
     redirectUris: [...m.redirect_uris],
     scopes,
-    clientName: displayName(m.client_name),
+    clientName: visibleText(m.client_name, CLIENT_LIMITS.nameLength),
     clientUri: httpsOnly(m.client_uri),
     logoUri: httpsOnly(m.logo_uri),
     tosUri: httpsOnly(m.tos_uri),
@@ -176,25 +177,6 @@ export function usableSigningKeys(keys: readonly JWK[]): ClientJwk[] {
     usable.push({ kty: "EC", crv: "P-256", x: key.x, y: key.y, ...(key.kid !== undefined ? { kid: key.kid } : {}), ...(key.alg ? { alg: "ES256" } : {}), ...(key.use ? { use: "sig" } : {}) });
   }
   return usable;
-}
-
-/**
- * Unicode bidirectional controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI,
- * PDI, LRM, RLM, ALM): a client_name carrying them can make the text a person
- * reads differ from the characters it is made of (Unicode TR #9; "Trojan
- * Source"). Removed, with control characters, from the name before anyone
- * sees it; the screens also show the name in its own bidi isolate.
- */
-// eslint-disable-next-line no-control-regex -- the point is to match control characters
-const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-/** The self-declared client_name as it may be shown: no bidi or control characters, whitespace collapsed, bounded. */
-export function displayName(name: string | undefined): string | undefined {
-  if (name === undefined) return undefined;
-  const clean = name.replace(HIDDEN_CHARACTERS, "").replace(/\s+/g, " ").trim();
-  if (!clean) return undefined;
-  const characters = [...clean];
-  return characters.length > CLIENT_LIMITS.nameLength ? `${characters.slice(0, CLIENT_LIMITS.nameLength - 1).join("")}…` : clean;
 }
 
 export function isLoopbackIp(hostname: string): boolean {

@@ -65,7 +65,7 @@ export interface GrantStore {
   revokeGrant(grantId: string): void;
   /** Live grants of an account, newest use first (for the account pages). */
   listGrants(accountDid: string, now: number): Grant[];
-  /** Ends every grant an account gave a client; returns how many ended. */
+  /** Ends every grant an account gave a client, and the unredeemed codes that would become new ones; returns how many grants ended. */
   revokeClientGrants(accountDid: string, clientId: string): number;
   /**
    * Ends every grant the account gave any client, and its codes not yet

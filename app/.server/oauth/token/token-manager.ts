@@ -193,12 +193,12 @@ export class TokenManager {
    * error (§2.2). Either token of a grant ends the whole grant.
    */
   async revoke(input: RevocationRequest): Promise<void> {
-    const client = await this.clients.getClient(input.client_id);
-    const auth = await this.clients.authenticate(client, input);
-    if (input.token.length > 256) return;
-    const grant = this.grants.findGrantByTokenHash(sha256Base64url(input.token));
+    const grant = input.token.length > 256 ? undefined : this.grants.findGrantByTokenHash(sha256Base64url(input.token));
+    // Unknown: nothing to end. The client is not looked up first: that would fetch its metadata document for anyone
+    // posting made-up tokens and client_ids, making this endpoint a relay for requests to arbitrary hosts.
     if (!grant) return;
-    if (grant.clientId !== client.clientId) throw new InvalidGrantError("This token was not issued to this client");
+    if (grant.clientId !== input.client_id) throw new InvalidGrantError("This token was not issued to this client");
+    const auth = await this.clients.authenticate(await this.clients.getClient(input.client_id), input);
     if (!sameClientKey(grant.clientKey, clientKeyOf(auth))) throw new InvalidGrantError("This token is bound to another client key");
     this.grants.revokeGrant(grant.id);
   }

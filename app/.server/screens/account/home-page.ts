@@ -1,5 +1,5 @@
 import type { Services } from "../../services.ts";
-import { accountReturnPath, csrfToken, currentSession, isTrustedPost, signInWithPassword } from "../browser-session.ts";
+import { accountReturnPath, csrfToken, currentSession, isTrustedPost, signInWithPassword, withCookies } from "../browser-session.ts";
 import type { OverviewView, SignInView } from "./views.ts";
 import { noticeOf, withNotice } from "./notices.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
@@ -43,13 +43,13 @@ export async function answerAccountHome(services: Services, request: Request, fo
   if (!identifier) errors.identifier = "Enter your handle or email.";
   if (!form("password")) errors.password = "Enter your password.";
   if (Object.keys(errors).length) return formErrors("sign-in", errors, { identifier });
-  let setCookie: string;
+  let setCookies: string[];
   try {
-    ({ setCookie } = await signInWithPassword(services, request, identifier, form("password")));
+    ({ setCookies } = await signInWithPassword(services, request, identifier, form("password")));
   } catch (error) {
     // Never says which part was wrong, so the error belongs to the whole form.
     return formErrorOf(error, "sign-in", "form", { identifier });
   }
   const next = accountReturnPath(form("next"));
-  return redirectTo(next === "/account" ? withNotice(next, "signed-in") : next, new Headers({ "Set-Cookie": setCookie }));
+  return redirectTo(next === "/account" ? withNotice(next, "signed-in") : next, withCookies(new Headers(), setCookies));
 }

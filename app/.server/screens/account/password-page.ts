@@ -1,5 +1,4 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../../accounts/password.ts";
-import { requestClientAddress } from "../../http/browser.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
 import type { Services } from "../../services.ts";
 import type { SignedIn } from "../browser-session.ts";
@@ -69,7 +68,8 @@ async function changePassword(services: Services, request: Request, { account, s
   if (Object.keys(errors).length) return formErrors("password", errors);
 
   try {
-    await services.signIn.withPassword(account.did, current, requestClientAddress(request));
+    // Counted on this browser session's own counter: nobody elsewhere can keep its owner from changing the password.
+    await services.signIn.confirmPassword(account.did, current, sessionIdHash);
     await services.accounts.changePassword(account.did, current, next);
   } catch (error) {
     if (hasCode(error, "sign_in_failed", "password_wrong")) return formErrors("password", { current_password: "The current password is not right." });

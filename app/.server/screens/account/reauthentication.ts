@@ -56,9 +56,8 @@ export async function confirmWithPassword(
 ): Promise<PageOutcome<FormErrors>> {
   if (!password) return formErrors("confirm", { password: "Enter your password." });
   try {
-    // By DID: this account's password, whatever else the form carried.
-    const account = await services.signIn.withPassword(signedIn.account.did, password, requestClientAddress(request));
-    if (account.did !== signedIn.account.did) return formErrors("confirm", { password: "That password is not right." });
+    // This account's password, whatever else the form carried; counted on this browser session's own counter.
+    await services.signIn.confirmPassword(signedIn.account.did, password, signedIn.sessionIdHash);
   } catch (error) {
     if (hasCode(error, "sign_in_failed")) return formErrors("confirm", { password: "That password is not right." });
     return formErrorOf(error, "confirm", "form");

@@ -3,7 +3,7 @@ import { canonicalIdentifier } from "../../accounts/identifiers.ts";
 import { cookieNames, readCookie, serializeCookie } from "../../http/browser.ts";
 import type { Services } from "../../services.ts";
 import { AuthorizationPageError, type PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
-import { csrfToken, currentSession, isTrustedPost, signInWithPassword } from "../browser-session.ts";
+import { csrfToken, currentSession, isTrustedPost, signInWithPassword, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
 
@@ -80,8 +80,9 @@ export async function showConsentPage(services: Services, request: Request): Pro
   const rememberedConsent = remembered && parameters.prompt !== "consent";
   const headers = new Headers();
   const token = csrfToken(services, request, headers);
-  const hinted = parameters.login_hint ? await services.accounts.findByIdentifier(parameters.login_hint) : undefined;
-  const passkeyOptions = (await services.passkeys.offerPasskeys(hinted?.did))
+  // Offered whenever any passkey is registered here, whatever login_hint says: offering it only for hinted accounts
+  // that have one would tell anyone probing with hints which identifiers are registered.
+  const passkeyOptions = (await services.passkeys.offerPasskeys())
     ? await services.passkeys.authenticationOptions({ requestIdHash: pending.request.idHash })
     : undefined;
   return view(consentView(pending, { account, csrfToken: token, rememberedConsent, passkeyOptions }), headers);
@@ -114,7 +115,7 @@ export async function answerConsentForm(services: Services, request: Request, fo
     try {
       const signedIn = await signInWithPassword(services, request, identifier, password);
       account = signedIn.account;
-      headers.append("Set-Cookie", signedIn.setCookie);
+      withCookies(headers, signedIn.setCookies);
     } catch (error) {
       return formErrorOf(error, "consent", "form", { identifier });
     }

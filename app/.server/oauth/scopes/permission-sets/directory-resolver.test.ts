@@ -175,3 +175,22 @@ describe("permissionSetFromLexicon", () => {
     expect(Object.keys(set).sort()).toEqual(["detail", "permissions", "title", "title:lang", "type"]);
   });
 });
+
+describe("permissionSetFromLexicon: the publisher's text", () => {
+  it("loses bidi and control characters before anyone sees it (title, detail and their translations)", () => {
+    const set = permissionSetFromLexicon(
+      NSID,
+      lexicon(NSID, {
+        title: "Read \u202eetirw\u202c posts\u0007",
+        "title:lang": { de: "Beiträge \u2067lesen\u2069" },
+        detail: "Only \u200fthis\u200e.\u0000",
+        "detail:lang": { fr: "\u202a" },
+      }),
+    );
+    expect(set.title).toBe("Read etirw posts");
+    expect(set["title:lang"]).toEqual({ de: "Beiträge lesen" });
+    expect(set.detail).toBe("Only this.");
+    // A translation that was nothing but hidden characters is no translation.
+    expect(set["detail:lang"]).toEqual({});
+  });
+});

@@ -1,5 +1,6 @@
 import { isNsid, type LexiconPermission, type LexiconPermissionSet } from "@atproto/oauth-scopes";
 import { z } from "zod";
+import { visibleText } from "../../../util/visible-text.ts";
 import { PermissionSetResolutionError } from "./permission-set-resolver.ts";
 
 /**
@@ -91,11 +92,21 @@ export function permissionSetFromLexicon(nsid: string, document: unknown): Lexic
     type: "permission-set",
     permissions: main.permissions.map((entry) => ({ ...entry }) as LexiconPermission),
   };
-  if (main.title !== undefined) result.title = main.title;
-  if (main["title:lang"] !== undefined) result["title:lang"] = main["title:lang"];
-  if (main.detail !== undefined) result.detail = main.detail;
-  if (main["detail:lang"] !== undefined) result["detail:lang"] = main["detail:lang"];
+  // Titles and details are the publisher's text, shown on the consent screen: no bidi or control characters.
+  const title = visibleText(main.title, MAX_TITLE_LENGTH);
+  if (title !== undefined) result.title = title;
+  if (main["title:lang"] !== undefined) result["title:lang"] = visibleTexts(main["title:lang"], MAX_TITLE_LENGTH);
+  const detail = visibleText(main.detail, MAX_DETAIL_LENGTH);
+  if (detail !== undefined) result.detail = detail;
+  if (main["detail:lang"] !== undefined) result["detail:lang"] = visibleTexts(main["detail:lang"], MAX_DETAIL_LENGTH);
   return result;
+}
+
+function visibleTexts(byLanguage: Record<string, string>, maxLength: number): Record<string, string> {
+  return Object.fromEntries(Object.entries(byLanguage).flatMap(([language, text]) => {
+    const visible = visibleText(text, maxLength);
+    return visible === undefined ? [] : [[language, visible]];
+  }));
 }
 
 function describeIssues(error: z.ZodError): string {

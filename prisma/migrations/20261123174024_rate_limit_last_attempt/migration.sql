@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "RateLimit" ADD COLUMN "lastAttemptAt" DATETIME;

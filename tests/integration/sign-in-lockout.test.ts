@@ -1,0 +1,126 @@
+/**
+ * What a per-account throttle must not become: a way to keep the owner out
+ * (docs/decisions/0009). An attacker who knows a handle can make that
+ * account's new browsers wait, but not the browsers its owner already signed
+ * in from (known devices), nor a signed-in owner confirming the password or
+ * changing it; a busy shared address recovers; successes never prolong the
+ * memory of failures; what was typed is never stored as typed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newBrowser, openPage, postForm, signedIn, type Browser } from "../helpers/account.ts";
+import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
+
+let server: TestServer;
+let second: TestServer;
+let counter = 0;
+/** A fresh client address (the servers trust X-Forwarded-For: ATRIUM_TRUST_PROXY=1). */
+const newAddress = () => `203.0.113.${++counter % 250}`;
+
+beforeAll(async () => {
+  const env = { ATRIUM_TRUST_PROXY: "1" };
+  server = await startTestServer(env);
+  second = await startTestServer({ ...env, DATABASE_URL: `file:${server.databasePath}` });
+});
+afterAll(async () => {
+  await second?.stop();
+  await server?.stop();
+});
+
+async function account(name: string) {
+  const password = `${name}'s own password`;
+  const email = `${name}@example.com`;
+  const { did, handle } = await createAccount(server, { handle: `${name}.test`, email, password });
+  return { did, handle, email, password };
+}
+
+/** `count` wrong passwords for `handle`, all at once, each from a new address, spread over both processes. */
+async function attack(handle: string, count: number): Promise<number[]> {
+  const browsers = await Promise.all(Array.from({ length: count }, (_, i) => newBrowser(i % 2 ? second : server, newAddress())));
+  const answers = await Promise.all(browsers.map((browser) => postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: handle, password: "a guess", next: "/account" })));
+  return answers.map((answer) => answer.status);
+}
+
+function signInFrom(browser: Browser & { csrfToken: string }, identifier: string, password: string) {
+  return postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier, password, next: "/account" });
+}
+
+describe("an attacker who knows the handle", () => {
+  it("makes new browsers wait, but the owner's known browser signs in at once, from any address", async () => {
+    const owner = await account("olive");
+    const home = await signedIn(server, owner.handle, owner.password, newAddress());
+    await postForm(home, "/account/sign-out", { csrf_token: home.csrfToken });
+
+    const statuses = await attack(owner.handle, 12);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+    // A browser never used for this account waits like the attacker…
+    const stranger = await newBrowser(server, newAddress());
+    expect((await signInFrom(stranger, owner.handle, owner.password)).status).toBe(429);
+    // …the owner's own browser does not, even from a new address, and even by another alias.
+    const again = await openPage({ ...home, address: newAddress() }, "/account");
+    const answer = await signInFrom({ ...home, address: newAddress(), csrfToken: again.csrfToken! }, owner.email.toUpperCase(), owner.password);
+    expect(answer.status, answer.html.slice(0, 200)).toBe(303);
+  });
+
+  it("cannot keep a signed-in owner from confirming the password or changing it", async () => {
+    const owner = await account("paula");
+    const session = await signedIn(second, owner.handle, owner.password, newAddress());
+    // Someone who knows the password signs in and out, and guesses, to hold the account's counter up.
+    await attack(owner.handle, 12);
+    const thief = await newBrowser(server, newAddress());
+    expect((await signInFrom(thief, owner.handle, owner.password)).status).toBe(429);
+
+    const changed = await postForm(session, "/account/password", {
+      csrf_token: session.csrfToken,
+      intent: "change",
+      current_password: owner.password,
+      new_password: "a brand new password",
+      confirm_password: "a brand new password",
+    });
+    expect(changed.status, changed.html.slice(0, 200)).toBe(303);
+    expect(changed.location).toContain("password-changed");
+  });
+
+  it("a stolen session guessing the password waits on its own counter", async () => {
+    const owner = await account("quinn");
+    const stolen = await signedIn(server, owner.handle, owner.password, newAddress());
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const answer = await postForm(stolen, "/account/password", {
+        csrf_token: stolen.csrfToken,
+        intent: "change",
+        current_password: `guess ${i}`,
+        new_password: "the thief's password",
+        confirm_password: "the thief's password",
+      });
+      statuses.push(answer.status);
+    }
+    expect(statuses.slice(0, 5)).toEqual([400, 400, 400, 400, 400]);
+    expect(statuses.slice(5)).toContain(429);
+    // The owner, elsewhere, is not held up by it.
+    expect((await signInFrom(await newBrowser(second, newAddress()), owner.handle, owner.password)).status).toBe(303);
+  });
+});
+
+describe("a busy shared address (an office, a carrier's NAT)", () => {
+  it("recovers: typos by several people do not keep everyone behind it waiting, and successes do not prolong them", async () => {
+    const office = "198.51.100.200";
+    const people = await Promise.all(["rosa", "sam", "tara", "uma", "vic", "walt"].map((name) => account(name)));
+    for (const person of people) {
+      const browser = await newBrowser(server, office);
+      expect((await signInFrom(browser, person.handle, "a typo")).status).toBe(400);
+    }
+    for (const person of people) {
+      const browser = await newBrowser(second, office);
+      expect((await signInFrom(browser, person.handle, person.password)).status, person.handle).toBe(303);
+    }
+  });
+});
+
+describe("what was typed is never a database key as typed", () => {
+  it("a 200 kB identifier is counted under its hash", async () => {
+    const browser = await newBrowser(server, newAddress());
+    expect((await signInFrom(browser, "x".repeat(200_000), "a guess")).status).toBe(400);
+    const longest = server.db().prepare(`SELECT MAX(length(key)) AS n FROM "RateLimit"`).get() as { n: number };
+    expect(longest.n).toBeLessThan(200);
+  });
+});
