@@ -28,11 +28,14 @@ import { SqlitePermissionSetCache } from "./stores/sqlite-permission-set-cache.t
 import { SqliteBlobStore } from "./stores/sqlite-blob-store.ts";
 import { SqliteRepoStore } from "./stores/sqlite-repo-store.ts";
 import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
+import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
+import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
+import { errorReporter } from "./observability/report-error.ts";
 
 export type Services = ReturnType<typeof createServices>;
 
 /** DESIGN §5: include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
-export function permissionSetResolver(config: Config, sqlite: Database.Database): PermissionSetResolver | undefined {
+export function permissionSetResolver(config: Config, sqlite: Database.Database, log: Logger = SILENT_LOGGER): PermissionSetResolver | undefined {
   const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
   if (directory) return new DirectoryPermissionSetResolver(directory);
   if (network) {
@@ -41,6 +44,7 @@ export function permissionSetResolver(config: Config, sqlite: Database.Database)
       allowPrivate: config.allowPrivateClients,
       dnsServers,
       plcDirectoryUrl,
+      onStaleServed: (nsid, error) => log.warn({ nsid, err: error }, "Serving a cached permission set: refreshing it failed"),
     });
   }
   return undefined;
@@ -50,9 +54,12 @@ export function permissionSetResolver(config: Config, sqlite: Database.Database)
  * Wires the provider from configuration: the one place that knows every
  * implementation. Called once by the entry (server.ts), which hands the result
  * to both the API handler and the screens (docs/decisions/0013); `close()`
- * releases the database at shutdown.
+ * releases the database at shutdown. The entry also hands over its logger and
+ * metrics (docs/decisions/0014); scripts and tests get silence and no metrics.
  */
-export function createServices(config: Config) {
+export function createServices(config: Config, observability: { log?: Logger; metrics?: Metrics } = {}) {
+  const log = observability.log ?? SILENT_LOGGER;
+  const metrics = observability.metrics ?? NO_METRICS;
   const database = openDatabase(config);
   const { prisma, sqlite } = database;
   const replay = new SqliteReplayStore(sqlite);
@@ -76,6 +83,10 @@ export function createServices(config: Config) {
 
   return {
     config,
+    log,
+    metrics,
+    /** Logs an unexpected error with its stack (and counts it when the database raised it). */
+    reportError: errorReporter(log, metrics),
     cookieSecret,
     nonces,
     dpop,
@@ -84,7 +95,7 @@ export function createServices(config: Config) {
     sessions: new SessionManager(prisma, config.lifetimes.browserSession),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
-      permissionSets: permissionSetResolver(config, sqlite),
+      permissionSets: permissionSetResolver(config, sqlite, log),
     }),
     authorize: new AuthorizeManager(config.issuer, clients, requests, grants, atomically, {
       requestUriLifetimeMs: config.lifetimes.requestUri,

@@ -1,6 +1,7 @@
 import { ZodError } from "zod";
 import { jsonResponse, type ApiResponse } from "./api-response.ts";
 import { InsufficientScopeError, InvalidRequestError, OAuthError, TooManyRequestsError } from "../oauth/errors/oauth-error.ts";
+import type { ErrorReporter } from "../observability/report-error.ts";
 
 /**
  * Where an error is answered: the authorization server's JSON endpoints
@@ -9,11 +10,11 @@ import { InsufficientScopeError, InvalidRequestError, OAuthError, TooManyRequest
  */
 export type ErrorContext = "authorization-server" | "resource";
 
-export type ErrorResponseOptions = { context: ErrorContext; dpopNonce?: string };
+export type ErrorResponseOptions = { context: ErrorContext; dpopNonce?: string; report: ErrorReporter };
 
 /** The one function that turns any thrown value into an HTTP response for the JSON endpoints. */
 export function toErrorResponse(thrown: unknown, options: ErrorResponseOptions): ApiResponse {
-  const error = asOAuthError(thrown);
+  const error = asOAuthError(thrown, options.report);
   const headers: Record<string, string> = { "Cache-Control": "no-store" };
   if (options.dpopNonce) headers["DPoP-Nonce"] = options.dpopNonce;
   if (error instanceof TooManyRequestsError) headers["Retry-After"] = String(error.retryAfterSeconds);
@@ -39,7 +40,7 @@ export function dpopChallenge(code: string, description: string): string {
   return `DPoP error="${code}", error_description="${quoted}", algs="ES256"`;
 }
 
-export function asOAuthError(thrown: unknown): OAuthError {
+export function asOAuthError(thrown: unknown, report: ErrorReporter): OAuthError {
   if (thrown instanceof OAuthError) return thrown;
   if (thrown instanceof ZodError) {
     const issue = thrown.issues[0];
@@ -47,6 +48,6 @@ export function asOAuthError(thrown: unknown): OAuthError {
     return new InvalidRequestError(issue ? `${field ? `${field}: ` : ""}${issue.message}` : "Invalid request");
   }
   // Unknown errors: a generic description for the client, details only in the log.
-  console.error("Unexpected error while handling a request:", thrown);
+  report("Unexpected error while handling a request", thrown);
   return new OAuthError("server_error", "The server could not handle this request", 500);
 }

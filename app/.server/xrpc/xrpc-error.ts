@@ -2,6 +2,7 @@ import { ZodError } from "zod";
 import { OAuthError } from "../oauth/errors/oauth-error.ts";
 import { jsonResponse, type ApiResponse } from "../http/api-response.ts";
 import { dpopChallenge } from "../http/error-response.ts";
+import type { ErrorReporter } from "../observability/report-error.ts";
 
 /** An XRPC error: HTTP status plus the `{error, message}` body of the atproto conventions. */
 export class XrpcError extends Error {
@@ -31,7 +32,7 @@ const AUTH_ERROR_NAMES: Record<string, string> = {
 };
 
 /** The one place that turns anything thrown by an /xrpc handler into its response. */
-export function xrpcErrorResponse(thrown: unknown, dpopNonce?: string): ApiResponse {
+export function xrpcErrorResponse(thrown: unknown, dpopNonce: string | undefined, report: ErrorReporter): ApiResponse {
   const headers: Record<string, string> = { "Cache-Control": "no-store" };
   if (dpopNonce) headers["DPoP-Nonce"] = dpopNonce;
   if (thrown instanceof XrpcError) return jsonResponse({ error: thrown.error, message: thrown.message }, thrown.status, headers);
@@ -49,6 +50,6 @@ export function xrpcErrorResponse(thrown: unknown, dpopNonce?: string): ApiRespo
   if (thrown instanceof OAuthError && thrown.status < 500) {
     return jsonResponse({ error: "InvalidRequest", message: thrown.description }, thrown.status, headers);
   }
-  console.error("xrpc handler failed:", thrown);
+  report("xrpc handler failed", thrown);
   return jsonResponse({ error: "InternalServerError", message: "Internal Server Error" }, 500, headers);
 }
