@@ -15,6 +15,7 @@ import type * as ServerRuntime from "./app/.server/runtime.ts";
 import { apiRouteOf, createApiServer } from "./server/api-server.ts";
 import { RequestRecorder } from "./server/http-common.ts";
 import { createLogger } from "./server/logger.ts";
+import { PrometheusMetrics, serveMetrics } from "./server/metrics.ts";
 import { originFormOf, refuseConnect, refuseRequestTarget } from "./server/request-target.ts";
 import { screenRouteMatcher } from "./server/screen-routes.ts";
 import {
@@ -37,7 +38,8 @@ import {
  * paths) go to the API handler (server/api-server.ts); the screens and their
  * assets go through Express to the Remix app (app/). Security headers, CORS,
  * limits, timeouts and logging live in those two visible places. The entry
- * makes the one logger.
+ * makes the one logger and, with ATRIUM_METRICS_PORT, the metrics and their
+ * own listener (docs/decisions/0014).
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -63,7 +65,9 @@ async function loadBuild(dev: boolean) {
   return { build, routes: (await build()).routes, runtime, vite };
 }
 
-export async function startServer(config: Config, options: { dev: boolean; log: PinoLogger }): Promise<Server> {
+export type Started = { server: Server; metricsServer: Server | undefined };
+
+export async function startServer(config: Config, options: { dev: boolean; log: PinoLogger }): Promise<Started> {
   const { log } = options;
   for (const warning of unsafeConfigWarnings(config)) log.warn({}, warning);
   const { applied } = migrateDatabase(config.databasePath);
@@ -71,11 +75,12 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
 
   const limiter = new RequestLimiter(openSqlite(config.databasePath));
   const { build, routes: screenRoutes, runtime, vite } = await loadBuild(options.dev);
+  const metrics = config.metrics ? new PrometheusMetrics() : undefined;
   // Created once, here, and handed to both the API handler and the screens (getLoadContext).
-  const services = runtime.createServices(config, { log });
+  const services = runtime.createServices(config, { log, metrics });
   const routes = runtime.apiRoutes(services);
-  const recorder = new RequestRecorder(log, NO_METRICS, config.logRequests, config.trustProxy);
-  const serveApi = createApiServer({ config, limiter, recorder, report: services.reportError });
+  const recorder = new RequestRecorder(log, metrics ?? NO_METRICS, config.logRequests, config.trustProxy);
+  const serveApi = createApiServer({ config, limiter, recorder, metrics: services.metrics, report: services.reportError });
 
   const app = express();
   app.disable("x-powered-by");
@@ -100,7 +105,7 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   }
   // After the static files: only what Remix answers counts.
   app.use(screenRoute(screenRouteMatcher(screenRoutes)));
-  app.use(screenRequestLimit(config, limiter));
+  app.use(screenRequestLimit(config, limiter, services.metrics));
   app.all(
     "*",
     createRequestHandler({
@@ -121,7 +126,10 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
     else serveApi(req, res, api.route, api.path);
   });
   server.on("connect", refuseConnect);
+  // Never on the public port: a listener of its own, on ATRIUM_METRICS_HOST (loopback by default).
+  const metricsServer = metrics && config.metrics ? await serveMetrics(metrics, config.metrics.host, config.metrics.port, log) : undefined;
   server.on("close", () => {
+    metricsServer?.close();
     try {
       limiter.close();
     } catch (error) {
@@ -130,7 +138,7 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
     void services.close();
   });
   return new Promise((resolve) => {
-    server.listen(config.port, config.host, () => resolve(server));
+    server.listen(config.port, config.host, () => resolve({ server, metricsServer }));
     // Slow clients cannot hold a connection open forever (slowloris); a lower request timeout lowers the headers' too.
     server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
@@ -166,12 +174,13 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   const dev = process.argv.includes("--dev");
-  const server = await startServer(config, { dev, log });
+  const { server, metricsServer } = await startServer(config, { dev, log });
   const port = portOf(server) ?? config.port;
   installShutdown(server, log);
   // The readiness line, whatever the log level: supervisors, the tests and the benchmarks wait for this JSON line.
   process.stdout.write(`${JSON.stringify({ event: "listening", port, issuer: config.issuer })}\n`);
   log.info({ issuer: config.issuer, host: config.host, port }, `Atrium is serving ${config.issuer} (listening on ${config.host}:${port})`);
+  if (metricsServer) log.info({ host: config.metrics?.host, port: portOf(metricsServer) }, "Metrics are served at /metrics");
 }
 
 function portOf(server: Server): number | undefined {

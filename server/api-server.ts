@@ -5,6 +5,7 @@ import type { Config } from "../app/.server/config.ts";
 import type { ApiRequest } from "../app/.server/http/api-request.ts";
 import type { ApiResponse } from "../app/.server/http/api-response.ts";
 import { refusalIn, type ApiRoute, type ApiRouteTable } from "../app/.server/http/api-routes.ts";
+import type { Metrics } from "../app/.server/observability/metrics.ts";
 import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
@@ -26,6 +27,7 @@ export type ApiServerOptions = {
   config: Config;
   limiter: RequestLimiter;
   recorder: RequestRecorder;
+  metrics: Pick<Metrics, "rateLimited">;
   /** Unexpected errors: logged with their stack (services.reportError). */
   report: ErrorReporter;
 };
@@ -39,7 +41,7 @@ export function apiRouteOf(routes: ApiRouteTable, url: string | undefined): { ro
   return route ? { route, path } : undefined;
 }
 
-export function createApiServer({ config, limiter, recorder, report }: ApiServerOptions) {
+export function createApiServer({ config, limiter, recorder, metrics, report }: ApiServerOptions) {
   const perMinute = { par: config.rateLimits.parPerMinute, token: config.rateLimits.tokenPerMinute, xrpc: config.rateLimits.xrpcPerMinute };
   const context: ApiContext = { issuer: config.issuer, recorder, report };
 
@@ -48,6 +50,7 @@ export function createApiServer({ config, limiter, recorder, report }: ApiServer
     if (!route.limit) return undefined;
     const result = limiter.hit(`requests:${route.limit}:${clientAddress(req, config.trustProxy)}`, perMinute[route.limit], 60_000);
     if (result.allowed) return undefined;
+    metrics.rateLimited(route.limit);
     const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
     return refusalIn(route.errorShape, 429, RATE_LIMITED, message, { "Retry-After": String(result.retryAfterSeconds) });
   };

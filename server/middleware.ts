@@ -3,6 +3,7 @@ import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
 import type { TrustedProxies } from "../app/.server/http/forwarded-address.ts";
+import type { Metrics } from "../app/.server/observability/metrics.ts";
 import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { MAX_BODY_BYTES } from "../app/.server/http/limits.ts";
@@ -140,10 +141,11 @@ const JSON_SCREEN_PATHS = new Set(["/oauth/passkey-auth", "/account/passkey-auth
  * the client address of docs/decisions/0006. Over the limit: 429 with
  * Retry-After, as JSON for the passkey endpoints and as a page for the rest.
  */
-export function screenRequestLimit(config: Config, limiter: RequestLimiter) {
+export function screenRequestLimit(config: Config, limiter: RequestLimiter, metrics: Pick<Metrics, "rateLimited">) {
   return (req: Request, res: Response, next: NextFunction) => {
     const result = limiter.hit(`requests:screen:${clientAddress(req, config.trustProxy)}`, config.rateLimits.screenPerMinute, 60_000);
     if (result.allowed) return next();
+    metrics.rateLimited("screen");
     const wait = `Wait ${result.retryAfterSeconds} second${result.retryAfterSeconds === 1 ? "" : "s"} and try again.`;
     res.status(429).setHeader("Retry-After", String(result.retryAfterSeconds)).setHeader("Cache-Control", "no-store");
     if (JSON_SCREEN_PATHS.has(req.path.replace(/\/$/, ""))) {
