@@ -28,6 +28,7 @@ import { SqlitePermissionSetCache } from "./stores/sqlite-permission-set-cache.t
 import { SqliteBlobStore } from "./stores/sqlite-blob-store.ts";
 import { SqliteRepoStore } from "./stores/sqlite-repo-store.ts";
 import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
+import { databaseCheck } from "./observability/health.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
 import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
@@ -87,6 +88,8 @@ export function createServices(config: Config, observability: { log?: Logger; me
     metrics,
     /** Logs an unexpected error with its stack (and counts it when the database raised it). */
     reportError: errorReporter(log, metrics),
+    /** Throws when the database does not answer (GET /xrpc/_health). */
+    checkDatabase: databaseCheck(sqlite),
     cookieSecret,
     nonces,
     dpop,

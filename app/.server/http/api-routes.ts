@@ -3,6 +3,8 @@ import { authorizationServerMetadata, protectedResourceMetadata, type EndpointNa
 import { parParametersSchema } from "../oauth/request/par-manager.ts";
 import { revocationRequestSchema, tokenRequestSchema } from "../oauth/token/token-manager.ts";
 import { handleXrpc, xrpcRouteLabel } from "../xrpc/router.ts";
+import { healthEndpoint } from "../observability/health.ts";
+import { SERVER_VERSION } from "../version.ts";
 import type { ApiRequest } from "./api-request.ts";
 import { jsonResponse, type ApiResponse } from "./api-response.ts";
 import { oauthEndpoint, noStoreJson } from "./endpoint.ts";
@@ -180,6 +182,15 @@ export function apiRoutes(services: Services): ApiRouteTable {
       methods: ["GET", "HEAD"],
       metadataName: "jwks_uri",
       handle: oauthEndpoint(async () => jsonResponse({ keys: [] }, 200, { "Cache-Control": "public, max-age=300" }), { report }),
+    },
+    {
+      // What the reference PDS answers load balancers: 200 {version} while the database answers, 503 otherwise. An
+      // exact path, so it wins over the /xrpc/ prefix; polled, so never rate limited (docs/decisions/0014).
+      ...json,
+      path: "/xrpc/_health",
+      methods: ["GET", "HEAD"],
+      errorShape: "xrpc",
+      handle: healthEndpoint(SERVER_VERSION, services.checkDatabase, report),
     },
     {
       // Blobs are the one large request body.
