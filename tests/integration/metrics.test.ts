@@ -123,17 +123,18 @@ describe("GET /metrics on ATRIUM_METRICS_PORT", () => {
       () => `/xrpc/com.atproto.server.${randomName()}`,
     ];
     const screenPath = () => `/${randomName()}/${randomName()}`;
+    const notFound = { route: "routes/$", method: "GET", status: "404" };
+    const notFoundBefore = valueOf(await scrape(metricsPort), "atrium_http_requests_total", notFound);
     // Once each kind first: the first request of a kind may make the one series it is counted in.
     for (const make of unknownPaths) await fetch(`${server.issuer}${make()}`, { headers: { "X-Forwarded-For": "192.0.2.50" } });
     await fetch(`${server.issuer}${screenPath()}`, { headers: { "X-Forwarded-For": "192.0.2.51" } });
-    const before = await scrape(metricsPort);
+    const before = await scrapeUntil(metricsPort, (samples) => valueOf(samples, "atrium_http_requests_total", notFound) > notFoundBefore);
 
     for (let i = 0; i < 200; i++) {
       const response = await fetch(`${server.issuer}${unknownPaths[i % unknownPaths.length]!()}`, { headers: { "X-Forwarded-For": "192.0.2.50" } });
       expect(response.status).toBeGreaterThanOrEqual(400);
     }
     for (let i = 0; i < 50; i++) expect((await fetch(`${server.issuer}${screenPath()}`, { headers: { "X-Forwarded-For": "192.0.2.51" } })).status).toBe(404);
-    const notFound = { route: "routes/$", method: "GET", status: "404" };
     const after = await scrapeUntil(metricsPort, (samples) => valueOf(samples, "atrium_http_requests_total", notFound) - valueOf(before, "atrium_http_requests_total", notFound) >= 50);
 
     const http = (samples: Sample[]) => seriesOf(samples, "atrium_http_");
