@@ -211,10 +211,10 @@ describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
     expect(loadConfig({ ATRIUM_LOG_LEVEL: "" }).logLevel).toBe("info");
   });
 
-  it.each(["verbose", "warning", "10", "off"])("refuses ATRIUM_LOG_LEVEL=%j, naming the variable and the levels", (value) => {
+  it.each(["verbose", "warning", "10", "off"])("refuses ATRIUM_LOG_LEVEL=%j, naming the variable once and the levels", (value) => {
     const message = configError({ ATRIUM_LOG_LEVEL: value }).message;
-    expect(message).toMatch(/ATRIUM_LOG_LEVEL/);
-    expect(message).toMatch(/fatal, error, warn, info, debug, trace, silent/);
+    expect(message).toContain(`ATRIUM_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got ${JSON.stringify(value)})`);
+    expect(message.match(/ATRIUM_LOG_LEVEL/g)).toHaveLength(1);
   });
 
   it("serves metrics on ATRIUM_METRICS_PORT, on loopback unless ATRIUM_METRICS_HOST says otherwise", () => {
@@ -225,8 +225,10 @@ describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
     expect(loadConfig({ ATRIUM_METRICS_HOST: "0.0.0.0" }).metrics).toBeUndefined();
   });
 
-  it.each(["0", "65536", "-1", "metrics", "9464.5"])("refuses ATRIUM_METRICS_PORT=%j, naming it", (value) => {
-    expect(configError({ ATRIUM_METRICS_PORT: value }).message).toMatch(/ATRIUM_METRICS_PORT/);
+  it.each(["0", "65536", "-1", "metrics", "9464.5"])("refuses ATRIUM_METRICS_PORT=%j, naming it once", (value) => {
+    const message = configError({ ATRIUM_METRICS_PORT: value }).message;
+    expect(message).toContain("ATRIUM_METRICS_PORT: must be a port number from 1 to 65535");
+    expect(message.match(/ATRIUM_METRICS_PORT/g)).toHaveLength(1);
   });
 
   it("refuses a metrics port that is the public port: metrics are never served there", () => {
@@ -235,7 +237,7 @@ describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
   });
 
   it("refuses an empty ATRIUM_METRICS_HOST", () => {
-    expect(configError({ ATRIUM_METRICS_PORT: "9464", ATRIUM_METRICS_HOST: " " }).message).toMatch(/ATRIUM_METRICS_HOST/);
+    expect(configError({ ATRIUM_METRICS_PORT: "9464", ATRIUM_METRICS_HOST: " " }).message).toContain("ATRIUM_METRICS_HOST: must name an interface");
   });
 });
 

@@ -24,7 +24,7 @@ const logLevelVar = z
   .transform((value, ctx) => {
     const level = (value ?? "").trim().toLowerCase() || "info";
     if ((LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `ATRIUM_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(value)})` });
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(value)})` });
     return z.NEVER;
   });
 
@@ -98,12 +98,12 @@ const envSchema = z.object({
       if (value === undefined || value.trim() === "") return undefined;
       const number = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
       if (!Number.isSafeInteger(number) || number < 1 || number > 65535) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `ATRIUM_METRICS_PORT must be a port number from 1 to 65535 (got ${JSON.stringify(value)})` });
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be a port number from 1 to 65535 (got ${JSON.stringify(value)})` });
         return z.NEVER;
       }
       return number;
     }),
-  ATRIUM_METRICS_HOST: z.string().trim().min(1, "ATRIUM_METRICS_HOST must name an interface, e.g. 127.0.0.1").default("127.0.0.1"),
+  ATRIUM_METRICS_HOST: z.string().trim().min(1, "must name an interface, e.g. 127.0.0.1").default("127.0.0.1"),
 });
 
 export type Config = {
