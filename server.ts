@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import type { Logger as PinoLogger } from "pino";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
@@ -9,19 +10,26 @@ import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./ap
 import { openSqlite } from "./app/.server/db/index.ts";
 import { migrateDatabase } from "./app/.server/db/migrate.ts";
 import { RequestLimiter } from "./app/.server/security/request-limiter.ts";
+import { NO_METRICS } from "./app/.server/observability/metrics.ts";
 import type * as ServerRuntime from "./app/.server/runtime.ts";
 import { apiRouteOf, createApiServer } from "./server/api-server.ts";
+import { RequestRecorder } from "./server/http-common.ts";
+import { createLogger } from "./server/logger.ts";
+import { PrometheusMetrics, serveMetrics } from "./server/metrics.ts";
 import { originFormOf, refuseConnect, refuseRequestTarget } from "./server/request-target.ts";
+import { screenRouteMatcher } from "./server/screen-routes.ts";
 import {
   bodyLimit,
   canonicalHost,
   clientAddressHeader,
   drainUnreadBody,
   expressErrors,
-  requestLog,
+  labelStatic,
+  requestRecord,
   responseTimeout,
   screenOriginCheck,
   screenRequestLimit,
+  screenRoute,
   securityHeaders,
 } from "./server/middleware.ts";
 
@@ -29,7 +37,9 @@ import {
  * The entry: one Node HTTP server. The JSON endpoints clients call (the hot
  * paths) go to the API handler (server/api-server.ts); the screens and their
  * assets go through Express to the Remix app (app/). Security headers, CORS,
- * limits, timeouts and logging live in those two visible places.
+ * limits, timeouts and logging live in those two visible places. The entry
+ * makes the one logger and, with ATRIUM_METRICS_PORT, the metrics and their
+ * own listener (docs/decisions/0014).
  */
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -46,25 +56,31 @@ async function loadBuild(dev: boolean) {
   if (!dev) {
     const load = async <T>(file: string) => (await import(pathToFileURL(path.join(here, "build", "server", file)).href)) as T;
     const build = await load<ServerBuild>("index.js");
-    return { build: async () => build, runtime: await load<Runtime>("runtime.js"), vite: undefined };
+    return { build: async () => build, routes: build.routes, runtime: await load<Runtime>("runtime.js"), vite: undefined };
   }
   const { createServer } = await import("vite");
   const vite = await createServer({ server: { middlewareMode: true } });
   const runtime = (await vite.ssrLoadModule("/app/.server/runtime.ts")) as Runtime;
-  return { build: () => vite.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>, runtime, vite };
+  const build = () => vite.ssrLoadModule("virtual:remix/server-build") as Promise<ServerBuild>;
+  return { build, routes: (await build()).routes, runtime, vite };
 }
 
-export async function startServer(config: Config, options: { dev: boolean }): Promise<Server> {
-  for (const warning of unsafeConfigWarnings(config)) console.warn(`\n  WARNING: ${warning}\n`);
+export type Started = { server: Server; metricsServer: Server | undefined };
+
+export async function startServer(config: Config, options: { dev: boolean; log: PinoLogger }): Promise<Started> {
+  const { log } = options;
+  for (const warning of unsafeConfigWarnings(config)) log.warn({}, warning);
   const { applied } = migrateDatabase(config.databasePath);
-  if (applied.length) console.log(`Applied database migrations: ${applied.join(", ")}`);
+  if (applied.length) log.info({ migrations: applied }, "Applied database migrations");
 
   const limiter = new RequestLimiter(openSqlite(config.databasePath));
-  const { build, runtime, vite } = await loadBuild(options.dev);
+  const { build, routes: screenRoutes, runtime, vite } = await loadBuild(options.dev);
+  const metrics = config.metrics ? new PrometheusMetrics() : undefined;
   // Created once, here, and handed to both the API handler and the screens (getLoadContext).
-  const services = runtime.createServices(config);
+  const services = runtime.createServices(config, { log, metrics });
   const routes = runtime.apiRoutes(services);
-  const serveApi = createApiServer({ config, limiter });
+  const recorder = new RequestRecorder(log, metrics ?? NO_METRICS, config.logRequests, config.trustProxy);
+  const serveApi = createApiServer({ config, limiter, recorder, metrics: services.metrics, report: services.reportError });
 
   const app = express();
   app.disable("x-powered-by");
@@ -72,9 +88,9 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   // docs/decisions/0006). Express's own trust stays off so X-Forwarded-* cannot shape anything else it derives.
   app.set("trust proxy", false);
   app.use(drainUnreadBody);
+  app.use(requestRecord(config.trustProxy, recorder));
   app.use(clientAddressHeader(config.trustProxy));
   app.use(canonicalHost(config));
-  if (config.logRequests) app.use(requestLog);
   app.use(securityHeaders(options.dev));
   app.use(screenOriginCheck(config));
   app.use(responseTimeout(config));
@@ -83,12 +99,13 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   if (vite) {
     app.use(vite.middlewares);
   } else {
-    app.use("/assets", express.static(path.join(here, "build", "client", "assets"), { immutable: true, maxAge: "1y" }));
+    app.use("/assets", express.static(path.join(here, "build", "client", "assets"), { immutable: true, maxAge: "1y", setHeaders: labelStatic }));
     // Other public files (favicon and the like).
-    app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false }));
+    app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false, setHeaders: labelStatic }));
   }
   // After the static files: only what Remix answers counts.
-  app.use(screenRequestLimit(config, limiter));
+  app.use(screenRoute(screenRouteMatcher(screenRoutes)));
+  app.use(screenRequestLimit(config, limiter, services.metrics));
   app.all(
     "*",
     createRequestHandler({
@@ -96,25 +113,32 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
       getLoadContext: (_req, res) => ({ cspNonce: res.locals.cspNonce as string, services }),
     }),
   );
-  app.use(expressErrors);
+  app.use(expressErrors(services.reportError));
 
   // Node checks the headers and request timeouts below only every connectionsCheckingInterval (30 s by default),
   // which held partial headers for ~30 s whatever headersTimeout said: check every second.
   const server = createServer({ connectionsCheckingInterval: 1_000 }, (req, res) => {
     const target = originFormOf(req.url, config.issuer);
-    if (target === undefined) return refuseRequestTarget(req, res, config.logRequests);
+    if (target === undefined) return refuseRequestTarget(req, res, recorder, config.trustProxy);
     req.url = target;
     const api = apiRouteOf(routes, target);
     if (api === undefined) app(req, res);
     else serveApi(req, res, api.route, api.path);
   });
   server.on("connect", refuseConnect);
+  // Never on the public port: a listener of its own, on ATRIUM_METRICS_HOST (loopback by default).
+  const metricsServer = metrics && config.metrics ? await serveMetrics(metrics, config.metrics.host, config.metrics.port, log) : undefined;
   server.on("close", () => {
-    limiter.close();
+    metricsServer?.close();
+    try {
+      limiter.close();
+    } catch (error) {
+      services.reportError("Writing the request counts at shutdown failed", error);
+    }
     void services.close();
   });
   return new Promise((resolve) => {
-    server.listen(config.port, config.host, () => resolve(server));
+    server.listen(config.port, config.host, () => resolve({ server, metricsServer }));
     // Slow clients cannot hold a connection open forever (slowloris); a lower request timeout lowers the headers' too.
     server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
@@ -122,9 +146,9 @@ export async function startServer(config: Config, options: { dev: boolean }): Pr
   });
 }
 
-function installShutdown(server: Server) {
+function installShutdown(server: Server, log: PinoLogger) {
   const stop = (signal: string) => {
-    console.log(`${signal} received: finishing in-flight requests, then exiting`);
+    log.info({ signal }, `${signal} received: finishing in-flight requests, then exiting`);
     server.close(() => process.exit(0));
     // A connection that carried an in-flight answer turns idle (keep-alive) once it is sent: close those as they
     // appear, so exit follows the last answer instead of waiting for clients or the keep-alive timeout.
@@ -142,19 +166,26 @@ async function main() {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(error.message);
+      // No configuration, so no configured logger: the default level, which always shows this.
+      createLogger("info").fatal({}, error.message);
       process.exit(1);
     }
     throw error;
   }
+  const log = createLogger(config.logLevel);
   const dev = process.argv.includes("--dev");
-  const server = await startServer(config, { dev });
+  const { server, metricsServer } = await startServer(config, { dev, log });
+  const port = portOf(server) ?? config.port;
+  installShutdown(server, log);
+  // The readiness line, whatever the log level: supervisors, the tests and the benchmarks wait for this JSON line.
+  process.stdout.write(`${JSON.stringify({ event: "listening", port, issuer: config.issuer })}\n`);
+  log.info({ issuer: config.issuer, host: config.host, port }, `Atrium is serving ${config.issuer} (listening on ${config.host}:${port})`);
+  if (metricsServer) log.info({ host: config.metrics?.host, port: portOf(metricsServer) }, "Metrics are served at /metrics");
+}
+
+function portOf(server: Server): number | undefined {
   const address = server.address();
-  const port = typeof address === "object" && address ? address.port : config.port;
-  installShutdown(server);
-  // One JSON line first (tests read it), then the human line.
-  console.log(JSON.stringify({ event: "listening", port, issuer: config.issuer }));
-  console.log(`Atrium is serving ${config.issuer} (listening on ${config.host}:${port})`);
+  return typeof address === "object" && address ? address.port : undefined;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

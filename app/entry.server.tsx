@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
-import type { AppLoadContext, EntryContext } from "@remix-run/node";
+import type { ActionFunctionArgs, AppLoadContext, EntryContext, LoaderFunctionArgs } from "@remix-run/node";
 import { createReadableStreamFromReadable } from "@remix-run/node";
-import { RemixServer } from "@remix-run/react";
+import { isRouteErrorResponse, RemixServer } from "@remix-run/react";
 import { renderToPipeableStream } from "react-dom/server";
 
 const ABORT_DELAY = 5_000;
@@ -33,10 +33,27 @@ export default function handleRequest(
         },
         onError(error: unknown) {
           responseStatusCode = 500;
-          if (shellRendered) console.error(error);
+          if (shellRendered) loadContext.services.reportError("Unexpected error while rendering a page", error, request.headers.get("X-Request-Id"));
         },
       },
     );
     setTimeout(abort, ABORT_DELAY);
   });
+}
+
+/**
+ * Errors thrown by a loader or action (Remix calls this instead of
+ * console.error): an unexpected one goes to the server's log with its stack
+ * and the request id (docs/decisions/0014). Refusals Remix makes itself (a
+ * 404 or 405 for a path or method no route serves) are a client's mistake,
+ * logged at debug.
+ */
+export function handleError(error: unknown, { request, context }: LoaderFunctionArgs | ActionFunctionArgs) {
+  if (request.signal.aborted) return;
+  const requestId = request.headers.get("X-Request-Id");
+  if (isRouteErrorResponse(error) && error.status < 500) {
+    context.services.log.debug({ reqId: requestId, status: error.status }, "Request refused by the router");
+    return;
+  }
+  context.services.reportError("Unexpected error while handling a request", error, requestId);
 }

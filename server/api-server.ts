@@ -7,8 +7,10 @@ import type { ApiResponse } from "../app/.server/http/api-response.ts";
 import { AtriumError } from "../app/.server/errors/atrium-error.ts";
 import { errorAnswerIn, type ApiRoute, type ApiRouteTable } from "../app/.server/http/api-routes.ts";
 import { limitBucketOf } from "../app/.server/http/forwarded-address.ts";
+import type { Metrics } from "../app/.server/observability/metrics.ts";
+import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
-import { clientAddress, drainRest, isBodyDrainable, logRequest } from "./http-common.ts";
+import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
 import { CORS_HEADERS, HARDENING_HEADERS, preflightHeaders } from "./security-headers.ts";
 
@@ -19,12 +21,17 @@ import { CORS_HEADERS, HARDENING_HEADERS, preflightHeaders } from "./security-he
  * Everything about an endpoint comes from its entry in the route table
  * (app/.server/http/api-routes.ts). In order: security and CORS headers,
  * preflights, methods, per-address limits, body limits, the response
- * timeout, draining unread bodies, and the request log.
+ * timeout, draining unread bodies, the request id, and the request's log
+ * line and metrics (docs/decisions/0014).
  */
 
 export type ApiServerOptions = {
   config: Config;
   limiter: RequestLimiter;
+  recorder: RequestRecorder;
+  metrics: Pick<Metrics, "rateLimited">;
+  /** Unexpected errors: logged with their stack (services.reportError). */
+  report: ErrorReporter;
 };
 
 /** The route serving a request target, when it is one of the API paths (origin-form targets only). */
@@ -36,41 +43,45 @@ export function apiRouteOf(routes: ApiRouteTable, url: string | undefined): { ro
   return route ? { route, path } : undefined;
 }
 
-export function createApiServer({ config, limiter }: ApiServerOptions) {
+export function createApiServer({ config, limiter, recorder, metrics, report }: ApiServerOptions) {
   const perMinute = { par: config.rateLimits.parPerMinute, token: config.rateLimits.tokenPerMinute, xrpc: config.rateLimits.xrpcPerMinute };
+  const context: ApiContext = { issuer: config.issuer, recorder, report };
 
   /** Per-address limits: 429 with Retry-After, or undefined when the request may go on. */
   const checkLimit = (req: IncomingMessage, route: ApiRoute): ApiResponse | undefined => {
     if (!route.limit) return undefined;
     const result = limiter.hit(`requests:${route.limit}:${limitBucketOf(clientAddress(req, config.trustProxy))}`, perMinute[route.limit], 60_000);
     if (result.allowed) return undefined;
+    metrics.rateLimited(route.limit);
     const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
     const error = new AtriumError("temporarily_unavailable", message, { status: 429, xrpcName: "RateLimitExceeded", retryAfterSeconds: result.retryAfterSeconds });
     return errorAnswerIn(route.errorShape, error);
   };
 
   return function serveApi(req: IncomingMessage, res: ServerResponse, route: ApiRoute, path: string): void {
-    const started = config.logRequests ? process.hrtime.bigint() : 0n;
-    if (config.logRequests) res.on("finish", () => logRequest(req.method, path, res.statusCode, started));
+    const request = new NodeApiRequest(req, res, route, path, context, requestIdOf(req, config.trustProxy));
 
-    if (req.method === "OPTIONS" && route.cors) return send(req, res, route, { status: 204, headers: preflightHeaders(route.methods), body: null });
+    if (req.method === "OPTIONS" && route.cors) return send(request, { status: 204, headers: preflightHeaders(route.methods), body: null });
     if (!(route.methods as readonly string[]).includes(req.method ?? "")) {
       const allow = route.methods.join(", ");
       // RFC 9110 §15.5.6: 405 names the methods the endpoint does serve.
       const error = new AtriumError("invalid_request", `Method not allowed; use ${allow}`, { status: 405, xrpcName: "InvalidRequest" });
-      return send(req, res, route, errorAnswerIn(route.errorShape, error, { Allow: allow }));
+      return send(request, errorAnswerIn(route.errorShape, error, { Allow: allow }));
     }
     const limited = checkLimit(req, route);
-    if (limited) return send(req, res, route, limited);
+    if (limited) return send(request, limited);
     if (Number(req.headers["content-length"] ?? 0) > route.bodyLimit) {
       const error = new AtriumError("invalid_request", `Request body larger than ${route.bodyLimit} bytes`, { status: 413, xrpcName: "PayloadTooLarge" });
-      return send(req, res, route, errorAnswerIn(route.errorShape, error));
+      return send(request, errorAnswerIn(route.errorShape, error));
     }
 
-    const timer = armResponseTimer(config.requestTimeoutMs, res, answerTooLate, req, route);
-    void respond(req, res, timer, route, path, new NodeApiRequest(req, path, config.issuer, route.bodyLimit));
+    const timer = armResponseTimer(config.requestTimeoutMs, res, answerTooLate, request);
+    void respond(request, timer);
   };
 }
+
+/** What every request of the API handler shares: made once, referenced by each request. */
+type ApiContext = { issuer: string; recorder: RequestRecorder; report: ErrorReporter };
 
 const TOO_LATE_ERROR = new AtriumError("temporarily_unavailable", TOO_LATE.message, {
   status: 503,
@@ -84,53 +95,59 @@ const TOO_LATE_ERROR = new AtriumError("temporarily_unavailable", TOO_LATE.messa
  * run time to keep its name, a measurable cost on the hot path).
  */
 
-function answerTooLate(res: ServerResponse, req: IncomingMessage, route: ApiRoute): void {
-  send(req, res, route, errorAnswerIn(route.errorShape, TOO_LATE_ERROR));
+function answerTooLate(_res: ServerResponse, request: NodeApiRequest): void {
+  send(request, errorAnswerIn(request.route.errorShape, TOO_LATE_ERROR));
 }
 
-async function respond(req: IncomingMessage, res: ServerResponse, timer: NodeJS.Timeout, route: ApiRoute, path: string, request: ApiRequest): Promise<void> {
+async function respond(request: NodeApiRequest, timer: NodeJS.Timeout): Promise<void> {
   let response: ApiResponse;
   try {
-    response = await route.handle(request, path);
+    response = await request.route.handle(request, request.path);
   } catch (error) {
-    response = serverError(route, error);
+    response = serverError(request, error);
   }
   clearTimeout(timer);
   try {
-    send(req, res, route, response);
+    send(request, response);
   } catch (error) {
     // An answer Node refuses to write (say, a header value it rejects) becomes a 500, not an unhandled rejection.
-    if (res.headersSent) res.destroy();
-    else send(req, res, route, serverError(route, error));
+    if (request.res.headersSent) request.res.destroy();
+    else send(request, serverError(request, error));
   }
 }
 
-function serverError(route: ApiRoute, error: unknown): ApiResponse {
-  console.error("Unhandled server error:", error);
-  return errorAnswerIn(route.errorShape, new AtriumError("server_error", "The server could not handle this request", { status: 500 }));
+function serverError(request: NodeApiRequest, error: unknown): ApiResponse {
+  request.context.report("Unhandled server error", error, request.requestId);
+  return errorAnswerIn(request.route.errorShape, new AtriumError("server_error", "The server could not handle this request", { status: 500 }));
 }
 
 /**
- * Node's request seen through the small interface the endpoints read. The
- * body is read only when an endpoint asks for it, and at most `limit` + 1
- * bytes of it: an endpoint refuses a body longer than its own limit by length,
- * and the unread rest is drained or the connection closed (see `send`).
+ * Node's request seen through the small interface the endpoints read, and
+ * what the handler keeps about it until it is answered (its response, route,
+ * id and start time): one object per request. The body is read only when an
+ * endpoint asks for it, and at most the route's body limit + 1 bytes of it:
+ * an endpoint refuses a body longer than its own limit by length, and the
+ * unread rest is drained or the connection closed (see `send`).
  */
 export class NodeApiRequest implements ApiRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: ApiRequest["headers"] = this;
+  /** performance.now() when the handler took the request. */
+  readonly started = performance.now();
   private body: Promise<Buffer> | undefined;
 
   constructor(
-    private readonly req: IncomingMessage,
-    path: string,
-    issuer: string,
-    private readonly limit: number,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly route: ApiRoute,
+    readonly path: string,
+    readonly context: ApiContext,
+    readonly requestId: string,
   ) {
     const query = req.url!.indexOf("?");
     this.method = req.method ?? "GET";
-    this.url = issuer + path + (query === -1 ? "" : req.url!.slice(query));
+    this.url = context.issuer + path + (query === -1 ? "" : req.url!.slice(query));
   }
 
   get(name: string): string | null {
@@ -152,7 +169,7 @@ export class NodeApiRequest implements ApiRequest {
   }
 
   private readBody(): Promise<Buffer> {
-    this.body ??= readBounded(this.req, this.limit + 1);
+    this.body ??= readBounded(this.req, this.route.bodyLimit + 1);
     return this.body;
   }
 }
@@ -185,15 +202,19 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 
 /**
  * Writes an answer in one go (headers and a serialized body), unless one was
- * already sent, with the hardening headers, the route's CORS headers and, for
- * the authorization server's endpoints, a fresh DPoP-Nonce. A refusal sent
- * before the body was read leaves the rest in the connection: it is drained
- * afterwards, or, when it is declared too large to drain, the answer closes
- * the connection.
+ * already sent, with the hardening headers, the route's CORS headers, the
+ * request id and, for the authorization server's endpoints, a fresh
+ * DPoP-Nonce; then records it (log line, metrics). A refusal sent before the
+ * body was read leaves the rest in the connection: it is drained afterwards,
+ * or, when it is declared too large to drain, the answer closes the
+ * connection. A streamed answer (service proxying) is recorded when its head
+ * is written.
  */
-function send(req: IncomingMessage, res: ServerResponse, route: ApiRoute, response: ApiResponse): void {
+function send(request: NodeApiRequest, response: ApiResponse): void {
+  const { req, res, route } = request;
   if (res.headersSent || res.destroyed) return;
   const headers: Record<string, string> = route.cors ? { ...HARDENING_HEADERS, ...CORS_HEADERS, ...response.headers } : { ...HARDENING_HEADERS, ...response.headers };
+  headers["X-Request-Id"] = request.requestId;
   if (route.dpopNonce) headers["DPoP-Nonce"] = route.dpopNonce();
   if (!req.complete && !isBodyDrainable(req)) headers.Connection = "close";
   const body = response.body;
@@ -201,12 +222,12 @@ function send(req: IncomingMessage, res: ServerResponse, route: ApiRoute, respon
     if (body !== null) headers["Content-Length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     res.writeHead(response.status, headers);
     res.end(body ?? undefined);
-    drainRest(req);
-    return;
+  } else {
+    res.writeHead(response.status, headers);
+    const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+    stream.on("error", () => res.destroy());
+    stream.pipe(res);
   }
-  res.writeHead(response.status, headers);
-  const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
-  stream.on("error", () => res.destroy());
-  stream.pipe(res);
   drainRest(req);
+  request.context.recorder.served(req, request.requestId, request.path, route.label ? route.label(request.path) : route.path, response.status, request.started);
 }

@@ -1,5 +1,8 @@
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { clientAddressOf, type TrustedProxies } from "../app/.server/http/forwarded-address.ts";
+import { clientAddressOf, peerIsTrustedProxy, type TrustedProxies } from "../app/.server/http/forwarded-address.ts";
+import type { Logger } from "../app/.server/observability/logger.ts";
+import type { Metrics } from "../app/.server/observability/metrics.ts";
 
 /** What both entries (the API handler and Express for the screens) need to agree on. */
 
@@ -45,7 +48,55 @@ export function clientAddress(req: IncomingMessage, trusted: TrustedProxies): st
   return clientAddressOf(req.socket.remoteAddress, req.headers["x-forwarded-for"], trusted) ?? "unknown";
 }
 
-export function logRequest(method: string | undefined, path: string, status: number, started: bigint): void {
-  const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  console.log(`${method} ${path} ${status} ${ms.toFixed(1)}ms`);
+/** What an incoming X-Request-Id may be: the ids proxies generate (hex, UUIDs, base64url), nothing that could mislead a reader of the log. */
+const REQUEST_ID = /^[A-Za-z0-9._:+=-]{8,128}$/;
+
+/**
+ * The id of a request, sent back as X-Request-Id and written on every log
+ * line about it (docs/decisions/0014): the X-Request-Id a trusted reverse
+ * proxy set (ATRIUM_TRUST_PROXY, docs/decisions/0006), so that its log and
+ * ours can be joined, when it looks like an id; otherwise a fresh UUID. A
+ * client that reaches the server directly does not choose its id.
+ */
+export function requestIdOf(req: IncomingMessage, trusted: TrustedProxies): string {
+  const incoming = req.headers["x-request-id"];
+  if (typeof incoming === "string" && trusted.kind !== "none" && REQUEST_ID.test(incoming) && peerIsTrustedProxy(req.socket.remoteAddress, trusted)) return incoming;
+  return randomUUID();
+}
+
+const MAX_LOGGED_PATH = 512;
+
+/**
+ * One log line (when request logs are on) and the request metrics for every
+ * answered request, of both entries. The path is logged without its query
+ * (request_uri, codes and states travel there), cut at 512 characters;
+ * metrics get only `route`, a template from a fixed set. Time is
+ * performance.now() milliseconds.
+ */
+export class RequestRecorder {
+  private readonly logRequests: boolean;
+  private readonly debug: boolean;
+
+  constructor(
+    private readonly log: Logger & { isLevelEnabled?(level: string): boolean },
+    private readonly metrics: Metrics,
+    logRequests: boolean,
+    private readonly trustProxy: TrustedProxies,
+  ) {
+    // Decided once: a level above info (or silent) makes no line, so none is built.
+    this.logRequests = logRequests && (log.isLevelEnabled?.("info") ?? true);
+    this.debug = this.logRequests && (log.isLevelEnabled?.("debug") ?? false);
+  }
+
+  served(req: IncomingMessage, requestId: string, path: string, route: string, status: number, started: number): void {
+    const ms = performance.now() - started;
+    const method = req.method ?? "";
+    if (this.logRequests) {
+      const logged = path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path;
+      const fields = { reqId: requestId, method, path: logged, route, status, ms: Math.round(ms * 10) / 10 };
+      // At debug, also who asked: the client address (docs/decisions/0006) and the User-Agent.
+      this.log.info(this.debug ? { ...fields, ip: clientAddress(req, this.trustProxy), ua: req.headers["user-agent"]?.slice(0, 256) } : fields, "request");
+    }
+    this.metrics.requestServed(route, method, status, ms / 1000);
+  }
 }

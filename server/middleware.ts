@@ -3,10 +3,12 @@ import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
 import { limitBucketOf, type TrustedProxies } from "../app/.server/http/forwarded-address.ts";
+import type { Metrics } from "../app/.server/observability/metrics.ts";
+import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
 import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { MAX_BODY_BYTES } from "../app/.server/http/limits.ts";
 import { entryErrorPage } from "./error-page.ts";
-import { clientAddress, drainRest, isBodyDrainable, logRequest } from "./http-common.ts";
+import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
 import { contentSecurityPolicy, HARDENING_HEADERS } from "./security-headers.ts";
 
@@ -65,13 +67,15 @@ export function drainUnreadBody(req: Request, res: Response, next: NextFunction)
   next();
 }
 
-/** Errors Express raises itself (e.g. an undecodable path), as a readable page. */
-export function expressErrors(error: Error & { status?: number; statusCode?: number }, _req: Request, res: Response, next: NextFunction) {
-  if (res.headersSent) return next(error);
-  const status = error.status ?? error.statusCode ?? 500;
-  const message = status < 500 ? "The request could not be understood" : "The server could not handle this request";
-  if (status >= 500) console.error("Unhandled server error:", error);
-  res.status(status).type("html").send(entryErrorPage(`Error ${status}`, message));
+/** Errors Express raises itself (e.g. an undecodable path), as a readable page; unexpected ones go to `report`. */
+export function expressErrors(report: ErrorReporter) {
+  return (error: Error & { status?: number; statusCode?: number }, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    const status = error.status ?? error.statusCode ?? 500;
+    const message = status < 500 ? "The request could not be understood" : "The server could not handle this request";
+    if (status >= 500) report("Unhandled server error", error, res.locals.requestId as string | undefined);
+    res.status(status).type("html").send(entryErrorPage(`Error ${status}`, message));
+  };
 }
 
 /**
@@ -137,10 +141,11 @@ const JSON_SCREEN_PATHS = new Set(["/oauth/passkey-auth", "/account/passkey-auth
  * the client address of docs/decisions/0006. Over the limit: 429 with
  * Retry-After, as JSON for the passkey endpoints and as a page for the rest.
  */
-export function screenRequestLimit(config: Config, limiter: RequestLimiter) {
+export function screenRequestLimit(config: Config, limiter: RequestLimiter, metrics: Pick<Metrics, "rateLimited">) {
   return (req: Request, res: Response, next: NextFunction) => {
     const result = limiter.hit(`requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`, config.rateLimits.screenPerMinute, 60_000);
     if (result.allowed) return next();
+    metrics.rateLimited("screen");
     const wait = `Wait ${result.retryAfterSeconds} second${result.retryAfterSeconds === 1 ? "" : "s"} and try again.`;
     res.status(429).setHeader("Retry-After", String(result.retryAfterSeconds)).setHeader("Cache-Control", "no-store");
     if (JSON_SCREEN_PATHS.has(req.path.replace(/\/$/, ""))) {
@@ -151,9 +156,36 @@ export function screenRequestLimit(config: Config, limiter: RequestLimiter) {
   };
 }
 
-export function requestLog(req: Request, res: Response, next: NextFunction) {
-  const started = process.hrtime.bigint();
-  res.on("finish", () => logRequest(req.method, req.path, res.statusCode, started));
-  next();
+/**
+ * The request id (X-Request-Id, sent back and handed to Remix in the request
+ * headers) and, once the answer is sent, the request's log line and metrics
+ * (docs/decisions/0014). The metrics label is `res.locals.route`: the Remix
+ * route id for what reaches Remix (`screenRoute`), "static" for the public
+ * files, "other" for what the entry refused before either.
+ */
+export function requestRecord(trustProxy: TrustedProxies, recorder: RequestRecorder) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    const requestId = requestIdOf(req, trustProxy);
+    const path = req.path;
+    req.headers["x-request-id"] = requestId;
+    res.locals.requestId = requestId;
+    res.setHeader("X-Request-Id", requestId);
+    res.on("finish", () => recorder.served(req, requestId, path, (res.locals.route as string | undefined) ?? "other", res.statusCode, started));
+    next();
+  };
+}
+
+/** Labels what Remix answers with the id of the route that serves the path (bounded: one of the app's routes). */
+export function screenRoute(routeOf: (path: string) => string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    res.locals.route = routeOf(req.path);
+    next();
+  };
+}
+
+/** For express.static's `setHeaders`: what it serves is labelled "static". */
+export function labelStatic(res: ServerResponse): void {
+  (res as Response).locals.route = "static";
 }
 

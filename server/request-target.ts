@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { logRequest } from "./http-common.ts";
+import type { TrustedProxies } from "../app/.server/http/forwarded-address.ts";
+import { requestIdOf, type RequestRecorder } from "./http-common.ts";
 
 /**
  * The request target (RFC 9112 §3.2): "/path?query" (origin-form) is what
@@ -37,18 +38,25 @@ export function originFormOf(url: string | undefined, issuer: string): string | 
 
 const REFUSAL = "Bad Request: the request target must be a path on this server.\n";
 
-/** 400 for a request target that is not for this server: a short plain answer, and the connection closed. */
-export function refuseRequestTarget(req: IncomingMessage, res: ServerResponse, log: boolean): void {
-  const started = log ? process.hrtime.bigint() : 0n;
+/**
+ * 400 for a request target that is not for this server: a short plain
+ * answer, and the connection closed. Its log line names the target's form,
+ * not the target (an absolute-form URL may carry credentials or a query).
+ */
+export function refuseRequestTarget(req: IncomingMessage, res: ServerResponse, recorder: RequestRecorder, trustProxy: TrustedProxies): void {
+  const started = performance.now();
+  const requestId = requestIdOf(req, trustProxy);
   res.writeHead(400, {
     "Content-Type": "text/plain; charset=utf-8",
     "Content-Length": String(Buffer.byteLength(REFUSAL)),
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
+    "X-Request-Id": requestId,
     Connection: "close",
   });
   res.end(REFUSAL);
-  if (log) logRequest(req.method, req.url ?? "", 400, started);
+  const form = req.url === "*" ? "*" : /^[a-z][a-z0-9+.-]*:\/\//i.test(req.url ?? "") ? "(absolute-form)" : "(not a path)";
+  recorder.served(req, requestId, form, "other", 400, started);
 }
 
 /**

@@ -12,10 +12,10 @@ export const HARDENING_HEADERS: Readonly<Record<string, string>> = {
   "X-Frame-Options": "DENY",
 };
 
-/** The JSON endpoints browser-based clients call from other origins: any origin, and the headers they must read. */
+/** The JSON endpoints browser-based clients call from other origins: any origin, and the headers they must read (X-Request-Id: to quote when reporting a problem). */
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   "Access-Control-Allow-Origin": "*",
-  "Access-Control-Expose-Headers": "DPoP-Nonce, WWW-Authenticate",
+  "Access-Control-Expose-Headers": "DPoP-Nonce, WWW-Authenticate, X-Request-Id",
 };
 
 /** The answer to a CORS preflight of an endpoint serving `methods`. */

@@ -173,6 +173,74 @@ describe("loadConfig", () => {
   });
 });
 
+describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
+  it("logs at info, with request lines off outside production and no metrics, by default", () => {
+    const config = loadConfig({});
+    expect(config.logLevel).toBe("info");
+    expect(config.logRequests).toBe(false);
+    expect(config.metrics).toBeUndefined();
+  });
+
+  it("turns request lines on by default when NODE_ENV is production", () => {
+    expect(loadConfig({ NODE_ENV: "production" }).logRequests).toBe(true);
+    expect(loadConfig({ NODE_ENV: "production", ATRIUM_LOG_REQUESTS: "" }).logRequests).toBe(true);
+    expect(loadConfig({ NODE_ENV: "development" }).logRequests).toBe(false);
+    expect(loadConfig({ NODE_ENV: "test" }).logRequests).toBe(false);
+  });
+
+  it.each([
+    ["0", "production", false],
+    ["off", "production", false],
+    ["false", "production", false],
+    ["1", undefined, true],
+    ["on", "development", true],
+    ["yes", "production", true],
+  ])("reads ATRIUM_LOG_REQUESTS=%j (NODE_ENV %s) as %s: an explicit value wins over the default", (value, nodeEnv, expected) => {
+    expect(loadConfig({ ATRIUM_LOG_REQUESTS: value, NODE_ENV: nodeEnv }).logRequests).toBe(expected);
+  });
+
+  it("refuses an unknown ATRIUM_LOG_REQUESTS value", () => {
+    expect(configError({ ATRIUM_LOG_REQUESTS: "sometimes" }).message).toMatch(/ATRIUM_LOG_REQUESTS/);
+  });
+
+  it.each(["fatal", "error", "warn", "info", "debug", "trace", "silent", "DEBUG", " warn "])("accepts ATRIUM_LOG_LEVEL=%j", (value) => {
+    expect(loadConfig({ ATRIUM_LOG_LEVEL: value }).logLevel).toBe(value.trim().toLowerCase());
+  });
+
+  it("reads an empty ATRIUM_LOG_LEVEL as the default, info", () => {
+    expect(loadConfig({ ATRIUM_LOG_LEVEL: "" }).logLevel).toBe("info");
+  });
+
+  it.each(["verbose", "warning", "10", "off"])("refuses ATRIUM_LOG_LEVEL=%j, naming the variable once and the levels", (value) => {
+    const message = configError({ ATRIUM_LOG_LEVEL: value }).message;
+    expect(message).toContain(`ATRIUM_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got ${JSON.stringify(value)})`);
+    expect(message.match(/ATRIUM_LOG_LEVEL/g)).toHaveLength(1);
+  });
+
+  it("serves metrics on ATRIUM_METRICS_PORT, on loopback unless ATRIUM_METRICS_HOST says otherwise", () => {
+    expect(loadConfig({ ATRIUM_METRICS_PORT: "9464" }).metrics).toEqual({ port: 9464, host: "127.0.0.1" });
+    expect(loadConfig({ ATRIUM_METRICS_PORT: "9464", ATRIUM_METRICS_HOST: "0.0.0.0" }).metrics).toEqual({ port: 9464, host: "0.0.0.0" });
+    expect(loadConfig({ ATRIUM_METRICS_PORT: "" }).metrics).toBeUndefined();
+    // A host without a port serves nothing.
+    expect(loadConfig({ ATRIUM_METRICS_HOST: "0.0.0.0" }).metrics).toBeUndefined();
+  });
+
+  it.each(["0", "65536", "-1", "metrics", "9464.5"])("refuses ATRIUM_METRICS_PORT=%j, naming it once", (value) => {
+    const message = configError({ ATRIUM_METRICS_PORT: value }).message;
+    expect(message).toContain("ATRIUM_METRICS_PORT: must be a port number from 1 to 65535");
+    expect(message.match(/ATRIUM_METRICS_PORT/g)).toHaveLength(1);
+  });
+
+  it("refuses a metrics port that is the public port: metrics are never served there", () => {
+    expect(configError({ PORT: "8080", ATRIUM_METRICS_PORT: "8080" }).message).toMatch(/ATRIUM_METRICS_PORT \(8080\) must differ from PORT/);
+    expect(configError({ ATRIUM_METRICS_PORT: "3000" }).message).toMatch(/must differ from PORT/);
+  });
+
+  it("refuses an empty ATRIUM_METRICS_HOST", () => {
+    expect(configError({ ATRIUM_METRICS_PORT: "9464", ATRIUM_METRICS_HOST: " " }).message).toContain("ATRIUM_METRICS_HOST: must name an interface");
+  });
+});
+
 describe("unsafeConfigWarnings", () => {
   it("warns loudly when private client documents are allowed", () => {
     const warnings = unsafeConfigWarnings(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1", PUBLIC_URL: "https://pds.example.com" }));

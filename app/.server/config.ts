@@ -8,6 +8,26 @@ const booleanFlag = z
   .default("")
   .transform((value) => ["1", "true", "on", "yes"].includes(value));
 
+/** A boolean flag whose unset (or empty) value means "the default", decided later from other settings. */
+const optionalFlag = z
+  .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"])
+  .default("")
+  .transform((value) => (value === "" ? undefined : ["1", "true", "on", "yes"].includes(value)));
+
+/** pino's levels, and `silent` (no logs at all). */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const logLevelVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const level = (value ?? "").trim().toLowerCase() || "info";
+    if ((LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(value)})` });
+    return z.NEVER;
+  });
+
 /** An optional whole number from the environment: unset or empty means the default; anything but digits is refused. */
 function integerVar(name: string, min: number, max: number, fallback: number) {
   return z
@@ -67,7 +87,23 @@ const envSchema = z.object({
   ATRIUM_PERMISSION_SETS_NETWORK: booleanFlag,
   ATRIUM_DNS_SERVERS: z.string().optional(),
   ATRIUM_PLC_DIRECTORY_URL: z.string().url().default("https://plc.directory"),
-  ATRIUM_LOG_REQUESTS: booleanFlag,
+  NODE_ENV: z.string().optional(),
+  ATRIUM_LOG_LEVEL: logLevelVar,
+  ATRIUM_LOG_REQUESTS: optionalFlag,
+  // docs/decisions/0014: metrics on a port of their own, on loopback unless told otherwise.
+  ATRIUM_METRICS_PORT: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === "") return undefined;
+      const number = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+      if (!Number.isSafeInteger(number) || number < 1 || number > 65535) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be a port number from 1 to 65535 (got ${JSON.stringify(value)})` });
+        return z.NEVER;
+      }
+      return number;
+    }),
+  ATRIUM_METRICS_HOST: z.string().trim().min(1, "must name an interface, e.g. 127.0.0.1").default("127.0.0.1"),
 });
 
 export type Config = {
@@ -85,7 +121,12 @@ export type Config = {
   dpopMaxFutureMs: number;
   /** Which reverse proxies are believed when they name the client in X-Forwarded-For. */
   trustProxy: TrustedProxies;
+  /** The least severe level logged (`silent`: nothing). */
+  logLevel: LogLevel;
+  /** One log line per request: ATRIUM_LOG_REQUESTS, on by default when NODE_ENV is production. */
   logRequests: boolean;
+  /** Where `GET /metrics` is served (Prometheus text), never on the public port; undefined: no metrics at all. */
+  metrics: { port: number; host: string } | undefined;
   /** Handle suffixes advertised by describeServer. */
   userDomains: string[];
   /** The app view that app.bsky.* calls go to: `did#service`. */
@@ -147,7 +188,8 @@ function parseIssuer(raw: string | undefined, port: number): URL {
   return url;
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/** `env` is the environment, or any set of variables (tests name only those they set). */
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
@@ -155,6 +197,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const publicUrl = parseIssuer(e.PUBLIC_URL, e.PORT);
+  if (e.ATRIUM_METRICS_PORT !== undefined && e.ATRIUM_METRICS_PORT === e.PORT) {
+    throw new ConfigError(`ATRIUM_METRICS_PORT (${e.ATRIUM_METRICS_PORT}) must differ from PORT: metrics are never served on the public port`);
+  }
   if (e.ATRIUM_BLOB_QUOTA_BYTES < e.ATRIUM_BLOB_MAX_BYTES) {
     throw new ConfigError(
       `ATRIUM_BLOB_QUOTA_BYTES (${e.ATRIUM_BLOB_QUOTA_BYTES}) must be at least ATRIUM_BLOB_MAX_BYTES (${e.ATRIUM_BLOB_MAX_BYTES}): otherwise a blob of the allowed size could never be stored`,
@@ -173,7 +218,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dpopMaxAgeMs: e.ATRIUM_DPOP_MAX_AGE_SECONDS * SECOND,
     dpopMaxFutureMs: e.ATRIUM_DPOP_MAX_FUTURE_SECONDS * SECOND,
     trustProxy: e.ATRIUM_TRUST_PROXY,
-    logRequests: e.ATRIUM_LOG_REQUESTS,
+    logLevel: e.ATRIUM_LOG_LEVEL,
+    logRequests: e.ATRIUM_LOG_REQUESTS ?? e.NODE_ENV === "production",
+    metrics: e.ATRIUM_METRICS_PORT === undefined ? undefined : { port: e.ATRIUM_METRICS_PORT, host: e.ATRIUM_METRICS_HOST },
     userDomains: e.ATRIUM_USER_DOMAINS.split(",").map((domain) => domain.trim()).filter(Boolean),
     appview: e.ATRIUM_APPVIEW,
     proxyServices: parseProxyServices(e.ATRIUM_PROXY_SERVICES),

@@ -26,7 +26,9 @@ export async function startServer(options: { nodeFlags?: string[] } = {}): Promi
     databasePath,
     nodeFlags: options.nodeFlags,
     env: {
-      ATRIUM_LOG_REQUESTS: "",
+      // Request logs off, as in every earlier run, unless the environment asks (ATRIUM_LOG_REQUESTS=1 npm run bench);
+      // ATRIUM_METRICS_PORT, when set, passes through the same way.
+      ATRIUM_LOG_REQUESTS: process.env.ATRIUM_LOG_REQUESTS ?? "0",
       // The limiter still runs on every request (its cost is part of what is measured); it just never refuses.
       ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "1000000",
       ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",

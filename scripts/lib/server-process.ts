@@ -76,13 +76,16 @@ export async function spawnServer(options: {
       clearTimeout(timer);
       reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`));
     });
-    child.stdout?.on("data", () => {
+    // Until the line appears: the server logs a line per request once it listens, so the output is not scanned after.
+    const waitForListening = () => {
       const line = output.split("\n").find((candidate) => candidate.includes('"event":"listening"'));
       if (line) {
         clearTimeout(timer);
+        child.stdout?.off("data", waitForListening);
         resolve((JSON.parse(line) as { issuer: string }).issuer);
       }
-    });
+    };
+    child.stdout?.on("data", waitForListening);
   }).catch(async (error: unknown) => {
     await stop();
     throw error;

@@ -17,6 +17,8 @@ export type ProcessServer = {
   databasePath: string;
   /** The running server process (replaced by restart()). */
   readonly child: ChildProcess;
+  /** Its process id. */
+  readonly pid: number;
   /** Opens the SQLite file directly (a fresh handle after every restart). */
   db(): Database.Database;
   /** Everything every process printed so far. */
@@ -55,6 +57,9 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
     databasePath,
     get child() {
       return running.child;
+    },
+    get pid() {
+      return running.child.pid!;
     },
     db() {
       handle ??= new Database(databasePath);

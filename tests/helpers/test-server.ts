@@ -9,6 +9,8 @@ export { freePort };
 export type TestServer = {
   issuer: string;
   port: number;
+  /** The server's process id (to look at its sockets in /proc). */
+  pid: number;
   databasePath: string;
   /** Opens the server's SQLite file directly, for assertions on stored state. */
   db(): Database.Database;
@@ -35,6 +37,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   return {
     issuer: server.issuer,
     port,
+    pid: server.child.pid!,
     databasePath,
     db() {
       handle ??= new Database(databasePath);

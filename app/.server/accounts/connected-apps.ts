@@ -22,11 +22,12 @@ export class ConnectedApps {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly grants: GrantStore,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Adds `scope` to what this account has allowed the client. */
   async remember(accountDid: string, clientId: string, scope: string): Promise<void> {
-    const now = new Date();
+    const now = new Date(this.now());
     const existing = await this.prisma.authorizedClient.findUnique({ where: { accountDid_clientId: { accountDid, clientId } } });
     const union = [...new Set([...scopeValues(existing?.scope ?? ""), ...scopeValues(scope)])].join(" ");
     await this.prisma.authorizedClient.upsert({
@@ -46,7 +47,7 @@ export class ConnectedApps {
 
   async list(accountDid: string): Promise<ConnectedApp[]> {
     const remembered = await this.prisma.authorizedClient.findMany({ where: { accountDid }, orderBy: { updatedAt: "desc" } });
-    const grants = this.grants.listGrants(accountDid, Date.now());
+    const grants = this.grants.listGrants(accountDid, this.now());
     return remembered.map((app) => {
       const own = grants.filter((grant) => grant.clientId === app.clientId);
       const lastUsed = own.reduce((latest, grant) => Math.max(latest, grant.lastUsedAt), 0);

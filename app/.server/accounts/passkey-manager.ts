@@ -95,6 +95,7 @@ export class PasskeyManager {
     private readonly prisma: PrismaClient,
     private readonly challenges: ChallengeStore,
     private readonly issuer: string,
+    private readonly now: () => number = Date.now,
   ) {
     this.rpId = new URL(issuer).hostname;
   }
@@ -138,7 +139,7 @@ export class PasskeyManager {
     }
     if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
     const info = verification.registrationInfo;
-    const now = new Date();
+    const now = new Date(this.now());
     let created;
     try {
       created = await this.prisma.passkey.create({
@@ -200,7 +201,7 @@ export class PasskeyManager {
       data: {
         counter: verification.authenticationInfo.newCounter,
         backedUp: verification.authenticationInfo.credentialBackedUp,
-        lastUsedAt: new Date(),
+        lastUsedAt: new Date(this.now()),
       },
     });
     return passkey.accountDid;

@@ -1,5 +1,7 @@
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { AtriumError } from "../errors/atrium-error.ts";
+import { hasCode } from "../errors/atrium-error.ts";
+import { NO_METRICS, type Metrics, type SignInMethod } from "../observability/metrics.ts";
 import type { ClaimedAttempt, SignInSubject, SignInThrottle } from "../security/sign-in-throttle.ts";
 import type { AccountManager, AccountSummary } from "./account-manager.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
@@ -16,13 +18,16 @@ export class SignInError extends AtriumError {
  * Every way a person signs in (consent screen, account pages), behind the
  * same throttle: per account and per client address, growing delays. Each
  * attempt is counted before its credentials are checked
- * (docs/decisions/0009-sign-in-attempts-counted-first.md).
+ * (docs/decisions/0009-sign-in-attempts-counted-first.md). Wrong credentials
+ * and throttled attempts are counted for the metrics by method, never by
+ * account (docs/decisions/0014).
  */
 export class SignIn {
   constructor(
     private readonly accounts: AccountManager,
     private readonly passkeys: PasskeyManager,
     private readonly throttle: SignInThrottle,
+    private readonly metrics: Pick<Metrics, "signInFailed" | "rateLimited"> = NO_METRICS,
   ) {}
 
   /**
@@ -42,7 +47,7 @@ export class SignIn {
     const account = await this.accounts.findByIdentifier(identifier);
     const device = account ? knownDevice(account.did) : undefined;
     const subject: SignInSubject = !account ? { typed: canonicalIdentifier(identifier) } : device ? { device: { account: account.did, id: device } } : { account: account.did };
-    await this.check(this.throttle.claim(subject, address), () => this.accounts.passwordMatches(account?.did, password));
+    await this.check(this.claim(subject, address), () => this.accounts.passwordMatches(account?.did, password));
     // No account matches no password (passwordMatches checks a dummy hash then), so `check` has thrown without one.
     return account!;
   }
@@ -54,29 +59,47 @@ export class SignIn {
    * account elsewhere can keep the owner from it.
    */
   async confirmPassword(accountDid: string, password: string, sessionIdHash: string): Promise<void> {
-    await this.check(this.throttle.claim({ session: sessionIdHash }, undefined), () => this.accounts.passwordMatches(accountDid, password));
+    await this.check(this.claim({ session: sessionIdHash }, undefined), () => this.accounts.passwordMatches(accountDid, password));
   }
 
   private async check(attempt: ClaimedAttempt, verify: () => Promise<boolean>): Promise<void> {
     if (!(await verify())) {
-      this.throttle.failed(attempt);
+      this.failed(attempt, "password");
       throw new SignInError();
     }
     this.throttle.succeeded(attempt);
   }
 
+  /** Claims an attempt; a refusal (a wait) is counted as a sign-in rate limit. */
+  private claim(subject: SignInSubject, address: string | undefined): ClaimedAttempt {
+    try {
+      return this.throttle.claim(subject, address);
+    } catch (error) {
+      if (hasCode(error, "temporarily_unavailable")) this.metrics.rateLimited("sign_in");
+      throw error;
+    }
+  }
+
+  private failed(attempt: ClaimedAttempt, method: SignInMethod): void {
+    this.throttle.failed(attempt);
+    this.metrics.signInFailed(method);
+  }
+
   async withPasskey(response: AuthenticationResponseJSON, binding: PasskeyBinding, address: string | undefined): Promise<AccountSummary> {
-    const attempt = this.throttle.claim({ passkey: response.id }, address);
+    const attempt = this.claim({ passkey: response.id }, address);
     let did: string;
     try {
       did = await this.passkeys.authenticate(response, binding);
     } catch (error) {
-      this.throttle.failed(attempt);
+      this.failed(attempt, "passkey");
       throw error;
     }
     this.throttle.succeeded(attempt);
     const account = await this.accounts.findByDid(did);
-    if (!account) throw new PasskeyError("This passkey's account no longer exists");
+    if (!account) {
+      this.metrics.signInFailed("passkey");
+      throw new PasskeyError("This passkey's account no longer exists");
+    }
     return account;
   }
 }

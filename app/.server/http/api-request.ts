@@ -10,4 +10,6 @@ export type ApiRequest = {
   headers: { get(name: string): string | null; has(name: string): boolean };
   text(): Promise<string>;
   arrayBuffer(): Promise<ArrayBuffer>;
+  /** The id the entry gave this request (X-Request-Id), for the log lines about it. */
+  requestId?: string;
 };

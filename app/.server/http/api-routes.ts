@@ -2,7 +2,9 @@ import type { Services } from "../services.ts";
 import { authorizationServerMetadata, protectedResourceMetadata, type EndpointName } from "../oauth/metadata/server-metadata.ts";
 import { parParametersSchema } from "../oauth/request/par-manager.ts";
 import { revocationRequestSchema, tokenRequestSchema } from "../oauth/token/token-manager.ts";
-import { handleXrpc } from "../xrpc/router.ts";
+import { handleXrpc, xrpcRouteLabel } from "../xrpc/router.ts";
+import { healthEndpoint } from "../observability/health.ts";
+import { SERVER_VERSION } from "../version.ts";
 import type { ApiRequest } from "./api-request.ts";
 import { jsonResponse, type ApiResponse } from "./api-response.ts";
 import { oauthEndpoint, noStoreJson } from "./endpoint.ts";
@@ -17,7 +19,8 @@ import { oauthErrorAnswer, xrpcErrorAnswer } from "./error-answers.ts";
  * entry needs to know about an endpoint is here: the fast Node handler
  * (server/api-server.ts) reads path, methods, CORS, limit class, body limit
  * and error shape; the discovery document names its endpoints from it; the
- * route-table test checks both. Each handler is a thin adapter over the
+ * route-table test checks both; the metrics label requests by an entry's
+ * path (docs/decisions/0014). Each handler is a thin adapter over the
  * provider core. Screens are not here: Express hands them to Remix.
  */
 
@@ -46,6 +49,11 @@ export type ApiRoute = {
    * (RFC 9449 §8: the server supplies the nonce the client must use next).
    */
   dpopNonce?: () => string;
+  /**
+   * The route template that labels a request in the metrics, for a prefix route whose paths say more than its
+   * prefix; `path` otherwise. Only ever one of a fixed set of values, whatever the request (docs/decisions/0014).
+   */
+  label?: (path: string) => string;
   handle(request: ApiRequest, path: string): Promise<ApiResponse>;
 };
 
@@ -83,6 +91,7 @@ export function apiRoutes(services: Services): ApiRouteTable {
   const json = { cors: true, bodyLimit: MAX_BODY_BYTES } as const;
   const oauth = { ...json, errorShape: "oauth" } as const;
   const authorizationServer = { ...oauth, dpopNonce: () => services.nonces.current() } as const;
+  const report = services.reportError;
   const form = (request: ApiRequest) => readForm(request);
   const proofOf = (request: ApiRequest) =>
     services.dpop.verify({ proof: request.headers.get("DPoP"), method: request.method, url: publicRequestUrl(config.issuer, request) });
@@ -118,7 +127,7 @@ export function apiRoutes(services: Services): ApiRouteTable {
       handle: oauthEndpoint(async (request) => {
         const input = parParametersSchema.parse(await form(request));
         return noStoreJson(await services.par.push(input, (await proofOf(request)).jkt), 201);
-      }),
+      }, { report }),
     },
     {
       // RFC 6749 §3.2: authorization_code (with PKCE) and refresh_token; DPoP required (RFC 9449 §5).
@@ -130,7 +139,7 @@ export function apiRoutes(services: Services): ApiRouteTable {
       handle: oauthEndpoint(async (request) => {
         const input = tokenRequestSchema.parse(await form(request));
         return noStoreJson(await services.tokens.exchange(input, (await proofOf(request)).jkt));
-      }),
+      }, { report }),
     },
     {
       // RFC 7009 revocation: the client names itself (a confidential one authenticates); a token issued to another
@@ -145,7 +154,7 @@ export function apiRoutes(services: Services): ApiRouteTable {
         // RFC 7009 §2.2: 200 also for an invalid or unknown token. An empty JSON object, as the reference provider
         // answers: the official atproto client treats any other body as a failed sign-out.
         return noStoreJson({});
-      }),
+      }, { report }),
     },
     {
       // OIDC Core §5.3 userinfo, protected by a DPoP-bound access token (RFC 9449 §7).
@@ -161,7 +170,7 @@ export function apiRoutes(services: Services): ApiRouteTable {
           url: publicRequestUrl(config.issuer, request),
         });
         return noStoreJson({ sub: subject.did, preferred_username: subject.handle });
-      }),
+      }, { report }),
     },
     {
       // The server signs nothing that clients verify (tokens are opaque), so the set is empty.
@@ -169,7 +178,16 @@ export function apiRoutes(services: Services): ApiRouteTable {
       path: "/oauth/jwks",
       methods: ["GET", "HEAD"],
       metadataName: "jwks_uri",
-      handle: oauthEndpoint(async () => jsonResponse({ keys: [] }, 200, { "Cache-Control": "public, max-age=300" })),
+      handle: oauthEndpoint(async () => jsonResponse({ keys: [] }, 200, { "Cache-Control": "public, max-age=300" }), { report }),
+    },
+    {
+      // What the reference PDS answers load balancers: 200 {version} while the database answers, 503 otherwise. An
+      // exact path, so it wins over the /xrpc/ prefix; polled, so never rate limited (docs/decisions/0014).
+      ...json,
+      path: "/xrpc/_health",
+      methods: ["GET", "HEAD"],
+      errorShape: "xrpc",
+      handle: healthEndpoint(SERVER_VERSION, services.checkDatabase, report),
     },
     {
       // Blobs are the one large request body.
@@ -188,6 +206,7 @@ export function apiRoutes(services: Services): ApiRouteTable {
       methods: ["GET", "HEAD", "POST"],
       limit: "xrpc",
       errorShape: "xrpc",
+      label: xrpcRouteLabel,
       handle: (request, path) => handleXrpc(services, path.slice("/xrpc/".length), request),
     },
   ]);

@@ -1,5 +1,6 @@
 import type { AtriumError } from "../errors/atrium-error.ts";
 import { describeError } from "../errors/describe-error.ts";
+import type { ErrorReporter } from "../observability/report-error.ts";
 import { jsonResponse, type ApiResponse } from "./api-response.ts";
 
 /**
@@ -16,15 +17,15 @@ function errorHeaders(error: AtriumError, extra: Record<string, string>): Record
   return headers;
 }
 
-/** Anything thrown, as an OAuth JSON error answer. */
-export function oauthErrorAnswer(thrown: unknown, extraHeaders: Record<string, string> = {}): ApiResponse {
-  const error = describeError(thrown);
+/** Anything thrown, as an OAuth JSON error answer (an unexpected error is told to `report`). */
+export function oauthErrorAnswer(thrown: unknown, extraHeaders: Record<string, string> = {}, report?: ErrorReporter): ApiResponse {
+  const error = describeError(thrown, report);
   return jsonResponse({ error: error.code, error_description: error.description }, error.status, errorHeaders(error, extraHeaders));
 }
 
 /** Anything thrown, as an XRPC error answer: the error's XRPC name, or the generic one for its status. */
-export function xrpcErrorAnswer(thrown: unknown, extraHeaders: Record<string, string> = {}): ApiResponse {
-  const error = describeError(thrown);
+export function xrpcErrorAnswer(thrown: unknown, extraHeaders: Record<string, string> = {}, report?: ErrorReporter): ApiResponse {
+  const error = describeError(thrown, report);
   return jsonResponse({ error: xrpcNameOf(error), message: error.description }, error.status, errorHeaders(error, extraHeaders));
 }
 

@@ -160,6 +160,16 @@ export function clientAddressOf(peer: string | undefined, forwardedFor: string |
   return client;
 }
 
+/**
+ * Whether the socket peer is a reverse proxy ATRIUM_TRUST_PROXY trusts: on the
+ * list of addresses, or, with a hop count, any peer (the server must then be
+ * reachable only through the proxy).
+ */
+export function peerIsTrustedProxy(peer: string | undefined, trusted: TrustedProxies): boolean {
+  if (peer === undefined || trusted.kind === "none") return false;
+  return isTrustedProxy(trusted, normalizeAddress(peer) ?? peer, 0);
+}
+
 function isTrustedProxy(trusted: TrustedProxies, address: string, walked: number): boolean {
   if (trusted.kind === "hops") return walked < trusted.hops;
   if (trusted.kind === "addresses") return trusted.list.check(address, familyOf(address));

@@ -1,5 +1,4 @@
-import type { AtriumError } from "../errors/atrium-error.ts";
-import { describeError } from "../errors/describe-error.ts";
+import { AtriumError } from "../errors/atrium-error.ts";
 
 /**
  * What a screen's server side decides, framework-free: a view to render
@@ -60,9 +59,8 @@ function errorHeaders(error: AtriumError): Headers {
 
 const PAGE_TITLES: Record<number, string> = { 400: "This request could not be handled", 403: "Not allowed", 404: "Nothing here", 429: "Too many attempts", 502: "Something did not answer" };
 
-/** The page renderer of the one error model: anything thrown, as an error page (5xx details only in the log). */
-export function errorPageOf<V>(thrown: unknown): PageOutcome<V> {
-  const error = describeError(thrown);
+/** The page renderer of the one error model: an error, as an error page. */
+export function errorPageOf<V>(error: AtriumError): PageOutcome<V> {
   const title = error.title ?? PAGE_TITLES[error.status] ?? "Something went wrong";
   return errorOutcome(error.status, title, error.description, errorHeaders(error));
 }
@@ -74,8 +72,8 @@ export function errorPageOf<V>(thrown: unknown): PageOutcome<V> {
  * else is thrown on, to become an error page.
  */
 export function formErrorOf<V>(thrown: unknown, form: string, field: string, values?: Record<string, string>, fields: readonly string[] = []): PageOutcome<V | FormErrors> {
-  const error = describeError(thrown);
-  if (error.status >= 500) throw thrown;
+  if (!(thrown instanceof AtriumError) || thrown.status >= 500) throw thrown;
+  const error = thrown;
   const key = error.field && fields.includes(error.field) ? error.field : field;
   return formErrors(form, { [key]: error.description }, values, error.status, errorHeaders(error));
 }
@@ -85,9 +83,13 @@ export function jsonError(status: number, error: string, description: string, he
   return { status, body: { error, error_description: description }, headers };
 }
 
-/** Anything thrown, as the screens' JSON error answer: its code, its page title and message in one sentence pair, its Retry-After. */
+/**
+ * An error of the model, as the screens' JSON error answer: its code, its page title and message in one sentence
+ * pair, its Retry-After. Anything else is thrown on, to Remix's error handler (it logs it).
+ */
 export function jsonErrorOf(thrown: unknown): JsonOutcome {
-  const error = describeError(thrown);
+  if (!(thrown instanceof AtriumError)) throw thrown;
+  const error = thrown;
   const headers = error.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(error.retryAfterSeconds) };
   return jsonError(error.status, error.code, error.title ? `${error.title}. ${error.description}` : error.description, headers);
 }

@@ -1,4 +1,5 @@
 import { data } from "@remix-run/node";
+import { AtriumError } from "../errors/atrium-error.ts";
 import { errorPageOf, type JsonOutcome, type PageOutcome } from "./outcome.ts";
 
 /**
@@ -6,14 +7,17 @@ import { errorPageOf, type JsonOutcome, type PageOutcome } from "./outcome.ts";
  * screen route: a page outcome becomes Remix data (views and error pages,
  * with their status and headers) or a thrown 303 redirect (RFC 9110
  * §15.4.4: after a form post, the browser follows with a GET); a JSON
- * outcome becomes a JSON response. Anything a controller throws becomes an
- * error page (screens/outcome.ts, `errorPageOf`).
+ * outcome becomes a JSON response. An error of the model a controller throws
+ * becomes an error page (screens/outcome.ts, `errorPageOf`).
  */
 export async function respond<V>(controller: PageOutcome<V> | Promise<PageOutcome<V>>) {
   let outcome: PageOutcome<V>;
   try {
     outcome = await controller;
   } catch (error) {
+    // Only errors of the model are explained here; anything unexpected goes on to Remix, whose error handler logs it
+    // (app/entry.server.tsx) and whose error boundary shows the generic page.
+    if (!(error instanceof AtriumError)) throw error;
     outcome = errorPageOf(error);
   }
   if (outcome.kind === "redirect") {

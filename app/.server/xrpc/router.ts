@@ -38,6 +38,18 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * The metrics label of an /xrpc call (docs/decisions/0014): the method's own
+ * path for the methods this server implements, "other" for anything else, so
+ * that no request can add a label value.
+ */
+export function xrpcRouteLabel(path: string): string {
+  const name = path.slice("/xrpc/".length);
+  return LOCAL_METHOD_LABELS.get(name) ?? (isNsid(name) ? LOCAL_METHOD_LABELS.get(canonicalNsid(name)) : undefined) ?? "other";
+}
+
+const LOCAL_METHOD_LABELS = new Map(Object.keys(methods).map((nsid) => [nsid, `/xrpc/${nsid}`]));
+
 /** Handles /xrpc/<nsid>: local methods, refused methods, proxied methods (atproto XRPC conventions). */
 export async function handleXrpc(services: Services, nsid: string, request: ApiRequest): Promise<ApiResponse> {
   // DPoP-authenticated calls carry a fresh nonce on every response (RFC 9449 §8, §9).
@@ -47,7 +59,7 @@ export async function handleXrpc(services: Services, nsid: string, request: ApiR
     if (dpopNonce) response.headers["DPoP-Nonce"] = dpopNonce;
     return response;
   } catch (error) {
-    return xrpcErrorAnswer(error, dpopNonce ? { "DPoP-Nonce": dpopNonce } : {});
+    return xrpcErrorAnswer(error, dpopNonce ? { "DPoP-Nonce": dpopNonce } : {}, (message, thrown) => services.reportError(message, thrown, request.requestId));
   }
 }
 

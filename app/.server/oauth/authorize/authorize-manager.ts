@@ -39,7 +39,7 @@ export class AuthorizeManager {
     private readonly requests: RequestStore,
     private readonly grants: GrantStore,
     private readonly atomically: Transactor,
-    private readonly options: { requestUriLifetimeMs: number; codeLifetimeMs: number },
+    private readonly options: { requestUriLifetimeMs: number; codeLifetimeMs: number; now?: () => number },
   ) {}
 
   /** Loads the pending request behind a request_uri, for the screen. */
@@ -51,7 +51,7 @@ export class AuthorizeManager {
         "Apps must first push their authorization request to this server (PAR) and send you here with the request_uri it returned.",
       );
     }
-    const now = Date.now();
+    const now = this.now();
     const request = this.requests.findActive(sha256Base64url(requestUri), now);
     if (!request) {
       throw new AuthorizationPageError(
@@ -83,7 +83,7 @@ export class AuthorizeManager {
   approve(pending: PendingAuthorization, accountDid: string): string {
     const { request } = pending;
     const code = randomToken("cod");
-    const now = Date.now();
+    const now = this.now();
     const issued = this.atomically(() => {
       if (!this.requests.consume(request.idHash, now)) return false;
       this.grants.insertCode({
@@ -106,8 +106,12 @@ export class AuthorizeManager {
 
   /** The person denied, or the request cannot proceed without a screen: tell the client. */
   reject(pending: PendingAuthorization, error: RedirectErrorCode, description: string): string {
-    if (!this.requests.consume(pending.request.idHash, Date.now())) throw this.alreadyUsed();
+    if (!this.requests.consume(pending.request.idHash, this.now())) throw this.alreadyUsed();
     return this.redirectUrl(pending.request.parameters, { error, error_description: description });
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
   }
 
   private alreadyUsed(): AuthorizationPageError {

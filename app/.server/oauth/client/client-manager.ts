@@ -180,6 +180,7 @@ export class ClientManager {
         subject: client.clientId,
         // RFC 7523 §3 (4): "The JWT MUST contain an "exp" (expiration time) claim"; jose also refuses an expired one.
         requiredClaims: ["jti", "iat", "exp"],
+        currentDate: new Date(this.now()),
       }));
     } catch (error) {
       throw new InvalidClientError(`client_assertion is invalid: ${error instanceof Error ? error.message : "verification failed"}`);

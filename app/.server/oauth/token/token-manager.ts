@@ -11,6 +11,7 @@ import type { OAuthClient } from "../client/client-metadata.ts";
 import { randomToken, safeEqual, sha256Base64url } from "../../util/crypto.ts";
 import { SECOND } from "../../util/time.ts";
 import type { Grant, GrantStore, IssuedTokenHashes } from "./grant-store.ts";
+import { NO_METRICS, type Metrics } from "../../observability/metrics.ts";
 
 const clientAuthFields = {
   client_id: z.string({ required_error: "client_id is required" }).min(1, "client_id is required").max(2048),
@@ -70,6 +71,8 @@ export class TokenManager {
     private readonly clients: ClientManager,
     private readonly grants: GrantStore,
     private readonly lifetimes: TokenLifetimes,
+    /** Counts the token responses (atrium_oauth_tokens_issued_total, docs/decisions/0014). */
+    private readonly metrics: Pick<Metrics, "tokensIssued"> = NO_METRICS,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -78,10 +81,16 @@ export class TokenManager {
     const auth = await this.clients.authenticate(client, input);
     assertDistinctDpopKey(auth, dpopJkt);
     switch (input.grant_type) {
-      case "authorization_code":
-        return this.redeemCode(input, client, auth, dpopJkt);
-      case "refresh_token":
-        return this.refresh(input, client, auth, dpopJkt);
+      case "authorization_code": {
+        const response = this.redeemCode(input, client, auth, dpopJkt);
+        this.metrics.tokensIssued("authorization_code");
+        return response;
+      }
+      case "refresh_token": {
+        const response = await this.refresh(input, client, auth, dpopJkt);
+        this.metrics.tokensIssued("refresh_token");
+        return response;
+      }
       default:
         throw new UnsupportedGrantTypeError(`grant_type ${input.grant_type} is not supported; use authorization_code or refresh_token`);
     }

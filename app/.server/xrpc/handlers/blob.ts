@@ -40,7 +40,7 @@ export const blobMethods: XrpcMethods = {
       caller.requireBlob(declaredType);
       if (detectedType && detectedType !== declaredType) caller.requireBlob(detectedType);
       const mimeType = detectedType ?? declaredType;
-      const outcome = services.blobs.putBlob(caller.did, { cid: rawCid(bytes), declaredType, detectedType, mimeType, bytes }, Date.now());
+      const outcome = services.blobs.putBlob(caller.did, { cid: rawCid(bytes), declaredType, detectedType, mimeType, bytes }, services.now());
       if (outcome.kind === "over-quota") throw quotaExceeded(outcome, bytes.byteLength, services.config.blobUnreferencedGraceMs);
       const { blob } = outcome;
       return { blob: { $type: "blob", ref: { $link: blob.cid }, mimeType: blob.mimeType, size: blob.size } };

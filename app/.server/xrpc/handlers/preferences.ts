@@ -28,7 +28,7 @@ export const preferenceMethods: XrpcMethods = {
     handler: ({ services, caller }, body) => {
       caller.requireRpc("app.bsky.actor.putPreferences", services.config.appview);
       const { preferences } = putPreferencesInput.parse(body);
-      services.repo.putPreferences(caller.did, preferences, Date.now());
+      services.repo.putPreferences(caller.did, preferences, services.now());
       return {};
     },
   },

@@ -64,7 +64,7 @@ function normalizeRecord(coll: string, value: Record<string, unknown>): Record<s
 }
 
 function applyOrThrow(services: Services, did: string, writes: RecordWrite[]): void {
-  const conflict = services.repo.applyWrites(did, writes, Date.now());
+  const conflict = services.repo.applyWrites(did, writes, services.now());
   if (conflict) throw conflictError(conflict);
 }
 
@@ -99,7 +99,7 @@ export const repoMethods: XrpcMethods = {
       assertOwnRepo(caller, input.repo);
       caller.requireRepo(input.collection, "create");
       const value = normalizeRecord(input.collection, input.record);
-      const key = input.rkey ?? nextTid();
+      const key = input.rkey ?? nextTid(services.now());
       const write: RecordWrite = { action: "create", collection: input.collection, rkey: key, value, cid: rawCid(JSON.stringify(value)) };
       applyOrThrow(services, caller.did, [write]);
       return { uri: recordUri(caller.did, input.collection, key), cid: write.cid, validationStatus: "unknown" };
@@ -159,7 +159,7 @@ export const repoMethods: XrpcMethods = {
         const isCreate = item.$type === "com.atproto.repo.applyWrites#create";
         caller.requireRepo(item.collection, isCreate ? "create" : "update");
         const value = normalizeRecord(item.collection, item.value);
-        const key = item.rkey ?? nextTid();
+        const key = item.rkey ?? nextTid(services.now());
         return { action: isCreate ? "create" : "update", collection: item.collection, rkey: key, value, cid: rawCid(JSON.stringify(value)) };
       });
       applyOrThrow(services, caller.did, writes);

@@ -58,7 +58,7 @@ export const serverMethods: XrpcMethods = {
         throw new XrpcError(403, "Forbidden", `Service tokens for ${input.lxm} are not available to OAuth apps`);
       }
       caller.requireRpc(input.lxm ?? "*", input.aud);
-      const now = Date.now();
+      const now = services.now();
       const maxLifetime = input.lxm ? MAX_SERVICE_TOKEN_LIFETIME : MAX_UNBOUND_SERVICE_TOKEN_LIFETIME;
       const expiresAt = input.exp === undefined ? now + MINUTE : input.exp * SECOND;
       if (expiresAt <= now) throw new XrpcError(400, "BadExpiration", "exp must be in the future");

@@ -1,0 +1,40 @@
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { databaseCheck, healthEndpoint } from "./health.ts";
+
+describe("GET /xrpc/_health (healthEndpoint)", () => {
+  it("answers 200 with the version while the check passes, never cached", async () => {
+    const reports: unknown[] = [];
+    const response = await healthEndpoint("1.2.3", () => {}, (...args) => reports.push(args))();
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body as string)).toEqual({ version: "1.2.3" });
+    expect(response.headers["Cache-Control"]).toBe("no-store");
+    expect(reports).toEqual([]);
+  });
+
+  it("answers 503 in the XRPC error shape (and the version) when the check throws, and reports the error", async () => {
+    const failure = Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB" });
+    const reports: unknown[][] = [];
+    const response = await healthEndpoint(
+      "1.2.3",
+      () => {
+        throw failure;
+      },
+      (...args) => reports.push(args),
+    )();
+    expect(response.status).toBe(503);
+    expect(JSON.parse(response.body as string)).toEqual({ error: "ServiceUnavailable", message: "The database does not answer", version: "1.2.3" });
+    expect(response.headers).toMatchObject({ "Cache-Control": "no-store", "Retry-After": "5", "Content-Type": "application/json" });
+    expect(reports).toEqual([["Health check failed: the database does not answer", failure]]);
+  });
+});
+
+describe("databaseCheck", () => {
+  it("passes on an open database and throws once the connection is closed", () => {
+    const db = new Database(":memory:");
+    const check = databaseCheck(db);
+    expect(() => check()).not.toThrow();
+    db.close();
+    expect(() => check()).toThrow();
+  });
+});
