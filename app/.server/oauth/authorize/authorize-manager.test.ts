@@ -1,0 +1,132 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { MemoryClientStore, MemoryGrantStore, MemoryReplayStore, MemoryRequestStore } from "../../../../tests/helpers/memory-stores.ts";
+import { hasCode } from "../../errors/atrium-error.ts";
+import { sha256Base64url } from "../../util/crypto.ts";
+import { HOUR, MINUTE } from "../../util/time.ts";
+import { ClientManager } from "../client/client-manager.ts";
+import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
+import type { AuthorizationParameters } from "../request/request-store.ts";
+import { AuthorizeManager } from "./authorize-manager.ts";
+
+/**
+ * From a pushed request to a code or an error redirect (RFC 6749 §4.1.2,
+ * RFC 9126 §4, RFC 9207), on in-memory stores and a clock the test moves.
+ */
+
+const ISSUER = "https://pds.example.com";
+const CLIENT_ID = `http://localhost?${new URLSearchParams({ redirect_uri: "http://127.0.0.1/callback", scope: "atproto" })}`;
+const REDIRECT = "http://127.0.0.1:4000/callback";
+
+let clock: number;
+const now = () => clock;
+let requests: MemoryRequestStore;
+let grants: MemoryGrantStore;
+let manager: AuthorizeManager;
+
+beforeEach(() => {
+  clock = Date.UTC(2026, 10, 1, 12, 0, 0);
+  requests = new MemoryRequestStore();
+  grants = new MemoryGrantStore();
+  const clients = new ClientManager(new MemoryClientStore(), new MemoryReplayStore(now), {
+    issuer: ISSUER,
+    allowPrivate: false,
+    cacheTtlMs: 10 * MINUTE,
+    assertionMaxAgeMs: MINUTE,
+    assertionMaxFutureMs: 10_000,
+    now,
+  });
+  const atomically = <T>(fn: () => T): T => fn();
+  manager = new AuthorizeManager(ISSUER, clients, requests, grants, atomically, { requestUriLifetimeMs: 5 * MINUTE, codeLifetimeMs: 5 * MINUTE, now });
+});
+
+/** A request as PAR stores it; returns its request_uri. */
+function pushed(parameters: Partial<AuthorizationParameters> = {}): string {
+  const requestUri = `${REQUEST_URI_PREFIX}req-${Math.random().toString(36).slice(2)}`;
+  requests.create({
+    idHash: sha256Base64url(requestUri),
+    clientId: CLIENT_ID,
+    parameters: {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT,
+      scope: "atproto",
+      state: "the-state",
+      code_challenge: "c".repeat(43),
+      code_challenge_method: "S256",
+      response_mode: "query",
+      ...parameters,
+    },
+    dpopJkt: "jkt",
+    clientKey: null,
+    createdAt: clock,
+    expiresAt: clock + 5 * MINUTE,
+  });
+  return requestUri;
+}
+
+async function pageError(promise: Promise<unknown> | (() => unknown)): Promise<string> {
+  try {
+    await (typeof promise === "function" ? promise() : promise);
+  } catch (error) {
+    if (hasCode(error, "request_invalid", "request_expired", "request_answered")) return error.code;
+    throw error;
+  }
+  throw new Error("expected a page error");
+}
+
+describe("AuthorizeManager.load", () => {
+  it("finds the pushed request for its client", async () => {
+    const pending = await manager.load(CLIENT_ID, pushed());
+    expect(pending.client.clientId).toBe(CLIENT_ID);
+    expect(pending.request.parameters.state).toBe("the-state");
+  });
+
+  it("refuses a request_uri that is not one, an unknown one, a missing or other client_id (RFC 9126 §4)", async () => {
+    expect(await pageError(manager.load(CLIENT_ID, null))).toBe("request_invalid");
+    expect(await pageError(manager.load(CLIENT_ID, "https://evil.example/request"))).toBe("request_invalid");
+    expect(await pageError(manager.load(CLIENT_ID, `${REQUEST_URI_PREFIX}never-pushed`))).toBe("request_expired");
+    expect(await pageError(manager.load(null, pushed()))).toBe("request_invalid");
+    expect(await pageError(manager.load("http://localhost?scope=atproto", pushed()))).toBe("request_invalid");
+  });
+
+  it("showing the screen keeps the request alive while the person reads, but at most an hour after it was pushed", async () => {
+    const requestUri = pushed();
+    const idHash = sha256Base64url(requestUri);
+    for (let minute = 4; minute < 60; minute += 4) {
+      clock += 4 * MINUTE;
+      await manager.load(CLIENT_ID, requestUri);
+    }
+    expect(requests.rows.get(idHash)!.expiresAt).toBe(Date.UTC(2026, 10, 1, 12, 0, 0) + HOUR);
+    clock = Date.UTC(2026, 10, 1, 12, 0, 0) + HOUR;
+    expect(await pageError(manager.load(CLIENT_ID, requestUri))).toBe("request_expired");
+  });
+});
+
+describe("AuthorizeManager.approve and reject", () => {
+  it("approve issues one code, redirected with code, state and iss (RFC 9207); the request is then answered", async () => {
+    const pending = await manager.load(CLIENT_ID, pushed());
+    const location = new URL(manager.approve(pending, "did:plc:alice"));
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+    expect(location.searchParams.get("state")).toBe("the-state");
+    expect(location.searchParams.get("iss")).toBe(ISSUER);
+    const code = location.searchParams.get("code")!;
+    expect(grants.codes.get(sha256Base64url(code))).toMatchObject({ accountDid: "did:plc:alice", redirectUri: REDIRECT, expiresAt: clock + 5 * MINUTE });
+    expect(await pageError(() => manager.approve(pending, "did:plc:alice"))).toBe("request_answered");
+    expect(await pageError(() => manager.reject(pending, "access_denied", "no"))).toBe("request_answered");
+    expect(grants.codes.size).toBe(1);
+  });
+
+  it("reject redirects with the error, in the fragment when the client asked for it", async () => {
+    const pending = await manager.load(CLIENT_ID, pushed({ response_mode: "fragment" }));
+    const location = new URL(manager.reject(pending, "access_denied", "The user denied the request"));
+    expect(location.search).toBe("");
+    const fragment = new URLSearchParams(location.hash.slice(1));
+    expect(Object.fromEntries(fragment)).toEqual({ error: "access_denied", error_description: "The user denied the request", state: "the-state", iss: ISSUER });
+  });
+
+  it("an expired request is not approved", async () => {
+    const pending = await manager.load(CLIENT_ID, pushed());
+    clock += 5 * MINUTE;
+    expect(await pageError(() => manager.approve(pending, "did:plc:alice"))).toBe("request_answered");
+    expect(grants.codes.size).toBe(0);
+  });
+});

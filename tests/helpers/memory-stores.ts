@@ -1,0 +1,191 @@
+/**
+ * In-memory implementations of the OAuth core's store interfaces, for the
+ * managers' unit tests: the same contracts as the SQLite stores
+ * (app/.server/stores/), on a clock the test controls. Single-threaded
+ * JavaScript makes each method atomic, as each store method must be.
+ */
+import type { CachedClient, ClientStore } from "../../app/.server/oauth/client/client-store.ts";
+import type { ReplayStore } from "../../app/.server/oauth/replay/replay-store.ts";
+import type { RequestStore, StoredAuthorizationRequest } from "../../app/.server/oauth/request/request-store.ts";
+import type {
+  AccessTokenOwner,
+  Grant,
+  GrantStore,
+  IssuedTokenHashes,
+  NewAuthorizationCode,
+  StoredAuthorizationCode,
+  StoredRefreshToken,
+} from "../../app/.server/oauth/token/grant-store.ts";
+
+export class MemoryReplayStore implements ReplayStore {
+  readonly rows = new Map<string, number>();
+  constructor(private readonly now: () => number) {}
+
+  recordUnique(namespace: string, key: string, expiresAt: number): boolean {
+    const id = `${namespace}\u0000${key}`;
+    const existing = this.rows.get(id);
+    if (existing !== undefined && existing > this.now()) return false;
+    this.rows.set(id, expiresAt);
+    return true;
+  }
+}
+
+export class MemoryRequestStore implements RequestStore {
+  readonly rows = new Map<string, StoredAuthorizationRequest & { consumedAt: number | null }>();
+
+  create(request: StoredAuthorizationRequest): void {
+    this.rows.set(request.idHash, { ...request, consumedAt: null });
+  }
+
+  findActive(idHash: string, now: number): StoredAuthorizationRequest | undefined {
+    const row = this.rows.get(idHash);
+    if (!row) return undefined;
+    if (row.expiresAt <= now) {
+      this.rows.delete(idHash);
+      return undefined;
+    }
+    if (row.consumedAt !== null) return undefined;
+    const { consumedAt: _consumedAt, ...request } = row;
+    return request;
+  }
+
+  extend(idHash: string, until: number): void {
+    const row = this.rows.get(idHash);
+    if (row && row.consumedAt === null) row.expiresAt = Math.max(row.expiresAt, until);
+  }
+
+  consume(idHash: string, now: number): boolean {
+    const row = this.rows.get(idHash);
+    if (!row || row.consumedAt !== null || row.expiresAt <= now) return false;
+    row.consumedAt = now;
+    return true;
+  }
+}
+
+type AccessRow = { grantId: string; scope: string | null; expiresAt: number };
+type RefreshRow = { grantId: string; expiresAt: number; usedAt: number | null };
+
+export class MemoryGrantStore implements GrantStore {
+  readonly codes = new Map<string, StoredAuthorizationCode>();
+  readonly grants = new Map<string, Grant>();
+  readonly access = new Map<string, AccessRow>();
+  readonly refresh = new Map<string, RefreshRow>();
+  /** The handle findAccessToken reports (the SQLite store joins the Account table). */
+  handleOf: (did: string) => string = (did) => `handle-of-${did}`;
+
+  insertCode(code: NewAuthorizationCode): void {
+    this.codes.set(code.codeHash, { ...code, usedAt: null, grantId: null });
+  }
+
+  findCode(codeHash: string, now: number): StoredAuthorizationCode | undefined {
+    const code = this.codes.get(codeHash);
+    if (code && code.expiresAt <= now) {
+      this.codes.delete(codeHash);
+      return undefined;
+    }
+    return code && { ...code };
+  }
+
+  redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): boolean {
+    const code = this.codes.get(codeHash);
+    if (!code || code.usedAt !== null || code.expiresAt <= now) return false;
+    code.usedAt = now;
+    code.grantId = grant.id;
+    this.grants.set(grant.id, { ...grant });
+    this.insertTokens(grant.id, tokens);
+    return true;
+  }
+
+  findRefreshToken(tokenHash: string, now: number): StoredRefreshToken | undefined {
+    const row = this.refresh.get(tokenHash);
+    const grant = row && this.grants.get(row.grantId);
+    if (!row || !grant) return undefined;
+    if (grant.expiresAt <= now || grant.endsAt <= now) {
+      this.revokeGrant(grant.id);
+      return undefined;
+    }
+    if (row.expiresAt <= now) {
+      this.refresh.delete(tokenHash);
+      return undefined;
+    }
+    return { tokenHash, expiresAt: row.expiresAt, usedAt: row.usedAt, grant: { ...grant } };
+  }
+
+  rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): boolean {
+    const row = this.refresh.get(tokenHash);
+    const grant = this.grants.get(grantId);
+    if (!row || !grant || row.grantId !== grantId || row.usedAt !== null || row.expiresAt <= now) return false;
+    row.usedAt = now;
+    for (const [hash, access] of this.access) if (access.grantId === grantId) this.access.delete(hash);
+    this.insertTokens(grantId, tokens);
+    grant.lastUsedAt = now;
+    grant.expiresAt = Math.min(tokens.refreshExpiresAt, grant.endsAt);
+    return true;
+  }
+
+  findAccessToken(tokenHash: string, now: number): AccessTokenOwner | undefined {
+    const row = this.access.get(tokenHash);
+    const grant = row && this.grants.get(row.grantId);
+    if (!row || !grant || row.expiresAt <= now || grant.expiresAt <= now || grant.endsAt <= now) return undefined;
+    return { grant: { ...grant }, expiresAt: row.expiresAt, handle: this.handleOf(grant.accountDid), scope: row.scope ?? grant.scope };
+  }
+
+  revokeGrant(grantId: string): void {
+    this.grants.delete(grantId);
+    for (const [hash, row] of this.access) if (row.grantId === grantId) this.access.delete(hash);
+    for (const [hash, row] of this.refresh) if (row.grantId === grantId) this.refresh.delete(hash);
+  }
+
+  listGrants(accountDid: string, now: number): Grant[] {
+    return [...this.grants.values()].filter((grant) => grant.accountDid === accountDid && grant.expiresAt > now).sort((a, b) => b.lastUsedAt - a.lastUsedAt);
+  }
+
+  revokeClientGrants(accountDid: string, clientId: string): number {
+    return this.revokeWhere((subject) => subject.accountDid === accountDid && subject.clientId === clientId);
+  }
+
+  revokeAccountGrants(accountDid: string): number {
+    return this.revokeWhere((subject) => subject.accountDid === accountDid);
+  }
+
+  touchGrant(grantId: string, now: number): void {
+    const grant = this.grants.get(grantId);
+    if (grant) grant.lastUsedAt = now;
+  }
+
+  findGrantByTokenHash(tokenHash: string): Grant | undefined {
+    const grantId = this.access.get(tokenHash)?.grantId ?? this.refresh.get(tokenHash)?.grantId;
+    const grant = grantId ? this.grants.get(grantId) : undefined;
+    return grant && { ...grant };
+  }
+
+  private insertTokens(grantId: string, tokens: IssuedTokenHashes): void {
+    this.access.set(tokens.accessTokenHash, { grantId, scope: tokens.accessScope, expiresAt: tokens.accessExpiresAt });
+    this.refresh.set(tokens.refreshTokenHash, { grantId, expiresAt: tokens.refreshExpiresAt, usedAt: null });
+  }
+
+  private revokeWhere(matches: (subject: { accountDid: string; clientId: string }) => boolean): number {
+    for (const [hash, code] of this.codes) if (matches(code)) this.codes.delete(hash);
+    const ended = [...this.grants.values()].filter(matches);
+    for (const grant of ended) this.revokeGrant(grant.id);
+    return ended.length;
+  }
+}
+
+export class MemoryClientStore implements ClientStore {
+  readonly rows = new Map<string, { entry: CachedClient; expiresAt: number }>();
+
+  async findFresh(clientId: string, now: number): Promise<CachedClient | undefined> {
+    const row = this.rows.get(clientId);
+    if (!row) return undefined;
+    if (row.expiresAt <= now) {
+      this.rows.delete(clientId);
+      return undefined;
+    }
+    return structuredClone(row.entry);
+  }
+
+  async save(clientId: string, entry: CachedClient, _fetchedAt: number, expiresAt: number): Promise<void> {
+    this.rows.set(clientId, { entry: structuredClone(entry), expiresAt });
+  }
+}
