@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import { APP_ROLE, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, withClient } from "./postgres-cluster.ts";
+
+export { ADMIN_ROLE, APP_ROLE, databaseUrl, TEMPLATE_DATABASE, withClient } from "./postgres-cluster.ts";
+
+/**
+ * A real PostgreSQL for the tests: one private cluster per test run, started
+ * by the global setup (tests/helpers/postgres-global-setup.ts, the cluster in
+ * postgres-cluster.ts) from Debian's server binaries, and a fresh database per
+ * test (or per file) cloned from a template migrated once.
+ *
+ *   const url = await createTestDatabase();   // postgresql://atrium@127.0.0.1:<port>/atrium_test_…, migrated
+ *   … DATABASE_URL: url …
+ *   await dropTestDatabase(url);               // optional: the whole cluster goes at the end of the run
+ */
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The test cluster's superuser URL (tests/helpers/postgres-global-setup.ts). */
+    postgresAdminUrl: string;
+  }
+}
+
+/** The test cluster's superuser URL, to the `postgres` database. */
+export function postgresAdminUrl(): string {
+  return inject("postgresAdminUrl");
+}
+
+let created = 0;
+
+/**
+ * A new database on the test cluster, owned by the app role: by default a copy of the migrated template (every
+ * PostgreSQL migration applied, no rows), with `{ migrated: false }` an empty one. Returns its
+ * postgresql://atrium@127.0.0.1:<port>/<name> URL.
+ */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<string> {
+  const admin = new URL(postgresAdminUrl());
+  const name = `${TEST_DATABASE_PREFIX}${process.pid}_${++created}_${randomBytes(4).toString("hex")}`;
+  const template = options.migrated === false ? "template0" : TEMPLATE_DATABASE;
+  await withClient(admin.href, (client) => client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}" OWNER "${APP_ROLE}"`));
+  return databaseUrl(Number(admin.port), APP_ROLE, name);
+}
+
+/** Drops a database createTestDatabase made, cutting its connections (servers still connected lose them). */
+export async function dropTestDatabase(url: string): Promise<void> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  if (!name.startsWith(TEST_DATABASE_PREFIX) || !/^\w+$/.test(name)) throw new Error(`${url} is not a database createTestDatabase made`);
+  await withClient(postgresAdminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}
