@@ -15,4 +15,17 @@ export default tseslint.config(
       "no-console": "off",
     },
   },
+  {
+    // Stores answer synchronously on SQLite and with a promise on PostgreSQL (docs/decisions/0017): a promise used as
+    // a condition is always true, so a forgotten await would let a spent code or a replayed proof through. The type-aware
+    // rules catch that where it matters: the server code.
+    files: ["app/.server/**/*.ts", "server/**/*.ts", "server.ts", "scripts/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: false }],
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/await-thenable": "error",
+    },
+  },
 );

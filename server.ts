@@ -7,9 +7,7 @@ import type { ServerBuild } from "@remix-run/node";
 import compression from "compression";
 import express from "express";
 import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
-import { openSqlite } from "./app/.server/db/index.ts";
-import { migrateDatabase } from "./app/.server/db/migrate.ts";
-import { RequestLimiter } from "./app/.server/security/request-limiter.ts";
+import { applyMigrations } from "./app/.server/db/migrations.ts";
 import { NO_METRICS } from "./app/.server/observability/metrics.ts";
 import type * as ServerRuntime from "./app/.server/runtime.ts";
 import { apiRouteOf, createApiServer } from "./server/api-server.ts";
@@ -65,19 +63,20 @@ async function loadBuild(dev: boolean) {
   return { build, routes: (await build()).routes, runtime, vite };
 }
 
-export type Started = { server: Server; metricsServer: Server | undefined };
+/** `shutdown`: after the server stopped taking requests, writes what is still in memory and closes the database. */
+export type Started = { server: Server; metricsServer: Server | undefined; shutdown: () => Promise<void> };
 
 export async function startServer(config: Config, options: { dev: boolean; log: PinoLogger }): Promise<Started> {
   const { log } = options;
   for (const warning of unsafeConfigWarnings(config)) log.warn({}, warning);
-  const { applied } = migrateDatabase(config.databasePath);
+  const { applied } = await applyMigrations(config.database);
   if (applied.length) log.info({ migrations: applied }, "Applied database migrations");
 
-  const limiter = new RequestLimiter(openSqlite(config.databasePath));
   const { build, routes: screenRoutes, runtime, vite } = await loadBuild(options.dev);
   const metrics = config.metrics ? new PrometheusMetrics() : undefined;
   // Created once, here, and handed to both the API handler and the screens (getLoadContext).
-  const services = runtime.createServices(config, { log, metrics });
+  const services = await runtime.createServices(config, { log, metrics });
+  const { limiter } = services;
   const routes = runtime.apiRoutes(services);
   const recorder = new RequestRecorder(log, metrics ?? NO_METRICS, config.logRequests, config.trustProxy);
   const serveApi = createApiServer({ config, limiter, recorder, metrics: services.metrics, report: services.reportError });
@@ -128,17 +127,10 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   server.on("connect", refuseConnect);
   // Never on the public port: a listener of its own, on ATRIUM_METRICS_HOST (loopback by default).
   const metricsServer = metrics && config.metrics ? await serveMetrics(metrics, config.metrics.host, config.metrics.port, log) : undefined;
-  server.on("close", () => {
-    metricsServer?.close();
-    try {
-      limiter.close();
-    } catch (error) {
-      services.reportError("Writing the request counts at shutdown failed", error);
-    }
-    void services.close();
-  });
+  server.on("close", () => metricsServer?.close());
+  const shutdown = () => services.close();
   return new Promise((resolve) => {
-    server.listen(config.port, config.host, () => resolve({ server, metricsServer }));
+    server.listen(config.port, config.host, () => resolve({ server, metricsServer, shutdown }));
     // Slow clients cannot hold a connection open forever (slowloris); a lower request timeout lowers the headers' too.
     server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
@@ -146,10 +138,18 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   });
 }
 
-function installShutdown(server: Server, log: PinoLogger) {
+function installShutdown({ server, shutdown }: Started, log: PinoLogger) {
   const stop = (signal: string) => {
     log.info({ signal }, `${signal} received: finishing in-flight requests, then exiting`);
-    server.close(() => process.exit(0));
+    server.close(() => {
+      shutdown().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error({ err: error }, "Closing the database failed");
+          process.exit(1);
+        },
+      );
+    });
     // A connection that carried an in-flight answer turns idle (keep-alive) once it is sent: close those as they
     // appear, so exit follows the last answer instead of waiting for clients or the keep-alive timeout.
     server.closeIdleConnections();
@@ -174,9 +174,10 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   const dev = process.argv.includes("--dev");
-  const { server, metricsServer } = await startServer(config, { dev, log });
+  const started = await startServer(config, { dev, log });
+  const { server, metricsServer } = started;
   const port = portOf(server) ?? config.port;
-  installShutdown(server, log);
+  installShutdown(started, log);
   // The readiness line, whatever the log level: supervisors, the tests and the benchmarks wait for this JSON line.
   process.stdout.write(`${JSON.stringify({ event: "listening", port, issuer: config.issuer })}\n`);
   log.info({ issuer: config.issuer, host: config.host, port }, `Atrium is serving ${config.issuer} (listening on ${config.host}:${port})`);

@@ -4,13 +4,36 @@ import { defineConfig } from "vitest/config";
 // directly, integration tests start the built server as a child process.
 // The global setup starts one private PostgreSQL cluster for the run
 // (tests/helpers/postgres.ts: createTestDatabase).
+//
+// Two projects (docs/decisions/0017): "sqlite" runs every test, with servers on
+// SQLite files (the store contract suites cover both engines themselves);
+// "postgresql" runs the integration suite again with every test server on a
+// PostgreSQL database of its own (tests/helpers/test-database.ts). Left out of
+// the second: what is about SQLite itself (its file, its migrations) or about
+// neither engine (the load test's timing, the cluster's own test).
+const SQLITE_ONLY = ["tests/integration/health.test.ts", "tests/integration/load.test.ts", "tests/integration/postgres-cluster.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["app/**/*.test.ts", "tests/**/*.test.ts", "scripts/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     globalSetup: ["tests/helpers/postgres-global-setup.ts"],
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    projects: [
+      {
+        extends: true,
+        test: { name: "sqlite", include: ["app/**/*.test.ts", "tests/**/*.test.ts", "scripts/**/*.test.ts"] },
+      },
+      {
+        extends: true,
+        test: {
+          name: "postgresql",
+          include: ["tests/integration/**/*.test.ts"],
+          exclude: SQLITE_ONLY,
+          env: { ATRIUM_TEST_ENGINE: "postgresql" },
+        },
+      },
+    ],
   },
 });

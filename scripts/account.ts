@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../app/.server/accounts/account-manager.ts";
 import { ConfigError, loadConfig } from "../app/.server/config.ts";
-import { openPrisma } from "../app/.server/db/index.ts";
-import { migrateDatabase } from "../app/.server/db/migrate.ts";
+import { openDatabase } from "../app/.server/db/index.ts";
+import { applyMigrations } from "../app/.server/db/migrations.ts";
+import { SqlAccountStore } from "../app/.server/stores/sql-account-store.ts";
 
 /**
  * Account administration on the command line:
@@ -43,12 +44,12 @@ async function run(argv: string[]): Promise<void> {
     strict: true,
   });
   const config = loadConfig();
-  migrateDatabase(config.databasePath);
-  const prisma = openPrisma(config.databaseUrl);
+  await applyMigrations(config.database);
+  const db = openDatabase(config.database);
   try {
-    await runCommand(command, values, new AccountManager(prisma));
+    await runCommand(command, values, new AccountManager(new SqlAccountStore(db)));
   } finally {
-    await prisma.$disconnect();
+    await db.close();
   }
 }
 

@@ -9,7 +9,8 @@ import { errorAnswerIn, type ApiRoute, type ApiRouteTable } from "../app/.server
 import { limitBucketOf } from "../app/.server/http/forwarded-address.ts";
 import type { Metrics } from "../app/.server/observability/metrics.ts";
 import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
-import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
+import type { RateLimitResult, RequestLimiter } from "../app/.server/security/request-limiter.ts";
+import type { Awaitable } from "../app/.server/db/sql.ts";
 import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
 import { CORS_HEADERS, HARDENING_HEADERS, preflightHeaders } from "./security-headers.ts";
@@ -45,14 +46,19 @@ export function apiRouteOf(routes: ApiRouteTable, url: string | undefined): { ro
 
 export function createApiServer({ config, limiter, recorder, metrics, report }: ApiServerOptions) {
   const perMinute = { par: config.rateLimits.parPerMinute, token: config.rateLimits.tokenPerMinute, xrpc: config.rateLimits.xrpcPerMinute };
-  const context: ApiContext = { issuer: config.issuer, recorder, report };
+  const context: ApiContext = { issuer: config.issuer, recorder, report, requestTimeoutMs: config.requestTimeoutMs };
 
   /** Per-address limits: 429 with Retry-After, or undefined when the request may go on. */
-  const checkLimit = (req: IncomingMessage, route: ApiRoute): ApiResponse | undefined => {
+  const checkLimit = (req: IncomingMessage, route: ApiRoute): Awaitable<ApiResponse | undefined> => {
     if (!route.limit) return undefined;
     const result = limiter.hit(`requests:${route.limit}:${limitBucketOf(clientAddress(req, config.trustProxy))}`, perMinute[route.limit], 60_000);
+    // The limiter answers at once unless the database must decide (near the limit, on PostgreSQL).
+    return result instanceof Promise ? result.then((settled) => limitAnswer(route, settled)) : limitAnswer(route, result);
+  };
+
+  const limitAnswer = (route: ApiRoute, result: RateLimitResult): ApiResponse | undefined => {
     if (result.allowed) return undefined;
-    metrics.rateLimited(route.limit);
+    metrics.rateLimited(route.limit!);
     const message = `Too many requests from this address; try again in ${result.retryAfterSeconds} seconds`;
     const error = new AtriumError("temporarily_unavailable", message, { status: 429, xrpcName: "RateLimitExceeded", retryAfterSeconds: result.retryAfterSeconds });
     return errorAnswerIn(route.errorShape, error);
@@ -69,19 +75,25 @@ export function createApiServer({ config, limiter, recorder, metrics, report }: 
       return send(request, errorAnswerIn(route.errorShape, error, { Allow: allow }));
     }
     const limited = checkLimit(req, route);
-    if (limited) return send(request, limited);
-    if (Number(req.headers["content-length"] ?? 0) > route.bodyLimit) {
-      const error = new AtriumError("invalid_request", `Request body larger than ${route.bodyLimit} bytes`, { status: 413, xrpcName: "PayloadTooLarge" });
-      return send(request, errorAnswerIn(route.errorShape, error));
-    }
-
-    const timer = armResponseTimer(config.requestTimeoutMs, res, answerTooLate, request);
-    void respond(request, timer);
+    if (limited instanceof Promise) void limited.then((answer) => admit(request, answer), (error: unknown) => send(request, serverError(request, error)));
+    else admit(request, limited);
   };
 }
 
+/** After the limit check: the refusal, or the size check and then the endpoint. */
+function admit(request: NodeApiRequest, limited: ApiResponse | undefined): void {
+  if (limited) return send(request, limited);
+  const { route, req, res } = request;
+  if (Number(req.headers["content-length"] ?? 0) > route.bodyLimit) {
+    const error = new AtriumError("invalid_request", `Request body larger than ${route.bodyLimit} bytes`, { status: 413, xrpcName: "PayloadTooLarge" });
+    return send(request, errorAnswerIn(route.errorShape, error));
+  }
+  const timer = armResponseTimer(request.context.requestTimeoutMs, res, answerTooLate, request);
+  void respond(request, timer);
+}
+
 /** What every request of the API handler shares: made once, referenced by each request. */
-type ApiContext = { issuer: string; recorder: RequestRecorder; report: ErrorReporter };
+type ApiContext = { issuer: string; recorder: RequestRecorder; report: ErrorReporter; requestTimeoutMs: number };
 
 const TOO_LATE_ERROR = new AtriumError("temporarily_unavailable", TOO_LATE.message, {
   status: 503,

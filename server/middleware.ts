@@ -5,7 +5,7 @@ import type { Config } from "../app/.server/config.ts";
 import { limitBucketOf, type TrustedProxies } from "../app/.server/http/forwarded-address.ts";
 import type { Metrics } from "../app/.server/observability/metrics.ts";
 import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
-import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
+import type { RateLimitResult, RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { MAX_BODY_BYTES } from "../app/.server/http/limits.ts";
 import { entryErrorPage } from "./error-page.ts";
 import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
@@ -142,8 +142,7 @@ const JSON_SCREEN_PATHS = new Set(["/oauth/passkey-auth", "/account/passkey-auth
  * Retry-After, as JSON for the passkey endpoints and as a page for the rest.
  */
 export function screenRequestLimit(config: Config, limiter: RequestLimiter, metrics: Pick<Metrics, "rateLimited">) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const result = limiter.hit(`requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`, config.rateLimits.screenPerMinute, 60_000);
+  const answer = (req: Request, res: Response, next: NextFunction, result: RateLimitResult) => {
     if (result.allowed) return next();
     metrics.rateLimited("screen");
     const wait = `Wait ${result.retryAfterSeconds} second${result.retryAfterSeconds === 1 ? "" : "s"} and try again.`;
@@ -153,6 +152,12 @@ export function screenRequestLimit(config: Config, limiter: RequestLimiter, metr
       return;
     }
     res.type("html").send(entryErrorPage("Too many requests", `This address sent more requests than this server answers in a minute. ${wait}`));
+  };
+  return (req: Request, res: Response, next: NextFunction) => {
+    const result = limiter.hit(`requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`, config.rateLimits.screenPerMinute, 60_000);
+    // The limiter answers at once unless the database must decide (near the limit, on PostgreSQL).
+    if (result instanceof Promise) result.then((settled) => answer(req, res, next, settled), next);
+    else answer(req, res, next, result);
   };
 }
 

@@ -18,8 +18,7 @@ describe("loadConfig", () => {
     expect(config.host).toBe("127.0.0.1");
     expect(config.issuer).toBe("http://localhost:3000");
     expect(config.publicUrl.href).toBe("http://localhost:3000/");
-    expect(config.databaseUrl).toBe("file:./data/atrium.db");
-    expect(config.databasePath).toBe("./data/atrium.db");
+    expect(config.database).toEqual({ engine: "sqlite", url: "file:./data/atrium.db", path: "./data/atrium.db" });
     expect(config.allowPrivateClients).toBe(false);
     expect(config.trustProxy).toEqual({ kind: "none" });
     expect(config.dpopMaxAgeMs).toBe(60_000);
@@ -80,8 +79,23 @@ describe("loadConfig", () => {
     expect(config.issuer).toBe("http://localhost:3000");
   });
 
-  it("refuses a DATABASE_URL that is not a file: URL, saying what is expected", () => {
-    expect(configError({ DATABASE_URL: "postgres://db/atrium" }).message).toMatch(/DATABASE_URL.*file:/s);
+  it("takes a PostgreSQL DATABASE_URL with its pool size, and refuses any other, saying what is expected", () => {
+    expect(loadConfig({ DATABASE_URL: "postgresql://atrium:secret@db.internal:5432/atrium" }).database).toEqual({
+      engine: "postgresql",
+      url: "postgresql://atrium:secret@db.internal:5432/atrium",
+      poolSize: 10,
+    });
+    expect(loadConfig({ DATABASE_URL: "postgres://db/atrium", ATRIUM_DATABASE_POOL_SIZE: "25" }).database).toMatchObject({ engine: "postgresql", poolSize: 25 });
+    expect(configError({ DATABASE_URL: "mysql://db/atrium" }).message).toMatch(/DATABASE_URL.*file:.*postgresql:/s);
+    expect(configError({ DATABASE_URL: "postgres://db/atrium", ATRIUM_DATABASE_POOL_SIZE: "0" }).message).toMatch(/ATRIUM_DATABASE_POOL_SIZE/);
+  });
+
+  it("warns when PostgreSQL is reached over the network without TLS, not when it is local or TLS is asked for", () => {
+    const warningsFor = (url: string) => unsafeConfigWarnings(loadConfig({ DATABASE_URL: url, PUBLIC_URL: "https://pds.example.com" }));
+    expect(warningsFor("postgresql://atrium@db.internal/atrium").join("\n")).toMatch(/db\.internal without TLS/);
+    expect(warningsFor("postgresql://atrium@db.internal/atrium?sslmode=verify-full")).toEqual([]);
+    expect(warningsFor("postgresql://atrium@127.0.0.1:5432/atrium")).toEqual([]);
+    expect(warningsFor("postgresql://atrium@localhost/atrium")).toEqual([]);
   });
 
   it("refuses short secrets", () => {

@@ -59,7 +59,11 @@ const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
   PUBLIC_URL: z.string().optional(),
-  DATABASE_URL: z.string().startsWith("file:", "DATABASE_URL must be a SQLite URL of the form file:./path/to.db").default("file:./data/atrium.db"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:.+|postgres(ql)?:\/\/.+)$/, "DATABASE_URL must be file:./path/to.db (SQLite) or postgresql://user:password@host:5432/database (PostgreSQL)")
+    .default("file:./data/atrium.db"),
+  ATRIUM_DATABASE_POOL_SIZE: integerVar("ATRIUM_DATABASE_POOL_SIZE", 1, 1000, 10),
   ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: booleanFlag,
   ATRIUM_DPOP_NONCE_SECRET: z.string().min(32, "ATRIUM_DPOP_NONCE_SECRET must be at least 32 characters").optional(),
   ATRIUM_COOKIE_SECRET: z.string().min(32, "ATRIUM_COOKIE_SECRET must be at least 32 characters").optional(),
@@ -106,14 +110,18 @@ const envSchema = z.object({
   ATRIUM_METRICS_HOST: z.string().trim().min(1, "must name an interface, e.g. 127.0.0.1").default("127.0.0.1"),
 });
 
+export type DatabaseSettings =
+  | { engine: "sqlite"; url: string; /** The file, as DATABASE_URL names it after "file:". */ path: string }
+  | { engine: "postgresql"; url: string; /** Connections each server process keeps open at most. */ poolSize: number };
+
 export type Config = {
   port: number;
   host: string;
   /** The issuer: an origin, byte for byte, without trailing slash. */
   issuer: string;
   publicUrl: URL;
-  databaseUrl: string;
-  databasePath: string;
+  /** Where the data lives (docs/decisions/0017): one SQLite file, or a PostgreSQL database shared by every process. */
+  database: DatabaseSettings;
   allowPrivateClients: boolean;
   dpopNonceSecret: string | undefined;
   cookieSecret: string | undefined;
@@ -210,8 +218,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     host: e.HOST,
     issuer: publicUrl.origin,
     publicUrl,
-    databaseUrl: e.DATABASE_URL,
-    databasePath: e.DATABASE_URL.slice("file:".length),
+    database: e.DATABASE_URL.startsWith("file:")
+      ? { engine: "sqlite", url: e.DATABASE_URL, path: e.DATABASE_URL.slice("file:".length) }
+      : { engine: "postgresql", url: e.DATABASE_URL, poolSize: e.ATRIUM_DATABASE_POOL_SIZE },
     allowPrivateClients: e.ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS,
     dpopNonceSecret: e.ATRIUM_DPOP_NONCE_SECRET,
     cookieSecret: e.ATRIUM_COOKIE_SECRET,
@@ -283,5 +292,26 @@ export function unsafeConfigWarnings(config: Config): string[] {
   if (config.publicUrl.protocol === "http:") {
     warnings.push(`The issuer ${config.issuer} uses plain http: fine for local development only.`);
   }
+  const plaintextDatabase = plaintextDatabaseHost(config.database);
+  if (plaintextDatabase) {
+    warnings.push(
+      `DATABASE_URL reaches PostgreSQL at ${plaintextDatabase} without TLS (no sslmode=require or verify-full): tokens' hashes and account data cross the network in clear. Add ?sslmode=verify-full (or require) unless that network is private to you.`,
+    );
+  }
   return warnings;
+}
+
+/** The host of a PostgreSQL URL that is not on this machine and does not ask for TLS; undefined otherwise. */
+function plaintextDatabaseHost(database: DatabaseSettings): string | undefined {
+  if (database.engine !== "postgresql") return undefined;
+  let url: URL;
+  try {
+    url = new URL(database.url);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const local = host === "" || host === "localhost" || host === "::1" || host.startsWith("127.") || url.searchParams.get("host")?.startsWith("/");
+  const tls = ["require", "verify-ca", "verify-full"].includes(url.searchParams.get("sslmode") ?? "") || url.searchParams.get("ssl") === "true";
+  return local || tls ? undefined : host;
 }

@@ -1,47 +1,50 @@
-import { AccountLockdown } from "./accounts/account-lockdown.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
 import { SignIn } from "./accounts/sign-in.ts";
+import { RequestLimiter } from "./security/request-limiter.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
-import type Database from "better-sqlite3";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
+import type { Database } from "./db/sql.ts";
 import { AuthorizeManager } from "./oauth/authorize/authorize-manager.ts";
 import { ClientManager } from "./oauth/client/client-manager.ts";
 import { DpopNonces } from "./oauth/dpop/dpop-nonce.ts";
 import { DpopVerifier } from "./oauth/dpop/dpop-verifier.ts";
 import { ParManager } from "./oauth/request/par-manager.ts";
-import { SqliteReplayStore } from "./oauth/replay/replay-store.ts";
 import { AccessTokenVerifier } from "./oauth/token/access-token-verifier.ts";
 import { TokenManager } from "./oauth/token/token-manager.ts";
-import { PrismaClientStore } from "./stores/prisma-client-store.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
 import { challengeMacKey, SignedChallengeStore } from "./stores/signed-challenge-store.ts";
-import { SqliteAttemptStore } from "./stores/sqlite-attempt-store.ts";
-import { SqliteGrantStore } from "./stores/sqlite-grant-store.ts";
+import { SqlAccountStore } from "./stores/sql-account-store.ts";
+import { SqlAttemptStore } from "./stores/sql-attempt-store.ts";
+import { SqlBlobStore } from "./stores/sql-blob-store.ts";
+import { SqlClientStore } from "./stores/sql-client-store.ts";
+import { SqlConsentStore } from "./stores/sql-consent-store.ts";
+import { SqlGrantStore } from "./stores/sql-grant-store.ts";
+import { SqlPasskeyStore } from "./stores/sql-passkey-store.ts";
+import { SqlPermissionSetCache } from "./stores/sql-permission-set-cache.ts";
+import { SqlReplayStore } from "./stores/sql-replay-store.ts";
+import { SqlRepoStore } from "./stores/sql-repo-store.ts";
+import { SqlRequestStore } from "./stores/sql-request-store.ts";
+import { SqlSessionStore } from "./stores/sql-session-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
 import type { PermissionSetResolver } from "./oauth/scopes/permission-sets/permission-set-resolver.ts";
-import { SqlitePermissionSetCache } from "./stores/sqlite-permission-set-cache.ts";
-import { SqliteBlobStore } from "./stores/sqlite-blob-store.ts";
-import { SqliteRepoStore } from "./stores/sqlite-repo-store.ts";
-import { SqliteRequestStore } from "./stores/sqlite-request-store.ts";
-import { databaseCheck } from "./observability/health.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
 import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
 
-export type Services = ReturnType<typeof createServices>;
+export type Services = Awaited<ReturnType<typeof createServices>>;
 
 /** docs/architecture.md, "Scopes and the data server": include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
-export function permissionSetResolver(config: Config, sqlite: Database.Database, log: Logger = SILENT_LOGGER): PermissionSetResolver | undefined {
+export function permissionSetResolver(config: Config, db: Database, log: Logger = SILENT_LOGGER): PermissionSetResolver | undefined {
   const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
   if (directory) return new DirectoryPermissionSetResolver(directory);
   if (network) {
     return new NetworkPermissionSetResolver({
-      cache: new SqlitePermissionSetCache(sqlite),
+      cache: new SqlPermissionSetCache(db),
       allowPrivate: config.allowPrivateClients,
       dnsServers,
       plcDirectoryUrl,
@@ -57,22 +60,21 @@ export function permissionSetResolver(config: Config, sqlite: Database.Database,
  * to both the API handler and the screens (docs/decisions/0013); `close()`
  * releases the database at shutdown. The entry also hands over its logger and
  * metrics (docs/decisions/0014); scripts and tests get silence and no metrics.
+ * The database must be migrated already (the entry does it first).
  */
-export function createServices(config: Config, observability: { log?: Logger; metrics?: Metrics } = {}, now: () => number = Date.now) {
+export async function createServices(config: Config, observability: { log?: Logger; metrics?: Metrics } = {}, now: () => number = Date.now) {
   const log = observability.log ?? SILENT_LOGGER;
   const metrics = observability.metrics ?? NO_METRICS;
-  const database = openDatabase(config);
-  const { prisma, sqlite } = database;
+  const db = openDatabase(config.database, (error) => log.error({ err: error }, "An idle database connection failed"));
   // One clock for every component that reads time (tests of the components pass their own).
-  const replay = new SqliteReplayStore(sqlite, now);
-  const requests = new SqliteRequestStore(sqlite);
-  const grants = new SqliteGrantStore(sqlite);
-  const atomically = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
+  const replay = new SqlReplayStore(db, now);
+  const requests = new SqlRequestStore(db);
+  const grants = new SqlGrantStore(db);
 
-  const nonces = new DpopNonces(config.dpopNonceSecret ?? loadOrCreateSecret(sqlite, "dpop_nonce"), undefined, now);
-  const cookieSecret = config.cookieSecret ?? loadOrCreateSecret(sqlite, "cookie");
+  const nonces = new DpopNonces(config.dpopNonceSecret ?? (await loadOrCreateSecret(db, "dpop_nonce", now())), undefined, now);
+  const cookieSecret = config.cookieSecret ?? (await loadOrCreateSecret(db, "cookie", now()));
   const dpop = new DpopVerifier(nonces, replay, { maxAgeMs: config.dpopMaxAgeMs, maxFutureMs: config.dpopMaxFutureMs, now });
-  const clients = new ClientManager(new PrismaClientStore(prisma, config.clientCache), replay, {
+  const clients = new ClientManager(new SqlClientStore(db, config.clientCache), replay, {
     issuer: config.issuer,
     allowPrivate: config.allowPrivateClients,
     cacheTtlMs: config.lifetimes.clientMetadataCache,
@@ -80,9 +82,11 @@ export function createServices(config: Config, observability: { log?: Logger; me
     assertionMaxFutureMs: config.dpopMaxFutureMs,
     now,
   });
-  const accounts = new AccountManager(prisma);
-  const passkeys = new PasskeyManager(prisma, new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
-  const blobs = new SqliteBlobStore(sqlite, { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs });
+  const accounts = new AccountManager(new SqlAccountStore(db), now);
+  const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
+  const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
+  const reportError = errorReporter(log, metrics);
+  const limiter = new RequestLimiter(db, { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
 
   return {
     config,
@@ -90,22 +94,25 @@ export function createServices(config: Config, observability: { log?: Logger; me
     now,
     log,
     metrics,
+    db,
     /** Logs an unexpected error with its stack (and counts it when the database raised it). */
-    reportError: errorReporter(log, metrics),
+    reportError,
+    /** Per-address request limits of the entry (server.ts), shared by every process on the database. */
+    limiter,
     /** Throws when the database does not answer (GET /xrpc/_health). */
-    checkDatabase: databaseCheck(sqlite),
+    checkDatabase: () => db.ping(),
     cookieSecret,
     nonces,
     dpop,
     clients,
     accounts,
-    sessions: new SessionManager(prisma, config.lifetimes.browserSession, now),
+    sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
-      permissionSets: permissionSetResolver(config, sqlite, log),
+      permissionSets: permissionSetResolver(config, db, log),
       now,
     }),
-    authorize: new AuthorizeManager(config.issuer, clients, requests, grants, atomically, {
+    authorize: new AuthorizeManager(config.issuer, clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
       codeLifetimeMs: config.lifetimes.code,
       now,
@@ -123,12 +130,19 @@ export function createServices(config: Config, observability: { log?: Logger; me
       now,
     ),
     accessTokens: new AccessTokenVerifier(grants, dpop, now),
-    repo: new SqliteRepoStore(sqlite, blobs),
-    blobs,
+    repo: new SqlRepoStore(db, blobLimits.unreferencedGraceMs),
+    blobs: new SqlBlobStore(db, blobLimits),
     passkeys,
-    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqliteAttemptStore(sqlite), config.signInThrottle, now), metrics),
-    connectedApps: new ConnectedApps(prisma, grants, now),
-    lockdown: new AccountLockdown(sqlite, grants),
-    close: () => database.close(),
+    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),
+    connectedApps: new ConnectedApps(new SqlConsentStore(db), grants, now),
+    /** At shutdown: writes the request counts still in memory, then closes the database. */
+    async close() {
+      try {
+        await limiter.close();
+      } catch (error) {
+        reportError("Writing the request counts at shutdown failed", error);
+      }
+      await db.close();
+    },
   };
 }

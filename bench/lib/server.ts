@@ -23,7 +23,7 @@ export async function startServer(options: { nodeFlags?: string[] } = {}): Promi
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   const server = await spawnServer({
     port: await freePort(),
-    databasePath,
+    databaseUrl: `file:${databasePath}`,
     nodeFlags: options.nodeFlags,
     env: {
       // Request logs off, as in every earlier run, unless the environment asks (ATRIUM_LOG_REQUESTS=1 npm run bench);
@@ -53,5 +53,5 @@ export async function startServer(options: { nodeFlags?: string[] } = {}): Promi
 
 /** Creates an account through the real command line tool, on the server's database file. */
 export function createAccount(server: BenchServer, account: { handle: string; email: string; password: string }) {
-  return createAccountOn(server.databasePath, account);
+  return createAccountOn(`file:${server.databasePath}`, account);
 }

@@ -38,7 +38,8 @@ export async function freePort(): Promise<number> {
 
 export async function spawnServer(options: {
   port: number;
-  databasePath: string;
+  /** DATABASE_URL: file:… (SQLite) or postgresql://… */
+  databaseUrl: string;
   env?: Record<string, string>;
   nodeFlags?: string[];
   onOutput?: (text: string) => void;
@@ -50,7 +51,7 @@ export async function spawnServer(options: {
       NODE_ENV: "production",
       PORT: String(options.port),
       HOST: "127.0.0.1",
-      DATABASE_URL: `file:${options.databasePath}`,
+      DATABASE_URL: options.databaseUrl,
       ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1",
       ...options.env,
     },
@@ -93,13 +94,13 @@ export async function spawnServer(options: {
   return { child, issuer, output: () => output, exit, stop };
 }
 
-/** Creates an account through the real command line tool, on the given database file. */
+/** Creates an account through the real command line tool, on the given database (DATABASE_URL). */
 export async function createAccountOn(
-  databasePath: string,
+  databaseUrl: string,
   account: { handle: string; email: string; password: string; did?: string },
 ): Promise<{ did: string; handle: string }> {
   const args = ["--import", "tsx", "scripts/account.ts", "create", "--handle", account.handle, "--email", account.email, "--password", account.password];
   if (account.did) args.push("--did", account.did);
-  const { stdout } = await run(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, DATABASE_URL: `file:${databasePath}` } });
+  const { stdout } = await run(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, DATABASE_URL: databaseUrl } });
   return JSON.parse(stdout.trim()) as { did: string; handle: string };
 }

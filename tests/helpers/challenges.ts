@@ -11,7 +11,7 @@ import type { TestServer } from "./test-server.ts";
 export function mintChallenge(server: TestServer, purpose: ChallengePurpose, binding: ChallengeBinding, options: { issuedAt?: number; lifetimeMs?: number } = {}): string {
   const { value } = server.db().prepare(`SELECT value FROM "ServerSecret" WHERE name = 'cookie'`).get() as { value: string };
   // Issuing never records anything, so no replay store is needed.
-  const noReplayStore = { recordUnique: () => false };
+  const noReplayStore = { recordUnique: async () => false };
   const issuedAt = options.issuedAt ?? Date.now();
   return new SignedChallengeStore(challengeMacKey(value), noReplayStore, () => issuedAt).issue(purpose, binding, options.lifetimeMs ?? 5 * 60_000);
 }

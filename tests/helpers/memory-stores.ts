@@ -21,7 +21,7 @@ export class MemoryReplayStore implements ReplayStore {
   readonly rows = new Map<string, number>();
   constructor(private readonly now: () => number) {}
 
-  recordUnique(namespace: string, key: string, expiresAt: number): boolean {
+  async recordUnique(namespace: string, key: string, expiresAt: number): Promise<boolean> {
     const id = `${namespace}\u0000${key}`;
     const existing = this.rows.get(id);
     if (existing !== undefined && existing > this.now()) return false;
@@ -33,11 +33,14 @@ export class MemoryReplayStore implements ReplayStore {
 export class MemoryRequestStore implements RequestStore {
   readonly rows = new Map<string, StoredAuthorizationRequest & { consumedAt: number | null }>();
 
-  create(request: StoredAuthorizationRequest): void {
+  /** `codes`: where an approved request's code goes (the grant store, as in the SQL stores). */
+  constructor(private readonly codes?: MemoryGrantStore) {}
+
+  async create(request: StoredAuthorizationRequest): Promise<void> {
     this.rows.set(request.idHash, { ...request, consumedAt: null });
   }
 
-  findActive(idHash: string, now: number): StoredAuthorizationRequest | undefined {
+  async findActive(idHash: string, now: number): Promise<StoredAuthorizationRequest | undefined> {
     const row = this.rows.get(idHash);
     if (!row) return undefined;
     if (row.expiresAt <= now) {
@@ -49,15 +52,22 @@ export class MemoryRequestStore implements RequestStore {
     return request;
   }
 
-  extend(idHash: string, until: number): void {
+  async extend(idHash: string, until: number): Promise<void> {
     const row = this.rows.get(idHash);
     if (row && row.consumedAt === null) row.expiresAt = Math.max(row.expiresAt, until);
   }
 
-  consume(idHash: string, now: number): boolean {
+  async consume(idHash: string, now: number): Promise<boolean> {
     const row = this.rows.get(idHash);
     if (!row || row.consumedAt !== null || row.expiresAt <= now) return false;
     row.consumedAt = now;
+    return true;
+  }
+
+  async exchangeForCode(idHash: string, now: number, code: NewAuthorizationCode): Promise<boolean> {
+    if (!this.codes) throw new Error("MemoryRequestStore was made without a grant store for codes");
+    if (!(await this.consume(idHash, now))) return false;
+    await this.codes.insertCode(code);
     return true;
   }
 }
@@ -73,11 +83,11 @@ export class MemoryGrantStore implements GrantStore {
   /** The handle findAccessToken reports (the SQLite store joins the Account table). */
   handleOf: (did: string) => string = (did) => `handle-of-${did}`;
 
-  insertCode(code: NewAuthorizationCode): void {
+  async insertCode(code: NewAuthorizationCode): Promise<void> {
     this.codes.set(code.codeHash, { ...code, usedAt: null, grantId: null });
   }
 
-  findCode(codeHash: string, now: number): StoredAuthorizationCode | undefined {
+  async findCode(codeHash: string, now: number): Promise<StoredAuthorizationCode | undefined> {
     const code = this.codes.get(codeHash);
     if (code && code.expiresAt <= now) {
       this.codes.delete(codeHash);
@@ -86,7 +96,7 @@ export class MemoryGrantStore implements GrantStore {
     return code && { ...code };
   }
 
-  redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): boolean {
+  async redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): Promise<boolean> {
     const code = this.codes.get(codeHash);
     if (!code || code.usedAt !== null || code.expiresAt <= now) return false;
     code.usedAt = now;
@@ -96,12 +106,12 @@ export class MemoryGrantStore implements GrantStore {
     return true;
   }
 
-  findRefreshToken(tokenHash: string, now: number): StoredRefreshToken | undefined {
+  async findRefreshToken(tokenHash: string, now: number): Promise<StoredRefreshToken | undefined> {
     const row = this.refresh.get(tokenHash);
     const grant = row && this.grants.get(row.grantId);
     if (!row || !grant) return undefined;
     if (grant.expiresAt <= now || grant.endsAt <= now) {
-      this.revokeGrant(grant.id);
+      this.removeGrant(grant.id);
       return undefined;
     }
     if (row.expiresAt <= now) {
@@ -111,7 +121,7 @@ export class MemoryGrantStore implements GrantStore {
     return { tokenHash, expiresAt: row.expiresAt, usedAt: row.usedAt, grant: { ...grant } };
   }
 
-  rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): boolean {
+  async rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): Promise<boolean> {
     const row = this.refresh.get(tokenHash);
     const grant = this.grants.get(grantId);
     if (!row || !grant || row.grantId !== grantId || row.usedAt !== null || row.expiresAt <= now) return false;
@@ -123,37 +133,42 @@ export class MemoryGrantStore implements GrantStore {
     return true;
   }
 
-  findAccessToken(tokenHash: string, now: number): AccessTokenOwner | undefined {
+  async findAccessToken(tokenHash: string, now: number): Promise<AccessTokenOwner | undefined> {
     const row = this.access.get(tokenHash);
     const grant = row && this.grants.get(row.grantId);
     if (!row || !grant || row.expiresAt <= now || grant.expiresAt <= now || grant.endsAt <= now) return undefined;
     return { grant: { ...grant }, expiresAt: row.expiresAt, handle: this.handleOf(grant.accountDid), scope: row.scope ?? grant.scope };
   }
 
-  revokeGrant(grantId: string): void {
+  async revokeGrant(grantId: string): Promise<void> {
+    this.removeGrant(grantId);
+  }
+
+  /** Ends the grant and its tokens (as the foreign keys' cascade does), synchronously. */
+  private removeGrant(grantId: string): void {
     this.grants.delete(grantId);
     for (const [hash, row] of this.access) if (row.grantId === grantId) this.access.delete(hash);
     for (const [hash, row] of this.refresh) if (row.grantId === grantId) this.refresh.delete(hash);
   }
 
-  listGrants(accountDid: string, now: number): Grant[] {
+  async listGrants(accountDid: string, now: number): Promise<Grant[]> {
     return [...this.grants.values()].filter((grant) => grant.accountDid === accountDid && grant.expiresAt > now).sort((a, b) => b.lastUsedAt - a.lastUsedAt);
   }
 
-  revokeClientGrants(accountDid: string, clientId: string): number {
+  async revokeClientGrants(accountDid: string, clientId: string): Promise<number> {
     return this.revokeWhere((subject) => subject.accountDid === accountDid && subject.clientId === clientId);
   }
 
-  revokeAccountGrants(accountDid: string): number {
+  async revokeAccountGrants(accountDid: string): Promise<number> {
     return this.revokeWhere((subject) => subject.accountDid === accountDid);
   }
 
-  touchGrant(grantId: string, now: number): void {
+  async touchGrant(grantId: string, now: number): Promise<void> {
     const grant = this.grants.get(grantId);
     if (grant) grant.lastUsedAt = now;
   }
 
-  findGrantByTokenHash(tokenHash: string): Grant | undefined {
+  async findGrantByTokenHash(tokenHash: string): Promise<Grant | undefined> {
     const grantId = this.access.get(tokenHash)?.grantId ?? this.refresh.get(tokenHash)?.grantId;
     const grant = grantId ? this.grants.get(grantId) : undefined;
     return grant && { ...grant };
@@ -167,7 +182,7 @@ export class MemoryGrantStore implements GrantStore {
   private revokeWhere(matches: (subject: { accountDid: string; clientId: string }) => boolean): number {
     for (const [hash, code] of this.codes) if (matches(code)) this.codes.delete(hash);
     const ended = [...this.grants.values()].filter(matches);
-    for (const grant of ended) this.revokeGrant(grant.id);
+    for (const grant of ended) this.removeGrant(grant.id);
     return ended.length;
   }
 }

@@ -5,21 +5,25 @@
  * file and port, as a real deployment restarts after a crash.
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import Database from "better-sqlite3";
+import type { Database as StoreDatabase } from "../../app/.server/db/sql.ts";
 import { freePort, spawnServer } from "../../scripts/lib/server-process.ts";
+import { createServerDatabase } from "./test-database.ts";
 
 export type ProcessServer = {
   issuer: string;
   port: number;
-  databasePath: string;
+  /** Its DATABASE_URL (SQLite or PostgreSQL, as the Vitest project runs: tests/helpers/test-database.ts). */
+  databaseUrl: string;
+  /** The SQLite file; undefined on PostgreSQL. */
+  databasePath: string | undefined;
   /** The running server process (replaced by restart()). */
   readonly child: ChildProcess;
   /** Its process id. */
   readonly pid: number;
-  /** Opens the SQLite file directly (a fresh handle after every restart). */
+  /** The server's database, whichever the engine (tests/helpers/databases.ts: rowOf, rowsOf, execute). */
+  database(): StoreDatabase;
+  /** Opens the SQLite file directly (a fresh handle after every restart); throws on PostgreSQL. */
   db(): Database.Database;
   /** Everything every process printed so far. */
   output(): string;
@@ -36,14 +40,15 @@ export type ProcessServer = {
 type Running = { child: ChildProcess; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
 
 export async function startProcessServer(env: Record<string, string> = {}): Promise<ProcessServer> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-proc-"));
-  const databasePath = path.join(dir, "atrium.db");
+  const storage = await createServerDatabase();
+  const databaseUrl = storage.url;
+  const databasePath = storage.path;
   const port = await freePort();
   let output = "";
   let handle: Database.Database | undefined;
 
   const launch = async (): Promise<{ running: Running; issuer: string }> => {
-    const server = await spawnServer({ port, databasePath, env, onOutput: (text) => (output += text) });
+    const server = await spawnServer({ port, databaseUrl, env, onOutput: (text) => (output += text) });
     return { running: { child: server.child, exit: server.exit }, issuer: server.issuer };
   };
 
@@ -54,6 +59,7 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
       return issuer;
     },
     port,
+    databaseUrl,
     databasePath,
     get child() {
       return running.child;
@@ -61,7 +67,9 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
     get pid() {
       return running.child.pid!;
     },
+    database: () => storage.open(),
     db() {
+      if (databasePath === undefined) throw new Error("db() opens the SQLite file; this server runs on PostgreSQL (use database())");
       handle ??= new Database(databasePath);
       handle.pragma("busy_timeout = 5000");
       return handle;
@@ -84,7 +92,7 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
         running.child.kill("SIGTERM");
         await running.exit;
       }
-      rmSync(dir, { recursive: true, force: true });
+      await storage.remove();
     },
   };
   return server;

@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import Database from "better-sqlite3";
+import type { Database as StoreDatabase } from "../../app/.server/db/sql.ts";
 import { createAccountOn, freePort, spawnServer } from "../../scripts/lib/server-process.ts";
+import { createServerDatabase, openDatabaseAt } from "./test-database.ts";
 
 export { freePort };
 
@@ -11,8 +10,13 @@ export type TestServer = {
   port: number;
   /** The server's process id (to look at its sockets in /proc). */
   pid: number;
-  databasePath: string;
-  /** Opens the server's SQLite file directly, for assertions on stored state. */
+  /** Its DATABASE_URL: pass it to a second server to share the database (two processes). */
+  databaseUrl: string;
+  /** The SQLite file; undefined when the server runs on PostgreSQL. */
+  databasePath: string | undefined;
+  /** The server's database, whichever the engine, for assertions on stored state (tests/helpers/databases.ts: rowOf, rowsOf, execute). */
+  database(): StoreDatabase;
+  /** The SQLite file opened directly, for the few tests about SQLite itself; throws on PostgreSQL. */
   db(): Database.Database;
   output(): string;
   stop(): Promise<void>;
@@ -20,35 +24,43 @@ export type TestServer = {
 
 /**
  * Starts the built server (npm test builds first) as a child process on a
- * free loopback port with its own SQLite file, and waits for its
- * "listening" line. `env` overrides the test defaults (e.g. DATABASE_URL to
- * share another server's database).
+ * free loopback port with a database of its own — a SQLite file, or a
+ * PostgreSQL database when the Vitest project runs on that engine
+ * (tests/helpers/test-database.ts) — and waits for its "listening" line.
+ * `env` overrides the test defaults (e.g. DATABASE_URL: another server's
+ * `databaseUrl`, to share its database).
  */
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-test-"));
-  const databasePath = env.DATABASE_URL?.replace(/^file:/, "") ?? path.join(dir, "atrium.db");
+  const own = env.DATABASE_URL === undefined ? await createServerDatabase() : undefined;
+  const databaseUrl = env.DATABASE_URL ?? own!.url;
+  const databasePath = databaseUrl.startsWith("file:") ? databaseUrl.slice("file:".length) : undefined;
   const port = await freePort();
-  const server = await spawnServer({ port, databasePath, env }).catch((error: unknown) => {
-    rmSync(dir, { recursive: true, force: true });
+  const server = await spawnServer({ port, databaseUrl, env }).catch(async (error: unknown) => {
+    await own?.remove();
     throw error;
   });
 
-  let handle: Database.Database | undefined;
+  let shared: StoreDatabase | undefined;
+  let sqlite: Database.Database | undefined;
   return {
     issuer: server.issuer,
     port,
     pid: server.child.pid!,
+    databaseUrl,
     databasePath,
+    database: () => own?.open() ?? (shared ??= openDatabaseAt(databaseUrl)),
     db() {
-      handle ??= new Database(databasePath);
-      handle.pragma("busy_timeout = 5000");
-      return handle;
+      if (databasePath === undefined) throw new Error("db() opens the SQLite file; this server runs on PostgreSQL (use database())");
+      sqlite ??= new Database(databasePath);
+      sqlite.pragma("busy_timeout = 5000");
+      return sqlite;
     },
     output: server.output,
     async stop() {
-      handle?.close();
+      sqlite?.close();
+      await shared?.close();
       await server.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await own?.remove();
     },
   };
 }
@@ -58,5 +70,5 @@ export async function createAccount(
   server: TestServer,
   account: { handle: string; email: string; password: string; did?: string },
 ): Promise<{ did: string; handle: string }> {
-  return createAccountOn(server.databasePath, account);
+  return createAccountOn(server.databaseUrl, account);
 }

@@ -59,7 +59,7 @@ describe("GET /xrpc/_health", () => {
     const db = new Database(server.databasePath);
     db.pragma("wal_checkpoint(TRUNCATE)");
     db.close();
-    const fd = openSync(server.databasePath, "r+");
+    const fd = openSync(server.databasePath!, "r+");
     try {
       readSync(fd, header, 0, 16, 0);
       expect(header.toString("latin1")).toBe("SQLite format 3\0");

@@ -25,7 +25,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "atrium-routes-"));
   const databasePath = path.join(dir, "atrium.db");
   migrateDatabase(databasePath);
-  services = createServices(loadConfig({ DATABASE_URL: `file:${databasePath}`, PUBLIC_URL: server.issuer }));
+  services = await createServices(loadConfig({ DATABASE_URL: `file:${databasePath}`, PUBLIC_URL: server.issuer }));
   table = apiRoutes(services);
 });
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AtriumError } from "../errors/atrium-error.ts";
-import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { AccountStore, LockdownResult, StoredAccount } from "./account-store.ts";
 import { canonicalIdentifier, didSchema, emailSchema, generatePlcDid, handleSchema } from "./identifiers.ts";
 import { generateSigningKey } from "./signing-key.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDummy, verifyPassword } from "./password.ts";
@@ -39,7 +39,10 @@ function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unkno
 }
 
 export class AccountManager {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly store: AccountStore,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async create(input: NewAccount): Promise<AccountSummary> {
     const handle = parseField(handleSchema, input.handle, "handle");
@@ -47,37 +50,35 @@ export class AccountManager {
     const password = parseField(passwordSchema, input.password, "password");
     const did = input.did === undefined ? generatePlcDid() : parseField(didSchema, input.did, "did");
 
-    const clash = await this.prisma.account.findFirst({ where: { OR: [{ handle }, { email }, { did }] } });
-    if (clash?.handle === handle) throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
-    if (clash?.email === email) throw new AccountError("email_taken", `email ${email} is already in use`, "email");
-    if (clash?.did === did) throw new AccountError("did_taken", `did ${did} already has an account`, "did");
-
-    const passwordHash = await hashPassword(password);
-    const signingKey = await generateSigningKey();
-    try {
-      const account = await this.prisma.account.create({ data: { did, handle, email, passwordHash, signingKey } });
-      return summary(account);
-    } catch (error) {
-      // A concurrent create took the handle or email between the check and the insert.
-      if ((error as { code?: string }).code === "P2002") throw new AccountError("handle_taken", "handle or email is already taken");
-      throw error;
-    }
+    const account: StoredAccount = {
+      did,
+      handle,
+      email,
+      passwordHash: await hashPassword(password),
+      emailConfirmedAt: null,
+      signingKey: await generateSigningKey(),
+      createdAt: this.now(),
+    };
+    const clash = await this.store.insert(account);
+    if (clash === "handle") throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
+    if (clash === "email") throw new AccountError("email_taken", `email ${email} is already in use`, "email");
+    if (clash === "did") throw new AccountError("did_taken", `did ${did} already has an account`, "did");
+    return summary(account);
   }
 
   async list(): Promise<AccountSummary[]> {
-    const accounts = await this.prisma.account.findMany({ orderBy: { createdAt: "asc" } });
-    return accounts.map(summary);
+    return (await this.store.list()).map(summary);
   }
 
   async findByDid(did: string): Promise<AccountSummary | undefined> {
-    const account = await this.prisma.account.findUnique({ where: { did } });
+    const account = await this.store.find("did", did);
     return account ? summary(account) : undefined;
   }
 
   async findByHandle(handle: string): Promise<AccountSummary | undefined> {
     const parsed = handleSchema.safeParse(handle);
     if (!parsed.success) return undefined;
-    const account = await this.prisma.account.findUnique({ where: { handle: parsed.data } });
+    const account = await this.store.find("handle", parsed.data);
     return account ? summary(account) : undefined;
   }
 
@@ -85,8 +86,8 @@ export class AccountManager {
   async findByIdentifier(identifier: string): Promise<AccountSummary | undefined> {
     const text = canonicalIdentifier(identifier);
     if (!text || text.length > 254) return undefined;
-    const where = text.startsWith("did:") ? { did: text } : text.includes("@") ? { email: text } : { handle: text };
-    const account = await this.prisma.account.findUnique({ where });
+    const by = text.startsWith("did:") ? "did" : text.includes("@") ? "email" : "handle";
+    const account = await this.store.find(by, text);
     return account ? summary(account) : undefined;
   }
 
@@ -96,56 +97,63 @@ export class AccountManager {
    */
   async passwordMatches(did: string | undefined, password: string): Promise<boolean> {
     if (password.length === 0 || password.length > PASSWORD_MAX_LENGTH) return false;
-    const account = did === undefined ? null : await this.prisma.account.findUnique({ where: { did }, select: { passwordHash: true } });
+    const account = did === undefined ? undefined : await this.store.find("did", did);
     if (!account) return verifyAgainstDummy(password);
     return verifyPassword(password, account.passwordHash);
   }
 
   async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean } | undefined> {
-    const account = await this.prisma.account.findUnique({ where: { did }, select: { email: true, emailConfirmedAt: true } });
+    const account = await this.store.find("did", did);
     return account ? { email: account.email, emailConfirmed: account.emailConfirmedAt !== null } : undefined;
   }
 
   async signingKeyOf(did: string): Promise<string | undefined> {
-    const account = await this.prisma.account.findUnique({ where: { did }, select: { signingKey: true } });
-    return account?.signingKey;
+    return (await this.store.find("did", did))?.signingKey;
   }
 
   /** Changes the account's handle; refuses malformed or taken handles. */
   async updateHandle(did: string, handle: string): Promise<AccountSummary> {
     const normalized = parseField(handleSchema, handle, "handle");
-    const holder = await this.prisma.account.findUnique({ where: { handle: normalized } });
-    if (holder && holder.did !== did) throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
-    try {
-      return summary(await this.prisma.account.update({ where: { did }, data: { handle: normalized } }));
-    } catch (error) {
-      if ((error as { code?: string }).code === "P2002") throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
-      throw error;
+    if (!(await this.store.updateHandle(did, normalized, this.now()))) {
+      throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
     }
+    const account = await this.store.find("did", did);
+    if (!account) throw new AccountError("account_not_found", `no account matches ${did}`);
+    return summary(account);
   }
 
   async setPassword(identifier: string, password: string): Promise<AccountSummary> {
     const account = await this.requireAccount(identifier);
     const checked = parseField(passwordSchema, password, "password");
-    await this.prisma.account.update({ where: { did: account.did }, data: { passwordHash: await hashPassword(checked) } });
+    await this.store.setPasswordHash(account.did, await hashPassword(checked), this.now());
     return account;
   }
 
   /** A signed-in person changing their own password: the current one must be right. */
   async changePassword(did: string, currentPassword: string, newPassword: string): Promise<void> {
-    const account = await this.prisma.account.findUnique({ where: { did } });
+    const account = await this.store.find("did", did);
     if (!account || !(await verifyPassword(currentPassword, account.passwordHash))) {
       throw new AccountError("password_wrong", "The current password is not right", "password");
     }
     const checked = parseField(passwordSchema, newPassword, "password");
-    await this.prisma.account.update({ where: { did }, data: { passwordHash: await hashPassword(checked) } });
+    await this.store.setPasswordHash(did, await hashPassword(checked), this.now());
   }
 
   /** Deletes the account and, by cascade, its sessions, codes, grants and tokens. */
   async delete(identifier: string): Promise<AccountSummary> {
     const account = await this.requireAccount(identifier);
-    await this.prisma.account.delete({ where: { did: account.did } });
+    await this.store.delete(account.did);
     return account;
+  }
+
+  /**
+   * "Secure your account" after a password change (docs/decisions/0007):
+   * removes every passkey, signs out every other browser and, when asked,
+   * disconnects every app; all of it or nothing. Keeps only this browser
+   * signed in (`keepSessionIdHash`).
+   */
+  async secure(did: string, keepSessionIdHash: string, options: { disconnectApps: boolean }): Promise<LockdownResult> {
+    return this.store.secure(did, keepSessionIdHash, options.disconnectApps);
   }
 
   private async requireAccount(identifier: string): Promise<AccountSummary> {
@@ -155,6 +163,6 @@ export class AccountManager {
   }
 }
 
-function summary(account: { did: string; handle: string; email: string; createdAt: Date }): AccountSummary {
-  return { did: account.did, handle: account.handle, email: account.email, createdAt: account.createdAt };
+export function summary(account: Pick<StoredAccount, "did" | "handle" | "email" | "createdAt">): AccountSummary {
+  return { did: account.did, handle: account.handle, email: account.email, createdAt: new Date(account.createdAt) };
 }

@@ -21,5 +21,5 @@ export interface ChallengeStore {
    * True for the one caller that wins (docs/decisions/0002); false for unknown,
    * forged, expired, already spent, or bound to something else.
    */
-  consume(challenge: string, purpose: ChallengePurpose, binding: ChallengeBinding): boolean;
+  consume(challenge: string, purpose: ChallengePurpose, binding: ChallengeBinding): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
-import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { GrantStore } from "../oauth/token/grant-store.ts";
+import type { ConsentStore } from "./consent-store.ts";
 
 export type ConnectedApp = {
   clientId: string;
@@ -20,51 +20,43 @@ function scopeValues(scope: string): string[] {
  */
 export class ConnectedApps {
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly consents: ConsentStore,
     private readonly grants: GrantStore,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** Adds `scope` to what this account has allowed the client. */
   async remember(accountDid: string, clientId: string, scope: string): Promise<void> {
-    const now = new Date(this.now());
-    const existing = await this.prisma.authorizedClient.findUnique({ where: { accountDid_clientId: { accountDid, clientId } } });
-    const union = [...new Set([...scopeValues(existing?.scope ?? ""), ...scopeValues(scope)])].join(" ");
-    await this.prisma.authorizedClient.upsert({
-      where: { accountDid_clientId: { accountDid, clientId } },
-      create: { accountDid, clientId, scope: union, createdAt: now, updatedAt: now },
-      update: { scope: union, updatedAt: now },
-    });
+    await this.consents.remember(accountDid, clientId, scopeValues(scope), this.now());
   }
 
   /** True when the account already allowed this client every value of `scope` (or a broader set that contains them). */
   async covers(accountDid: string, clientId: string, scope: string): Promise<boolean> {
-    const existing = await this.prisma.authorizedClient.findUnique({ where: { accountDid_clientId: { accountDid, clientId } } });
+    const existing = await this.consents.find(accountDid, clientId);
     if (!existing) return false;
     const granted = new Set(scopeValues(existing.scope));
     return scopeValues(scope).every((value) => granted.has(value));
   }
 
   async list(accountDid: string): Promise<ConnectedApp[]> {
-    const remembered = await this.prisma.authorizedClient.findMany({ where: { accountDid }, orderBy: { updatedAt: "desc" } });
-    const grants = this.grants.listGrants(accountDid, this.now());
+    const remembered = await this.consents.list(accountDid);
+    const grants = await this.grants.listGrants(accountDid, this.now());
     return remembered.map((app) => {
       const own = grants.filter((grant) => grant.clientId === app.clientId);
       const lastUsed = own.reduce((latest, grant) => Math.max(latest, grant.lastUsedAt), 0);
       return {
         clientId: app.clientId,
         scope: app.scope,
-        firstAuthorizedAt: app.createdAt,
+        firstAuthorizedAt: new Date(app.createdAt),
         lastUsedAt: lastUsed ? new Date(lastUsed) : null,
         activeGrants: own.length,
       };
     });
   }
 
-  /** Ends every token the app holds for this account and forgets the consent. */
+  /** Ends every token the app holds for this account and forgets the consent, in one step. */
   async revoke(accountDid: string, clientId: string): Promise<boolean> {
-    const ended = this.grants.revokeClientGrants(accountDid, clientId);
-    const { count } = await this.prisma.authorizedClient.deleteMany({ where: { accountDid, clientId } });
-    return ended > 0 || count > 0;
+    const { grants, consent } = await this.consents.forget(accountDid, clientId);
+    return grants > 0 || consent;
   }
 }

@@ -10,10 +10,10 @@ import {
 } from "@simplewebauthn/server";
 import { z } from "zod";
 import { AtriumError } from "../errors/atrium-error.ts";
-import type { PrismaClient } from "../generated/prisma/client.ts";
 import { MINUTE } from "../util/time.ts";
 import type { AccountSummary } from "./account-manager.ts";
 import type { ChallengeStore } from "./challenge-store.ts";
+import type { PasskeyStore, StoredPasskey } from "./passkey-store.ts";
 
 /**
  * What a passkey assertion is bound to: one authorization request (consent
@@ -92,7 +92,7 @@ export class PasskeyManager {
   private readonly rpId: string;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly store: PasskeyStore,
     private readonly challenges: ChallengeStore,
     private readonly issuer: string,
     private readonly now: () => number = Date.now,
@@ -101,7 +101,7 @@ export class PasskeyManager {
   }
 
   async registrationOptions(account: AccountSummary): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    const existing = await this.prisma.passkey.findMany({ where: { accountDid: account.did }, select: { credentialId: true } });
+    const existing = await this.store.list(account.did);
     const challenge = this.challenges.issue("register", { accountDid: account.did }, CHALLENGE_LIFETIME);
     return generateRegistrationOptions({
       rpName: "Atrium",
@@ -122,7 +122,7 @@ export class PasskeyManager {
     const checkedName = passkeyName.safeParse(name);
     if (!checkedName.success) throw new PasskeyError(checkedName.error.issues[0]?.message ?? "Invalid name");
     const challenge = challengeOf(response.response.clientDataJSON);
-    if (!this.challenges.consume(challenge, "register", { accountDid: account.did })) {
+    if (!(await this.challenges.consume(challenge, "register", { accountDid: account.did }))) {
       throw new PasskeyError("This registration has expired or was already used. Try again.");
     }
     let verification;
@@ -139,28 +139,21 @@ export class PasskeyManager {
     }
     if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
     const info = verification.registrationInfo;
-    const now = new Date(this.now());
-    let created;
-    try {
-      created = await this.prisma.passkey.create({
-        data: {
-          credentialId: info.credential.id,
-          accountDid: account.did,
-          name: checkedName.data,
-          publicKey: Buffer.from(info.credential.publicKey),
-          counter: info.credential.counter,
-          transports: info.credential.transports ? JSON.stringify(info.credential.transports) : null,
-          deviceType: info.credentialDeviceType,
-          backedUp: info.credentialBackedUp,
-          createdAt: now,
-        },
-      });
-    } catch (error) {
-      // A credential ID already registered (to this account or another): one message either way.
-      if ((error as { code?: string }).code === "P2002") throw new PasskeyError("This passkey is already registered with this server.");
-      throw error;
-    }
-    return summary(created);
+    const passkey: StoredPasskey = {
+      credentialId: info.credential.id,
+      accountDid: account.did,
+      name: checkedName.data,
+      publicKey: info.credential.publicKey,
+      counter: info.credential.counter,
+      transports: info.credential.transports ? JSON.stringify(info.credential.transports) : null,
+      deviceType: info.credentialDeviceType,
+      backedUp: info.credentialBackedUp,
+      createdAt: this.now(),
+      lastUsedAt: null,
+    };
+    // A credential ID already registered (to this account or another): one message either way.
+    if (!(await this.store.insert(passkey))) throw new PasskeyError("This passkey is already registered with this server.");
+    return summary(passkey);
   }
 
   /** Options for a sign-in or re-authentication, bound as `binding` says. */
@@ -172,10 +165,10 @@ export class PasskeyManager {
   /** Verifies a sign-in and returns the account's DID; the challenge is spent whatever the outcome. */
   async authenticate(response: AuthenticationResponseJSON, binding: PasskeyBinding): Promise<string> {
     const challenge = challengeOf(response.response.clientDataJSON);
-    if (!this.challenges.consume(challenge, "authenticate", binding)) {
+    if (!(await this.challenges.consume(challenge, "authenticate", binding))) {
       throw new PasskeyError("This passkey request has expired, was already used, or belongs to another sign-in. Try again.");
     }
-    const passkey = await this.prisma.passkey.findUnique({ where: { credentialId: response.id } });
+    const passkey = await this.store.find(response.id);
     if (!passkey) throw new PasskeyError("This passkey is not registered with this server (it may have been deleted). Sign in with your password.");
     let verification;
     try {
@@ -186,7 +179,7 @@ export class PasskeyManager {
         expectedRPID: this.rpId,
         credential: {
           id: passkey.credentialId,
-          publicKey: new Uint8Array(passkey.publicKey),
+          publicKey: new Uint8Array(passkey.publicKey) as Uint8Array<ArrayBuffer>,
           counter: passkey.counter,
           transports: passkey.transports ? (JSON.parse(passkey.transports) as never) : undefined,
         },
@@ -196,41 +189,32 @@ export class PasskeyManager {
       throw new PasskeyError(`The passkey could not be verified: ${error instanceof Error ? error.message : "verification failed"}`);
     }
     if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
-    await this.prisma.passkey.update({
-      where: { credentialId: passkey.credentialId },
-      data: {
-        counter: verification.authenticationInfo.newCounter,
-        backedUp: verification.authenticationInfo.credentialBackedUp,
-        lastUsedAt: new Date(this.now()),
-      },
-    });
+    const { newCounter, credentialBackedUp } = verification.authenticationInfo;
+    await this.store.recordUse(passkey.credentialId, newCounter, credentialBackedUp, this.now());
     return passkey.accountDid;
   }
 
   async list(accountDid: string): Promise<PasskeySummary[]> {
-    const passkeys = await this.prisma.passkey.findMany({ where: { accountDid }, orderBy: { createdAt: "asc" } });
-    return passkeys.map(summary);
+    return (await this.store.list(accountDid)).map(summary);
   }
 
   async rename(accountDid: string, credentialId: string, name: string): Promise<void> {
     const checked = passkeyName.safeParse(name);
     if (!checked.success) throw new PasskeyError(checked.error.issues[0]?.message ?? "Invalid name");
-    const { count } = await this.prisma.passkey.updateMany({ where: { accountDid, credentialId }, data: { name: checked.data } });
-    if (count === 0) throw new PasskeyError("That passkey does not exist");
+    if (!(await this.store.rename(accountDid, credentialId, checked.data))) throw new PasskeyError("That passkey does not exist");
   }
 
   async remove(accountDid: string, credentialId: string): Promise<void> {
-    const { count } = await this.prisma.passkey.deleteMany({ where: { accountDid, credentialId } });
-    if (count === 0) throw new PasskeyError("That passkey does not exist");
+    if (!(await this.store.remove(accountDid, credentialId))) throw new PasskeyError("That passkey does not exist");
   }
 
   /** Whether to offer passkey sign-in: the hinted account has one, or (without a hint) any account does. */
   async offerPasskeys(accountDid?: string): Promise<boolean> {
-    return (await this.prisma.passkey.count({ where: accountDid ? { accountDid } : {}, take: 1 })) > 0;
+    return this.store.exists(accountDid);
   }
 }
 
-function summary(passkey: { credentialId: string; name: string; createdAt: Date; lastUsedAt: Date | null; backedUp: boolean }): PasskeySummary {
+function summary(passkey: StoredPasskey): PasskeySummary {
   const { credentialId, name, createdAt, lastUsedAt, backedUp } = passkey;
-  return { credentialId, name, createdAt, lastUsedAt, backedUp };
+  return { credentialId, name, createdAt: new Date(createdAt), lastUsedAt: lastUsedAt === null ? null : new Date(lastUsedAt), backedUp };
 }

@@ -9,6 +9,7 @@ import { MINUTE } from "../util/time.ts";
  */
 export const RECENT_AUTHENTICATION_MS = 5 * MINUTE;
 
-export function isRecentAuthentication(authenticatedAt: Date | null, now: number): boolean {
-  return authenticatedAt !== null && now - authenticatedAt.getTime() < RECENT_AUTHENTICATION_MS;
+/** `authenticatedAt`: epoch milliseconds, or null when never recorded. */
+export function isRecentAuthentication(authenticatedAt: number | null, now: number): boolean {
+  return authenticatedAt !== null && now - authenticatedAt < RECENT_AUTHENTICATION_MS;
 }

@@ -1,9 +1,8 @@
-import type { PrismaClient } from "../generated/prisma/client.ts";
-import { deleteExpiredSql } from "../stores/expired-rows.ts";
 import { randomToken, sha256Base64url } from "../util/crypto.ts";
 import { MINUTE } from "../util/time.ts";
-import type { AccountSummary } from "./account-manager.ts";
+import { summary, type AccountSummary } from "./account-manager.ts";
 import { isRecentAuthentication } from "./recent-authentication.ts";
+import type { SessionStore } from "./session-store.ts";
 
 export type BrowserSession = {
   account: AccountSummary;
@@ -15,6 +14,8 @@ export type BrowserSession = {
   recentlyAuthenticated: boolean;
 };
 
+export type SessionListing = { idHash: string; userAgent: string | null; ipAddress: string | null; createdAt: Date; lastSeenAt: Date };
+
 /**
  * Server-side browser sessions (docs/architecture.md, "Browser security"): the cookie holds a random id,
  * the database only its hash. Expired sessions are deleted when read, and a
@@ -22,7 +23,7 @@ export type BrowserSession = {
  */
 export class SessionManager {
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly store: SessionStore,
     private readonly lifetimeMs: number,
     private readonly now: () => number = Date.now,
   ) {}
@@ -31,18 +32,15 @@ export class SessionManager {
   async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string }): Promise<string> {
     const id = randomToken("ses");
     const now = this.now();
-    await this.prisma.$executeRawUnsafe(deleteExpiredSql("BrowserSession", "idHash"), now);
-    await this.prisma.browserSession.create({
-      data: {
-        idHash: sha256Base64url(id),
-        accountDid,
-        userAgent: meta.userAgent?.slice(0, 512),
-        ipAddress: meta.ipAddress?.slice(0, 64),
-        createdAt: new Date(now),
-        lastSeenAt: new Date(now),
-        expiresAt: new Date(now + this.lifetimeMs),
-        authenticatedAt: new Date(now),
-      },
+    await this.store.create({
+      idHash: sha256Base64url(id),
+      accountDid,
+      userAgent: meta.userAgent?.slice(0, 512) ?? null,
+      ipAddress: meta.ipAddress?.slice(0, 64) ?? null,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + this.lifetimeMs,
+      authenticatedAt: now,
     });
     return id;
   }
@@ -50,53 +48,49 @@ export class SessionManager {
   async resolve(id: string | undefined): Promise<BrowserSession | undefined> {
     if (!id || id.length > 128) return undefined;
     const idHash = sha256Base64url(id);
-    const row = await this.prisma.browserSession.findUnique({ where: { idHash }, include: { account: true } });
-    if (!row) return undefined;
     const now = this.now();
-    if (row.expiresAt.getTime() <= now) {
-      await this.prisma.browserSession.deleteMany({ where: { idHash } });
-      return undefined;
-    }
+    const found = await this.store.find(idHash, now);
+    if (!found) return undefined;
+    const { session, account } = found;
     // Record activity at most once a minute: keeps reads cheap.
-    if (now - row.lastSeenAt.getTime() > MINUTE) {
-      await this.prisma.browserSession.update({ where: { idHash }, data: { lastSeenAt: new Date(now) } });
-    }
-    const { did, handle, email, createdAt } = row.account;
+    if (now - session.lastSeenAt > MINUTE) await this.store.touch(idHash, now);
     return {
       idHash,
-      createdAt: row.createdAt,
-      authenticatedAt: row.authenticatedAt,
-      recentlyAuthenticated: isRecentAuthentication(row.authenticatedAt, now),
-      account: { did, handle, email, createdAt },
+      createdAt: new Date(session.createdAt),
+      authenticatedAt: session.authenticatedAt === null ? null : new Date(session.authenticatedAt),
+      recentlyAuthenticated: isRecentAuthentication(session.authenticatedAt, now),
+      account: summary(account),
     };
   }
 
   /** This browser has just proved the account's password or one of its passkeys again. */
   async markAuthenticated(idHash: string): Promise<void> {
-    await this.prisma.browserSession.updateMany({ where: { idHash }, data: { authenticatedAt: new Date(this.now()) } });
+    await this.store.markAuthenticated(idHash, this.now());
   }
 
-  async list(accountDid: string): Promise<{ idHash: string; userAgent: string | null; ipAddress: string | null; createdAt: Date; lastSeenAt: Date }[]> {
-    return this.prisma.browserSession.findMany({
-      where: { accountDid, expiresAt: { gt: new Date(this.now()) } },
-      orderBy: { lastSeenAt: "desc" },
-      select: { idHash: true, userAgent: true, ipAddress: true, createdAt: true, lastSeenAt: true },
-    });
+  async list(accountDid: string): Promise<SessionListing[]> {
+    const sessions = await this.store.listLive(accountDid, this.now());
+    return sessions.map(({ idHash, userAgent, ipAddress, createdAt, lastSeenAt }) => ({
+      idHash,
+      userAgent,
+      ipAddress,
+      createdAt: new Date(createdAt),
+      lastSeenAt: new Date(lastSeenAt),
+    }));
   }
 
   /** Signs out one of the account's browsers. */
   async destroyByHash(accountDid: string, idHash: string): Promise<void> {
-    await this.prisma.browserSession.deleteMany({ where: { accountDid, idHash } });
+    await this.store.delete(idHash, accountDid);
   }
 
   /** Signs out every browser of the account except the current one. */
   async destroyOthers(accountDid: string, currentIdHash: string): Promise<number> {
-    const { count } = await this.prisma.browserSession.deleteMany({ where: { accountDid, idHash: { not: currentIdHash } } });
-    return count;
+    return this.store.deleteOthers(accountDid, currentIdHash);
   }
 
   async destroy(id: string | undefined): Promise<void> {
     if (!id) return;
-    await this.prisma.browserSession.deleteMany({ where: { idHash: sha256Base64url(id) } });
+    await this.store.delete(sha256Base64url(id));
   }
 }

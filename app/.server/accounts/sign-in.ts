@@ -47,7 +47,7 @@ export class SignIn {
     const account = await this.accounts.findByIdentifier(identifier);
     const device = account ? knownDevice(account.did) : undefined;
     const subject: SignInSubject = !account ? { typed: canonicalIdentifier(identifier) } : device ? { device: { account: account.did, id: device } } : { account: account.did };
-    await this.check(this.claim(subject, address), () => this.accounts.passwordMatches(account?.did, password));
+    await this.check(await this.claim(subject, address), () => this.accounts.passwordMatches(account?.did, password));
     // No account matches no password (passwordMatches checks a dummy hash then), so `check` has thrown without one.
     return account!;
   }
@@ -59,42 +59,42 @@ export class SignIn {
    * account elsewhere can keep the owner from it.
    */
   async confirmPassword(accountDid: string, password: string, sessionIdHash: string): Promise<void> {
-    await this.check(this.claim({ session: sessionIdHash }, undefined), () => this.accounts.passwordMatches(accountDid, password));
+    await this.check(await this.claim({ session: sessionIdHash }, undefined), () => this.accounts.passwordMatches(accountDid, password));
   }
 
   private async check(attempt: ClaimedAttempt, verify: () => Promise<boolean>): Promise<void> {
     if (!(await verify())) {
-      this.failed(attempt, "password");
+      await this.failed(attempt, "password");
       throw new SignInError();
     }
-    this.throttle.succeeded(attempt);
+    await this.throttle.succeeded(attempt);
   }
 
   /** Claims an attempt; a refusal (a wait) is counted as a sign-in rate limit. */
-  private claim(subject: SignInSubject, address: string | undefined): ClaimedAttempt {
+  private async claim(subject: SignInSubject, address: string | undefined): Promise<ClaimedAttempt> {
     try {
-      return this.throttle.claim(subject, address);
+      return await this.throttle.claim(subject, address);
     } catch (error) {
       if (hasCode(error, "temporarily_unavailable")) this.metrics.rateLimited("sign_in");
       throw error;
     }
   }
 
-  private failed(attempt: ClaimedAttempt, method: SignInMethod): void {
-    this.throttle.failed(attempt);
+  private async failed(attempt: ClaimedAttempt, method: SignInMethod): Promise<void> {
+    await this.throttle.failed(attempt);
     this.metrics.signInFailed(method);
   }
 
   async withPasskey(response: AuthenticationResponseJSON, binding: PasskeyBinding, address: string | undefined): Promise<AccountSummary> {
-    const attempt = this.claim({ passkey: response.id }, address);
+    const attempt = await this.claim({ passkey: response.id }, address);
     let did: string;
     try {
       did = await this.passkeys.authenticate(response, binding);
     } catch (error) {
-      this.failed(attempt, "passkey");
+      await this.failed(attempt, "passkey");
       throw error;
     }
-    this.throttle.succeeded(attempt);
+    await this.throttle.succeeded(attempt);
     const account = await this.accounts.findByDid(did);
     if (!account) {
       this.metrics.signInFailed("passkey");

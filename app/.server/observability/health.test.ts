@@ -1,6 +1,6 @@
-import Database from "better-sqlite3";
+import { SqliteDatabase } from "../db/sqlite-database.ts";
 import { describe, expect, it } from "vitest";
-import { databaseCheck, healthEndpoint } from "./health.ts";
+import { healthEndpoint } from "./health.ts";
 
 describe("GET /xrpc/_health (healthEndpoint)", () => {
   it("answers 200 with the version while the check passes, never cached", async () => {
@@ -29,12 +29,11 @@ describe("GET /xrpc/_health (healthEndpoint)", () => {
   });
 });
 
-describe("databaseCheck", () => {
-  it("passes on an open database and throws once the connection is closed", () => {
-    const db = new Database(":memory:");
-    const check = databaseCheck(db);
-    expect(() => check()).not.toThrow();
-    db.close();
-    expect(() => check()).toThrow();
+describe("SqliteDatabase.ping (the health check of the embedded engine)", () => {
+  it("passes on an open database and throws once the connection is closed", async () => {
+    const db = new SqliteDatabase(":memory:");
+    expect(() => db.ping()).not.toThrow();
+    await db.close();
+    expect(() => db.ping()).toThrow();
   });
 });

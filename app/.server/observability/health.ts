@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import type { Awaitable } from "../db/sql.ts";
 import type { ApiResponse } from "../http/api-response.ts";
 import { jsonResponse } from "../http/api-response.ts";
 import type { ErrorReporter } from "./report-error.ts";
@@ -10,28 +10,13 @@ import type { ErrorReporter } from "./report-error.ts";
  * rate limited and never cached.
  */
 
-/** Throws when the database does not answer. */
-export type HealthCheck = () => void;
-
-/**
- * A trivial read on the services' own connection. `SELECT 1` would not do:
- * it touches no table, and answers even when the database file is gone or
- * unreadable. Reading the schema table starts a read transaction, which
- * takes SQLite's read lock and reads the file's header whenever another
- * connection changed the file.
- */
-export function databaseCheck(sqlite: Database.Database): HealthCheck {
-  let statement: Database.Statement | undefined;
-  return () => {
-    statement ??= sqlite.prepare("SELECT 1 FROM sqlite_schema LIMIT 1");
-    statement.get();
-  };
-}
+/** Throws (or rejects) when the database does not answer (Database.ping: docs/decisions/0017). */
+export type HealthCheck = () => Awaitable<void>;
 
 export function healthEndpoint(version: string, check: HealthCheck, report: ErrorReporter): () => Promise<ApiResponse> {
   return async () => {
     try {
-      check();
+      await check();
     } catch (error) {
       report("Health check failed: the database does not answer", error);
       // The XRPC error shape ({error, message}), with the version as the reference PDS sends it.

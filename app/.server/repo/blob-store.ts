@@ -16,5 +16,5 @@ export interface BlobStore {
    * One atomic step: removes the account's expired unreferenced blobs, then stores the blob if the account's stored
    * bytes plus this blob stay within the quota. A blob the account already has is not counted again.
    */
-  putBlob(did: string, blob: NewBlob, now: number): PutBlobOutcome;
+  putBlob(did: string, blob: NewBlob, now: number): Promise<PutBlobOutcome>;
 }

@@ -14,10 +14,10 @@ export type RecordWrite =
 export type WriteConflict = { kind: "exists" | "missing" | "swap-mismatch"; collection: string; rkey: string };
 
 export interface RepoStore {
-  getRecord(did: string, collection: string, rkey: string): StoredRecord | undefined;
-  listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): StoredRecord[];
+  getRecord(did: string, collection: string, rkey: string): Promise<StoredRecord | undefined>;
+  listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): Promise<StoredRecord[]>;
   /** Applies every write or none (one transaction); returns the first conflict instead of applying. */
-  applyWrites(did: string, writes: RecordWrite[], now: number): WriteConflict | undefined;
-  getPreferences(did: string): unknown[];
-  putPreferences(did: string, preferences: unknown[], now: number): void;
+  applyWrites(did: string, writes: RecordWrite[], now: number): Promise<WriteConflict | undefined>;
+  getPreferences(did: string): Promise<unknown[]>;
+  putPreferences(did: string, preferences: unknown[], now: number): Promise<void>;
 }

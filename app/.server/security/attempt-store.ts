@@ -20,9 +20,9 @@ export interface AttemptStore {
    * every key and returns 0; otherwise counts nothing and returns the longest
    * wait in milliseconds.
    */
-  claim(keys: readonly string[], now: number, rule: AttemptRule): number;
+  claim(keys: readonly string[], now: number, rule: AttemptRule): Promise<number>;
   /** Takes one counted attempt back (it succeeded). */
-  forgive(key: string): void;
+  forgive(key: string): Promise<void>;
   /** The counted attempt failed: the key remembers its attempts until `memoryMs` from now. */
-  failed(key: string, now: number, memoryMs: number): void;
+  failed(key: string, now: number, memoryMs: number): Promise<void>;
 }

@@ -1,7 +1,8 @@
-import type Database from "better-sqlite3";
-import { deleteExpiredSql } from "../stores/expired-rows.ts";
+import { at, get, run, sql, type Awaitable, type Database, type Program } from "../db/sql.ts";
+import { expiredRowsCleanup } from "../stores/expired-rows.ts";
 
 const CLEANUP_BATCH = 50;
+const cleanupCounters = expiredRowsCleanup("RateLimit", "key", "windowEndsAt", CLEANUP_BATCH);
 
 export type RateLimitResult = { allowed: boolean; count: number; retryAfterSeconds: number };
 /** Past this many tracked addresses the counters are written out and forgotten (memory stays bounded). */
@@ -31,51 +32,31 @@ type Counter = {
  */
 export class RequestLimiter {
   private readonly counters = new Map<string, Counter>();
-  private readonly write: (key: string, delta: number, now: number, windowEnd: number) => { count: number; windowEndsAt: number };
-  private readonly writePending: (now: number) => void;
   private readonly timer: NodeJS.Timeout;
+  private readonly now: () => number;
+  /** The flush under way, if any: the next one waits for it, so counts are never written twice. */
+  private flushing: Promise<void> | undefined;
 
   constructor(
-    db: Database.Database,
-    options: { flushMs?: number; now?: () => number } = {},
+    private readonly db: Database,
+    options: { flushMs?: number; now?: () => number; onFlushError?: (error: unknown) => void } = {},
   ) {
-    const now = options.now ?? Date.now;
-    this.now = now;
-    const add = db.prepare(
-      `INSERT INTO "RateLimit" (key, count, windowEndsAt) VALUES (@key, @delta, @windowEnd)
-       ON CONFLICT(key) DO UPDATE SET
-         count = CASE WHEN windowEndsAt <= @now THEN @delta ELSE count + @delta END,
-         windowEndsAt = CASE WHEN windowEndsAt <= @now THEN @windowEnd ELSE windowEndsAt END
-       RETURNING count, windowEndsAt`,
-    );
-    const cleanup = db.prepare(
-      deleteExpiredSql("RateLimit", "key", "windowEndsAt", CLEANUP_BATCH),
-    );
-    this.write = db.transaction((key: string, delta: number, at: number, windowEnd: number) => {
-      cleanup.run(at);
-      return add.get({ key, delta, now: at, windowEnd }) as { count: number; windowEndsAt: number };
-    });
-    // One transaction (one commit) for everything counted since the last flush.
-    this.writePending = db.transaction((at: number) => {
-      cleanup.run(at);
-      for (const [key, counter] of this.counters) {
-        if (counter.windowEndsAt <= at) {
-          this.counters.delete(key);
-          continue;
-        }
-        if (counter.pending === 0) continue;
-        const row = add.get({ key, delta: counter.pending, now: at, windowEnd: counter.windowEndsAt }) as { count: number; windowEndsAt: number };
-        this.counters.set(key, { windowEndsAt: row.windowEndsAt, shared: row.count, pending: 0 });
+    this.now = options.now ?? Date.now;
+    const onFlushError = options.onFlushError ?? (() => undefined);
+    this.timer = setInterval(() => {
+      // A failed flush keeps its counts in memory for the next one: nothing counted is lost.
+      try {
+        const flushed = this.flush();
+        if (flushed instanceof Promise) flushed.catch(onFlushError);
+      } catch (error) {
+        onFlushError(error);
       }
-    });
-    this.timer = setInterval(() => this.flush(), options.flushMs ?? 1000);
+    }, options.flushMs ?? 1000);
     this.timer.unref();
   }
 
-  private readonly now: () => number;
-
   /** Counts one request for `key`; allowed while the window's count is at most `limit`. */
-  hit(key: string, limit: number, windowMs: number): RateLimitResult {
+  hit(key: string, limit: number, windowMs: number): Awaitable<RateLimitResult> {
     const now = this.now();
     const counter = this.counters.get(key);
     const live = counter !== undefined && counter.windowEndsAt > now;
@@ -84,23 +65,89 @@ export class RequestLimiter {
       return { allowed: true, count: counter.shared + counter.pending, retryAfterSeconds: wholeSecondsUntil(counter.windowEndsAt, now) };
     }
     // Near the limit (or a new window): the database decides, with this process's unwritten hits included.
-    const row = this.write(key, (live ? counter.pending : 0) + 1, now, now + windowMs);
-    if (this.counters.size >= MAX_TRACKED_KEYS) this.flush(true);
-    this.counters.set(key, { windowEndsAt: row.windowEndsAt, shared: row.count, pending: 0 });
+    const delta = (live ? counter.pending : 0) + 1;
+    if (live) counter.pending = 0;
+    const written = this.db.transaction(function* (): Program<SharedCount> {
+      yield* run(cleanupCounters(now));
+      return yield* addHits(key, delta, now, now + windowMs);
+    });
+    return written instanceof Promise ? written.then((row) => this.decided(key, row, limit, now)) : this.decided(key, written, limit, now);
+  }
+
+  private decided(key: string, row: SharedCount, limit: number, now: number): RateLimitResult {
+    if (this.counters.size >= MAX_TRACKED_KEYS && !this.counters.has(key)) void this.flush(true);
+    const counter = this.counters.get(key);
+    // Hits counted here while the write was under way stay pending on top of the shared count.
+    this.counters.set(key, { windowEndsAt: row.windowEndsAt, shared: row.count, pending: counter && counter.windowEndsAt === row.windowEndsAt ? counter.pending : 0 });
     return { allowed: row.count <= limit, count: row.count, retryAfterSeconds: wholeSecondsUntil(row.windowEndsAt, now) };
   }
 
-  /** Writes the hits counted in memory; `forget` also drops every counter (they are re-read on the next hit). */
-  flush(forget = false): void {
-    this.writePending(this.now());
+  /** Writes the hits counted in memory, one transaction for all; `forget` also drops every counter (re-read on the next hit). */
+  flush(forget = false): Awaitable<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush(forget));
+    const now = this.now();
+    const batch: { key: string; delta: number; windowEndsAt: number }[] = [];
+    for (const [key, counter] of this.counters) {
+      if (counter.windowEndsAt <= now) {
+        this.counters.delete(key);
+      } else if (counter.pending > 0) {
+        batch.push({ key, delta: counter.pending, windowEndsAt: counter.windowEndsAt });
+        counter.pending = 0;
+      }
+    }
     if (forget) this.counters.clear();
+    const restore = () => {
+      for (const { key, delta, windowEndsAt } of batch) {
+        const counter = this.counters.get(key);
+        if (counter) counter.pending += delta;
+        else this.counters.set(key, { windowEndsAt, shared: 0, pending: delta });
+      }
+    };
+    const apply = (rows: SharedCount[]) => {
+      if (forget) return;
+      rows.forEach((row, index) => {
+        const counter = this.counters.get(batch[index]!.key);
+        if (counter) Object.assign(counter, { windowEndsAt: row.windowEndsAt, shared: row.count });
+      });
+    };
+    let written: Awaitable<SharedCount[]>;
+    try {
+      written = this.db.transaction(function* (): Program<SharedCount[]> {
+        yield* run(cleanupCounters(now));
+        const rows: SharedCount[] = [];
+        for (const { key, delta, windowEndsAt } of batch) rows.push(yield* addHits(key, delta, now, windowEndsAt));
+        return rows;
+      });
+    } catch (error) {
+      restore();
+      throw error;
+    }
+    if (!(written instanceof Promise)) return apply(written);
+    this.flushing = written.then(apply, (error: unknown) => {
+      restore();
+      throw error;
+    });
+    return this.flushing.finally(() => (this.flushing = undefined));
   }
 
   /** Stops the timer and writes what is still counted in memory (server shutdown). */
-  close(): void {
+  async close(): Promise<void> {
     clearInterval(this.timer);
-    this.flush(true);
+    await this.flush(true);
   }
+}
+
+type SharedCount = { count: number; windowEndsAt: number };
+
+/** Adds `delta` hits to the key's shared count (a fresh window once the last one ended); the count and window after. */
+function* addHits(key: string, delta: number, now: number, windowEnd: number): Program<SharedCount> {
+  const row = yield* get<SharedCount>(sql`INSERT INTO "RateLimit" ("key", "count", "windowEndsAt") VALUES (${key}, ${delta}, ${at(windowEnd)})
+    ON CONFLICT ("key") DO UPDATE SET
+      "count" = CASE WHEN "RateLimit"."windowEndsAt" <= ${at(now)} THEN ${delta} ELSE "RateLimit"."count" + ${delta} END,
+      "windowEndsAt" = CASE WHEN "RateLimit"."windowEndsAt" <= ${at(now)} THEN ${at(windowEnd)} ELSE "RateLimit"."windowEndsAt" END
+    RETURNING "count", "windowEndsAt"`);
+  if (!row) throw new Error("The request counter was not written");
+  return row;
 }
 
 /** Retry-After: the whole seconds until `time`, rounded up and at least 1 (RFC 9110 §10.2.3). */

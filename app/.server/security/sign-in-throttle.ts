@@ -61,10 +61,10 @@ export class SignInThrottle {
   }
 
   /** Counts an attempt, or throws TooManyRequestsError (counting nothing) while a counter is waiting. */
-  claim(subject: SignInSubject, address: string | undefined): ClaimedAttempt {
+  async claim(subject: SignInSubject, address: string | undefined): Promise<ClaimedAttempt> {
     const keys = [subjectKey(subject)];
     if (address && countsAddress(subject)) keys.push(`${ADDRESS_PREFIX}${limitBucketOf(address)}`);
-    const wait = this.store.claim(keys, this.now(), this.rule);
+    const wait = await this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
       throw new TooManyRequestsError(`Too many sign-in attempts. Wait ${formatWait(seconds)} and try again.`, seconds);
@@ -73,14 +73,14 @@ export class SignInThrottle {
   }
 
   /** The attempt proved the credentials: it no longer counts. */
-  succeeded(attempt: ClaimedAttempt): void {
-    for (const key of attempt.keys) this.store.forgive(key);
+  async succeeded(attempt: ClaimedAttempt): Promise<void> {
+    for (const key of attempt.keys) await this.store.forgive(key);
   }
 
   /** The attempt failed: it stays counted, and its counters are remembered from now. */
-  failed(attempt: ClaimedAttempt): void {
+  async failed(attempt: ClaimedAttempt): Promise<void> {
     const now = this.now();
-    for (const key of attempt.keys) this.store.failed(key, now, this.options.memoryMs);
+    for (const key of attempt.keys) await this.store.failed(key, now, this.options.memoryMs);
   }
 
   /** The wait after the latest of `count` attempts: none for the free ones, then 1 s, 2 s, 4 s, … */

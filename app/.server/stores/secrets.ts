@@ -1,19 +1,19 @@
 import { randomBytes } from "node:crypto";
-import type Database from "better-sqlite3";
+import { at, get, run, sql, type Awaitable, type Database, type Program } from "../db/sql.ts";
 
 export type SecretName = "dpop_nonce" | "cookie";
 
 /**
- * Returns the named secret, generating and storing it on first use. INSERT OR
- * IGNORE then SELECT: when several processes start at once, all read the one
- * value that won.
+ * Returns the named secret, generating and storing it on first use. Insert
+ * unless present, then read: when several processes start at once, all read
+ * the one value that won.
  */
-export function loadOrCreateSecret(db: Database.Database, name: SecretName): string {
-  db.prepare(`INSERT OR IGNORE INTO "ServerSecret" (name, value, createdAt) VALUES (?, ?, ?)`).run(
-    name,
-    randomBytes(32).toString("base64url"),
-    Date.now(),
-  );
-  const row = db.prepare(`SELECT value FROM "ServerSecret" WHERE name = ?`).get(name) as { value: string };
-  return row.value;
+export function loadOrCreateSecret(db: Database, name: SecretName, now = Date.now()): Awaitable<string> {
+  const candidate = randomBytes(32).toString("base64url");
+  return db.transaction(function* (): Program<string> {
+    yield* run(sql`INSERT INTO "ServerSecret" ("name", "value", "createdAt") VALUES (${name}, ${candidate}, ${at(now)}) ON CONFLICT DO NOTHING`);
+    const row = yield* get<{ value: string }>(sql`SELECT "value" FROM "ServerSecret" WHERE "name" = ${name}`);
+    if (!row) throw new Error(`The ${name} secret could not be stored`);
+    return row.value;
+  });
 }

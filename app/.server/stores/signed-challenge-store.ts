@@ -81,7 +81,7 @@ export class SignedChallengeStore implements ChallengeStore {
     return Buffer.concat([body, this.mac(body, binding)]).toString("base64url");
   }
 
-  consume(challenge: string, purpose: ChallengePurpose, binding: ChallengeBinding): boolean {
+  async consume(challenge: string, purpose: ChallengePurpose, binding: ChallengeBinding): Promise<boolean> {
     const bytes = decodeCanonical(challenge);
     if (bytes?.length !== CHALLENGE_BYTES) return false;
     const body = bytes.subarray(0, BODY_BYTES);

@@ -25,8 +25,8 @@ let manager: AuthorizeManager;
 
 beforeEach(() => {
   clock = Date.UTC(2026, 10, 1, 12, 0, 0);
-  requests = new MemoryRequestStore();
   grants = new MemoryGrantStore();
+  requests = new MemoryRequestStore(grants);
   const clients = new ClientManager(new MemoryClientStore(), new MemoryReplayStore(now), {
     issuer: ISSUER,
     allowPrivate: false,
@@ -35,8 +35,7 @@ beforeEach(() => {
     assertionMaxFutureMs: 10_000,
     now,
   });
-  const atomically = <T>(fn: () => T): T => fn();
-  manager = new AuthorizeManager(ISSUER, clients, requests, grants, atomically, { requestUriLifetimeMs: 5 * MINUTE, codeLifetimeMs: 5 * MINUTE, now });
+  manager = new AuthorizeManager(ISSUER, clients, requests, { requestUriLifetimeMs: 5 * MINUTE, codeLifetimeMs: 5 * MINUTE, now });
 });
 
 /** A request as PAR stores it; returns its request_uri. */
@@ -104,7 +103,7 @@ describe("AuthorizeManager.load", () => {
 describe("AuthorizeManager.approve and reject", () => {
   it("approve issues one code, redirected with code, state and iss (RFC 9207); the request is then answered", async () => {
     const pending = await manager.load(CLIENT_ID, pushed());
-    const location = new URL(manager.approve(pending, "did:plc:alice"));
+    const location = new URL(await manager.approve(pending, "did:plc:alice"));
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
     expect(location.searchParams.get("state")).toBe("the-state");
     expect(location.searchParams.get("iss")).toBe(ISSUER);
@@ -117,7 +116,7 @@ describe("AuthorizeManager.approve and reject", () => {
 
   it("reject redirects with the error, in the fragment when the client asked for it", async () => {
     const pending = await manager.load(CLIENT_ID, pushed({ response_mode: "fragment" }));
-    const location = new URL(manager.reject(pending, "access_denied", "The user denied the request"));
+    const location = new URL(await manager.reject(pending, "access_denied", "The user denied the request"));
     expect(location.search).toBe("");
     const fragment = new URLSearchParams(location.hash.slice(1));
     expect(Object.fromEntries(fragment)).toEqual({ error: "access_denied", error_description: "The user denied the request", state: "the-state", iss: ISSUER });

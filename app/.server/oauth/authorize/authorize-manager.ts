@@ -4,7 +4,6 @@ import type { ClientManager } from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
 import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
 import type { AuthorizationParameters, RequestStore, StoredAuthorizationRequest } from "../request/request-store.ts";
-import type { GrantStore } from "../token/grant-store.ts";
 import { randomToken, sha256Base64url } from "../../util/crypto.ts";
 import { HOUR } from "../../util/time.ts";
 
@@ -27,8 +26,6 @@ export type PendingAuthorization = { request: StoredAuthorizationRequest; client
 /** Errors sent back to the client through its redirect (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
 export type RedirectErrorCode = "access_denied" | "login_required" | "consent_required" | "server_error";
 
-type Transactor = <T>(fn: () => T) => T;
-
 /** The longest a request_uri may be kept alive by showing the screen. */
 const MAX_REQUEST_LIFETIME = HOUR;
 
@@ -37,8 +34,6 @@ export class AuthorizeManager {
     private readonly issuer: string,
     private readonly clients: ClientManager,
     private readonly requests: RequestStore,
-    private readonly grants: GrantStore,
-    private readonly atomically: Transactor,
     private readonly options: { requestUriLifetimeMs: number; codeLifetimeMs: number; now?: () => number },
   ) {}
 
@@ -52,7 +47,7 @@ export class AuthorizeManager {
       );
     }
     const now = this.now();
-    const request = this.requests.findActive(sha256Base64url(requestUri), now);
+    const request = await this.requests.findActive(sha256Base64url(requestUri), now);
     if (!request) {
       throw new AuthorizationPageError(
         "request_expired",
@@ -75,38 +70,34 @@ export class AuthorizeManager {
     }
     // Showing the screen keeps the request alive while the person reads it.
     const extended = Math.min(now + this.options.requestUriLifetimeMs, request.createdAt + MAX_REQUEST_LIFETIME);
-    if (extended > request.expiresAt) this.requests.extend(request.idHash, extended);
+    if (extended > request.expiresAt) await this.requests.extend(request.idHash, extended);
     return { request, client, requestUri };
   }
 
   /** The person allowed the request: issue a single-use code (RFC 6749 §4.1.2). */
-  approve(pending: PendingAuthorization, accountDid: string): string {
+  async approve(pending: PendingAuthorization, accountDid: string): Promise<string> {
     const { request } = pending;
     const code = randomToken("cod");
     const now = this.now();
-    const issued = this.atomically(() => {
-      if (!this.requests.consume(request.idHash, now)) return false;
-      this.grants.insertCode({
-        codeHash: sha256Base64url(code),
-        clientId: request.clientId,
-        accountDid,
-        redirectUri: request.parameters.redirect_uri,
-        scope: request.parameters.scope,
-        codeChallenge: request.parameters.code_challenge,
-        dpopJkt: request.dpopJkt,
-        clientKey: request.clientKey,
-        createdAt: now,
-        expiresAt: now + this.options.codeLifetimeMs,
-      });
-      return true;
+    const issued = await this.requests.exchangeForCode(request.idHash, now, {
+      codeHash: sha256Base64url(code),
+      clientId: request.clientId,
+      accountDid,
+      redirectUri: request.parameters.redirect_uri,
+      scope: request.parameters.scope,
+      codeChallenge: request.parameters.code_challenge,
+      dpopJkt: request.dpopJkt,
+      clientKey: request.clientKey,
+      createdAt: now,
+      expiresAt: now + this.options.codeLifetimeMs,
     });
     if (!issued) throw this.alreadyUsed();
     return this.redirectUrl(request.parameters, { code });
   }
 
   /** The person denied, or the request cannot proceed without a screen: tell the client. */
-  reject(pending: PendingAuthorization, error: RedirectErrorCode, description: string): string {
-    if (!this.requests.consume(pending.request.idHash, this.now())) throw this.alreadyUsed();
+  async reject(pending: PendingAuthorization, error: RedirectErrorCode, description: string): Promise<string> {
+    if (!(await this.requests.consume(pending.request.idHash, this.now()))) throw this.alreadyUsed();
     return this.redirectUrl(pending.request.parameters, { error, error_description: description });
   }
 

@@ -195,7 +195,7 @@ export class ClientManager {
     if (issuedAt > now + this.options.assertionMaxFutureMs) throw new InvalidClientError("client_assertion iat is in the future");
     // An assertion is accepted only while its iat is recent, so its jti needs remembering only that long (RFC 7523 §3 (7)).
     const rememberUntil = now + this.options.assertionMaxAgeMs + this.options.assertionMaxFutureMs;
-    if (!this.replay.recordUnique(`client-assertion:${client.clientId}`, String(payload.jti), rememberUntil)) {
+    if (!(await this.replay.recordUnique(`client-assertion:${client.clientId}`, String(payload.jti), rememberUntil))) {
       throw new InvalidClientError("client_assertion replayed (jti already used)");
     }
     return { method: "private_key_jwt", key: { kid, alg: "ES256", jkt: thumbprintOf(jwk) } };

@@ -75,7 +75,7 @@ export class DpopVerifier {
       throw new UseDpopNonceError(payload.nonce === undefined ? undefined : "DPoP nonce is stale or invalid");
     }
     const replayWindowEnd = now + this.options.maxAgeMs + this.options.maxFutureMs;
-    if (!this.replay.recordUnique(`dpop:${jkt}`, jti, replayWindowEnd)) {
+    if (!(await this.replay.recordUnique(`dpop:${jkt}`, jti, replayWindowEnd))) {
       throw new InvalidDpopProofError("DPoP proof replayed (jti already used)");
     }
     return { jkt, jti, accessTokenHash };

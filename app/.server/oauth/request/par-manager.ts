@@ -69,7 +69,7 @@ export class ParManager {
       createdAt: now,
       expiresAt: now + this.options.requestUriLifetimeMs,
     };
-    this.requests.create(stored);
+    await this.requests.create(stored);
     return { request_uri: requestUri, expires_in: secondsUntil(stored.expiresAt, now) };
   }
 }

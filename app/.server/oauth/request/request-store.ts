@@ -1,4 +1,5 @@
 import type { ClientKeyBinding } from "../client/client-manager.ts";
+import type { NewAuthorizationCode } from "../token/grant-store.ts";
 import type { PermissionSetGrant } from "../scopes/requested-scope.ts";
 
 /** The validated parameters of a pushed authorization request. */
@@ -28,11 +29,16 @@ export type StoredAuthorizationRequest = {
 };
 
 export interface RequestStore {
-  create(request: StoredAuthorizationRequest): void;
+  create(request: StoredAuthorizationRequest): Promise<void>;
   /** A live, unconsumed request; an expired one is deleted and absent (docs/architecture.md, "Lazy expiry"). */
-  findActive(idHash: string, now: number): StoredAuthorizationRequest | undefined;
+  findActive(idHash: string, now: number): Promise<StoredAuthorizationRequest | undefined>;
   /** Pushes the expiry out to `until` (never earlier than it was). */
-  extend(idHash: string, until: number): void;
+  extend(idHash: string, until: number): Promise<void>;
   /** Marks the request used; true only for the one caller that won (docs/architecture.md, "Tokens and codes"). */
-  consume(idHash: string, now: number): boolean;
+  consume(idHash: string, now: number): Promise<boolean>;
+  /**
+   * The request was approved: marks it used and stores its code, in one
+   * atomic step. False, and no code, when another answer consumed it first.
+   */
+  exchangeForCode(idHash: string, now: number, code: NewAuthorizationCode): Promise<boolean>;
 }

@@ -46,11 +46,11 @@ export class AccessTokenVerifier {
     }
     // The proof's checked ath is the token's SHA-256: the stored form of the token.
     const now = this.now();
-    const owner = this.grants.findAccessToken(proof.accessTokenHash ?? sha256Base64url(token), now);
+    const owner = await this.grants.findAccessToken(proof.accessTokenHash ?? sha256Base64url(token), now);
     if (!owner) throw new InvalidTokenError("The access token is invalid, expired or revoked");
     // RFC 9449 §7.1: the proof's key must be the key the token is bound to.
     if (owner.grant.dpopJkt !== proof.jkt) throw new InvalidTokenError("The DPoP proof key does not match the token's key");
-    if (now - owner.grant.lastUsedAt > LAST_USED_RESOLUTION) this.grants.touchGrant(owner.grant.id, now);
+    if (now - owner.grant.lastUsedAt > LAST_USED_RESOLUTION) await this.grants.touchGrant(owner.grant.id, now);
     // The token's own scope: the grant's, or the narrower one asked for when it was refreshed.
     return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.scope };
   }

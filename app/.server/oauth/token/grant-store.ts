@@ -46,35 +46,35 @@ export type StoredRefreshToken = { tokenHash: string; grant: Grant; expiresAt: n
 export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string; scope: string };
 
 export interface GrantStore {
-  insertCode(code: NewAuthorizationCode): void;
+  insertCode(code: NewAuthorizationCode): Promise<void>;
   /** Lazy expiry: an expired code is deleted and absent. */
-  findCode(codeHash: string, now: number): StoredAuthorizationCode | undefined;
+  findCode(codeHash: string, now: number): Promise<StoredAuthorizationCode | undefined>;
   /**
    * Atomically marks the code used and creates its grant and first tokens.
    * False when another request used the code first (docs/architecture.md, "Tokens and codes").
    */
-  redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): boolean;
-  findRefreshToken(tokenHash: string, now: number): StoredRefreshToken | undefined;
+  redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes): Promise<boolean>;
+  findRefreshToken(tokenHash: string, now: number): Promise<StoredRefreshToken | undefined>;
   /**
    * Atomically spends the refresh token and issues the next pair; the grant's
    * earlier access tokens end. False when the token was already spent.
    */
-  rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): boolean;
-  findAccessToken(tokenHash: string, now: number): AccessTokenOwner | undefined;
+  rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): Promise<boolean>;
+  findAccessToken(tokenHash: string, now: number): Promise<AccessTokenOwner | undefined>;
   /** Ends a grant and every token it produced. */
-  revokeGrant(grantId: string): void;
+  revokeGrant(grantId: string): Promise<void>;
   /** Live grants of an account, newest use first (for the account pages). */
-  listGrants(accountDid: string, now: number): Grant[];
+  listGrants(accountDid: string, now: number): Promise<Grant[]>;
   /** Ends every grant an account gave a client, and the unredeemed codes that would become new ones; returns how many grants ended. */
-  revokeClientGrants(accountDid: string, clientId: string): number;
+  revokeClientGrants(accountDid: string, clientId: string): Promise<number>;
   /**
    * Ends every grant the account gave any client, and its codes not yet
    * redeemed (a code must not become a grant afterwards); returns how many
    * grants ended.
    */
-  revokeAccountGrants(accountDid: string): number;
+  revokeAccountGrants(accountDid: string): Promise<number>;
   /** Records use of a grant by a resource request (at most once a minute: callers throttle). */
-  touchGrant(grantId: string, now: number): void;
+  touchGrant(grantId: string, now: number): Promise<void>;
   /** The grant an access or refresh token (live or spent) belongs to, if any. */
-  findGrantByTokenHash(tokenHash: string): Grant | undefined;
+  findGrantByTokenHash(tokenHash: string): Promise<Grant | undefined>;
 }

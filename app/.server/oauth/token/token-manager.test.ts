@@ -73,7 +73,8 @@ beforeEach(async () => {
 function issueCode(options: { clientId?: string; clientKey?: ClientKeyBinding | null; scope?: string } = {}) {
   const code = randomToken("cod");
   const verifier = randomToken("ver");
-  grants.insertCode({
+  // The in-memory store writes synchronously; the promise only reports it.
+  void grants.insertCode({
     codeHash: sha256Base64url(code),
     clientId: options.clientId ?? PUBLIC_CLIENT,
     accountDid: "did:plc:alice",
@@ -132,7 +133,7 @@ describe("TokenManager: authorization_code (RFC 6749 §4.1.3, RFC 7636)", () => 
     const code = issueCode();
     const first = await exchange(code);
     expect(await refusal(exchange(code))).toMatch(/^invalid_grant: .*already used/);
-    expect(grants.findAccessToken(sha256Base64url(first.access_token), clock)).toBeUndefined();
+    expect(await grants.findAccessToken(sha256Base64url(first.access_token), clock)).toBeUndefined();
     expect(grants.grants.size).toBe(0);
   });
 
@@ -160,8 +161,8 @@ describe("TokenManager: refresh_token (RFC 6749 §6, OAuth 2.1 §4.3.1)", () => 
     clock += MINUTE;
     const second = await refresh(first.refresh_token);
     expect(second.refresh_token).not.toBe(first.refresh_token);
-    expect(grants.findAccessToken(sha256Base64url(first.access_token), clock)).toBeUndefined();
-    expect(grants.findAccessToken(sha256Base64url(second.access_token), clock)).toBeDefined();
+    expect(await grants.findAccessToken(sha256Base64url(first.access_token), clock)).toBeUndefined();
+    expect(await grants.findAccessToken(sha256Base64url(second.access_token), clock)).toBeDefined();
   });
 
   it("reuse of a spent refresh token revokes the whole grant", async () => {
@@ -177,7 +178,7 @@ describe("TokenManager: refresh_token (RFC 6749 §6, OAuth 2.1 §4.3.1)", () => 
     expect(await refusal(refresh(first.refresh_token, { scope: "transition:generic" }))).toMatch(/^invalid_scope/);
     const narrowed = await refresh(first.refresh_token, { scope: "atproto" });
     expect(narrowed.scope).toBe("atproto");
-    expect(grants.findAccessToken(sha256Base64url(narrowed.access_token), clock)?.scope).toBe("atproto");
+    expect((await grants.findAccessToken(sha256Base64url(narrowed.access_token), clock))?.scope).toBe("atproto");
     expect((await refresh(narrowed.refresh_token)).scope).toBe("atproto transition:generic");
   });
 
@@ -216,7 +217,7 @@ describe("TokenManager: a confidential client's grant is bound to its key (RFC 7
 
   it("a confidential grant lasts two years, and a DPoP proof signed with the client key is refused", async () => {
     const issued = await exchange(issueCode({ clientId: CONFIDENTIAL_CLIENT, clientKey: k2.binding }), confidential(await assertion(k2)));
-    const grant = grants.findGrantByTokenHash(sha256Base64url(issued.refresh_token))!;
+    const grant = (await grants.findGrantByTokenHash(sha256Base64url(issued.refresh_token)))!;
     expect(grant.endsAt - grant.createdAt).toBe(730 * DAY);
     const code = issueCode({ clientId: CONFIDENTIAL_CLIENT, clientKey: k2.binding });
     expect(await refusal(exchange(code, confidential(await assertion(k2)), k2.binding.jkt))).toMatch(/different key than the client assertion/);

@@ -82,7 +82,7 @@ export class TokenManager {
     assertDistinctDpopKey(auth, dpopJkt);
     switch (input.grant_type) {
       case "authorization_code": {
-        const response = this.redeemCode(input, client, auth, dpopJkt);
+        const response = await this.redeemCode(input, client, auth, dpopJkt);
         this.metrics.tokensIssued("authorization_code");
         return response;
       }
@@ -96,16 +96,16 @@ export class TokenManager {
     }
   }
 
-  private redeemCode(input: TokenRequest, client: OAuthClient, auth: ClientAuthentication, dpopJkt: string): TokenResponse {
+  private async redeemCode(input: TokenRequest, client: OAuthClient, auth: ClientAuthentication, dpopJkt: string): Promise<TokenResponse> {
     if (!input.code) throw new InvalidRequestError("code is required");
     if (!input.code_verifier) throw new InvalidRequestError("code_verifier is required (PKCE)");
     const codeHash = sha256Base64url(input.code);
     const now = this.now();
-    const code = this.grants.findCode(codeHash, now);
+    const code = await this.grants.findCode(codeHash, now);
     if (!code) throw new InvalidGrantError("Invalid or expired authorization code");
     if (code.usedAt !== null) {
       // RFC 6749 §4.1.2: a code used twice "SHOULD revoke ... all tokens previously issued based on that authorization code".
-      if (code.grantId) this.grants.revokeGrant(code.grantId);
+      if (code.grantId) await this.grants.revokeGrant(code.grantId);
       throw new InvalidGrantError("Authorization code was already used; the tokens issued from it are revoked");
     }
     if (code.clientId !== client.clientId) throw new InvalidGrantError("Authorization code was issued to another client");
@@ -142,10 +142,10 @@ export class TokenManager {
       endsAt,
     };
     const { hashes, response } = this.newTokens(now, grant, null);
-    if (!this.grants.redeemCode(codeHash, now, grant, hashes)) {
+    if (!(await this.grants.redeemCode(codeHash, now, grant, hashes))) {
       // Lost a race with another redemption of the same code: that is reuse too.
-      const winner = this.grants.findCode(codeHash, now);
-      if (winner?.grantId) this.grants.revokeGrant(winner.grantId);
+      const winner = await this.grants.findCode(codeHash, now);
+      if (winner?.grantId) await this.grants.revokeGrant(winner.grantId);
       throw new InvalidGrantError("Authorization code was already used; the tokens issued from it are revoked");
     }
     return response;
@@ -155,12 +155,12 @@ export class TokenManager {
     if (!input.refresh_token) throw new InvalidRequestError("refresh_token is required");
     const tokenHash = sha256Base64url(input.refresh_token);
     const now = this.now();
-    const stored = this.grants.findRefreshToken(tokenHash, now);
+    const stored = await this.grants.findRefreshToken(tokenHash, now);
     if (!stored) throw new InvalidGrantError("Invalid, expired or revoked refresh token; the grant may have reached its lifetime");
     const { grant } = stored;
     if (stored.usedAt !== null) {
       // OAuth 2.1 §4.3.1 / RFC 9700 §4.14.2: reuse of a rotated refresh token revokes the grant.
-      this.grants.revokeGrant(grant.id);
+      await this.grants.revokeGrant(grant.id);
       throw new InvalidGrantError("Refresh token was already used; the grant is revoked");
     }
     if (grant.clientId !== client.clientId) throw new InvalidGrantError("Refresh token was issued to another client");
@@ -169,8 +169,8 @@ export class TokenManager {
     const accessScope = narrowedScope(input.scope, grant.scope);
 
     const { hashes, response } = this.newTokens(now, grant, accessScope);
-    if (!this.grants.rotateRefreshToken(tokenHash, grant.id, now, hashes)) {
-      this.grants.revokeGrant(grant.id);
+    if (!(await this.grants.rotateRefreshToken(tokenHash, grant.id, now, hashes))) {
+      await this.grants.revokeGrant(grant.id);
       throw new InvalidGrantError("Refresh token was already used; the grant is revoked");
     }
     return response;
@@ -190,7 +190,7 @@ export class TokenManager {
     if (presented !== null && (await this.clients.publishesKey(grant.clientId, grant.clientKey))) {
       throw new InvalidGrantError(`This grant is bound to the client key ${grant.clientKey.kid}; sign the client_assertion with that key`);
     }
-    this.grants.revokeGrant(grant.id);
+    await this.grants.revokeGrant(grant.id);
     throw new InvalidGrantError("The client key this grant is bound to is no longer published; sign in again");
   }
 
@@ -202,14 +202,14 @@ export class TokenManager {
    * error (§2.2). Either token of a grant ends the whole grant.
    */
   async revoke(input: RevocationRequest): Promise<void> {
-    const grant = input.token.length > 256 ? undefined : this.grants.findGrantByTokenHash(sha256Base64url(input.token));
+    const grant = input.token.length > 256 ? undefined : await this.grants.findGrantByTokenHash(sha256Base64url(input.token));
     // Unknown: nothing to end. The client is not looked up first: that would fetch its metadata document for anyone
     // posting made-up tokens and client_ids, making this endpoint a relay for requests to arbitrary hosts.
     if (!grant) return;
     if (grant.clientId !== input.client_id) throw new InvalidGrantError("This token was not issued to this client");
     const auth = await this.clients.authenticate(await this.clients.getClient(input.client_id), input);
     if (!sameClientKey(grant.clientKey, clientKeyOf(auth))) throw new InvalidGrantError("This token is bound to another client key");
-    this.grants.revokeGrant(grant.id);
+    await this.grants.revokeGrant(grant.id);
   }
 
   /** New tokens for `grant`, never outliving it. */

@@ -93,6 +93,6 @@ async function secureAccount(services: Services, { account, sessionIdHash, recen
     return formErrors("secure", { form: "For your safety, confirm it's you first: enter your password or use one of your passkeys." }, undefined, 403);
   }
   const disconnectApps = form("disconnect_apps") === "on";
-  services.lockdown.secure(account.did, sessionIdHash, { disconnectApps });
+  await services.accounts.secure(account.did, sessionIdHash, { disconnectApps });
   return redirectTo(withNotice("/account/password", disconnectApps ? "account-secured-apps" : "account-secured"));
 }

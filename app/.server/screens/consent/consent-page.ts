@@ -72,8 +72,8 @@ export async function showConsentPage(services: Services, request: Request): Pro
     if (account && remembered) return redirectTo(await approve(services, pending, account));
     return redirectTo(
       account
-        ? services.authorize.reject(pending, "consent_required", "The user must approve this request")
-        : services.authorize.reject(pending, "login_required", "The user is not signed in"),
+        ? await services.authorize.reject(pending, "consent_required", "The user must approve this request")
+        : await services.authorize.reject(pending, "login_required", "The user is not signed in"),
     );
   }
   // prompt=consent always shows the screen: remembered consent is then not claimed.
@@ -98,7 +98,7 @@ export async function answerConsentForm(services: Services, request: Request, fo
   const decision = form("decision");
   if (decision === "deny") {
     // Denying never needs a password.
-    return redirectTo(services.authorize.reject(pending, "access_denied", "The user denied the request"));
+    return redirectTo(await services.authorize.reject(pending, "access_denied", "The user denied the request"));
   }
   if (decision === "switch_account") {
     await services.sessions.destroy(readCookie(request, cookieNames(config).session));
@@ -126,7 +126,7 @@ export async function answerConsentForm(services: Services, request: Request, fo
 
 /** Issues the code and remembers the consent for next time. */
 async function approve(services: Services, pending: PendingAuthorization, account: AccountSummary): Promise<string> {
-  const location = services.authorize.approve(pending, account.did);
+  const location = await services.authorize.approve(pending, account.did);
   await services.connectedApps.remember(account.did, pending.client.clientId, pending.request.parameters.scope);
   return location;
 }

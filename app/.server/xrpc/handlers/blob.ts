@@ -29,7 +29,7 @@ export const blobMethods: XrpcMethods = {
     type: "procedure",
     auth: "required",
     input: "bytes",
-    handler: ({ services, caller, request }, bytes) => {
+    handler: async ({ services, caller, request }, bytes) => {
       const declaredType = mediaTypeEssence(request.headers.get("content-type"));
       if (!declaredType) throw invalidRequest("Content-Type must name the blob's media type");
       if (bytes.byteLength === 0) throw invalidRequest("The blob is empty");
@@ -40,7 +40,7 @@ export const blobMethods: XrpcMethods = {
       caller.requireBlob(declaredType);
       if (detectedType && detectedType !== declaredType) caller.requireBlob(detectedType);
       const mimeType = detectedType ?? declaredType;
-      const outcome = services.blobs.putBlob(caller.did, { cid: rawCid(bytes), declaredType, detectedType, mimeType, bytes }, services.now());
+      const outcome = await services.blobs.putBlob(caller.did, { cid: rawCid(bytes), declaredType, detectedType, mimeType, bytes }, services.now());
       if (outcome.kind === "over-quota") throw quotaExceeded(outcome, bytes.byteLength, services.config.blobUnreferencedGraceMs);
       const { blob } = outcome;
       return { blob: { $type: "blob", ref: { $link: blob.cid }, mimeType: blob.mimeType, size: blob.size } };

@@ -16,19 +16,19 @@ export const preferenceMethods: XrpcMethods = {
   "app.bsky.actor.getPreferences": {
     type: "query",
     auth: "required",
-    handler: ({ services, caller }) => {
+    handler: async ({ services, caller }) => {
       caller.requireRpc("app.bsky.actor.getPreferences", services.config.appview);
-      return { preferences: services.repo.getPreferences(caller.did) };
+      return { preferences: await services.repo.getPreferences(caller.did) };
     },
   },
   "app.bsky.actor.putPreferences": {
     type: "procedure",
     auth: "required",
     input: "json",
-    handler: ({ services, caller }, body) => {
+    handler: async ({ services, caller }, body) => {
       caller.requireRpc("app.bsky.actor.putPreferences", services.config.appview);
       const { preferences } = putPreferencesInput.parse(body);
-      services.repo.putPreferences(caller.did, preferences, services.now());
+      await services.repo.putPreferences(caller.did, preferences, services.now());
       return {};
     },
   },

@@ -63,8 +63,8 @@ function normalizeRecord(coll: string, value: Record<string, unknown>): Record<s
   return { ...value, $type: coll };
 }
 
-function applyOrThrow(services: Services, did: string, writes: RecordWrite[]): void {
-  const conflict = services.repo.applyWrites(did, writes, services.now());
+async function applyOrThrow(services: Services, did: string, writes: RecordWrite[]): Promise<void> {
+  const conflict = await services.repo.applyWrites(did, writes, services.now());
   if (conflict) throw conflictError(conflict);
 }
 
@@ -94,14 +94,14 @@ export const repoMethods: XrpcMethods = {
     type: "procedure",
     auth: "required",
     input: "json",
-    handler: ({ services, caller }, body) => {
+    handler: async ({ services, caller }, body) => {
       const input = createInput.parse(body);
       assertOwnRepo(caller, input.repo);
       caller.requireRepo(input.collection, "create");
       const value = normalizeRecord(input.collection, input.record);
       const key = input.rkey ?? nextTid(services.now());
       const write: RecordWrite = { action: "create", collection: input.collection, rkey: key, value, cid: rawCid(JSON.stringify(value)) };
-      applyOrThrow(services, caller.did, [write]);
+      await applyOrThrow(services, caller.did, [write]);
       return { uri: recordUri(caller.did, input.collection, key), cid: write.cid, validationStatus: "unknown" };
     },
   },
@@ -111,7 +111,7 @@ export const repoMethods: XrpcMethods = {
     type: "procedure",
     auth: "required",
     input: "json",
-    handler: ({ services, caller }, body) => {
+    handler: async ({ services, caller }, body) => {
       const input = putInput.parse(body);
       assertOwnRepo(caller, input.repo);
       caller.requireRepo(input.collection, "create");
@@ -125,7 +125,7 @@ export const repoMethods: XrpcMethods = {
         cid: rawCid(JSON.stringify(value)),
         swapCid: input.swapRecord,
       };
-      applyOrThrow(services, caller.did, [write]);
+      await applyOrThrow(services, caller.did, [write]);
       return { uri: recordUri(caller.did, input.collection, input.rkey), cid: write.cid, validationStatus: "unknown" };
     },
   },
@@ -134,11 +134,11 @@ export const repoMethods: XrpcMethods = {
     type: "procedure",
     auth: "required",
     input: "json",
-    handler: ({ services, caller }, body) => {
+    handler: async ({ services, caller }, body) => {
       const input = deleteInput.parse(body);
       assertOwnRepo(caller, input.repo);
       caller.requireRepo(input.collection, "delete");
-      applyOrThrow(services, caller.did, [{ action: "delete", collection: input.collection, rkey: input.rkey, swapCid: input.swapRecord }]);
+      await applyOrThrow(services, caller.did, [{ action: "delete", collection: input.collection, rkey: input.rkey, swapCid: input.swapRecord }]);
       return {};
     },
   },
@@ -148,7 +148,7 @@ export const repoMethods: XrpcMethods = {
     type: "procedure",
     auth: "required",
     input: "json",
-    handler: ({ services, caller }, body) => {
+    handler: async ({ services, caller }, body) => {
       const input = applyWritesInput.parse(body);
       assertOwnRepo(caller, input.repo);
       const writes: RecordWrite[] = input.writes.map((item) => {
@@ -162,7 +162,7 @@ export const repoMethods: XrpcMethods = {
         const key = item.rkey ?? nextTid(services.now());
         return { action: isCreate ? "create" : "update", collection: item.collection, rkey: key, value, cid: rawCid(JSON.stringify(value)) };
       });
-      applyOrThrow(services, caller.did, writes);
+      await applyOrThrow(services, caller.did, writes);
       return {
         results: writes.map((write) =>
           write.action === "delete"
@@ -185,7 +185,7 @@ export const repoMethods: XrpcMethods = {
     handler: async ({ services, params }) => {
       const input = getRecordParams.parse(Object.fromEntries(params));
       const did = await resolveRepo(services, input.repo);
-      const record = did ? services.repo.getRecord(did, input.collection, input.rkey) : undefined;
+      const record = did ? await services.repo.getRecord(did, input.collection, input.rkey) : undefined;
       if (!did || !record || (input.cid && input.cid !== record.cid)) {
         throw new XrpcError(400, "RecordNotFound", `Could not locate record: ${recordUri(input.repo, input.collection, input.rkey)}`);
       }
@@ -200,7 +200,7 @@ export const repoMethods: XrpcMethods = {
       const input = listRecordsParams.parse(Object.fromEntries(params));
       const did = await resolveRepo(services, input.repo);
       if (!did) throw new XrpcError(400, "InvalidRequest", `Could not find repo: ${input.repo}`);
-      const records = services.repo.listRecords(did, input.collection, { limit: input.limit, cursor: input.cursor, reverse: input.reverse });
+      const records = await services.repo.listRecords(did, input.collection, { limit: input.limit, cursor: input.cursor, reverse: input.reverse });
       const last = records.at(-1);
       return { records: records.map((record) => recordView(did, record)), ...(records.length === input.limit && last ? { cursor: last.rkey } : {}) };
     },

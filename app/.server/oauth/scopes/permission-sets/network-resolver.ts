@@ -116,13 +116,13 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
 
   private async resolveCached(nsid: string): Promise<LexiconPermissionSet> {
     const now = this.now();
-    const cached = this.cache.get(nsid, now);
+    const cached = await this.cache.get(nsid, now);
     let cachedSet: LexiconPermissionSet | undefined;
     if (cached) {
       try {
         cachedSet = permissionSetFromLexicon(nsid, cached.document);
       } catch {
-        this.cache.delete(nsid); // written by an older, laxer version: fetch again
+        await this.cache.delete(nsid); // written by an older, laxer version: fetch again
       }
     }
     if (cached && cachedSet) {
@@ -148,7 +148,7 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
       throw asResolutionError(nsid, error);
     }
     const fetchedAt = this.now();
-    this.cache.put({ nsid, document: fetched.document, fetchedAt, expiresAt: fetchedAt + RETAIN_FOR });
+    await this.cache.put({ nsid, document: fetched.document, fetchedAt, expiresAt: fetchedAt + RETAIN_FOR });
     return fetched.permissionSet;
   }
 

@@ -14,8 +14,8 @@ export type CachedPermissionSet = {
 
 export interface PermissionSetCache {
   /** The cached document for `nsid`; a row whose expiresAt has passed is deleted and absent. */
-  get(nsid: string, now: number): CachedPermissionSet | undefined;
+  get(nsid: string, now: number): Promise<CachedPermissionSet | undefined>;
   /** Inserts or replaces the row for `entry.nsid` (and drops a few expired rows). */
-  put(entry: CachedPermissionSet): void;
-  delete(nsid: string): void;
+  put(entry: CachedPermissionSet): Promise<void>;
+  delete(nsid: string): Promise<void>;
 }

@@ -1,0 +1,39 @@
+/** An account as stored. Times are epoch milliseconds. */
+export type StoredAccount = {
+  did: string;
+  handle: string;
+  email: string;
+  /** scrypt$N$r$p$salt$hash (never the password itself). */
+  passwordHash: string;
+  emailConfirmedAt: number | null;
+  /** The account's own ES256 signing key (private JWK), for service auth tokens. */
+  signingKey: string;
+  createdAt: number;
+};
+
+/** Which unique field a new account or handle collided with. */
+export type AccountClash = "did" | "handle" | "email";
+
+/** What "Secure your account" removed (docs/decisions/0007). */
+export type LockdownResult = { passkeys: number; otherSessions: number; apps: number };
+
+/** Accounts, and the steps that span an account's rows. */
+export interface AccountStore {
+  /** Creates the account unless its DID, handle or email is taken; then says which (checked and written atomically). */
+  insert(account: StoredAccount): Promise<AccountClash | undefined>;
+  find(by: "did" | "handle" | "email", value: string): Promise<StoredAccount | undefined>;
+  /** Every account, oldest first. */
+  list(): Promise<StoredAccount[]>;
+  /** Changes the handle unless another account holds it (checked and written atomically). False: taken. */
+  updateHandle(did: string, handle: string, now: number): Promise<boolean>;
+  setPasswordHash(did: string, passwordHash: string, now: number): Promise<void>;
+  /** Deletes the account and, by cascade, everything it owns. */
+  delete(did: string): Promise<void>;
+  /**
+   * All or nothing: removes every passkey, signs out every browser but
+   * `keepSessionIdHash` and, when asked, disconnects every app (grants, their
+   * tokens and unredeemed codes, remembered consent). A failure half-way never
+   * leaves, say, the passkeys gone but a planted session alive.
+   */
+  secure(did: string, keepSessionIdHash: string, disconnectApps: boolean): Promise<LockdownResult>;
+}

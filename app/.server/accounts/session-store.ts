@@ -1,0 +1,29 @@
+import type { StoredAccount } from "./account-store.ts";
+
+/** A signed-in browser: the cookie holds a random id, the store only its hash. Times are epoch milliseconds. */
+export type StoredSession = {
+  idHash: string;
+  accountDid: string;
+  userAgent: string | null;
+  ipAddress: string | null;
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+  /** When this browser last proved the password or a passkey (null: not since that was recorded). */
+  authenticatedAt: number | null;
+};
+
+export interface SessionStore {
+  /** Stores a new session (and drops a few expired ones). */
+  create(session: StoredSession): Promise<void>;
+  /** The session and its account; an expired session is deleted and absent (lazy expiry). */
+  find(idHash: string, now: number): Promise<{ session: StoredSession; account: StoredAccount } | undefined>;
+  touch(idHash: string, now: number): Promise<void>;
+  markAuthenticated(idHash: string, now: number): Promise<void>;
+  /** The account's live sessions, most recently seen first. */
+  listLive(accountDid: string, now: number): Promise<StoredSession[]>;
+  /** Ends one session; `accountDid`, when given, must own it. */
+  delete(idHash: string, accountDid?: string): Promise<void>;
+  /** Ends every session of the account but one; how many ended. */
+  deleteOthers(accountDid: string, keepIdHash: string): Promise<number>;
+}

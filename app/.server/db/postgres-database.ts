@@ -1,0 +1,142 @@
+import pg from "pg";
+import { boundValues, compileText, isInstant, runProgramAsync, type Database, type Operation, type Program, type SqlValue, type Statement } from "./sql.ts";
+
+/**
+ * PostgreSQL through node-postgres (docs/decisions/0017). Each compiled
+ * statement is a named prepared statement, parsed and planned once per pooled
+ * connection. Transactions run at READ COMMITTED on one connection: the
+ * conditional UPDATE of a single-use step waits for a concurrent one on the
+ * same row and then re-checks its condition, so exactly one wins; programs
+ * that read then write take `lock()`s first. A deadlock (which lock ordering
+ * should prevent) is retried.
+ */
+
+/** PostgreSQL's SQLSTATEs for a transaction that may succeed if simply run again. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+const MAX_ATTEMPTS = 5;
+
+const TIMESTAMP_OID = 1114;
+const TIMESTAMPTZ_OID = 1184;
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * Times come back as epoch milliseconds, as SQLite gives them. Prisma's
+ * DateTime is `TIMESTAMP(3)` without time zone, holding UTC. Counts (int8)
+ * and sums (numeric) come back as numbers: ours stay far below 2^53.
+ */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === TIMESTAMP_OID) return (text: string) => Date.parse(`${text.replace(" ", "T")}Z`);
+    if (oid === TIMESTAMPTZ_OID) return (text: string) => Date.parse(text);
+    if (oid === INT8_OID || oid === NUMERIC_OID) return (text: string) => Number(text);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export type PostgresOptions = {
+  /** Connections this process keeps open at most. */
+  poolSize: number;
+  /** Called for errors of idle connections (a restarted server, a dropped link): logged, never thrown. */
+  onIdleError?: (error: Error) => void;
+};
+
+type Compiled = { name: string; text: string };
+type Queryable = Pick<pg.Pool, "query"> | pg.PoolClient;
+
+export class PostgresDatabase implements Database {
+  readonly engine = "postgresql";
+  readonly pool: pg.Pool;
+  private readonly compiled = new WeakMap<TemplateStringsArray, Compiled>();
+  private statementCount = 0;
+
+  constructor(connectionString: string, options: PostgresOptions) {
+    // UTC sessions: a column default of CURRENT_TIMESTAMP then means UTC too, as every time written here does.
+    this.pool = new pg.Pool({ connectionString, max: options.poolSize, types, options: "-c TimeZone=UTC" });
+    this.pool.on("error", (error) => options.onIdleError?.(error));
+  }
+
+  execute<T>(program: () => Program<T>): Promise<T> {
+    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation, false));
+  }
+
+  async transaction<T>(program: () => Program<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN");
+        const result = await runProgramAsync(program(), (operation) => this.perform(client, operation, true));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        broken = await rollback(client);
+        if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) {
+          await pause(attempt);
+          continue;
+        }
+        throw error;
+      } finally {
+        // A connection whose rollback failed is in an unknown state: the pool drops it.
+        client.release(broken);
+      }
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query("SELECT 1");
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async perform(target: Queryable, operation: Operation, inTransaction: boolean): Promise<unknown> {
+    if (operation.kind === "lock") {
+      if (!inTransaction) throw new Error("lock() is only meaningful inside a transaction");
+      // Held until COMMIT or ROLLBACK. A hash collision only makes two keys wait for each other.
+      await target.query({ name: "atrium_lock", text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [operation.key] });
+      return undefined;
+    }
+    const { name, text } = this.compile(operation.statement);
+    const result = await target.query({ name, text, values: boundValues(operation.statement).map(bindable) });
+    if (operation.kind === "get") return result.rows[0];
+    if (operation.kind === "all") return result.rows;
+    return result.rowCount ?? 0;
+  }
+
+  private compile(statement: Statement): Compiled {
+    let compiled = this.compiled.get(statement.parts);
+    if (!compiled) {
+      compiled = { name: `atrium_${++this.statementCount}`, text: compileText(statement, "postgresql", (n) => `$${n}`) };
+      this.compiled.set(statement.parts, compiled);
+    }
+    return compiled;
+  }
+}
+
+/** Times are bound as ISO 8601 UTC text, which a TIMESTAMP column reads as that wall-clock time. */
+function bindable(value: SqlValue): unknown {
+  if (isInstant(value)) return new Date(value.epochMs).toISOString();
+  if (value instanceof Uint8Array && !Buffer.isBuffer(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return value;
+}
+
+async function rollback(client: pg.PoolClient): Promise<Error | undefined> {
+  try {
+    await client.query("ROLLBACK");
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+function sqlState(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+}
+
+/** A short random pause before running a transaction again, longer each time. */
+function pause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt));
+}

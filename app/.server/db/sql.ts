@@ -1,0 +1,203 @@
+/**
+ * The SQL that every store writes once and both engines run (docs/decisions/0017).
+ *
+ * A statement is a tagged template, sql`SELECT … WHERE "idHash" = ${idHash}`:
+ * its text is fixed at the call site, so each engine compiles it once
+ * (placeholders, prepared statement) and caches it by the template's identity.
+ * Values are always parameters, never text. The SQL is the subset SQLite
+ * (≥ 3.39) and PostgreSQL (≥ 13) share: quoted camelCase identifiers,
+ * `ON CONFLICT … DO NOTHING/UPDATE`, `RETURNING`, `CASE` rather than
+ * two-argument MIN/MAX, `IS NOT DISTINCT FROM`, no rowid.
+ *
+ * Times are epoch milliseconds in the code. SQLite stores them so; PostgreSQL
+ * stores Prisma's `TIMESTAMP(3)` (UTC). A time parameter is therefore marked
+ * with `at(ms)`, which each engine binds in its own form; times read back are
+ * epoch milliseconds on both.
+ *
+ * A store method is a program: a generator that yields statements and gets
+ * their results back (`const row = yield* get<Row>(sql`…`)`). The engine runs
+ * it — SQLite synchronously, inside `BEGIN IMMEDIATE` when it is a
+ * transaction, so nothing else of this process can interleave; PostgreSQL
+ * asynchronously on one pooled connection, inside a READ COMMITTED
+ * transaction in which the conditional UPDATE of a single-use step decides
+ * the race and `lock()` orders read-then-write steps. One program, two
+ * engines: the store code has no engine in it.
+ */
+
+/** A value, or a promise of it: SQLite answers at once, PostgreSQL later. Callers await either. */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * Brands that survive a second copy of this module (the entry and the server
+ * build each load one): the engines recognise values by brand, not by class.
+ */
+const INSTANT = Symbol.for("atrium.sql.instant");
+const FRAGMENT = Symbol.for("atrium.sql.fragment");
+
+/** A time, in epoch milliseconds, to be bound as the engine stores times. */
+export class Instant {
+  readonly [INSTANT] = true;
+  constructor(readonly epochMs: number) {}
+}
+
+export function isInstant(value: unknown): value is Instant {
+  return typeof value === "object" && value !== null && INSTANT in value;
+}
+
+/** Marks a parameter as a time (epoch ms); null and undefined stay null. */
+export function at(epochMs: number): Instant;
+export function at(epochMs: number | null | undefined): Instant | null;
+export function at(epochMs: number | null | undefined): Instant | null {
+  return epochMs === null || epochMs === undefined ? null : new Instant(epochMs);
+}
+
+/**
+ * A piece of SQL text that differs between the engines, written into the
+ * statement rather than bound. It must be a module-level constant: the text
+ * of a call site is compiled once.
+ */
+export class Fragment {
+  readonly [FRAGMENT] = true;
+  constructor(readonly text: { sqlite: string; postgresql: string }) {}
+}
+
+export function isFragment(value: unknown): value is Fragment {
+  return typeof value === "object" && value !== null && FRAGMENT in value;
+}
+
+/** PostgreSQL compares text by the database's locale unless told otherwise; record keys are ordered bytewise, as in SQLite. */
+export const BYTEWISE = new Fragment({ sqlite: "", postgresql: 'COLLATE "C"' });
+
+export type SqlValue = string | number | boolean | null | Uint8Array | Instant | Fragment;
+
+/** The text of a statement for one engine, with `placeholder(n)` (n from 1) for each bound value. */
+export function compileText(statement: Statement, engine: "sqlite" | "postgresql", placeholder: (n: number) => string): string {
+  let bound = 0;
+  let text = statement.parts[0]!;
+  statement.values.forEach((value, index) => {
+    text += isFragment(value) ? value.text[engine] : placeholder(++bound);
+    text += statement.parts[index + 1]!;
+  });
+  return text;
+}
+
+/** The values a statement binds (its fragments are part of its text). */
+export function boundValues(statement: Statement): SqlValue[] {
+  return statement.values.some(isFragment) ? statement.values.filter((value) => !isFragment(value)) : [...statement.values];
+}
+
+/** A statement: the template's fixed parts (its identity keys the engines' caches) and the values between them. */
+export type Statement = { readonly parts: TemplateStringsArray; readonly values: readonly SqlValue[] };
+
+export function sql(parts: TemplateStringsArray, ...values: SqlValue[]): Statement {
+  return { parts, values };
+}
+
+/**
+ * A statement whose text is built once, at module load, from pieces known
+ * then (a table name, a batch size): `?` marks each parameter. The returned
+ * function makes statements that share one identity, as a template's do.
+ */
+export function statementOf(text: string): (...values: SqlValue[]) => Statement {
+  const pieces = text.split("?");
+  const parts = Object.assign([...pieces], { raw: [...pieces] }) as unknown as TemplateStringsArray;
+  Object.freeze(parts);
+  return (...values) => {
+    if (values.length !== pieces.length - 1) throw new Error(`Statement expects ${pieces.length - 1} values, got ${values.length}`);
+    return { parts, values };
+  };
+}
+
+/** What a program asks its engine to do with one statement. */
+export type Operation =
+  | { readonly kind: "get"; readonly statement: Statement }
+  | { readonly kind: "all"; readonly statement: Statement }
+  | { readonly kind: "run"; readonly statement: Statement }
+  | { readonly kind: "lock"; readonly key: string };
+
+/** A store method's body: yields operations, receives their results, returns T. */
+export type Program<T> = Generator<Operation, T, unknown>;
+
+/** The first row, or undefined. */
+export function* get<Row>(statement: Statement): Generator<Operation, Row | undefined, unknown> {
+  return (yield { kind: "get", statement }) as Row | undefined;
+}
+
+/** Every row. */
+export function* all<Row>(statement: Statement): Generator<Operation, Row[], unknown> {
+  return (yield { kind: "all", statement }) as Row[];
+}
+
+/** Runs a statement that returns no rows; the number of rows it changed. */
+export function* run(statement: Statement): Generator<Operation, number, unknown> {
+  return (yield { kind: "run", statement }) as number;
+}
+
+/**
+ * Inside a transaction, waits until no other transaction holds `key`, and
+ * holds it until this one ends. A program that reads and then writes on what
+ * it read (a quota, a counter, a compare-and-swap) takes the lock of what it
+ * reads first, so that two such programs cannot both read the old state.
+ * PostgreSQL: a transaction-scoped advisory lock (READ COMMITTED does not
+ * stop the interleaving on its own). SQLite: nothing to do, since BEGIN
+ * IMMEDIATE already excludes every other writer.
+ */
+export function* lock(key: string): Generator<Operation, void, unknown> {
+  yield { kind: "lock", key };
+}
+
+/** One database, whichever the engine. */
+export interface Database {
+  readonly engine: "sqlite" | "postgresql";
+  /** Runs a program statement by statement, each on its own (for reads, and writes that are one statement). */
+  execute<T>(program: () => Program<T>): Awaitable<T>;
+  /**
+   * Runs a program as one transaction: all of its writes or none, and no
+   * other transaction's writes seen half-done. On PostgreSQL the program may
+   * run more than once (a deadlock is retried), so it must do nothing but
+   * yield statements.
+   */
+  transaction<T>(program: () => Program<T>): Awaitable<T>;
+  /** Throws when the database does not answer (the health check). */
+  ping(): Awaitable<void>;
+  close(): Promise<void>;
+}
+
+/** A unique or primary-key constraint refused the write (both engines' codes). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
+
+/** Drives a program to its end, handing each operation to `perform` (synchronous: SQLite). */
+export function runProgramSync<T>(program: Program<T>, perform: (operation: Operation) => unknown): T {
+  let step = program.next();
+  while (!step.done) {
+    let result: unknown;
+    try {
+      result = perform(step.value);
+    } catch (error) {
+      // The program may catch it (it rarely should); otherwise it propagates out of throw().
+      step = program.throw(error);
+      continue;
+    }
+    step = program.next(result);
+  }
+  return step.value;
+}
+
+/** Drives a program to its end, awaiting each operation (PostgreSQL). */
+export async function runProgramAsync<T>(program: Program<T>, perform: (operation: Operation) => Promise<unknown>): Promise<T> {
+  let step = program.next();
+  while (!step.done) {
+    let result: unknown;
+    try {
+      result = await perform(step.value);
+    } catch (error) {
+      step = program.throw(error);
+      continue;
+    }
+    step = program.next(result);
+  }
+  return step.value;
+}

@@ -1,0 +1,76 @@
+import type { AccountClash, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import { revokeAccountGrants } from "./sql-grant-store.ts";
+
+
+/** Locks the unique values an account claims, so that two processes cannot both find one free and take it. */
+function* lockIdentifiers(...values: string[]): Program<void> {
+  for (const value of [...values].sort()) yield* lock(`account-identifier:${value}`);
+}
+
+export class SqlAccountStore implements AccountStore {
+  constructor(private readonly db: Database) {}
+
+  async insert(account: StoredAccount) {
+    return this.db.transaction(function* (): Program<AccountClash | undefined> {
+      yield* lockIdentifiers(account.did, account.handle, account.email);
+      const clash = yield* get<{ did: string; handle: string; email: string }>(sql`SELECT "did", "handle", "email" FROM "Account"
+        WHERE "did" = ${account.did} OR "handle" = ${account.handle} OR "email" = ${account.email} LIMIT 1`);
+      if (clash) return clash.handle === account.handle ? "handle" : clash.email === account.email ? "email" : "did";
+      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
+        VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},
+          ${account.signingKey}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
+      return undefined;
+    });
+  }
+
+  async find(by: "did" | "handle" | "email", value: string) {
+    return this.db.execute(function* (): Program<StoredAccount | undefined> {
+      if (by === "did") return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "did" = ${value}`);
+      if (by === "handle") return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "handle" = ${value}`);
+      return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "email" = ${value}`);
+    });
+  }
+
+  async list() {
+    return this.db.execute(function* (): Program<StoredAccount[]> {
+      return yield* all<StoredAccount>(sql`SELECT * FROM "Account" ORDER BY "createdAt" ASC, "did" ASC`);
+    });
+  }
+
+  async updateHandle(did: string, handle: string, now: number) {
+    return this.db.transaction(function* (): Program<boolean> {
+      yield* lockIdentifiers(handle);
+      const holder = yield* get<{ did: string }>(sql`SELECT "did" FROM "Account" WHERE "handle" = ${handle}`);
+      if (holder && holder.did !== did) return false;
+      yield* run(sql`UPDATE "Account" SET "handle" = ${handle}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      return true;
+    });
+  }
+
+  async setPasswordHash(did: string, passwordHash: string, now: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+    });
+  }
+
+  async delete(did: string) {
+    // Foreign keys cascade to the account's sessions, passkeys, codes, grants, tokens, records and blobs.
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`DELETE FROM "Account" WHERE "did" = ${did}`);
+    });
+  }
+
+  async secure(did: string, keepSessionIdHash: string, disconnectApps: boolean) {
+    return this.db.transaction(function* (): Program<LockdownResult> {
+      const passkeys = yield* run(sql`DELETE FROM "Passkey" WHERE "accountDid" = ${did}`);
+      const otherSessions = yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${keepSessionIdHash}`);
+      let apps = 0;
+      if (disconnectApps) {
+        yield* revokeAccountGrants(did);
+        apps = yield* run(sql`DELETE FROM "AuthorizedClient" WHERE "accountDid" = ${did}`);
+      }
+      return { passkeys, otherSessions, apps };
+    });
+  }
+}

@@ -1,0 +1,106 @@
+import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import type { BlobStore, NewBlob, PutBlobOutcome, StoredBlob } from "../repo/blob-store.ts";
+import { deleteExpiredSql, expiredRowsCleanup } from "./expired-rows.ts";
+
+export type BlobLimits = {
+  /** Most bytes of blobs one account may store, unreferenced ones in their grace period included. */
+  quotaBytes: number;
+  /** How long a blob may stay unreferenced before it is deleted. */
+  unreferencedGraceMs: number;
+};
+
+/**
+ * Expired unreferenced blobs removed per upload or record write, across all accounts. Each may be
+ * ATRIUM_BLOB_MAX_BYTES, so the batch stays small; more than one, so removal outpaces the one blob an upload adds
+ * (the lazy-expiry convention of expired-rows.ts).
+ */
+export const BLOB_CLEANUP_BATCH = 5;
+
+/** The SQL of the cleanup steps, exported for the index tests (expired-rows.test.ts). */
+export const BLOB_SQL = {
+  deleteExpired: deleteExpiredSql("Blob", ["did", "cid"], "unreferencedSince", BLOB_CLEANUP_BATCH),
+  deleteExpiredOfAccount: `DELETE FROM "Blob" WHERE "did" = ? AND "unreferencedSince" <= ?`,
+};
+
+const cleanupBlobs = expiredRowsCleanup("Blob", ["did", "cid"], "unreferencedSince", BLOB_CLEANUP_BATCH);
+
+/**
+ * The lock a transaction takes before it changes an account's records or blobs: an upload's quota sum and the
+ * references a record write adds or removes then never interleave (on SQLite, BEGIN IMMEDIATE did so already).
+ */
+export function* lockAccountData(did: string): Program<void> {
+  yield* lock(`account-data:${did}`);
+}
+
+/** The blob CIDs one record references now: read before writing it (deleting a record cascades to its rows). */
+export function* blobReferencesOf(did: string, collection: string, rkey: string): Program<string[]> {
+  const rows = yield* all<{ blobCid: string }>(sql`SELECT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+  return rows.map((row) => row.blobCid);
+}
+
+/**
+ * After a record write: its references were `previous` and are now `cids` (none after a delete). Blobs it now
+ * references stop being unreferenced; blobs it no longer references, and no other record of the account does, start
+ * their grace period. A step of the record write's transaction (SqlRepoStore.applyWrites), after lockAccountData.
+ */
+export function* recordBlobReferences(did: string, collection: string, rkey: string, previous: readonly string[], cids: readonly string[], now: number): Program<void> {
+  if (previous.length === 0 && cids.length === 0) return;
+  if (previous.length > 0) yield* run(sql`DELETE FROM "RecordBlob" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+  for (const cid of cids) {
+    yield* run(sql`INSERT INTO "RecordBlob" ("did", "collection", "rkey", "blobCid") VALUES (${did}, ${collection}, ${rkey}, ${cid}) ON CONFLICT DO NOTHING`);
+    yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = NULL WHERE "did" = ${did} AND "cid" = ${cid} AND "unreferencedSince" IS NOT NULL`);
+  }
+  const kept = new Set(cids);
+  for (const cid of previous) {
+    if (kept.has(cid)) continue;
+    yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)}
+      WHERE "did" = ${did} AND "cid" = ${cid} AND "unreferencedSince" IS NULL
+        AND NOT EXISTS (SELECT 1 FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" = ${cid})`);
+  }
+}
+
+/** Deletes a small batch of blobs, of any account, unreferenced for longer than the grace period. */
+export function* removeExpiredBlobs(now: number, graceMs: number): Program<void> {
+  yield* run(cleanupBlobs(now - graceMs));
+}
+
+/**
+ * Blobs and the record→blob references (docs/decisions/0008).
+ *
+ * Invariant: a blob's `unreferencedSince` is null exactly when some RecordBlob row of its account names its CID.
+ * Uploads set it from that table; record writes keep it as records gain and lose references. Both are transactions
+ * that take the account's data lock first, so the quota sum and the insert it allows cannot interleave with another
+ * upload or record write of the account, in this process or another.
+ */
+export class SqlBlobStore implements BlobStore {
+  constructor(
+    private readonly db: Database,
+    private readonly limits: BlobLimits,
+  ) {}
+
+  async putBlob(did: string, blob: NewBlob, now: number) {
+    const { quotaBytes, unreferencedGraceMs } = this.limits;
+    const size = blob.bytes.byteLength;
+    return this.db.transaction(function* (): Program<PutBlobOutcome> {
+      yield* lockAccountData(did);
+      // The account's own expired blobs go first, so that they never count against its quota.
+      yield* run(sql`DELETE FROM "Blob" WHERE "did" = ${did} AND "unreferencedSince" <= ${at(now - unreferencedGraceMs)}`);
+      yield* removeExpiredBlobs(now, unreferencedGraceMs);
+      const existing = yield* get<StoredBlob>(sql`SELECT "cid", "mimeType", "size" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${blob.cid}`);
+      if (existing) {
+        // Same bytes, same CID: nothing new to store or count. Uploading it again means it is about to be used.
+        yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)} WHERE "did" = ${did} AND "cid" = ${blob.cid} AND "unreferencedSince" IS NOT NULL`);
+        return { kind: "stored", blob: existing };
+      }
+      const used = yield* get<{ bytes: number }>(sql`SELECT COALESCE(SUM("size"), 0) AS "bytes" FROM "Blob" WHERE "did" = ${did}`);
+      const usedBytes = used?.bytes ?? 0;
+      if (usedBytes + size > quotaBytes) return { kind: "over-quota", usedBytes, quotaBytes };
+      // A record may name the blob before it is uploaded: then it is referenced from the start.
+      const referenced = yield* get(sql`SELECT 1 AS "one" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" = ${blob.cid} LIMIT 1`);
+      yield* run(sql`INSERT INTO "Blob" ("did", "cid", "declaredType", "detectedType", "mimeType", "size", "bytes", "createdAt", "unreferencedSince")
+        VALUES (${did}, ${blob.cid}, ${blob.declaredType}, ${blob.detectedType ?? null}, ${blob.mimeType}, ${size}, ${blob.bytes}, ${at(now)},
+          ${referenced ? null : at(now)})`);
+      return { kind: "stored", blob: { cid: blob.cid, mimeType: blob.mimeType, size } };
+    });
+  }
+}

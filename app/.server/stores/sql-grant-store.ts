@@ -1,0 +1,193 @@
+import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import type {
+  AccessTokenOwner,
+  Grant,
+  GrantStore,
+  IssuedTokenHashes,
+  NewAuthorizationCode,
+  StoredAuthorizationCode,
+  StoredRefreshToken,
+} from "../oauth/token/grant-store.ts";
+import { clientKeyColumns, clientKeyFromColumns, type ClientKeyColumns } from "./client-key-columns.ts";
+import { expiredRowsCleanup } from "./expired-rows.ts";
+
+type GrantRow = ClientKeyColumns & Omit<Grant, "clientKey">;
+type CodeRow = ClientKeyColumns & Omit<StoredAuthorizationCode, "clientKey">;
+
+function toGrant(row: GrantRow): Grant {
+  const { id, clientId, accountDid, scope, dpopJkt, createdAt, lastUsedAt, expiresAt, endsAt } = row;
+  return { id, clientId, accountDid, scope, dpopJkt, clientKey: clientKeyFromColumns(row), createdAt, lastUsedAt, expiresAt, endsAt };
+}
+
+const cleanupCodes = expiredRowsCleanup("AuthorizationCode", "codeHash");
+const cleanupGrants = expiredRowsCleanup("Grant", "id");
+const cleanupRefreshTokens = expiredRowsCleanup("RefreshToken", "tokenHash");
+
+/** Inserts an unredeemed code (and drops a few expired ones): a step of the request store's exchange too. */
+export function* insertCode(code: NewAuthorizationCode): Program<void> {
+  yield* run(cleanupCodes(code.createdAt));
+  const key = clientKeyColumns(code.clientKey);
+  yield* run(sql`INSERT INTO "AuthorizationCode"
+      ("codeHash", "clientId", "accountDid", "redirectUri", "scope", "codeChallenge", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "expiresAt")
+    VALUES (${code.codeHash}, ${code.clientId}, ${code.accountDid}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.dpopJkt},
+      ${key.clientKeyId}, ${key.clientKeyAlg}, ${key.clientKeyJkt}, ${at(code.createdAt)}, ${at(code.expiresAt)})`);
+}
+
+/**
+ * Ends every grant the account gave `clientId` (tokens follow by cascade) and its unredeemed codes, which would
+ * otherwise become new grants; the number of grants ended. A step of the consent store's "forget this app" too.
+ */
+export function* revokeClientGrants(accountDid: string, clientId: string): Program<number> {
+  yield* run(sql`DELETE FROM "AuthorizationCode" WHERE "accountDid" = ${accountDid} AND "clientId" = ${clientId}`);
+  return yield* run(sql`DELETE FROM "Grant" WHERE "accountDid" = ${accountDid} AND "clientId" = ${clientId}`);
+}
+
+/** The same for every client of the account (the account lockdown's step). */
+export function* revokeAccountGrants(accountDid: string): Program<number> {
+  yield* run(sql`DELETE FROM "AuthorizationCode" WHERE "accountDid" = ${accountDid}`);
+  return yield* run(sql`DELETE FROM "Grant" WHERE "accountDid" = ${accountDid}`);
+}
+
+function* insertTokens(grantId: string, now: number, tokens: IssuedTokenHashes): Program<void> {
+  yield* run(cleanupRefreshTokens(now));
+  yield* run(sql`INSERT INTO "AccessToken" ("tokenHash", "grantId", "scope", "createdAt", "expiresAt")
+    VALUES (${tokens.accessTokenHash}, ${grantId}, ${tokens.accessScope}, ${at(now)}, ${at(tokens.accessExpiresAt)})`);
+  yield* run(sql`INSERT INTO "RefreshToken" ("tokenHash", "grantId", "createdAt", "expiresAt")
+    VALUES (${tokens.refreshTokenHash}, ${grantId}, ${at(now)}, ${at(tokens.refreshExpiresAt)})`);
+}
+
+/**
+ * Codes, grants and tokens. Each single-use step is one transaction whose
+ * conditional UPDATE decides who wins a race, on either engine
+ * (docs/architecture.md, "Tokens and codes"; docs/decisions/0002, 0017).
+ */
+export class SqlGrantStore implements GrantStore {
+  constructor(private readonly db: Database) {}
+
+  async insertCode(code: NewAuthorizationCode) {
+    return this.db.transaction(() => insertCode(code));
+  }
+
+  async findCode(codeHash: string, now: number) {
+    return this.db.execute(function* (): Program<StoredAuthorizationCode | undefined> {
+      const row = yield* get<CodeRow>(sql`SELECT * FROM "AuthorizationCode" WHERE "codeHash" = ${codeHash}`);
+      if (!row) return undefined;
+      if (row.expiresAt <= now) {
+        yield* run(sql`DELETE FROM "AuthorizationCode" WHERE "codeHash" = ${codeHash}`);
+        return undefined;
+      }
+      const { clientKeyId: _kid, clientKeyAlg: _alg, clientKeyJkt: _jkt, ...code } = row;
+      return { ...code, clientKey: clientKeyFromColumns(row) };
+    });
+  }
+
+  async redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes) {
+    return this.db.transaction(function* (): Program<boolean> {
+      const used = yield* run(sql`UPDATE "AuthorizationCode" SET "usedAt" = ${at(now)}, "grantId" = ${grant.id}
+        WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
+      if (used !== 1) return false;
+      yield* run(cleanupGrants(now));
+      const key = clientKeyColumns(grant.clientKey);
+      yield* run(sql`INSERT INTO "Grant"
+          ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt")
+        VALUES (${grant.id}, ${grant.clientId}, ${grant.accountDid}, ${grant.scope}, ${grant.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
+          ${key.clientKeyJkt}, ${at(grant.createdAt)}, ${at(grant.lastUsedAt)}, ${at(grant.expiresAt)}, ${at(grant.endsAt)})`);
+      yield* insertTokens(grant.id, now, tokens);
+      return true;
+    });
+  }
+
+  async findRefreshToken(tokenHash: string, now: number) {
+    type Row = GrantRow & { tokenHash: string; tokenExpiresAt: number; usedAt: number | null };
+    // The grant's columns are aliased one by one so that the token's cannot shadow them.
+    return this.db.execute(function* (): Program<StoredRefreshToken | undefined> {
+      const row = yield* get<Row>(sql`SELECT r."tokenHash" AS "tokenHash", r."expiresAt" AS "tokenExpiresAt", r."usedAt" AS "usedAt", 
+          g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
+          g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
+          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt"
+        FROM "RefreshToken" r JOIN "Grant" g ON g."id" = r."grantId" WHERE r."tokenHash" = ${tokenHash}`);
+      if (!row) return undefined;
+      if (row.expiresAt <= now || row.endsAt <= now) {
+        yield* run(sql`DELETE FROM "Grant" WHERE "id" = ${row.id}`);
+        return undefined;
+      }
+      if (row.tokenExpiresAt <= now) {
+        yield* run(sql`DELETE FROM "RefreshToken" WHERE "tokenHash" = ${tokenHash}`);
+        return undefined;
+      }
+      return { tokenHash: row.tokenHash, expiresAt: row.tokenExpiresAt, usedAt: row.usedAt, grant: toGrant(row) };
+    });
+  }
+
+  async rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes) {
+    return this.db.transaction(function* (): Program<boolean> {
+      const spent = yield* run(sql`UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
+        WHERE "tokenHash" = ${tokenHash} AND "grantId" = ${grantId} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
+      if (spent !== 1) return false;
+      // One live access token per grant: a refresh ends the previous one.
+      yield* run(sql`DELETE FROM "AccessToken" WHERE "grantId" = ${grantId}`);
+      yield* insertTokens(grantId, now, tokens);
+      // The grant lives as long as its newest refresh token, but never past its absolute end.
+      const until = at(tokens.refreshExpiresAt);
+      yield* run(sql`UPDATE "Grant" SET "lastUsedAt" = ${at(now)}, "expiresAt" = CASE WHEN "endsAt" < ${until} THEN "endsAt" ELSE ${until} END
+        WHERE "id" = ${grantId}`);
+      return true;
+    });
+  }
+
+  async findAccessToken(tokenHash: string, now: number) {
+    type Row = GrantRow & { tokenExpiresAt: number; accessScope: string | null; handle: string };
+    return this.db.execute(function* (): Program<AccessTokenOwner | undefined> {
+      const row = yield* get<Row>(sql`SELECT a."expiresAt" AS "tokenExpiresAt", a."scope" AS "accessScope", 
+          g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
+          g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
+          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", acc."handle" AS "handle"
+        FROM "AccessToken" a JOIN "Grant" g ON g."id" = a."grantId" JOIN "Account" acc ON acc."did" = g."accountDid"
+        WHERE a."tokenHash" = ${tokenHash}`);
+      if (!row) return undefined;
+      // An expired access token is absent here but its row stays until the grant's next refresh or its end: a
+      // client signing out revokes the access token it holds, often long after it expired, and that must still
+      // end the grant.
+      if (row.tokenExpiresAt <= now || row.expiresAt <= now || row.endsAt <= now) return undefined;
+      const grant = toGrant(row);
+      return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope };
+    });
+  }
+
+  async revokeGrant(grantId: string) {
+    // Foreign keys cascade to the grant's access and refresh tokens.
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`DELETE FROM "Grant" WHERE "id" = ${grantId}`);
+    });
+  }
+
+  async listGrants(accountDid: string, now: number) {
+    return this.db.execute(function* (): Program<Grant[]> {
+      const rows = yield* all<GrantRow>(sql`SELECT * FROM "Grant" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)} ORDER BY "lastUsedAt" DESC`);
+      return rows.map(toGrant);
+    });
+  }
+
+  async revokeClientGrants(accountDid: string, clientId: string) {
+    return this.db.transaction(() => revokeClientGrants(accountDid, clientId));
+  }
+
+  async revokeAccountGrants(accountDid: string) {
+    return this.db.transaction(() => revokeAccountGrants(accountDid));
+  }
+
+  async touchGrant(grantId: string, now: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`UPDATE "Grant" SET "lastUsedAt" = ${at(now)} WHERE "id" = ${grantId}`);
+    });
+  }
+
+  async findGrantByTokenHash(tokenHash: string) {
+    return this.db.execute(function* (): Program<Grant | undefined> {
+      const row = yield* get<GrantRow>(sql`SELECT * FROM "Grant"
+        WHERE "id" = (SELECT "grantId" FROM "AccessToken" WHERE "tokenHash" = ${tokenHash})
+           OR "id" = (SELECT "grantId" FROM "RefreshToken" WHERE "tokenHash" = ${tokenHash})`);
+      return row ? toGrant(row) : undefined;
+    });
+  }
+}

@@ -1,0 +1,64 @@
+import type { PasskeyStore, StoredPasskey } from "../accounts/passkey-store.ts";
+import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+
+/** SQLite keeps booleans as 1/0 and bytes as a Buffer; both engines' rows become the same passkey. */
+function toPasskey(row: StoredPasskey): StoredPasskey {
+  return { ...row, backedUp: Boolean(row.backedUp), publicKey: new Uint8Array(row.publicKey) };
+}
+
+export class SqlPasskeyStore implements PasskeyStore {
+  constructor(private readonly db: Database) {}
+
+  async insert(passkey: StoredPasskey) {
+    return this.db.execute(function* (): Program<boolean> {
+      const inserted = yield* run(sql`INSERT INTO "Passkey"
+          ("credentialId", "accountDid", "name", "publicKey", "counter", "transports", "deviceType", "backedUp", "createdAt", "lastUsedAt")
+        VALUES (${passkey.credentialId}, ${passkey.accountDid}, ${passkey.name}, ${passkey.publicKey}, ${passkey.counter}, ${passkey.transports},
+          ${passkey.deviceType}, ${passkey.backedUp}, ${at(passkey.createdAt)}, ${at(passkey.lastUsedAt)})
+        ON CONFLICT ("credentialId") DO NOTHING`);
+      return inserted === 1;
+    });
+  }
+
+  async find(credentialId: string) {
+    return this.db.execute(function* (): Program<StoredPasskey | undefined> {
+      const row = yield* get<StoredPasskey>(sql`SELECT * FROM "Passkey" WHERE "credentialId" = ${credentialId}`);
+      return row ? toPasskey(row) : undefined;
+    });
+  }
+
+  async list(accountDid: string) {
+    return this.db.execute(function* (): Program<StoredPasskey[]> {
+      const rows = yield* all<StoredPasskey>(sql`SELECT * FROM "Passkey" WHERE "accountDid" = ${accountDid} ORDER BY "createdAt" ASC, "credentialId" ASC`);
+      return rows.map(toPasskey);
+    });
+  }
+
+  async recordUse(credentialId: string, counter: number, backedUp: boolean, now: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`UPDATE "Passkey" SET "counter" = ${counter}, "backedUp" = ${backedUp}, "lastUsedAt" = ${at(now)} WHERE "credentialId" = ${credentialId}`);
+    });
+  }
+
+  async rename(accountDid: string, credentialId: string, name: string) {
+    return this.db.execute(function* (): Program<boolean> {
+      return (yield* run(sql`UPDATE "Passkey" SET "name" = ${name} WHERE "accountDid" = ${accountDid} AND "credentialId" = ${credentialId}`)) === 1;
+    });
+  }
+
+  async remove(accountDid: string, credentialId: string) {
+    return this.db.execute(function* (): Program<boolean> {
+      return (yield* run(sql`DELETE FROM "Passkey" WHERE "accountDid" = ${accountDid} AND "credentialId" = ${credentialId}`)) === 1;
+    });
+  }
+
+  async exists(accountDid?: string) {
+    return this.db.execute(function* (): Program<boolean> {
+      const row =
+        accountDid === undefined
+          ? yield* get(sql`SELECT 1 AS "one" FROM "Passkey" LIMIT 1`)
+          : yield* get(sql`SELECT 1 AS "one" FROM "Passkey" WHERE "accountDid" = ${accountDid} LIMIT 1`);
+      return row !== undefined;
+    });
+  }
+}

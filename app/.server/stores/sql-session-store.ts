@@ -1,0 +1,87 @@
+import type { StoredAccount } from "../accounts/account-store.ts";
+import type { SessionStore, StoredSession } from "../accounts/session-store.ts";
+import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import { expiredRowsCleanup } from "./expired-rows.ts";
+
+const cleanupSessions = expiredRowsCleanup("BrowserSession", "idHash");
+
+type JoinedRow = StoredSession & {
+  accountHandle: string;
+  accountEmail: string;
+  accountPasswordHash: string;
+  accountEmailConfirmedAt: number | null;
+  accountSigningKey: string;
+  accountCreatedAt: number;
+};
+
+/** Browser sessions (docs/architecture.md, "Browser security"). */
+export class SqlSessionStore implements SessionStore {
+  constructor(private readonly db: Database) {}
+
+  async create(session: StoredSession) {
+    return this.db.transaction(function* (): Program<void> {
+      // Browsers that never come back: a few of their sessions go at each sign-in.
+      yield* run(cleanupSessions(session.createdAt));
+      yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt")
+        VALUES (${session.idHash}, ${session.accountDid}, ${session.userAgent}, ${session.ipAddress}, ${at(session.createdAt)},
+          ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)})`);
+    });
+  }
+
+  async find(idHash: string, now: number) {
+    return this.db.execute(function* (): Program<{ session: StoredSession; account: StoredAccount } | undefined> {
+      const row = yield* get<JoinedRow>(sql`SELECT s.*, a."handle" AS "accountHandle", a."email" AS "accountEmail",
+          a."passwordHash" AS "accountPasswordHash", a."emailConfirmedAt" AS "accountEmailConfirmedAt",
+          a."signingKey" AS "accountSigningKey", a."createdAt" AS "accountCreatedAt"
+        FROM "BrowserSession" s JOIN "Account" a ON a."did" = s."accountDid" WHERE s."idHash" = ${idHash}`);
+      if (!row) return undefined;
+      if (row.expiresAt <= now) {
+        yield* run(sql`DELETE FROM "BrowserSession" WHERE "idHash" = ${idHash}`);
+        return undefined;
+      }
+      const { accountHandle, accountEmail, accountPasswordHash, accountEmailConfirmedAt, accountSigningKey, accountCreatedAt, ...session } = row;
+      const account: StoredAccount = {
+        did: session.accountDid,
+        handle: accountHandle,
+        email: accountEmail,
+        passwordHash: accountPasswordHash,
+        emailConfirmedAt: accountEmailConfirmedAt,
+        signingKey: accountSigningKey,
+        createdAt: accountCreatedAt,
+      };
+      return { session, account };
+    });
+  }
+
+  async touch(idHash: string, now: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`UPDATE "BrowserSession" SET "lastSeenAt" = ${at(now)} WHERE "idHash" = ${idHash}`);
+    });
+  }
+
+  async markAuthenticated(idHash: string, now: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`UPDATE "BrowserSession" SET "authenticatedAt" = ${at(now)} WHERE "idHash" = ${idHash}`);
+    });
+  }
+
+  async listLive(accountDid: string, now: number) {
+    return this.db.execute(function* (): Program<StoredSession[]> {
+      return yield* all<StoredSession>(sql`SELECT * FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)}
+        ORDER BY "lastSeenAt" DESC`);
+    });
+  }
+
+  async delete(idHash: string, accountDid?: string) {
+    return this.db.execute(function* (): Program<void> {
+      if (accountDid === undefined) yield* run(sql`DELETE FROM "BrowserSession" WHERE "idHash" = ${idHash}`);
+      else yield* run(sql`DELETE FROM "BrowserSession" WHERE "idHash" = ${idHash} AND "accountDid" = ${accountDid}`);
+    });
+  }
+
+  async deleteOthers(accountDid: string, keepIdHash: string) {
+    return this.db.execute(function* (): Program<number> {
+      return yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "idHash" <> ${keepIdHash}`);
+    });
+  }
+}

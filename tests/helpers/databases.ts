@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { migrateDatabase } from "../../app/.server/db/migrate.ts";
+import { PostgresDatabase } from "../../app/.server/db/postgres-database.ts";
+import { all, get, run, type Database, type Statement } from "../../app/.server/db/sql.ts";
+import { SqliteDatabase } from "../../app/.server/db/sqlite-database.ts";
+import { createTestDatabase, dropTestDatabase } from "./postgres.ts";
+
+/**
+ * A fresh, migrated database on either engine, for the store contract
+ * suites: the same tests run on a SQLite file and on the test cluster's
+ * PostgreSQL (tests/helpers/postgres.ts), so each store's programs are proven
+ * on both (docs/decisions/0017).
+ *
+ *   describe.each(ENGINES)("SqlGrantStore on %s", (engine) => {
+ *     let test: TestDatabase;
+ *     beforeEach(async () => (test = await openTestDatabase(engine)));
+ *     afterEach(() => test.close());
+ *     …
+ */
+
+export const ENGINES = ["sqlite", "postgresql"] as const;
+export type Engine = (typeof ENGINES)[number];
+
+export type TestDatabase = {
+  engine: Engine;
+  /** The database the store under test uses. */
+  db: Database;
+  /** DATABASE_URL of the same database. */
+  url: string;
+  /** Another connection (SQLite) or pool (PostgreSQL) to the same database: a second server process's view. */
+  connect(): Database;
+  close(): Promise<void>;
+};
+
+export async function openTestDatabase(engine: Engine): Promise<TestDatabase> {
+  const opened: Database[] = [];
+  const connect = (open: () => Database) => () => {
+    const db = open();
+    opened.push(db);
+    return db;
+  };
+  const closeAll = async () => {
+    for (const db of opened.splice(0)) await db.close();
+  };
+  if (engine === "sqlite") {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-store-"));
+    const file = path.join(dir, "atrium.db");
+    migrateDatabase(file);
+    const open = connect(() => new SqliteDatabase(file));
+    return {
+      engine,
+      db: open(),
+      url: `file:${file}`,
+      connect: open,
+      async close() {
+        await closeAll();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const url = await createTestDatabase();
+  const open = connect(() => new PostgresDatabase(url, { poolSize: 5 }));
+  return {
+    engine,
+    db: open(),
+    url,
+    connect: open,
+    async close() {
+      await closeAll();
+      await dropTestDatabase(url);
+    },
+  };
+}
+
+/** The first row of a statement (tests read the tables directly to check what the stores wrote). */
+export async function rowOf<Row>(db: Database, statement: Statement): Promise<Row | undefined> {
+  return db.execute(() => get<Row>(statement));
+}
+
+export async function rowsOf<Row>(db: Database, statement: Statement): Promise<Row[]> {
+  return db.execute(() => all<Row>(statement));
+}
+
+/** Runs a statement; the number of rows it changed. */
+export async function execute(db: Database, statement: Statement): Promise<number> {
+  return db.execute(() => run(statement));
+}
