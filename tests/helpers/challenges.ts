@@ -6,10 +6,12 @@
  */
 import type { ChallengeBinding, ChallengePurpose } from "../../app/.server/accounts/challenge-store.ts";
 import { challengeMacKey, SignedChallengeStore } from "../../app/.server/stores/signed-challenge-store.ts";
+import { sql } from "../../app/.server/db/sql.ts";
+import { rowOf } from "./databases.ts";
 import type { TestServer } from "./test-server.ts";
 
-export function mintChallenge(server: TestServer, purpose: ChallengePurpose, binding: ChallengeBinding, options: { issuedAt?: number; lifetimeMs?: number } = {}): string {
-  const { value } = server.db().prepare(`SELECT value FROM "ServerSecret" WHERE name = 'cookie'`).get() as { value: string };
+export async function mintChallenge(server: TestServer, purpose: ChallengePurpose, binding: ChallengeBinding, options: { issuedAt?: number; lifetimeMs?: number } = {}): Promise<string> {
+  const { value } = (await rowOf<{ value: string }>(server.database(), sql`SELECT "value" FROM "ServerSecret" WHERE "name" = 'cookie'`))!;
   // Issuing never records anything, so no replay store is needed.
   const noReplayStore = { recordUnique: async () => false };
   const issuedAt = options.issuedAt ?? Date.now();

@@ -3,6 +3,8 @@
  * PAR → consent → code run, raw DPoP-proofed requests, and small helpers
  * for looking at the server's SQLite file.
  */
+import { sql, statementOf } from "../../app/.server/db/sql.ts";
+import { rowOf, rowsOf } from "./databases.ts";
 import { createDpopProof, createPkce, DpopClient, generateDpopKey, readResult, type DpopKey, type HttpResult, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 import { approveWithPassword, CookieJar } from "./consent.ts";
 import { createAccount, type TestServer } from "./test-server.ts";
@@ -132,31 +134,32 @@ export async function proofedPost<T = OAuthErrorBody>(
   return rawPost<T>(url, form, proof);
 }
 
-/** Every table of the database, from sqlite_master. */
-export function tableNames(server: TestServer): string[] {
-  const rows = server
-    .db()
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
-    .all() as { name: string }[];
+/** Every table of the database (the SQLite catalogue, or PostgreSQL's public schema), Prisma's own excepted. */
+export async function tableNames(server: TestServer): Promise<string[]> {
+  const db = server.database();
+  const rows =
+    db.engine === "sqlite"
+      ? await rowsOf<{ name: string }>(db, sql`SELECT "name" FROM sqlite_master WHERE "type" = 'table' AND "name" NOT LIKE 'sqlite_%'`)
+      : await rowsOf<{ name: string }>(db, sql`SELECT "table_name" AS "name" FROM information_schema.tables WHERE "table_schema" = 'public' AND "table_type" = 'BASE TABLE'`);
   return rows.map((row) => row.name);
 }
 
-/** The values of column `column` of `table` (used to spot rows that appeared during a step). */
-export function columnValues(server: TestServer, table: string, column: string): Set<string> {
-  const rows = server.db().prepare(`SELECT "${column}" AS v FROM "${table}"`).all() as { v: string }[];
+/** The values of column `column` of `table` (used to spot rows that appeared during a step). Names come from the test, never from input. */
+export async function columnValues(server: TestServer, table: string, column: string): Promise<Set<string>> {
+  const rows = await rowsOf<{ v: string }>(server.database(), statementOf(`SELECT "${column}" AS "v" FROM "${table}"`)());
   return new Set(rows.map((row) => row.v));
 }
 
 /** Runs `step` and returns the keys of the rows of `table` it created. */
 export async function newKeys<T>(server: TestServer, table: string, column: string, step: () => Promise<T>): Promise<{ result: T; keys: string[] }> {
-  const before = columnValues(server, table, column);
+  const before = await columnValues(server, table, column);
   const result = await step();
-  const keys = [...columnValues(server, table, column)].filter((key) => !before.has(key));
+  const keys = [...(await columnValues(server, table, column))].filter((key) => !before.has(key));
   return { result, keys };
 }
 
-export function countWhere(server: TestServer, table: string, column: string, value: string): number {
-  return (server.db().prepare(`SELECT COUNT(*) AS n FROM "${table}" WHERE "${column}" = ?`).get(value) as { n: number }).n;
+export async function countWhere(server: TestServer, table: string, column: string, value: string): Promise<number> {
+  return (await rowOf<{ n: number }>(server.database(), statementOf(`SELECT COUNT(*) AS "n" FROM "${table}" WHERE "${column}" = ?`)(value)))!.n;
 }
 
 export { generateDpopKey, createDpopProof, createPkce };

@@ -158,7 +158,7 @@ export async function startBehindNginx(count: number, env: Record<string, string
   };
   try {
     servers.push(await startTestServer({ ...env, PUBLIC_URL: issuer }));
-    const shared = { ...env, PUBLIC_URL: issuer, DATABASE_URL: `file:${servers[0]!.databasePath}` };
+    const shared = { ...env, PUBLIC_URL: issuer, DATABASE_URL: servers[0]!.databaseUrl };
     while (servers.length < count) servers.push(await startTestServer(shared));
     const nginx = await startNginx({ port, upstreamPorts: servers.map((server) => server.port) });
     return { issuer, nginx, servers, stop: () => stopAll(nginx) };

@@ -6,7 +6,8 @@
  * (origin, RP ID, counter, flags, signing key, client data type).
  */
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from "node:crypto";
-import type Database from "better-sqlite3";
+import { at, sql, type Database } from "../../app/.server/db/sql.ts";
+import { execute } from "./databases.ts";
 
 // ---------------------------------------------------------------------------
 // A tiny CBOR encoder (RFC 8949): unsigned and negative integers, byte
@@ -205,10 +206,12 @@ export class SoftAuthenticator {
   }
 
   /** Inserts this credential as a Passkey row of `accountDid`, as registration would have stored it. */
-  insertInto(db: Database.Database, accountDid: string, options: { name?: string; counter?: number } = {}): void {
-    db.prepare(
-      `INSERT INTO "Passkey" (credentialId, accountDid, name, publicKey, counter, transports, deviceType, backedUp, createdAt, lastUsedAt)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-    ).run(this.id, accountDid, options.name ?? "Test key", this.cosePublicKey(), options.counter ?? this.counter, JSON.stringify(["internal"]), "singleDevice", 0, Date.now());
+  async insertInto(db: Database, accountDid: string, options: { name?: string; counter?: number } = {}): Promise<void> {
+    await execute(
+      db,
+      sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "transports", "deviceType", "backedUp", "createdAt", "lastUsedAt")
+        VALUES (${this.id}, ${accountDid}, ${options.name ?? "Test key"}, ${this.cosePublicKey()}, ${options.counter ?? this.counter}, ${JSON.stringify(["internal"])},
+          'singleDevice', ${false}, ${at(Date.now())}, NULL)`,
+    );
   }
 }

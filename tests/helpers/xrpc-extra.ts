@@ -4,6 +4,8 @@
  * scope, raw uploads, the account's public signing key from the database,
  * sample file bytes and a throwaway local HTTP server.
  */
+import { sql } from "../../app/.server/db/sql.ts";
+import { rowOf } from "./databases.ts";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { importJWK, type JWK } from "jose";
@@ -49,15 +51,15 @@ export async function blobCid(bytes: Uint8Array): Promise<string> {
 }
 
 /** The stored private signing JWK of `did` ("Account".signingKey). */
-export function accountSigningJwk(server: TestServer, did: string): JWK {
-  const row = server.db().prepare(`SELECT "signingKey" AS k FROM "Account" WHERE "did" = ?`).get(did) as { k: string } | undefined;
+export async function accountSigningJwk(server: TestServer, did: string): Promise<JWK> {
+  const row = await rowOf<{ k: string }>(server.database(), sql`SELECT "signingKey" AS "k" FROM "Account" WHERE "did" = ${did}`);
   if (!row) throw new Error(`no account ${did}`);
   return JSON.parse(row.k) as JWK;
 }
 
 /** The public half of the account's signing key (the stored JWK without "d"), as a jose key. */
 export async function accountPublicKey(server: TestServer, did: string): Promise<CryptoKey | Uint8Array> {
-  const { d: _private, ...publicJwk } = accountSigningJwk(server, did);
+  const { d: _private, ...publicJwk } = await accountSigningJwk(server, did);
   void _private;
   return importJWK(publicJwk, "ES256");
 }

@@ -42,10 +42,10 @@ function newAddress(): string {
 }
 
 /** A new credential of Alice's, stored as registration would have stored it. */
-function alicePasskey(options: { counter?: number } = {}): SoftAuthenticator {
+async function alicePasskey(options: { counter?: number } = {}): Promise<SoftAuthenticator> {
   const authenticator = new SoftAuthenticator({ userHandle: Buffer.from(alice.did).toString("base64url") });
   if (options.counter !== undefined) authenticator.counter = options.counter;
-  authenticator.insertInto(server.db(), alice.did);
+  await authenticator.insertInto(server.database(), alice.did);
   return authenticator;
 }
 
@@ -212,7 +212,7 @@ function expectPasskeyFailure(result: PasskeyResult, pattern?: RegExp) {
 
 describe("POST /oauth/passkey-auth", () => {
   it("the consent page embeds single-use options bound to this request; GET gives fresh ones", async () => {
-    alicePasskey();
+    await alicePasskey();
     const p = await pending();
     // WebAuthn L3 §13.4.3: challenges "SHOULD therefore be at least 16 bytes long".
     expect(Buffer.from(p.challenge, "base64url").length).toBeGreaterThanOrEqual(16);
@@ -246,7 +246,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("success: signs in (session cookie), consent stays an explicit step, and the passkey's counter and lastUsedAt are updated", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     const before = passkeyRow(authenticator)!;
     expect(before.counter).toBe(0);
@@ -296,7 +296,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("a replayed assertion (same challenge twice) is refused the second time", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     const signed = assertion(authenticator, p.challenge);
     const first = await postPasskey(p, passkeyBody(p, signed), { store: false });
@@ -306,7 +306,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("the same assertion posted 10 times in parallel signs in exactly once (docs/architecture.md, 'Tokens and codes': single-use challenge)", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     const signed = assertion(authenticator, p.challenge);
     const results = await Promise.all(Array.from({ length: 10 }, () => postPasskey(p, passkeyBody(p, signed), { store: false })));
@@ -316,7 +316,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("a challenge issued for one request is refused for another (and what that does to the first)", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const jar = new CookieJar();
     const a = await pending({ jar });
     const b = await pending({ jar });
@@ -334,22 +334,22 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("an expired challenge, or one issued for registration, is refused", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     // Minted with the server's own key: one that expired a second ago, one issued for registering a passkey.
-    const expired = mintChallenge(server, "authenticate", { requestIdHash: sha256Base64url(p.requestUri) }, { issuedAt: Date.now() - 301_000 });
-    const registration = mintChallenge(server, "register", { accountDid: alice.did });
+    const expired = await mintChallenge(server, "authenticate", { requestIdHash: sha256Base64url(p.requestUri) }, { issuedAt: Date.now() - 301_000 });
+    const registration = await mintChallenge(server, "register", { accountDid: alice.did });
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, expired))), /expired/);
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, registration))), /expired|another/);
     // A challenge the server never issued.
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, "bm90LWlzc3VlZC1ieS10aGUtc2VydmVy"))), /expired/);
     // Control: minted the same way with the current clock and this request, it signs in.
-    const live = mintChallenge(server, "authenticate", { requestIdHash: sha256Base64url(p.requestUri) });
+    const live = await mintChallenge(server, "authenticate", { requestIdHash: sha256Base64url(p.requestUri) });
     expect((await postPasskey(p, passkeyBody(p, assertion(authenticator, live)))).status).toBe(200);
   });
 
   it("an assertion for a deleted passkey is refused with a clear message; password sign-in still works on that request", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     server.db().prepare(`DELETE FROM "Passkey" WHERE credentialId = ?`).run(authenticator.id);
     const result = await postPasskey(p, passkeyBody(p, assertion(authenticator, await freshChallenge(p))));
@@ -363,7 +363,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("OAuth parameters in the posted body are ignored: the code goes to the stored redirect_uri with the stored state and scope", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending({ scope: "atproto" });
     const tampered = passkeyBody(p, assertion(authenticator, p.challenge), {
       redirect_uri: "https://evil.example/callback",
@@ -398,7 +398,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("another client's client_id is refused (400) before the challenge is spent", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     const signed = assertion(authenticator, p.challenge);
     const wrong = await postPasskey(p, { ...passkeyBody(p, signed), client_id: OTHER_CLIENT_ID }, { store: false });
@@ -412,7 +412,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("a signature by another key is refused, and the challenge is spent anyway", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const impostor = new SoftAuthenticator();
     const p = await pending();
     const forged = await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge, { signWith: impostor.privateKey })));
@@ -423,7 +423,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("a wrong origin in clientDataJSON is refused", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     const result = await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge, { origin: "https://evil.example" })));
     expectPasskeyFailure(result, /origin/i);
@@ -436,14 +436,14 @@ describe("POST /oauth/passkey-auth", () => {
       [{ type: "webauthn.create" }, /type/i],
     ];
     for (const [overrides, pattern] of cases) {
-      const authenticator = alicePasskey();
+      const authenticator = await alicePasskey();
       const p = await pending();
       expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge, overrides))), pattern);
     }
   });
 
   it("a signature counter that does not increase is refused; a higher one is accepted and stored", async () => {
-    const authenticator = alicePasskey({ counter: 10 });
+    const authenticator = await alicePasskey({ counter: 10 });
     expect(passkeyRow(authenticator)!.counter).toBe(10);
     const p = await pending();
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge, { counter: 5 }))), /counter/i);
@@ -456,7 +456,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("CSRF: a wrong token, a missing CSRF cookie, or a foreign Origin is 403, and spends nothing", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     const signed = assertion(authenticator, p.challenge);
 
@@ -485,7 +485,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("malformed posts are 400 JSON, never 500", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending();
     const signed = assertion(authenticator, p.challenge);
     const { response: _omit, ...withoutResponse } = passkeyBody(p, signed);
@@ -551,7 +551,7 @@ describe("POST /oauth/passkey-auth", () => {
   });
 
   it("sign-in throttle: repeated failures with one credential (from any address) lead to 429 with Retry-After, checked before the challenge is spent", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const impostor = new SoftAuthenticator();
     const p = await pending();
     // Default ATRIUM_SIGN_IN_FREE_ATTEMPTS = 5. Each failure comes from a new
@@ -588,14 +588,14 @@ describe("POST /oauth/passkey-auth", () => {
       const stranger = new SoftAuthenticator();
       expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(stranger, await freshChallenge(p))), { address, store: false }), /not registered/);
     }
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const blocked = await postPasskey(p, passkeyBody(p, assertion(authenticator, await freshChallenge(p))), { address, store: false });
     expect(blocked.status, JSON.stringify(blocked.body)).toBe(429);
     expect(blocked.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
   it("prompt=login: a passkey sign-in on the screen counts as the fresh sign-in, and allowing then needs no password", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const p = await pending({ extra: { prompt: "login" } });
     const result = await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge)));
     expect(result.status, JSON.stringify(result.body)).toBe(200);

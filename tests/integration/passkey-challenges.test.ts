@@ -34,9 +34,9 @@ function newAddress(): string {
   return `10.${(lastAddress >> 16) & 255}.${(lastAddress >> 8) & 255}.${lastAddress & 255}`;
 }
 
-function alicePasskey(): SoftAuthenticator {
+async function alicePasskey(): Promise<SoftAuthenticator> {
   const authenticator = new SoftAuthenticator({ userHandle: Buffer.from(alice.did).toString("base64url") });
-  authenticator.insertInto(server.db(), alice.did);
+  await authenticator.insertInto(server.database(), alice.did);
   return authenticator;
 }
 
@@ -65,7 +65,7 @@ function anonymous(address = newAddress()): Browser {
 
 describe("issuing passkey options", () => {
   it("400 parallel anonymous requests for options, each from its own address, add no rows to any table", async () => {
-    alicePasskey();
+    await alicePasskey();
     const pending = await pushedRequest();
     const passkeyAuth = new URL("/oauth/passkey-auth", server.issuer);
     passkeyAuth.searchParams.set("client_id", CLIENT_ID);
@@ -113,7 +113,7 @@ describe("spending a challenge", () => {
     // A second process on the same database and issuer, as behind a load balancer.
     const second = await startTestServer({ DATABASE_URL: `file:${server.databasePath}`, ATRIUM_TRUST_PROXY: "1", PUBLIC_URL: server.issuer });
     try {
-      const authenticator = alicePasskey();
+      const authenticator = await alicePasskey();
       const browser = await newBrowser(server, newAddress());
       const options = await getJson(browser, "/account/passkey-auth");
       const signed = assertion(authenticator, options.body.challenge!);
@@ -135,7 +135,7 @@ describe("spending a challenge", () => {
   });
 
   it("a challenge is refused where it was not issued (another request, the account pages, another account), and the refusal does not spend it", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const bob = await createAccount(server, BOB);
     const browser = await newBrowser(server, newAddress());
     const forAccountPages = (await getJson(browser, "/account/passkey-auth")).body.challenge!;
@@ -183,7 +183,7 @@ describe("spending a challenge", () => {
   });
 
   it("altered, forged and expired challenges are refused before anything is written", async () => {
-    const authenticator = alicePasskey();
+    const authenticator = await alicePasskey();
     const browser = await newBrowser(server, newAddress());
     const challenge = (await getJson(browser, "/account/passkey-auth")).body.challenge!;
     const bytes = Buffer.from(challenge, "base64url");
@@ -194,9 +194,9 @@ describe("spending a challenge", () => {
       ["MAC changed", altered(challenge, bytes.length - 1)],
       ["random bytes of the same length", Buffer.from(Array.from({ length: bytes.length }, () => Math.floor(Math.random() * 256))).toString("base64url")],
       ["truncated", bytes.subarray(0, bytes.length - 4).toString("base64url")],
-      ["issued for registration with the server's key", mintChallenge(server, "register", {})],
-      ["bound to an authorization request", mintChallenge(server, "authenticate", { requestIdHash: "some-request" })],
-      ["expired a second ago", mintChallenge(server, "authenticate", {}, { issuedAt: Date.now() - 301_000 })],
+      ["issued for registration with the server's key", await mintChallenge(server, "register", {})],
+      ["bound to an authorization request", await mintChallenge(server, "authenticate", { requestIdHash: "some-request" })],
+      ["expired a second ago", await mintChallenge(server, "authenticate", {}, { issuedAt: Date.now() - 301_000 })],
     ];
     const before = replayRecords();
     for (const [label, candidate] of candidates) {

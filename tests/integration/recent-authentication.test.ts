@@ -81,9 +81,9 @@ function sessionsOf(account: Account): string[] {
 }
 
 /** A passkey of `account`, stored as registration would have stored it. */
-function passkeyOf(account: Account): SoftAuthenticator {
+async function passkeyOf(account: Account): Promise<SoftAuthenticator> {
   const authenticator = new SoftAuthenticator({ userHandle: Buffer.from(account.did).toString("base64url") });
-  authenticator.insertInto(server.db(), account.did);
+  await authenticator.insertInto(server.database(), account.did);
   return authenticator;
 }
 
@@ -168,7 +168,7 @@ describe("adding a passkey needs a recent authentication", () => {
     expect(Date.now() - authenticatedAt(byPassword)!).toBeLessThan(60_000);
     expect((await addPasskey(byPassword)).status).toBe(200);
 
-    const authenticator = passkeyOf(account);
+    const authenticator = await passkeyOf(account);
     const byPasskey = await newBrowser(server, newAddress());
     const options = await getJson(byPasskey, "/account/passkey-auth");
     const answer = await postJson(byPasskey, "/account/passkey-auth", { csrf_token: byPasskey.csrfToken, response: assertion(authenticator, options.body.challenge!) });
@@ -256,8 +256,8 @@ describe("adding a passkey needs a recent authentication", () => {
   it("a passkey of this account re-authenticates with a challenge bound to this session; another account's passkey, another session's challenge and a sign-in challenge do not, and nothing signs the browser into the other account", async () => {
     const victim = await newAccount("victim");
     const attacker = await newAccount("attacker");
-    const victimKey = passkeyOf(victim);
-    const attackerKey = passkeyOf(attacker);
+    const victimKey = await passkeyOf(victim);
+    const attackerKey = await passkeyOf(attacker);
     const stolen = await signIn(victim);
     const otherBrowser = await signIn(victim);
     ageSession(stolen);
@@ -332,8 +332,8 @@ describe("securing the account after a password change", () => {
 
   it("the change counts as a recent authentication; the page it redirects to offers removing the passkeys (with their count) and signing out, apps ticked", async () => {
     const account = await newAccount("changer");
-    passkeyOf(account);
-    passkeyOf(account);
+    await passkeyOf(account);
+    await passkeyOf(account);
     const browser = await signIn(account);
     ageSession(browser);
     const changed = await changePassword(browser, PASSWORD, "a new long passphrase");
@@ -356,8 +356,8 @@ describe("securing the account after a password change", () => {
 
   it("securing removes every passkey, signs out every other browser (also one signed in by passkey after the change) and disconnects every app: its tokens stop working", async () => {
     const account = await newAccount("secured");
-    const planted = passkeyOf(account);
-    passkeyOf(account);
+    const planted = await passkeyOf(account);
+    await passkeyOf(account);
     const app = await connectApp(account);
     expect((await app.client.userinfo(app.tokens.access_token)).status).toBe(200);
     const browser = await signIn(account);
@@ -406,7 +406,7 @@ describe("securing the account after a password change", () => {
 
   it("securing needs a recent authentication; after 'Confirm it's you' it works, and unticked the apps keep their access", async () => {
     const account = await newAccount("late");
-    passkeyOf(account);
+    await passkeyOf(account);
     const app = await connectApp(account);
     const browser = await signIn(account);
     const other = await signIn(account);
@@ -443,7 +443,7 @@ describe("securing the account after a password change", () => {
 describe("CSRF, Origin and bad input on the new forms", () => {
   it("confirm, secure and passkey re-authentication refuse a wrong CSRF token, another browser's token and a foreign Origin, and change nothing", async () => {
     const account = await newAccount("csrf");
-    const key = passkeyOf(account);
+    const key = await passkeyOf(account);
     const browser = await signIn(account);
     const other = await signIn(account);
     ageSession(browser);

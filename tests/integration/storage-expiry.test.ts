@@ -51,7 +51,7 @@ describe("no secret is stored in plain text (docs/architecture.md, 'Tokens and c
     expect(session).toBeTruthy();
     secrets["browser session cookie"] = session!;
 
-    const tables = tableNames(server);
+    const tables = await tableNames(server);
     for (const table of ["AuthorizationRequest", "AuthorizationCode", "Grant", "AccessToken", "RefreshToken", "ReplayRecord"]) {
       expect(tables).toContain(table);
     }
@@ -98,7 +98,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect(page.status).toBe(400);
     expect(page.csrfToken).toBeUndefined();
     expect(page.html).not.toMatch(/[?&#]code=/);
-    expect(countWhere(server, "AuthorizationRequest", "idHash", idHash)).toBe(0);
+    expect(await countWhere(server, "AuthorizationRequest", "idHash", idHash)).toBe(0);
   });
 
   it("an expired authorization code is invalid_grant and its row is deleted", async () => {
@@ -110,7 +110,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
 
     const result = await client.exchangeCode(authorized.code, authorized.verifier, authorized.redirectUri);
     expect({ status: result.status, error: (result.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
-    expect(countWhere(server, "AuthorizationCode", "codeHash", codeHash)).toBe(0);
+    expect(await countWhere(server, "AuthorizationCode", "codeHash", codeHash)).toBe(0);
   });
 
   it("an expired access token is refused at userinfo (401); its row stays until the grant's next refresh, so revoking it still ends the grant", async () => {
@@ -127,12 +127,12 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect(info.headers.get("WWW-Authenticate")).toMatch(/^DPoP error="invalid_token"/);
     // Other clients' token issuance does not sweep it away either (one access token per grant bounds the table).
     await obtainTokens(server, await newClient(server));
-    expect(countWhere(server, "AccessToken", "tokenHash", tokenHash)).toBe(1);
+    expect(await countWhere(server, "AccessToken", "tokenHash", tokenHash)).toBe(1);
 
     // Signing out an hour later: the official atproto client revokes the (expired) access token it holds.
     expect((await client.revoke(result.tokens.access_token)).status).toBe(200);
     expect((await client.refresh(result.tokens.refresh_token)).status).toBe(400);
-    expect(countWhere(server, "AccessToken", "tokenHash", tokenHash)).toBe(0);
+    expect(await countWhere(server, "AccessToken", "tokenHash", tokenHash)).toBe(0);
   });
 
   it("an expired refresh token is invalid_grant and its row is deleted", async () => {
@@ -144,7 +144,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
 
     const refreshed = await client.refresh(result.tokens.refresh_token);
     expect({ status: refreshed.status, error: (refreshed.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
-    expect(countWhere(server, "RefreshToken", "tokenHash", tokenHash)).toBe(0);
+    expect(await countWhere(server, "RefreshToken", "tokenHash", tokenHash)).toBe(0);
   });
 
   it("an expired grant ends its refresh token (invalid_grant) and its access token (401)", async () => {
@@ -156,7 +156,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect((await client.userinfo(result.tokens.access_token)).status).toBe(401);
     const refreshed = await client.refresh(result.tokens.refresh_token);
     expect({ status: refreshed.status, error: (refreshed.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
-    expect(countWhere(server, "Grant", "id", keys[0]!)).toBe(0);
+    expect(await countWhere(server, "Grant", "id", keys[0]!)).toBe(0);
   });
 });
 
