@@ -93,7 +93,6 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   app.use(securityHeaders(options.dev));
   app.use(screenOriginCheck(config));
   app.use(responseTimeout(config));
-  app.use(bodyLimit);
   app.use(compression());
   if (vite) {
     app.use(vite.middlewares);
@@ -105,6 +104,9 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   // After the static files: only what Remix answers counts.
   app.use(screenRoute(screenRouteMatcher(screenRoutes)));
   app.use(screenRequestLimit(config, limiter, services.metrics));
+  // After the limit, whose decision may wait for the database (PostgreSQL): the body guard listens for the body's
+  // data, which starts it flowing, and anything that arrived while the limit was being decided would be lost to Remix.
+  app.use(bodyLimit);
   app.all(
     "*",
     createRequestHandler({

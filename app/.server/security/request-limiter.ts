@@ -96,6 +96,8 @@ export class RequestLimiter {
       }
     }
     if (forget) this.counters.clear();
+    // Nothing counted since the last flush: no transaction (expired rows go with the next write that has one).
+    if (batch.length === 0) return undefined;
     const restore = () => {
       for (const { key, delta, windowEndsAt } of batch) {
         const counter = this.counters.get(key);
