@@ -49,7 +49,7 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
           <div>
             <dt className="font-semibold">{consentText.scope}</dt>
             <dd>
-              <ul className="mt-1 flex flex-col font-mono">
+              <ul id="granted-scope" className="mt-1 flex flex-col font-mono">
                 {view.scope
                   .split(" ")
                   .filter(Boolean)
