@@ -1,7 +1,10 @@
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { Links, Meta, Outlet, Scripts, ScrollRestoration, isRouteErrorResponse, useRouteError, useRouteLoaderData } from "@remix-run/react";
 import stylesheet from "./tailwind.css?url";
+import { brandView } from "./.server/screens/brand";
+import { brandOf, pageTitle } from "./components/ui/brand";
 import { ErrorPage } from "./components/ui/error-page";
+import { errorText } from "./components/ui/text";
 
 export const links: LinksFunction = () => [
   { rel: "stylesheet", href: stylesheet },
@@ -9,12 +12,12 @@ export const links: LinksFunction = () => [
 ];
 
 export function loader({ context }: LoaderFunctionArgs) {
-  return { cspNonce: typeof context.cspNonce === "string" ? context.cspNonce : undefined };
+  return { cspNonce: typeof context.cspNonce === "string" ? context.cspNonce : undefined, brand: brandView(context.services.config) };
 }
 
 export function Layout({ children }: { children: React.ReactNode }) {
   // useRouteLoaderData also works while the error boundary renders (useLoaderData throws there).
-  const data = useRouteLoaderData<typeof loader>("root") as { cspNonce?: string } | undefined;
+  const data = useRouteLoaderData<typeof loader>("root") as { cspNonce?: string; brand?: { stylesheet?: string } } | undefined;
   const nonce = data?.cspNonce;
   return (
     <html lang="en">
@@ -31,6 +34,8 @@ export function Layout({ children }: { children: React.ReactNode }) {
         <meta name="referrer" content="same-origin" />
         <Meta />
         <Links />
+        {/* The operator's primary colour (docs/decisions/0018): a stylesheet of this server, since the CSP allows no inline style. */}
+        {data?.brand?.stylesheet ? <link rel="stylesheet" href={data.brand.stylesheet} /> : null}
       </head>
       <body className="min-h-screen bg-slate-50 text-slate-900 antialiased dark:bg-slate-950 dark:text-slate-100">
         {children}
@@ -41,32 +46,26 @@ export function Layout({ children }: { children: React.ReactNode }) {
   );
 }
 
-export const meta: MetaFunction = ({ error }) => {
-  if (!error) return [{ title: "Atrium" }];
+export const meta: MetaFunction<typeof loader> = ({ error, matches }) => {
+  if (!error) return [{ title: brandOf(matches).serviceName }];
   const status = isRouteErrorResponse(error) ? error.status : 500;
-  return [{ title: `${STATUS_TITLES[status] ?? "Something went wrong"} · Atrium` }];
+  return pageTitle(matches, statusTitle(status));
 };
 
 export default function App() {
   return <Outlet />;
 }
 
-const STATUS_TITLES: Record<number, string> = {
-  400: "This request could not be understood",
-  403: "This is not allowed",
-  404: "Page not found",
-  405: "This page cannot do that",
-  413: "That was too large",
-  429: "Too many requests",
-  503: "The server is busy",
-};
+function statusTitle(status: number): string {
+  return errorText.statusTitles[status] ?? errorText.statusTitles.other;
+}
 
 /** Every failure a person can reach ends here when its route has no page of its own. */
 export function ErrorBoundary() {
   const error = useRouteError();
   if (isRouteErrorResponse(error)) {
-    const message = typeof error.data === "string" && error.data ? error.data : error.status === 404 ? "There is nothing at this address." : error.statusText || "The server could not answer this request.";
-    return <ErrorPage status={error.status} title={STATUS_TITLES[error.status] ?? "Something went wrong"} message={message} />;
+    const message = typeof error.data === "string" && error.data ? error.data : error.status === 404 ? errorText.notFound : error.statusText || errorText.couldNotAnswer;
+    return <ErrorPage status={error.status} title={statusTitle(error.status)} message={message} />;
   }
-  return <ErrorPage status={500} title="Something went wrong" message="The server could not show this page. Please try again." />;
+  return <ErrorPage status={500} title={statusTitle(500)} message={errorText.couldNotShow} />;
 }

@@ -273,3 +273,65 @@ describe("unsafeConfigWarnings", () => {
     expect(unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com" }))).toEqual([]);
   });
 });
+
+describe("the operator's brand (docs/decisions/0018)", () => {
+  it("defaults to the issuer's host name and nothing else", () => {
+    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com:8443" }).brand).toEqual({
+      serviceName: "pds.example.com",
+      logoUrl: undefined,
+      primaryColor: undefined,
+      termsUrl: undefined,
+      privacyUrl: undefined,
+      supportUrl: undefined,
+    });
+  });
+
+  it("takes a name, https links, a mailto support address and a #rrggbb colour", () => {
+    const { brand } = loadConfig({
+      ATRIUM_SERVICE_NAME: "  Example   Social ",
+      ATRIUM_LOGO_URL: "https://cdn.example.com/logo.svg",
+      ATRIUM_PRIMARY_COLOR: "#0B6E4F",
+      ATRIUM_TERMS_URL: "https://example.com/terms",
+      ATRIUM_PRIVACY_URL: "https://example.com/privacy",
+      ATRIUM_SUPPORT_URL: "mailto:help@example.com",
+    });
+    expect(brand).toEqual({
+      serviceName: "Example Social",
+      logoUrl: "https://cdn.example.com/logo.svg",
+      primaryColor: "#0b6e4f",
+      termsUrl: "https://example.com/terms",
+      privacyUrl: "https://example.com/privacy",
+      supportUrl: "mailto:help@example.com",
+    });
+  });
+
+  it("treats empty values as unset", () => {
+    const { brand } = loadConfig({ ATRIUM_SERVICE_NAME: " ", ATRIUM_LOGO_URL: "", ATRIUM_PRIMARY_COLOR: "", ATRIUM_SUPPORT_URL: "" });
+    expect(brand.serviceName).toBe("localhost");
+    expect(brand.logoUrl).toBeUndefined();
+    expect(brand.primaryColor).toBeUndefined();
+  });
+
+  it.each([
+    ["ATRIUM_LOGO_URL", "http://cdn.example.com/logo.svg"],
+    ["ATRIUM_LOGO_URL", "/logo.svg"],
+    ["ATRIUM_LOGO_URL", "data:image/svg+xml,<svg/>"],
+    ["ATRIUM_TERMS_URL", "javascript:alert(1)"],
+    ["ATRIUM_PRIVACY_URL", "https://user:pw@example.com/privacy"],
+    ["ATRIUM_TERMS_URL", "mailto:legal@example.com"],
+    ["ATRIUM_SUPPORT_URL", "http://example.com/help"],
+  ])("refuses %s=%s", (name, value) => {
+    const error = configError({ [name]: value });
+    expect(error.message).toContain(name);
+    expect(error.message).toMatch(/https/);
+  });
+
+  it.each(["blue", "#fff", "#12345g", "0b6e4f", "#0b6e4f80"])("refuses ATRIUM_PRIMARY_COLOR=%s", (value) => {
+    expect(configError({ ATRIUM_PRIMARY_COLOR: value }).message).toMatch(/ATRIUM_PRIMARY_COLOR.*#rrggbb/);
+  });
+
+  it("refuses a service name with bidi controls or one that is too long", () => {
+    expect(configError({ ATRIUM_SERVICE_NAME: "Example\u202eSocial" }).message).toMatch(/ATRIUM_SERVICE_NAME.*bidirectional/);
+    expect(configError({ ATRIUM_SERVICE_NAME: "x".repeat(61) }).message).toMatch(/ATRIUM_SERVICE_NAME.*at most 60/);
+  });
+});

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
 import { DAY, MINUTE, SECOND } from "./util/time.ts";
+import { hasHiddenCharacters } from "./util/visible-text.ts";
 
 const booleanFlag = z
   .enum(["", "0", "1", "false", "true", "off", "on", "no", "yes"])
@@ -53,6 +54,58 @@ const trustProxyVar = z
     if (parsed.ok) return parsed.trusted;
     ctx.addIssue({ code: z.ZodIssueCode.custom, message: parsed.message });
     return z.NEVER;
+  });
+
+/**
+ * A link the screens show for the operator (docs/decisions/0018): an absolute https URL (or, where `mailto` is
+ * allowed, a mailto: address), without credentials; unset or empty means no link. Anything else is refused: a
+ * javascript: or http: link on the sign-in screen is exactly what a phishing page would put there.
+ */
+function brandUrlVar(options: { mailto?: boolean } = {}) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const text = (value ?? "").trim();
+      if (!text) return undefined;
+      let url: URL | undefined;
+      try {
+        url = new URL(text);
+      } catch {
+        url = undefined;
+      }
+      const allowed = url && (url.protocol === "https:" || (options.mailto && url.protocol === "mailto:"));
+      if (!url || !allowed || url.username || url.password || /\s/.test(text)) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          message: `must be an https URL${options.mailto ? " or a mailto: address" : ""}, without user or password (got ${JSON.stringify(value)})`,
+        });
+        return z.NEVER;
+      }
+      return url.href;
+    });
+}
+
+/** The most characters of ATRIUM_SERVICE_NAME: it stands in every page's header and tab title. */
+export const SERVICE_NAME_MAX_LENGTH = 60;
+
+const serviceNameVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const text = (value ?? "").trim().replace(/\s+/g, " ");
+    if (!text) return undefined;
+    // The name is shown as the server's own voice: bidi controls or control characters could make it read as
+    // something else (docs/decisions/0018), so they are refused rather than quietly removed.
+    if (hasHiddenCharacters(text)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "must not contain control or bidirectional formatting characters" });
+      return z.NEVER;
+    }
+    if ([...text].length > SERVICE_NAME_MAX_LENGTH) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be at most ${SERVICE_NAME_MAX_LENGTH} characters` });
+      return z.NEVER;
+    }
+    return text;
   });
 
 const envSchema = z.object({
@@ -108,11 +161,42 @@ const envSchema = z.object({
       return number;
     }),
   ATRIUM_METRICS_HOST: z.string().trim().min(1, "must name an interface, e.g. 127.0.0.1").default("127.0.0.1"),
+  // docs/decisions/0018: the operator's brand on every screen.
+  ATRIUM_SERVICE_NAME: serviceNameVar,
+  ATRIUM_LOGO_URL: brandUrlVar(),
+  ATRIUM_PRIMARY_COLOR: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const text = (value ?? "").trim();
+      if (!text) return undefined;
+      if (!/^#[0-9a-fA-F]{6}$/.test(text)) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be a colour written #rrggbb, e.g. #0b6e4f (got ${JSON.stringify(value)})` });
+        return z.NEVER;
+      }
+      return text.toLowerCase();
+    }),
+  ATRIUM_TERMS_URL: brandUrlVar(),
+  ATRIUM_PRIVACY_URL: brandUrlVar(),
+  ATRIUM_SUPPORT_URL: brandUrlVar({ mailto: true }),
 });
 
 export type DatabaseSettings =
   | { engine: "sqlite"; url: string; /** The file, as DATABASE_URL names it after "file:". */ path: string }
   | { engine: "postgresql"; url: string; /** Connections each server process keeps open at most. */ poolSize: number };
+
+/** The operator's brand (docs/decisions/0018): shown on every screen. */
+export type Brand = {
+  /** ATRIUM_SERVICE_NAME, or the issuer's host name. */
+  serviceName: string;
+  /** An https URL (img-src allows https: already, for the apps' logos); none: a neutral mark. */
+  logoUrl?: string;
+  /** #rrggbb; none: the screens' own blue. */
+  primaryColor?: string;
+  termsUrl?: string;
+  privacyUrl?: string;
+  supportUrl?: string;
+};
 
 export type Config = {
   port: number;
@@ -153,6 +237,7 @@ export type Config = {
   rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number; screenPerMinute: number };
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
+  brand: Brand;
   /** Lifetimes (README.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
@@ -250,6 +335,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       network: e.ATRIUM_PERMISSION_SETS_NETWORK,
       dnsServers: e.ATRIUM_DNS_SERVERS?.split(",").map((server) => server.trim()).filter(Boolean),
       plcDirectoryUrl: e.ATRIUM_PLC_DIRECTORY_URL.replace(/\/$/, ""),
+    },
+    brand: {
+      serviceName: e.ATRIUM_SERVICE_NAME ?? publicUrl.hostname,
+      logoUrl: e.ATRIUM_LOGO_URL,
+      primaryColor: e.ATRIUM_PRIMARY_COLOR,
+      termsUrl: e.ATRIUM_TERMS_URL,
+      privacyUrl: e.ATRIUM_PRIVACY_URL,
+      supportUrl: e.ATRIUM_SUPPORT_URL,
     },
     lifetimes: {
       requestUri: 5 * MINUTE,

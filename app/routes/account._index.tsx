@@ -6,8 +6,9 @@ import { AccountSignIn } from "../components/account/sign-in-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerAccountHome, showAccountHome } from "../.server/screens/account/home-page";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
+import { accountPageTitle } from "../components/account/page-title";
 
-export const meta: MetaFunction = () => [{ title: "Your account · Atrium" }];
+export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountPageTitle(data, matches, "overview");
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {

@@ -4,8 +4,9 @@ import { ConnectedAppsPage } from "../components/account/apps-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerConnectedApps, showConnectedApps } from "../.server/screens/account/apps-page";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
+import { accountPageTitle } from "../components/account/page-title";
 
-export const meta: MetaFunction = () => [{ title: "Connected apps · Atrium" }];
+export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountPageTitle(data, matches, "apps");
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {

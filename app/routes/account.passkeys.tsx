@@ -5,8 +5,9 @@ import { PasskeysPage } from "../components/account/passkeys-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerPasskeys, showPasskeys } from "../.server/screens/account/passkeys-page";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
+import { accountPageTitle } from "../components/account/page-title";
 
-export const meta: MetaFunction = () => [{ title: "Passkeys · Atrium" }];
+export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountPageTitle(data, matches, "passkeys");
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {

@@ -5,8 +5,9 @@ import { PasswordPage } from "../components/account/password-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerPasswordPage, showPasswordPage } from "../.server/screens/account/password-page";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
+import { accountPageTitle } from "../components/account/page-title";
 
-export const meta: MetaFunction = () => [{ title: "Change your password · Atrium" }];
+export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountPageTitle(data, matches, "password");
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {

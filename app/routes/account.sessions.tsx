@@ -4,8 +4,9 @@ import { SessionsPage } from "../components/account/sessions-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerSessions, showSessions } from "../.server/screens/account/sessions-page";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
+import { accountPageTitle } from "../components/account/page-title";
 
-export const meta: MetaFunction = () => [{ title: "Signed-in browsers · Atrium" }];
+export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountPageTitle(data, matches, "sessions");
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {

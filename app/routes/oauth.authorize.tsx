@@ -1,11 +1,19 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useActionData, useLoaderData } from "@remix-run/react";
 import { ConsentScreen } from "../components/consent/consent-screen";
+import { verifiedNameText } from "../components/consent/client-identity";
+import { consentText } from "../components/consent/text";
+import { pageTitle } from "../components/ui/brand";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerConsentForm, showConsentPage } from "../.server/screens/consent/consent-page";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
-export const meta: MetaFunction = () => [{ title: "Sign in and allow access" }];
+/** The tab says what the page says: the step and the verified app, or the error's own title. */
+export const meta: MetaFunction<typeof loader> = ({ data, matches }) => {
+  if (!data) return pageTitle(matches, consentText.pageTitle["sign-in"]);
+  if (data.kind === "error") return pageTitle(matches, data.title);
+  return pageTitle(matches, `${consentText.pageTitle[data.step]}: ${verifiedNameText(data.client)}`);
+};
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {

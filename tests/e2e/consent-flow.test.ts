@@ -82,7 +82,8 @@ describe("with JavaScript", { timeout: E2E_TIMEOUT }, () => {
     const pushed = await pushRequest(client, app.redirectUri);
     await page.goto(pushed.authorizeUrl);
     await hydrated(page);
-    expect(await visibleText(page.getByRole("heading", { level: 1 }))).toMatch(/An application on this device/);
+    // A loopback app: the heading names what was verified, "an app on this device".
+    expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Sign in to give an app on this device access to your account");
     const body = page.locator("main");
     expect(await body.innerText()).toContain("Know who you are");
     expect(await body.innerText()).toContain(pushed.redirectUri);
@@ -116,7 +117,7 @@ describe("with JavaScript", { timeout: E2E_TIMEOUT }, () => {
   it("prompt=consent shows the full screen even when consent is remembered", async () => {
     const pushed = await pushRequest(client, app.redirectUri, { prompt: "consent" });
     await page.goto(pushed.authorizeUrl);
-    await visibleText(page.getByRole("heading", { name: "This app asks to" }));
+    await visibleText(page.getByRole("heading", { name: "What it will be able to do" }));
     expect(await page.getByText("You have already allowed").count()).toBe(0);
     await page.getByRole("button", { name: "Allow" }).click();
     await expectCode(page, pushed);
@@ -154,7 +155,7 @@ describe("with JavaScript", { timeout: E2E_TIMEOUT }, () => {
     expect((await client.userinfo(tokens.access_token)).status).toBe(200);
 
     await page.goto(`${server.issuer}/account/apps`);
-    const appCard = page.getByRole("article").filter({ hasText: "An application on this device" });
+    const appCard = page.getByRole("article").filter({ hasText: "An app on this device" });
     await visibleText(appCard);
     await appCard.getByText("What it can do").click();
     await visibleText(appCard.getByText("Know who you are"));

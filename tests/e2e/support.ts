@@ -118,9 +118,27 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
 const SIZES = { narrow: { width: 390, height: 844 }, wide: { width: 1280, height: 900 } } as const;
 
 /**
+ * Photographs the screen as a person sees it at `viewport`: the first
+ * screen (`<file>-first-screen.png`, what shows before any scrolling) and the
+ * whole page (`<file>.png`). The whole page is taken with the window as
+ * tall as the page, so that what sticks to the window's bottom (the consent
+ * screen's Allow and Deny) stands where it belongs instead of mid-page.
+ */
+export async function photograph(page: Page, file: string, viewport: { width: number; height: number }): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.setViewportSize(viewport);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${file}-first-screen.png`), animations: "disabled" });
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  await page.setViewportSize({ width: viewport.width, height: Math.max(viewport.height, height) });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${file}.png`), animations: "disabled" });
+  await page.setViewportSize(viewport);
+}
+
+/**
  * Audits the screen the page shows: in light and dark, axe-core's serious
- * and critical violations, and full-page screenshots narrow (390×844) and
- * wide (1280×900) under test-results/screenshots/<name>-<scheme>-<size>.png.
+ * and critical violations, and screenshots narrow (390×844) and wide
+ * (1280×900) under test-results/screenshots/<name>-<scheme>-<size>.png (the
+ * whole page) and …-first-screen.png (before scrolling).
  */
 export async function auditScreen(page: Page, name: string): Promise<Record<string, AxeViolation[]>> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -130,8 +148,7 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
     // Let colour transitions (buttons) finish before anything is measured.
     await page.waitForTimeout(250);
     for (const [size, viewport] of Object.entries(SIZES)) {
-      await page.setViewportSize(viewport);
-      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${colorScheme}-${size}.png`), fullPage: true, animations: "disabled" });
+      await photograph(page, `${name}-${colorScheme}-${size}`, viewport);
     }
     const violations = await seriousAxeViolations(page);
     if (violations.length) found[colorScheme] = violations;
@@ -152,6 +169,18 @@ export function measureScripts(page: Page): () => Promise<{ total: number; files
     const files = Object.fromEntries(await Promise.all(pending));
     return { total: Object.values(files).reduce((sum, size) => sum + size, 0), files };
   };
+}
+
+export type PhoneLayout = { pageHeight: number; allowTop: number; allowBottom: number; denyBottom: number; viewportHeight: number };
+
+/** Where Allow and Deny stand in the window, and how tall the page is, without scrolling (the consent screen on a phone). */
+export async function measureConsentLayout(page: Page): Promise<PhoneLayout> {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  return page.evaluate(() => {
+    const button = (value: string) => document.querySelector<HTMLButtonElement>(`button[name="decision"][value="${value}"]`)!.getBoundingClientRect();
+    const allow = button("allow");
+    return { pageHeight: document.documentElement.scrollHeight, allowTop: Math.round(allow.top), allowBottom: Math.round(allow.bottom), denyBottom: Math.round(button("deny").bottom), viewportHeight: window.innerHeight };
+  });
 }
 
 /** Waits for an element to be visible (vitest has no Playwright locator matchers) and returns its text. */

@@ -78,8 +78,8 @@ export async function approveWithPassword(authorizeUrl: string, jar: CookieJar, 
 export function visibleText(html: string): string {
   return html
     .replace(/<script[\s\S]*?<\/script>/g, " ")
-    // React separates adjacent text nodes with empty comments.
-    .replace(/<!-- -->/g, "")
+    // React separates adjacent text nodes with empty comments; <wbr> (a line-break opportunity in long names) is no space.
+    .replace(/<!-- -->|<wbr\/?>/g, "")
     .replace(/<[^>]+>/g, " ")
     .replace(/\s+/g, " ");
 }

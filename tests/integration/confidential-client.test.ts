@@ -355,7 +355,9 @@ describe("confidential client (private_key_jwt)", () => {
     const page = await openConsentPage(client.authorizeUrl(par.body.request_uri), new CookieJar());
     expect(page.status).toBe(200);
     for (const hidden of ["\u202e", "\u202c", "\u2066", "\u2069", "\u0007"]) expect(page.html).not.toContain(hidden);
-    expect(page.html).toContain("<bdi>GoodppA Bank Login</bdi>");
+    expect(page.html).toMatch(/<bdi[^>]*>GoodppA Bank Login<\/bdi>/);
+    // The removal is no secret: the screen cautions that the name carried hidden characters (docs/decisions/0018).
+    expect(page.html).toContain("Its name contained invisible characters that can change how text reads.");
   });
 
   it("works with keys published behind jwks_uri", async () => {

@@ -1,13 +1,15 @@
 import type { SignedInBase } from "../../.server/screens/account/views";
+import { BrandFooter, BrandMark, useBrand } from "../ui/brand";
 import { Notice } from "../ui/messages";
 import { secondaryButton, smallButton } from "../ui/styles";
+import { accountText } from "./text";
 
 export const ACCOUNT_NAV = [
-  { href: "/account", label: "Overview" },
-  { href: "/account/apps", label: "Connected apps" },
-  { href: "/account/sessions", label: "Signed-in browsers" },
-  { href: "/account/passkeys", label: "Passkeys" },
-  { href: "/account/password", label: "Password" },
+  { href: "/account", label: accountText.nav.overview },
+  { href: "/account/apps", label: accountText.nav.apps },
+  { href: "/account/sessions", label: accountText.nav.sessions },
+  { href: "/account/passkeys", label: accountText.nav.passkeys },
+  { href: "/account/password", label: accountText.nav.password },
 ] as const;
 
 type Props = {
@@ -21,31 +23,35 @@ type Props = {
 
 /** The frame of every signed-in account page: who is signed in, sign out, navigation, the page's title and notice. */
 export function AccountShell({ base, current, title, intro, children }: Props) {
+  const brand = useBrand();
   return (
-    <div className="min-h-screen">
+    <div className="flex min-h-screen flex-col">
       <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-10 focus:rounded focus:bg-white focus:p-2 dark:focus:bg-slate-900">
-        Skip to content
+        {accountText.skip}
       </a>
       <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
         <div className="mx-auto flex w-full max-w-5xl flex-wrap items-center justify-between gap-3 px-4 py-3">
-          <a href="/account" className="text-lg font-semibold">
-            Atrium <span className="font-normal text-slate-600 dark:text-slate-300">account</span>
+          <a href="/account" className="flex min-w-0 items-center gap-2.5 text-lg font-semibold">
+            <BrandMark brand={brand} size="sm" />
+            <span className="min-w-0 truncate">
+              {brand.serviceName} <span className="font-normal text-slate-600 dark:text-slate-300">{accountText.account}</span>
+            </span>
           </a>
           <div className="flex min-w-0 flex-wrap items-center gap-3">
             <p className="min-w-0 truncate text-sm">
-              <span className="sr-only">Signed in as </span>
+              <span className="sr-only">{accountText.signedInAs} </span>
               <strong className="font-semibold">@{base.account.handle}</strong>
             </p>
             <form method="post" action="/account/sign-out">
               <input type="hidden" name="csrf_token" value={base.csrfToken} />
               <button type="submit" className={`${secondaryButton} ${smallButton}`}>
-                Sign out
+                {accountText.signOut}
               </button>
             </form>
           </div>
         </div>
       </header>
-      <div className="mx-auto flex w-full max-w-5xl flex-col gap-6 px-4 py-6 md:flex-row md:gap-10 md:py-10">
+      <div className="mx-auto flex w-full max-w-5xl flex-1 flex-col gap-6 px-4 py-6 md:flex-row md:gap-10 md:py-10">
         <nav aria-label="Account" className="md:w-56 md:shrink-0">
           <ul className="-mx-1 flex flex-wrap gap-1 md:mx-0 md:flex-col">
             {ACCOUNT_NAV.map((item) => {
@@ -57,7 +63,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
                     aria-current={active ? "page" : undefined}
                     className={`block rounded-lg px-3 py-2 text-sm font-medium whitespace-nowrap ${
                       active
-                        ? "bg-blue-100 text-blue-900 dark:bg-blue-950 dark:text-blue-100"
+                        ? "bg-slate-200 text-slate-950 dark:bg-slate-700 dark:text-white"
                         : "text-slate-700 hover:bg-slate-100 dark:text-slate-200 dark:hover:bg-slate-800"
                     }`}
                   >
@@ -77,6 +83,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
           {children}
         </main>
       </div>
+      <BrandFooter className="border-t border-slate-200 px-4 py-4 dark:border-slate-800" />
     </div>
   );
 }

@@ -1,8 +1,12 @@
 import type { AppsView, ConnectedAppView } from "../../.server/screens/account/views";
+import { ClaimedIdentity, IdentityCaution, VerifiedName, verifiedNameText } from "../consent/client-identity";
 import { PermissionGroupsView } from "../consent/permission-groups";
 import { DateTime } from "../ui/date-time";
-import { dangerButton, linkStyle } from "../ui/styles";
+import { fillText } from "../ui/fill";
+import { Identifier } from "../ui/identifier";
+import { dangerButton, linkStyle, summaryStyle } from "../ui/styles";
 import { AccountShell } from "./account-shell";
+import { accountText } from "./text";
 
 /** /account/apps: every app with access, what it may do, and Revoke. */
 export function ConnectedAppsPage({ view }: { view: AppsView }) {
@@ -10,12 +14,12 @@ export function ConnectedAppsPage({ view }: { view: AppsView }) {
     <AccountShell
       base={view}
       current="/account/apps"
-      title="Connected apps"
-      intro="These apps can act on your account within what you allowed. Revoking ends all of an app's access at once; it has to ask you again."
+      title={accountText.titles.apps}
+      intro={accountText.apps.intro}
     >
       {view.apps.length === 0 ? (
         <p className="rounded-2xl border border-dashed border-slate-300 p-6 text-slate-700 dark:border-slate-700 dark:text-slate-200">
-          No app has access to your account.
+          {accountText.apps.none}
         </p>
       ) : (
         <ul className="flex flex-col gap-4">
@@ -31,71 +35,64 @@ export function ConnectedAppsPage({ view }: { view: AppsView }) {
 }
 
 function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfToken: string; index: number }) {
-  const name = app.name ?? (app.isLoopback ? "An application on this device" : app.host);
   const headingId = `app-${index}`;
   return (
     <article aria-labelledby={headingId} className="flex flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
       <div className="flex flex-wrap items-start justify-between gap-3">
-        <div className="flex min-w-0 items-start gap-3">
-          {app.logoUri && /^https:\/\//.test(app.logoUri) ? (
-            <img src={app.logoUri} alt="" width={40} height={40} referrerPolicy="no-referrer" className="size-10 shrink-0 rounded-lg object-cover" />
-          ) : (
-            <div aria-hidden="true" className="flex size-10 shrink-0 items-center justify-center rounded-lg bg-blue-100 font-semibold text-blue-900 dark:bg-blue-950 dark:text-blue-100">
-              {name.charAt(0).toUpperCase()}
-            </div>
-          )}
-          <div className="min-w-0">
-            <h2 id={headingId} className="text-lg font-semibold break-words">
-              <bdi>{name}</bdi>
-            </h2>
-            <p className="text-sm text-slate-700 dark:text-slate-200">
-              {app.isLoopback ? (
-                app.name ? "An application on this device" : "A program running on your computer, not a website"
-              ) : (
-                <>
-                  at <strong className="font-semibold break-all">{app.host}</strong>
-                  {app.name ? <span className="text-slate-600 dark:text-slate-300"> · name chosen by the app</span> : null}
-                </>
-              )}
-            </p>
-            {app.clientUri && /^https?:\/\//.test(app.clientUri) ? (
-              <a href={app.clientUri} className={`${linkStyle} text-sm`} target="_blank" rel="noopener noreferrer">
-                Homepage<span className="sr-only"> of {name} (opens in a new tab)</span>
-              </a>
-            ) : null}
-          </div>
+        <div className="flex min-w-0 flex-1 flex-col gap-2">
+          {/* Verified first (its host, or "An app on this device"); the app's own name second, as its claim. */}
+          <h2 id={headingId} className="text-lg font-semibold">
+            <VerifiedName client={app} title />
+          </h2>
+          <ClaimedIdentity client={app} size="sm" />
+          {app.clientUri && /^https?:\/\//.test(app.clientUri) ? (
+            <a href={app.clientUri} className={`${linkStyle} text-sm`} target="_blank" rel="noopener noreferrer">
+              {accountText.apps.homepage}
+              <span className="sr-only"> {fillText(accountText.apps.homepageOf, { name: app.name ?? verifiedNameText(app) })}</span>
+            </a>
+          ) : null}
         </div>
         <form method="post">
           <input type="hidden" name="csrf_token" value={csrfToken} />
           <input type="hidden" name="intent" value="revoke" />
           <input type="hidden" name="client_id" value={app.clientId} />
           <button type="submit" className={dangerButton} aria-describedby={headingId}>
-            Revoke
+            {accountText.apps.revoke}
           </button>
         </form>
       </div>
+      <IdentityCaution client={app} id={`${headingId}-caution`} />
       <dl className="grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-3">
         <div>
-          <dt className="text-slate-600 dark:text-slate-300">First allowed</dt>
+          <dt className="text-slate-600 dark:text-slate-300">{accountText.apps.firstAllowed}</dt>
           <dd>
             <DateTime iso={app.firstAuthorizedAt} />
           </dd>
         </div>
         <div>
-          <dt className="text-slate-600 dark:text-slate-300">Last used</dt>
-          <dd>{app.lastUsedAt ? <DateTime iso={app.lastUsedAt} /> : "Not yet"}</dd>
+          <dt className="text-slate-600 dark:text-slate-300">{accountText.apps.lastUsed}</dt>
+          <dd>{app.lastUsedAt ? <DateTime iso={app.lastUsedAt} /> : accountText.apps.notYet}</dd>
         </div>
         <div>
-          <dt className="text-slate-600 dark:text-slate-300">Active sign-ins</dt>
+          <dt className="text-slate-600 dark:text-slate-300">{accountText.apps.activeSignIns}</dt>
           <dd>{app.activeGrants}</dd>
         </div>
       </dl>
       <details className="text-sm">
-        <summary className="cursor-pointer font-medium text-blue-700 dark:text-blue-300">What it can do</summary>
+        <summary className={summaryStyle}>{accountText.apps.whatItCanDo}</summary>
         <div className="mt-3 text-base">
           <PermissionGroupsView groups={app.groups} idPrefix={`app-${index}-permissions`} />
         </div>
-        <p className="mt-3 font-mono text-xs break-all text-slate-600 dark:text-slate-300">{app.scope}</p>
+        <ul className="mt-3 flex flex-col font-mono text-xs text-slate-600 dark:text-slate-300">
+          {app.scope
+            .split(" ")
+            .filter(Boolean)
+            .map((value) => (
+              <li key={value}>
+                <Identifier text={value} />
+              </li>
+            ))}
+        </ul>
       </details>
     </article>
   );

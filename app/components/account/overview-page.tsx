@@ -29,9 +29,9 @@ export function AccountOverview({ view }: { view: OverviewView }) {
           <li key={card.href}>
             <a
               href={card.href}
-              className="flex h-full flex-col gap-1 rounded-2xl border border-slate-200 bg-white p-5 hover:border-blue-400 hover:bg-blue-50 dark:border-slate-800 dark:bg-slate-900 dark:hover:border-blue-700 dark:hover:bg-slate-800"
+              className="flex h-full flex-col gap-1 rounded-2xl border border-slate-200 bg-white p-5 hover:border-slate-400 hover:bg-slate-50 dark:border-slate-800 dark:bg-slate-900 dark:hover:border-slate-600 dark:hover:bg-slate-800"
             >
-              <span className="text-lg font-semibold text-blue-800 underline-offset-2 dark:text-blue-200">{card.title}</span>
+              <span className="text-lg font-semibold text-brand-text underline-offset-2 dark:text-brand-text-dark">{card.title}</span>
               <span className="text-slate-700 dark:text-slate-200">{card.text}</span>
             </a>
           </li>

@@ -2,7 +2,7 @@ import type { PasskeysView, PasskeyView } from "../../.server/screens/account/vi
 import { AddPasskey } from "../passkey/add-passkey";
 import { DateTime } from "../ui/date-time";
 import { Field } from "../ui/field";
-import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
+import { dangerButton, secondaryButton, smallButton, summaryStyle } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 import { ConfirmIdentity } from "./confirm-identity";
 
@@ -77,7 +77,7 @@ function PasskeyItem({ passkey, index, csrfToken, nameMaxLength, rename }: ItemP
         </form>
       </div>
       <details open={Boolean(rename.errors.name)} className="text-sm">
-        <summary className="cursor-pointer font-medium text-blue-700 dark:text-blue-300">
+        <summary className={summaryStyle}>
           Rename<span className="sr-only"> {passkey.name}</span>
         </summary>
         <form method="post" noValidate className="mt-3 flex flex-col gap-3 sm:flex-row sm:items-end">

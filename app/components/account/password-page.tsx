@@ -77,7 +77,7 @@ function SecureAccount({ view, secure, confirm }: { view: PasswordView; secure: 
             <li>Signs out every other browser again, including any that signed in after your password change (with a passkey, for example). This browser stays signed in.</li>
           </ul>
           <div className="flex items-start gap-3">
-            <input id="disconnect_apps" name="disconnect_apps" type="checkbox" defaultChecked aria-describedby="disconnect_apps-hint" className="mt-1 size-5 shrink-0 accent-blue-700" />
+            <input id="disconnect_apps" name="disconnect_apps" type="checkbox" defaultChecked aria-describedby="disconnect_apps-hint" className="mt-1 size-5 shrink-0 accent-brand" />
             <div className="flex flex-col gap-1">
               <label htmlFor="disconnect_apps" className="font-medium">
                 Also disconnect every app ({apps > 0 ? `${plural(apps, "app", "apps")} connected` : "none connected now"})

@@ -1,9 +1,11 @@
 import type { SignInView } from "../../.server/screens/account/views";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
+import { BrandFooter, BrandHeader } from "../ui/brand";
 import { Card } from "../ui/card";
 import { Field } from "../ui/field";
 import { ErrorMessage, Notice } from "../ui/messages";
 import { linkStyle, primaryButton } from "../ui/styles";
+import { accountText } from "./text";
 
 type Props = { view: SignInView; errors: Record<string, string>; values: Record<string, string> };
 
@@ -11,64 +13,65 @@ type Props = { view: SignInView; errors: Record<string, string>; values: Record<
 export function AccountSignIn({ view, errors, values }: Props) {
   const formError = errors.form;
   return (
-    <main id="main" className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
-      <p className="px-2 text-sm text-slate-600 dark:text-slate-300">
-        <a href="/" className="font-semibold text-slate-800 dark:text-slate-100">
-          Atrium
-        </a>{" "}
-        · your account server
-      </p>
-      <Card className="flex flex-col gap-5">
-        <div className="flex flex-col gap-1">
-          <h1 className="text-2xl font-semibold">Sign in to your account</h1>
-          <p className="text-slate-700 dark:text-slate-200">See the apps you have allowed, your signed-in browsers and passkeys, and change your password.</p>
-        </div>
-        {view.notice ? <Notice>{view.notice}</Notice> : null}
-        <form method="post" className="flex flex-col gap-4" noValidate>
-          <input type="hidden" name="csrf_token" value={view.csrfToken} />
-          <input type="hidden" name="next" value={view.next} />
-          <Field
-            id="identifier"
-            name="identifier"
-            label="Handle or email"
-            autoComplete="username webauthn"
-            required
-            defaultValue={values.identifier ?? ""}
-            error={errors.identifier}
-            invalid={Boolean(formError)}
-            describedBy={formError ? "sign-in-error" : undefined}
-          />
-          <Field
-            id="password"
-            name="password"
-            label="Password"
-            type="password"
-            autoComplete="current-password"
-            required
-            error={errors.password}
-            invalid={Boolean(formError)}
-            describedBy={formError ? "sign-in-error" : undefined}
-          />
-          {formError ? <ErrorMessage id="sign-in-error">{formError}</ErrorMessage> : null}
-          <button type="submit" className={`${primaryButton} w-full`}>
-            Sign in
-          </button>
-        </form>
-        {view.passkey ? (
-          <div className="flex flex-col gap-3">
-            <PasskeySignIn
-              options={view.passkey.options}
-              postUrl="/account/passkey-auth"
-              refreshUrl="/account/passkey-auth"
-              fields={{ csrf_token: view.csrfToken, next: view.next }}
-              autofill
-            />
+    <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
+      <BrandHeader className="px-2" />
+      <main id="main">
+        <Card className="flex flex-col gap-5">
+          <div className="flex flex-col gap-1">
+            <h1 className="text-2xl font-semibold">{accountText.titles.signIn}</h1>
+            <p className="text-slate-700 dark:text-slate-200">{accountText.signInIntro}</p>
           </div>
-        ) : null}
-        <p className="text-sm text-slate-600 dark:text-slate-300">
-          New here? Accounts are created by the server&apos;s operator. <a href="/" className={linkStyle}>About this server</a>
-        </p>
-      </Card>
-    </main>
+          {view.notice ? <Notice>{view.notice}</Notice> : null}
+          <form method="post" className="flex flex-col gap-4" noValidate>
+            <input type="hidden" name="csrf_token" value={view.csrfToken} />
+            <input type="hidden" name="next" value={view.next} />
+            <Field
+              id="identifier"
+              name="identifier"
+              label="Handle or email"
+              autoComplete="username webauthn"
+              required
+              defaultValue={values.identifier ?? ""}
+              error={errors.identifier}
+              invalid={Boolean(formError)}
+              describedBy={formError ? "sign-in-error" : undefined}
+            />
+            <Field
+              id="password"
+              name="password"
+              label="Password"
+              type="password"
+              autoComplete="current-password"
+              required
+              error={errors.password}
+              invalid={Boolean(formError)}
+              describedBy={formError ? "sign-in-error" : undefined}
+            />
+            {formError ? <ErrorMessage id="sign-in-error">{formError}</ErrorMessage> : null}
+            <button type="submit" className={`${primaryButton} w-full`}>
+              Sign in
+            </button>
+          </form>
+          {view.passkey ? (
+            <div className="flex flex-col gap-3">
+              <PasskeySignIn
+                options={view.passkey.options}
+                postUrl="/account/passkey-auth"
+                refreshUrl="/account/passkey-auth"
+                fields={{ csrf_token: view.csrfToken, next: view.next }}
+                autofill
+              />
+            </div>
+          ) : null}
+          <p className="text-sm text-slate-600 dark:text-slate-300">
+            {accountText.newHere}{" "}
+            <a href="/" className={linkStyle}>
+              {accountText.aboutServer}
+            </a>
+          </p>
+        </Card>
+      </main>
+      <BrandFooter />
+    </div>
   );
 }

@@ -1,74 +1,141 @@
-import type { ConsentView } from "../../.server/screens/consent/consent-view";
+import type { ReactNode } from "react";
+import type { ClaimWarning, ClientIdentityView } from "../../.server/screens/client-identity";
+import { useBrand } from "../ui/brand";
+import { fill } from "../ui/fill";
+import { Identifier } from "../ui/identifier";
 import { linkStyle } from "../ui/styles";
-
-type Client = ConsentView["client"];
+import { identityText } from "./text";
 
 /**
- * Who is asking. The name, logo and links come from the app's own metadata
- * and are marked as its claim; the client_id host (which this server
- * checked) always stands next to them. Loopback clients are "an
- * application on this device".
+ * Who is asking, in the order of trust (docs/decisions/0018): what this server verified first (the web app's
+ * host, or "an app on this device"), then what the app says about itself, labelled as its claim, and a caution
+ * when that claim looks like an imitation. Used by the consent screen and the connected apps page.
  */
-export function ClientIdentity({ client, rememberedConsent }: { client: Client; rememberedConsent: boolean }) {
-  const displayName = client.isLoopback ? (client.name ?? "An application on this device") : (client.name ?? client.host);
-  const links = [
-    { href: client.clientUri, label: "Homepage" },
-    { href: client.tosUri, label: "Terms of service" },
-    { href: client.policyUri, label: "Privacy policy" },
-  ].filter((link): link is { href: string; label: string } => Boolean(link.href && /^https?:\/\//.test(link.href)));
+
+/** The verified identity, for a sentence or a heading: the host (wrapping only between its parts), or "an app on this device". */
+export function VerifiedName({ client, title = false }: { client: Pick<ClientIdentityView, "isLoopback" | "host">; title?: boolean }) {
+  if (client.isLoopback || !client.host) return <>{title ? identityText.thisDeviceTitle : identityText.thisDevice}</>;
   return (
-    <header className="flex flex-col gap-3">
-      <div className="flex items-start gap-4">
-        <ClientLogo logoUri={client.logoUri} name={displayName} />
-        <div className="flex min-w-0 flex-col gap-1">
-          <p className="text-sm font-medium text-slate-600 dark:text-slate-300">{rememberedConsent ? "Continue to" : "Sign in to allow access for"}</p>
-          {/* The name is the app's own text: isolated so its direction cannot reorder what stands around it (Unicode TR #9). */}
-          <h1 className="text-2xl leading-tight font-semibold break-words sm:text-3xl">
-            <bdi>{displayName}</bdi>
-          </h1>
-          <p className="text-sm text-slate-700 dark:text-slate-200">
-            {client.isLoopback ? (
-              <>
-                {client.name ? "An application on this device; the name is its own claim" : "A program running on your computer, not a website"}
-              </>
-            ) : (
-              <>
-                at <strong className="font-semibold break-all">{client.host}</strong>
-                {client.name || client.logoUri ? <span className="text-slate-600 dark:text-slate-300"> · name{client.logoUri ? " and logo" : null} chosen by the app, not checked</span> : null}
-              </>
-            )}
-          </p>
-        </div>
-      </div>
-      <p className="text-sm text-slate-700 dark:text-slate-200">
-        Afterwards you go back to <span className="font-mono break-all">{client.redirectUri}</span>
-      </p>
-      {links.length ? (
-        <nav aria-label="About the app (links it provides)" className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
-          {links.map((link) => (
-            <a key={link.label} href={link.href} className={linkStyle} target="_blank" rel="noopener noreferrer">
-              {link.label}
-              <span className="sr-only"> (opens in a new tab)</span>
-            </a>
-          ))}
-        </nav>
-      ) : null}
-    </header>
+    <bdi>
+      <Identifier text={client.host} className="font-bold" />
+    </bdi>
   );
 }
 
-function ClientLogo({ logoUri, name }: { logoUri?: string; name: string }) {
-  if (logoUri && /^https:\/\//.test(logoUri)) {
-    return <img src={logoUri} alt="" width={56} height={56} referrerPolicy="no-referrer" className="size-14 shrink-0 rounded-xl border border-slate-200 object-cover dark:border-slate-700" />;
+/** The verified identity as plain text (tab titles, labels). */
+export function verifiedNameText(client: Pick<ClientIdentityView, "isLoopback" | "host">): string {
+  return client.isLoopback || !client.host ? identityText.thisDevice : client.host;
+}
+
+/**
+ * The app's own claims (logo, name) and what backs the verified part: where its details are published, or for a
+ * loopback app where it receives the answer (its address and port tell two such apps apart).
+ */
+export function ClaimedIdentity({ client, returnsTo, size = "md" }: { client: ClientIdentityView; returnsTo?: string; size?: "sm" | "md" }) {
+  const brand = useBrand();
+  const loopbackUris = returnsTo ? [returnsTo] : (client.redirectUris ?? []);
+  let checked: ReactNode;
+  if (client.isLoopback) {
+    checked = (
+      <>
+        {identityText.loopback}{" "}
+        {loopbackUris.length > 0
+          ? fill(loopbackUris.length === 1 ? identityText.loopbackReturnsTo : identityText.loopbackReturnsToAny, {
+              uri: <Identifier text={loopbackUris[0]!} className="font-mono text-[0.95em]" />,
+              uris: loopbackUris.map((uri, index) => (
+                <span key={uri}>
+                  {index > 0 ? ", " : null}
+                  <Identifier text={uri} className="font-mono text-[0.95em]" />
+                </span>
+              )),
+            })
+          : null}
+      </>
+    );
+  } else {
+    checked = client.name || client.logoUri ? fill(client.logoUri ? identityText.claimNote : identityText.claimNoteNameOnly, { service: brand.serviceName }) : fill(identityText.webVerified, { host: <VerifiedName client={client} /> });
   }
   return (
-    <div aria-hidden="true" className="flex size-14 shrink-0 items-center justify-center rounded-xl bg-blue-100 text-2xl font-semibold text-blue-900 dark:bg-blue-950 dark:text-blue-100">
-      {initialOf(name)}
+    <div className="flex items-start gap-3">
+      <ClientLogo logoUri={client.logoUri} loopback={client.isLoopback} size={size} />
+      <div className="flex min-w-0 flex-col gap-0.5">
+        {client.name ? (
+          <p className="font-medium">
+            {fill(identityText.callsItself, {
+              name: (
+                // The app's own text, isolated so its direction cannot reorder what stands around it (Unicode TR #9).
+                <bdi className="wrap-break-word">{client.name}</bdi>
+              ),
+            })}
+          </p>
+        ) : !client.isLoopback ? (
+          <p className="font-medium">{identityText.noName}</p>
+        ) : null}
+        <p className="text-sm text-slate-700 dark:text-slate-200">{checked}</p>
+        {client.hostUnicode ? <p className="text-sm text-slate-700 dark:text-slate-200">{fill(identityText.unicodeHost, { unicode: <bdi>{client.hostUnicode}</bdi> })}</p> : null}
+      </div>
     </div>
   );
 }
 
-function initialOf(name: string): string {
-  const letter = [...name.trim()].find((character) => /\p{L}|\p{N}/u.test(character));
-  return (letter ?? "?").toUpperCase();
+/** The caution about an app's claims, when any rule of screens/client-identity.ts found something. */
+export function IdentityCaution({ client, id }: { client: ClientIdentityView; id: string }) {
+  const brand = useBrand();
+  if (!client.warnings.length) return null;
+  const who = <VerifiedName client={client} />;
+  return (
+    <section aria-labelledby={id} className="rounded-lg border border-amber-500 bg-amber-50 p-3 text-amber-950 dark:border-amber-600 dark:bg-amber-950 dark:text-amber-50">
+      <h2 id={id} className="font-semibold">
+        <span aria-hidden="true">⚠ </span>
+        {identityText.caution.title}
+      </h2>
+      <ul className="mt-1 flex list-disc flex-col gap-1 pl-5 text-sm">
+        {client.warnings.flatMap((warning: ClaimWarning) =>
+          warning.in.map((where) => <li key={`${warning.reason}-${where}`}>{fill(identityText.caution.reasons[warning.reason][where], { service: brand.serviceName, who })}</li>),
+        )}
+      </ul>
+      <p className="mt-2 text-sm font-medium">{fill(identityText.caution.advice, { who })}</p>
+    </section>
+  );
+}
+
+/** The app's logo (its own claim, https only), or a neutral mark: a window for web apps, a screen for loopback ones. */
+export function ClientLogo({ logoUri, loopback, size = "md" }: { logoUri?: string; loopback: boolean; size?: "sm" | "md" }) {
+  const box = size === "sm" ? "size-10 rounded-lg" : "size-12 rounded-xl";
+  if (logoUri && /^https:\/\//.test(logoUri)) {
+    return <img src={logoUri} alt="" width={48} height={48} referrerPolicy="no-referrer" className={`${box} shrink-0 border border-slate-200 object-cover dark:border-slate-700`} />;
+  }
+  return (
+    <div aria-hidden="true" className={`${box} flex shrink-0 items-center justify-center bg-slate-100 text-slate-700 dark:bg-slate-800 dark:text-slate-200`}>
+      <svg viewBox="0 0 24 24" className="size-6" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" strokeLinejoin="round">
+        {loopback ? (
+          <>
+            <rect x="3" y="4" width="18" height="12" rx="2" />
+            <path d="M8 20h8M12 16v4" />
+          </>
+        ) : (
+          <>
+            <circle cx="12" cy="12" r="9" />
+            <path d="M3 12h18M12 3a14 14 0 0 1 0 18M12 3a14 14 0 0 0 0 18" />
+          </>
+        )}
+      </svg>
+    </div>
+  );
+}
+
+/** The links the app provides about itself (its claims too), opened in a new tab. */
+export function ClientLinks({ links }: { links: { href?: string; label: string }[] }) {
+  const shown = links.filter((link): link is { href: string; label: string } => Boolean(link.href && /^https?:\/\//.test(link.href)));
+  if (!shown.length) return null;
+  return (
+    <nav aria-label={identityText.links.label} className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
+      {shown.map((link) => (
+        <a key={link.label} href={link.href} className={linkStyle} target="_blank" rel="noopener noreferrer">
+          {link.label}
+          <span className="sr-only"> {identityText.links.newTab}</span>
+        </a>
+      ))}
+    </nav>
+  );
 }

@@ -1,73 +1,100 @@
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
-import { Card } from "../ui/card";
+import { BrandFooter, BrandHeader } from "../ui/brand";
+import { fill } from "../ui/fill";
+import { Identifier } from "../ui/identifier";
 import { ErrorMessage, Notice } from "../ui/messages";
-import { primaryButton, secondaryButton } from "../ui/styles";
-import { ClientIdentity } from "./client-identity";
+import { linkStyle, primaryButton, secondaryButton } from "../ui/styles";
+import { ClaimedIdentity, ClientLinks, IdentityCaution, VerifiedName } from "./client-identity";
 import { PermissionsSection } from "./permissions-section";
 import { SignedInAccount } from "./signed-in-account";
 import { SignInFields } from "./sign-in-fields";
+import { consentText, identityText } from "./text";
 
 type Props = { view: ConsentView; formError?: string; identifier?: string };
 
 /**
- * The sign-in and consent screen. One plain <form method="post">: sign-in,
- * Allow and Deny all work without JavaScript; JavaScript only adds passkeys.
+ * The sign-in and consent screen. One plain <form method="post"> around all of it: sign-in, Allow and Deny work
+ * without JavaScript; JavaScript only adds passkeys. Allow and Deny sit in a bar that sticks to the bottom of the
+ * window, so on a phone they are in view without scrolling whatever the app asks for (docs/decisions/0018).
  */
 export function ConsentScreen({ view, formError, identifier }: Props) {
-  const appName = view.client.name ?? (view.client.isLoopback ? "this application" : view.client.host);
   const signedIn = view.account && !view.requireLogin ? view.account : undefined;
+  const { client } = view;
   return (
-    <main id="main" className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-4 px-3 py-4 sm:justify-center sm:px-6 sm:py-10">
-      <p className="px-2 text-sm text-slate-600 dark:text-slate-300">
-        <span className="font-semibold text-slate-800 dark:text-slate-100">Atrium</span> · your account server
-      </p>
-      <Card className="flex flex-col gap-6">
-        <ClientIdentity client={view.client} rememberedConsent={view.rememberedConsent} />
-
-        {view.rememberedConsent ? (
-          <Notice>
-            You have already allowed <strong className="font-semibold">{appName}</strong> this access. Press Allow to continue.
-          </Notice>
-        ) : null}
-
-        {view.rememberedConsent ? (
-          <details className="rounded-lg border border-slate-200 p-3 dark:border-slate-700">
-            <summary className="cursor-pointer font-medium">Review what it can do</summary>
-            <div className="mt-4">
-              <PermissionsSection view={view} />
-            </div>
-          </details>
-        ) : (
-          <PermissionsSection view={view} />
-        )}
-
-        <form method="post" className="flex flex-col gap-5">
+    <div className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-3 px-3 pt-3 pb-4 sm:px-6 sm:pt-8">
+      <BrandHeader className="px-2" />
+      <main id="main" className="flex flex-col">
+        <form method="post" className="flex flex-col rounded-2xl border border-slate-200 bg-white shadow-sm dark:border-slate-800 dark:bg-slate-900">
           <input type="hidden" name="csrf_token" value={view.csrfToken} />
           <input type="hidden" name="request_uri" value={view.requestUri} />
           <input type="hidden" name="client_id" value={view.clientId} />
 
-          {signedIn ? <SignedInAccount handle={signedIn.handle} /> : <SignInFields view={view} formError={formError} identifier={identifier} />}
+          <div className="flex flex-col gap-4 p-4 sm:gap-5 sm:p-6">
+            <div className="flex flex-col gap-3">
+              {/* What was verified names the app: its host, or "an app on this device"; its own name comes second. */}
+              <h1 className="text-xl leading-snug font-semibold sm:text-2xl">{fill(consentText.heading[view.step], { who: <VerifiedName client={client} /> })}</h1>
+              <ClaimedIdentity client={client} returnsTo={client.isLoopback ? client.redirectUri : undefined} />
+              {client.isLoopback ? null : (
+                <p className="text-sm text-slate-700 dark:text-slate-200">
+                  {fill(consentText.returnsTo, { uri: <Identifier text={client.redirectUri} className="font-mono text-[0.95em]" /> })}
+                </p>
+              )}
+              <ClientLinks
+                links={[
+                  { href: client.clientUri, label: identityText.links.homepage },
+                  { href: client.tosUri, label: identityText.links.terms },
+                  { href: client.policyUri, label: identityText.links.privacy },
+                ]}
+              />
+            </div>
 
-          {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
+            <IdentityCaution client={client} id="identity-caution" />
+
+            {view.rememberedConsent ? (
+              <>
+                <Notice>{fill(consentText.remembered, { who: <VerifiedName client={client} /> })}</Notice>
+                <details className="rounded-lg border border-slate-200 p-3 dark:border-slate-700">
+                  <summary className="cursor-pointer font-medium">{consentText.reviewPermissions}</summary>
+                  <div className="mt-4">
+                    <PermissionsSection view={view} />
+                  </div>
+                </details>
+              </>
+            ) : (
+              <PermissionsSection view={view} />
+            )}
+
+            {signedIn ? <SignedInAccount handle={signedIn.handle} /> : <SignInFields view={view} formError={formError} identifier={identifier} />}
+
+            {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
+
+            <p className="text-sm text-slate-600 dark:text-slate-300">
+              {fill(consentText.takeBack, {
+                link: (
+                  <a href="/account/apps" className={linkStyle}>
+                    {consentText.connectedApps}
+                  </a>
+                ),
+              })}
+            </p>
+          </div>
 
           {/* Allow comes first in the form: pressing Enter in the password field means Allow, not Deny. */}
-          <div className="flex flex-col gap-3 sm:flex-row">
-            <button type="submit" name="decision" value="allow" className={`${primaryButton} sm:flex-1`}>
-              Allow
+          <div
+            role="group"
+            aria-label={consentText.actions}
+            className="sticky-actions sticky bottom-0 z-10 flex gap-3 rounded-b-2xl border-t border-slate-200 bg-white/95 px-4 py-3 shadow-[0_-4px_12px_-6px_rgb(15_23_42/0.25)] sm:px-6 dark:border-slate-700 dark:bg-slate-900/95"
+          >
+            <button type="submit" name="decision" value="allow" className={`${primaryButton} flex-1`}>
+              {consentText.allow}
             </button>
-            <button type="submit" name="decision" value="deny" formNoValidate className={`${secondaryButton} sm:flex-1`}>
-              Deny
+            <button type="submit" name="decision" value="deny" formNoValidate className={`${secondaryButton} flex-1`}>
+              {consentText.deny}
             </button>
           </div>
-          <p className="text-sm text-slate-600 dark:text-slate-300">
-            You can take access back at any time under{" "}
-            <a href="/account/apps" className="font-medium text-blue-700 underline dark:text-blue-300">
-              Connected apps
-            </a>
-            .
-          </p>
         </form>
-      </Card>
-    </main>
+      </main>
+      <BrandFooter className="pt-2" />
+    </div>
   );
 }

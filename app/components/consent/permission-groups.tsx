@@ -1,4 +1,8 @@
 import type { PermissionDescription, PermissionGroups } from "../../.server/oauth/scopes/scope-description";
+import { fill } from "../ui/fill";
+import { Identifier } from "../ui/identifier";
+import { summaryStyle } from "../ui/styles";
+import { permissionText } from "./text";
 
 type Props = {
   groups: PermissionGroups;
@@ -16,70 +20,77 @@ type Props = {
  */
 export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
   const Heading = level === 3 ? "h3" : "h4";
+  // Every kind of record the app may delete: a destructive power, marked Caution.
+  const deletable = groups.repository.filter((row) => row.delete).map((row) => (row.collection === "*" ? permissionText.anyRecordLower : row.label.toLowerCase()));
   const headingClass = "mb-2 text-sm font-semibold tracking-wide text-slate-700 uppercase dark:text-slate-300";
   return (
-    <div className="flex flex-col gap-5">
+    <div className="flex flex-col gap-4">
       {groups.general.length ? <PermissionList permissions={groups.general} /> : null}
 
       {groups.repository.length ? (
         <section aria-labelledby={`${idPrefix}-repo`}>
           <Heading id={`${idPrefix}-repo`} className={headingClass}>
-            Records in your repository
+            {permissionText.records}
           </Heading>
           <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-700">
             <table className="w-full text-left text-sm">
-              <caption className="sr-only">Which kinds of records the app may create, change or delete</caption>
-              <thead className="bg-slate-100 dark:bg-slate-800">
+              <caption className="sr-only">{permissionText.recordsCaption}</caption>
+              <thead className="bg-slate-100 text-xs dark:bg-slate-800">
                 <tr>
-                  <th scope="col" className="px-3 py-2 font-semibold">
-                    Kind of record
+                  <th scope="col" className="px-3 py-1.5 font-semibold">
+                    {permissionText.kindOfRecord}
                   </th>
-                  <th scope="col" className="px-2 py-2 text-center font-semibold">
-                    Create
+                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
+                    {permissionText.create}
                   </th>
-                  <th scope="col" className="px-2 py-2 text-center font-semibold">
-                    Change
+                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
+                    {permissionText.change}
                   </th>
-                  <th scope="col" className="px-2 py-2 text-center font-semibold">
-                    Delete
+                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
+                    {permissionText.delete}
                   </th>
                 </tr>
               </thead>
               <tbody>
                 {groups.repository.map((row) => (
                   <tr key={row.collection} className="border-t border-slate-200 dark:border-slate-700">
-                    <th scope="row" className="px-3 py-2 align-top font-normal">
-                      <span className={row.collection === "*" ? "font-semibold text-amber-900 dark:text-amber-200" : "font-medium wrap-anywhere"}>
-                        {row.label ?? row.collection}
-                      </span>
-                      {row.label && row.collection !== "*" ? (
-                        <span className="block font-mono text-xs break-all text-slate-600 dark:text-slate-300">{row.collection}</span>
-                      ) : null}
-                      {!row.label ? null : row.collection === "*" ? (
-                        <span className="block text-xs text-slate-700 dark:text-slate-300">Posts, likes, follows, your profile and everything else</span>
-                      ) : null}
+                    <th scope="row" className="px-3 py-1.5 align-top font-normal">
+                      <span className={row.collection === "*" ? "font-semibold text-amber-900 dark:text-amber-200" : "font-medium"}>{row.label}</span>
+                      {row.collection !== "*" ? (
+                        <Identifier text={row.collection} className="block font-mono text-xs text-slate-600 dark:text-slate-300" />
+                      ) : (
+                        <span className="block text-xs text-slate-700 dark:text-slate-300">{permissionText.anyRecord}</span>
+                      )}
                     </th>
                     <Allowed allowed={row.create} />
                     <Allowed allowed={row.update} />
-                    <Allowed allowed={row.delete} />
+                    <Allowed allowed={row.delete} destructive />
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
+          {deletable.length ? (
+            <p className="mt-2 rounded-lg border border-amber-400 bg-amber-50 p-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-50">
+              <span className="font-semibold">
+                <span aria-hidden="true">⚠</span> {permissionText.caution}
+              </span>{" "}
+              {fill(permissionText.canDelete, { kinds: listOf(deletable) })}
+            </p>
+          ) : null}
         </section>
       ) : null}
 
       {groups.uploads.length ? (
         <section aria-labelledby={`${idPrefix}-uploads`}>
           <Heading id={`${idPrefix}-uploads`} className={headingClass}>
-            Upload files
+            {permissionText.uploads}
           </Heading>
           <ul className="flex flex-col gap-1">
             {groups.uploads.map((upload) => (
               <li key={upload.accept} className="flex flex-wrap items-baseline gap-x-2">
                 <span>{upload.label}</span>
-                {upload.label !== upload.accept ? <span className="font-mono text-xs text-slate-600 dark:text-slate-300">{upload.accept}</span> : null}
+                {upload.label !== upload.accept ? <Identifier text={upload.accept} className="font-mono text-xs text-slate-600 dark:text-slate-300" /> : null}
               </li>
             ))}
           </ul>
@@ -89,20 +100,22 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.calls.length ? (
         <section aria-labelledby={`${idPrefix}-calls`}>
           <Heading id={`${idPrefix}-calls`} className={headingClass}>
-            Use other services as you
+            {permissionText.calls}
           </Heading>
           <ul className="flex flex-col gap-3">
             {groups.calls.map((call) => (
               <li key={call.service}>
                 <p>
-                  {call.anyMethod ? "Anything" : call.methods.length === 1 ? "One method" : `${call.methods.length} methods`} on{" "}
-                  <strong className="font-semibold break-all">{call.serviceLabel}</strong>
+                  {fill(call.anyMethod ? permissionText.anythingOn : call.methods.length === 1 ? permissionText.oneMethodOn : permissionText.methodsOn, {
+                    count: call.methods.length,
+                    service: <Identifier text={call.serviceLabel} className="font-semibold" />,
+                  })}
                 </p>
                 {call.methods.length ? (
-                  <ul className="mt-1 flex flex-col gap-0.5 pl-4">
+                  <ul className="mt-1 flex flex-col gap-1 pl-4">
                     {call.methods.map((method) => (
-                      <li key={method} className="font-mono text-xs break-all text-slate-700 dark:text-slate-300">
-                        {method}
+                      <li key={method.nsid} className="text-sm">
+                        {method.label} <Identifier text={method.nsid} className="font-mono text-xs text-slate-600 dark:text-slate-300" />
                       </li>
                     ))}
                   </ul>
@@ -116,7 +129,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.account.length ? (
         <section aria-labelledby={`${idPrefix}-account`}>
           <Heading id={`${idPrefix}-account`} className={headingClass}>
-            Your account
+            {permissionText.account}
           </Heading>
           <PermissionList permissions={groups.account} />
         </section>
@@ -125,7 +138,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.identity.length ? (
         <section aria-labelledby={`${idPrefix}-identity`}>
           <Heading id={`${idPrefix}-identity`} className={headingClass}>
-            Your identity
+            {permissionText.identity}
           </Heading>
           <PermissionList permissions={groups.identity} />
         </section>
@@ -134,7 +147,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.other.length ? (
         <section aria-labelledby={`${idPrefix}-other`}>
           <Heading id={`${idPrefix}-other`} className={headingClass}>
-            Other
+            {permissionText.other}
           </Heading>
           <PermissionList permissions={groups.other} />
         </section>
@@ -143,45 +156,90 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
   );
 }
 
-function Allowed({ allowed }: { allowed: boolean }) {
+/** A cell of the repository table; an allowed deletion is marked as the destructive power it is. */
+function Allowed({ allowed, destructive = false }: { allowed: boolean; destructive?: boolean }) {
   return (
-    <td className="px-2 py-2 text-center align-top">
+    <td className="px-1.5 py-1.5 text-center align-top">
       {allowed ? (
-        <>
-          <span aria-hidden="true" className="font-bold text-emerald-700 dark:text-emerald-300">
-            ✓
-          </span>
-          <span className="sr-only">Yes</span>
-        </>
+        destructive ? (
+          <>
+            <span aria-hidden="true" className="font-bold text-amber-800 dark:text-amber-300">
+              ⚠✓
+            </span>
+            <span className="sr-only">{permissionText.yesCaution}</span>
+          </>
+        ) : (
+          <>
+            <span aria-hidden="true" className="font-bold text-emerald-700 dark:text-emerald-300">
+              ✓
+            </span>
+            <span className="sr-only">{permissionText.yes}</span>
+          </>
+        )
       ) : (
         <>
           <span aria-hidden="true" className="text-slate-500 dark:text-slate-400">
             –
           </span>
-          <span className="sr-only">No</span>
+          <span className="sr-only">{permissionText.no}</span>
         </>
       )}
     </td>
   );
 }
 
+function listOf(items: string[]): string {
+  return new Intl.ListFormat("en", { style: "long", type: "conjunction" }).format(items);
+}
+
+/**
+ * Permissions in plain words: a caution card for the powerful ones, a plain line for the rest. A broad permission
+ * (transition:generic) is a summary with what it includes folded under it (a <details>: works without JavaScript),
+ * each destructive power marked Caution.
+ */
 export function PermissionList({ permissions }: { permissions: PermissionDescription[] }) {
   return (
     <ul className="flex flex-col gap-2">
       {permissions.map((permission) => (
         <li
           key={permission.scope}
-          className={`rounded-lg border p-3 ${permission.warning ? "border-amber-400 bg-amber-50 dark:border-amber-700 dark:bg-amber-950" : "border-slate-200 dark:border-slate-700"}`}
+          className={permission.warning ? "rounded-lg border border-amber-400 bg-amber-50 p-3 text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-50" : "px-1"}
         >
           <p className="font-medium">
             {permission.warning ? (
               <span className="mr-1 font-semibold text-amber-900 dark:text-amber-200">
-                <span aria-hidden="true">⚠</span> Caution:
+                <span aria-hidden="true">⚠</span> {permissionText.caution}
               </span>
-            ) : null}
+            ) : (
+              <span aria-hidden="true" className="mr-1.5 font-bold text-emerald-700 dark:text-emerald-300">
+                ✓
+              </span>
+            )}
             {permission.title}
           </p>
-          {permission.detail ? <p className="text-sm text-slate-700 dark:text-slate-200">{permission.detail}</p> : null}
+          {permission.detail ? <p className={`text-sm ${permission.warning ? "" : "pl-5 text-slate-700 dark:text-slate-200"}`}>{permission.detail}</p> : null}
+          {permission.includes?.length ? (
+            <details className="mt-2 text-sm">
+              <summary className={summaryStyle}>{permissionText.whatThisIncludes}</summary>
+              <ul className="mt-2 flex flex-col gap-1">
+                {permission.includes.map((power) => (
+                  <li key={power.title} className="flex gap-1.5">
+                    {power.warning ? (
+                      <span className="shrink-0 font-semibold text-amber-900 dark:text-amber-200">
+                        <span aria-hidden="true">⚠</span> {permissionText.caution}
+                      </span>
+                    ) : (
+                      <span aria-hidden="true" className="shrink-0 font-bold text-emerald-700 dark:text-emerald-300">
+                        ✓
+                      </span>
+                    )}
+                    <span>{power.title}</span>
+                  </li>
+                ))}
+              </ul>
+              {permission.excludes ? <p className="mt-2">{permission.excludes}</p> : null}
+            </details>
+          ) : null}
         </li>
       ))}
     </ul>

@@ -1,24 +1,21 @@
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
+import { Identifier } from "../ui/identifier";
+import { summaryStyle } from "../ui/styles";
 import { isEmptyGroupsView } from "./permission-groups-util";
 import { PermissionGroupsView } from "./permission-groups";
+import { consentText } from "./text";
 
 /**
- * What the app asks for: direct permissions by family, permission sets by
- * their title and detail with the expansion one click away, and the raw
- * scope under "Technical details".
+ * What the app asks for: plain words first (a broad permission as a summary with its details folded under it),
+ * permission sets by their title with their expansion one click away, and the raw values under "Technical
+ * details". Technical names wrap only between their parts (ui/identifier.tsx).
  */
 export function PermissionsSection({ view }: { view: ConsentView }) {
-  const anyWarning = view.groups.hasWarnings || view.permissionSets.some((set) => set.groups.hasWarnings);
   return (
-    <section aria-labelledby="permissions-heading" className="flex flex-col gap-4">
+    <section aria-labelledby="permissions-heading" className="flex flex-col gap-3">
       <h2 id="permissions-heading" className="text-lg font-semibold">
-        {view.rememberedConsent ? "What it can do" : "This app asks to"}
+        {view.rememberedConsent ? consentText.permissionsHeadingRemembered : consentText.permissionsHeading}
       </h2>
-      {anyWarning ? (
-        <p className="text-sm text-slate-700 dark:text-slate-200">
-          Some of this is powerful: read the items marked <strong className="font-semibold">Caution</strong> before you allow it.
-        </p>
-      ) : null}
 
       {!isEmptyGroupsView(view.groups) ? <PermissionGroupsView groups={view.groups} idPrefix="direct" /> : null}
 
@@ -35,11 +32,11 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
                 </p>
               ) : null}
               <details className="mt-2 text-sm">
-                <summary className="cursor-pointer font-medium text-blue-700 dark:text-blue-300">What this includes</summary>
+                <summary className={summaryStyle}>{consentText.whatThisIncludes}</summary>
                 <div className="mt-3">
                   <PermissionGroupsView groups={set.groups} level={4} idPrefix={`set-${index}`} />
                 </div>
-                <p className="mt-2 font-mono text-xs break-all text-slate-600 dark:text-slate-300">{set.nsid}</p>
+                <Identifier text={set.nsid} className="mt-2 block font-mono text-xs text-slate-600 dark:text-slate-300" />
               </details>
             </li>
           ))}
@@ -47,21 +44,34 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
       ) : null}
 
       <details className="text-sm">
-        <summary className="cursor-pointer font-medium text-slate-700 dark:text-slate-200">Technical details</summary>
+        <summary className="cursor-pointer font-medium text-slate-700 dark:text-slate-200">{consentText.technicalDetails}</summary>
         <dl className="mt-2 flex flex-col gap-2">
           <div>
-            <dt className="font-semibold">Scope</dt>
+            <dt className="font-semibold">{consentText.scope}</dt>
             <dd>
-              <p className="mt-1 font-mono break-all">{view.scope}</p>
+              <ul id="granted-scope" className="mt-1 flex flex-col font-mono">
+                {view.scope
+                  .split(" ")
+                  .filter(Boolean)
+                  .map((value) => (
+                    <li key={value}>
+                      <Identifier text={value} />
+                    </li>
+                  ))}
+              </ul>
             </dd>
           </div>
           <div>
-            <dt className="font-semibold">Client ID</dt>
-            <dd className="font-mono break-all">{view.clientId}</dd>
+            <dt className="font-semibold">{consentText.clientId}</dt>
+            <dd className="font-mono">
+              <Identifier text={view.clientId} />
+            </dd>
           </div>
           <div>
-            <dt className="font-semibold">Redirect URI</dt>
-            <dd className="font-mono break-all">{view.client.redirectUri}</dd>
+            <dt className="font-semibold">{consentText.redirectUri}</dt>
+            <dd className="font-mono">
+              <Identifier text={view.client.redirectUri} />
+            </dd>
           </div>
         </dl>
       </details>

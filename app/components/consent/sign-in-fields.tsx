@@ -1,31 +1,38 @@
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
+import { consentText } from "./text";
 
 type Props = { view: ConsentView; formError?: string; identifier?: string };
 
 /**
- * The sign-in part of the consent form: handle or email and password (works
- * without JavaScript), and a passkey when one is registered. A login_hint
- * fills and locks the identifier.
+ * The sign-in part of the consent form: handle or email and password (works without JavaScript), and a passkey
+ * when one is registered. A login_hint fills and locks the identifier. When the app asked for a fresh sign-in
+ * (prompt=login), the form says so and fills in the account this browser was signed in with.
  */
 export function SignInFields({ view, formError, identifier }: Props) {
   const describedBy = formError ? "form-error" : undefined;
+  const fresh = view.freshSignIn;
   return (
-    <fieldset className="flex flex-col gap-4">
-      <legend className="mb-3 text-lg font-semibold">Sign in</legend>
+    <fieldset className="flex flex-col gap-3" aria-describedby={fresh ? "fresh-sign-in" : undefined}>
+      <legend className="mb-2 text-lg font-semibold">{consentText.signIn}</legend>
+      {fresh ? (
+        <p id="fresh-sign-in" className="rounded-lg bg-slate-100 p-3 text-sm text-slate-800 dark:bg-slate-800 dark:text-slate-100">
+          {fresh.handle ? consentText.freshSignIn : consentText.freshSignInSignedOut}
+        </p>
+      ) : null}
       <Field
         id="identifier"
         name="identifier"
-        label="Handle or email"
+        label={consentText.identifier}
         autoComplete="username webauthn"
         required
-        defaultValue={identifier ?? view.loginHint ?? view.account?.handle ?? ""}
+        defaultValue={identifier ?? view.loginHint ?? fresh?.handle ?? ""}
         readOnly={Boolean(view.loginHint)}
-        hint={view.loginHint ? "The app asked for this account." : undefined}
+        hint={view.loginHint ? consentText.hintLocked : undefined}
         describedBy={describedBy}
       />
-      <Field id="password" name="password" label="Password" type="password" autoComplete="current-password" required invalid={Boolean(formError)} describedBy={describedBy} />
+      <Field id="password" name="password" label={consentText.password} type="password" autoComplete="current-password" required invalid={Boolean(formError)} describedBy={describedBy} />
       {view.passkey ? (
         <PasskeySignIn
           options={view.passkey.options}

@@ -1,15 +1,16 @@
+import { fill } from "../ui/fill";
+import { Identifier } from "../ui/identifier";
 import { linkStyle } from "../ui/styles";
+import { consentText } from "./text";
 
 /** The account that will grant access, and the way out when it is the wrong one. */
 export function SignedInAccount({ handle }: { handle: string }) {
   return (
-    <div className="flex flex-wrap items-center justify-between gap-x-4 gap-y-2 rounded-lg bg-slate-100 p-3 dark:bg-slate-800">
-      <p>
-        Signed in as <strong className="font-semibold break-all">@{handle}</strong>
-      </p>
+    <div className="flex flex-wrap items-center justify-between gap-x-4 gap-y-1 rounded-lg bg-slate-100 px-3 py-1.5 dark:bg-slate-800">
+      <p>{fill(consentText.signedInAs, { handle: <Identifier text={`@${handle}`} className="font-semibold" /> })}</p>
       {/* decision=switch_account signs this browser out and shows the screen again. */}
       <button type="submit" name="decision" value="switch_account" formNoValidate className={`${linkStyle} min-h-11 text-sm`}>
-        Not you? Use another account
+        {consentText.notYou}
       </button>
     </div>
   );

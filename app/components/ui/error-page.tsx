@@ -1,29 +1,31 @@
+import { BrandFooter, BrandHeader } from "./brand";
+import { fill } from "./fill";
 import { linkStyle } from "./styles";
+import { errorText, nextStepFor, saysWhatToDo } from "./text";
 
-/** What a person can do next, by status. */
-function nextStep(status: number): string {
-  if (status === 404) return "Check the address, or start again from the start page.";
-  if (status === 403) return "Reload the page you came from and try again.";
-  if (status === 429) return "Wait a minute, then try again.";
-  if (status >= 500) return "This is a problem on the server. Try again in a moment.";
-  return "Go back to the app you came from and start again.";
-}
-
+/**
+ * An error page: the brand, the status, the title, the message and, when the message does not already say what
+ * to do, one next step (never the same advice twice), and the ways back.
+ */
 export function ErrorPage({ status, title, message }: { status: number; title: string; message: string }) {
   return (
-    <main id="main" className="mx-auto flex min-h-screen w-full max-w-xl flex-col justify-center gap-4 p-6">
-      <p className="text-sm font-semibold tracking-wide text-slate-600 uppercase dark:text-slate-300">Error {status}</p>
-      <h1 className="text-2xl font-semibold sm:text-3xl">{title}</h1>
-      <p className="text-lg text-slate-800 dark:text-slate-200">{message}</p>
-      <p className="text-slate-700 dark:text-slate-300">{nextStep(status)}</p>
-      <nav aria-label="Where to go" className="flex flex-wrap gap-x-6 gap-y-2">
-        <a className={linkStyle} href="/">
-          Start page
-        </a>
-        <a className={linkStyle} href="/account">
-          Your account
-        </a>
-      </nav>
-    </main>
+    <div className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-8 p-6">
+      <BrandHeader />
+      <main id="main" className="flex flex-1 flex-col justify-center gap-4">
+        <p className="text-sm font-semibold tracking-wide text-slate-600 uppercase dark:text-slate-300">{fill(errorText.eyebrow, { status })}</p>
+        <h1 className="text-2xl font-semibold sm:text-3xl">{title}</h1>
+        <p className="text-lg text-slate-800 dark:text-slate-200">{message}</p>
+        {saysWhatToDo(message) ? null : <p className="text-slate-700 dark:text-slate-300">{nextStepFor(status)}</p>}
+        <nav aria-label={errorText.whereToGo} className="flex flex-wrap gap-x-6 gap-y-2">
+          <a className={linkStyle} href="/">
+            {errorText.startPage}
+          </a>
+          <a className={linkStyle} href="/account">
+            {errorText.yourAccount}
+          </a>
+        </nav>
+      </main>
+      <BrandFooter />
+    </div>
   );
 }

@@ -65,6 +65,13 @@ describe("validateClientMetadata", () => {
     expect(client.jwks).toBeUndefined();
   });
 
+  it("removes bidi controls from the name and records that it held some (the screens warn about it)", () => {
+    const client = validateClientMetadata(CLIENT_ID, webClient({ client_name: "Photos\u202e\u2066 App" }), strict);
+    expect(client.clientName).toBe("Photos App");
+    expect(client.clientNameHadHiddenCharacters).toBe(true);
+    expect(validateClientMetadata(CLIENT_ID, webClient(), strict).clientNameHadHiddenCharacters).toBeUndefined();
+  });
+
   it("refuses a document whose client_id differs from the URL", () => {
     const error = refusal(() => validateClientMetadata(CLIENT_ID, webClient({ client_id: "https://evil.example.com/client-metadata.json" }), strict));
     expect(error.message).toMatch(/client_id/);

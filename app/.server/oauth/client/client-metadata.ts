@@ -1,6 +1,6 @@
 import { isOAuthClientIdLoopback, oauthClientMetadataSchema, atprotoLoopbackClientMetadata } from "@atproto/oauth-types";
 import type { JWK } from "jose";
-import { visibleText } from "../../util/visible-text.ts";
+import { hasHiddenCharacters, visibleText } from "../../util/visible-text.ts";
 import { InvalidClientMetadataError } from "../errors/oauth-error.ts";
 
 export type ClientAuthMethod = "none" | "private_key_jwt";
@@ -16,6 +16,8 @@ export type OAuthClient = {
   /** The scope values the client declared. */
   scopes: string[];
   clientName?: string;
+  /** The declared name held bidi or control characters, removed from clientName: the screens warn about it. */
+  clientNameHadHiddenCharacters?: boolean;
   clientUri?: string;
   logoUri?: string;
   tosUri?: string;
@@ -128,6 +130,7 @@ export function validateClientMetadata(clientId: string, document: unknown, opti
     redirectUris: [...m.redirect_uris],
     scopes,
     clientName: visibleText(m.client_name, CLIENT_LIMITS.nameLength),
+    ...(hasHiddenCharacters(m.client_name) ? { clientNameHadHiddenCharacters: true } : {}),
     clientUri: httpsOnly(m.client_uri),
     logoUri: httpsOnly(m.logo_uri),
     tosUri: httpsOnly(m.tos_uri),

@@ -7,8 +7,11 @@ describe("groupPermissions", () => {
     expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are"]);
     expect(groups.repository).toEqual([
       { collection: "app.bsky.feed.post", label: "Posts", create: true, update: false, delete: true },
-      { collection: "com.example.thing", label: undefined, create: true, update: true, delete: true },
+      { collection: "com.example.thing", label: "Thing records", create: true, update: true, delete: true },
     ]);
+    // Deleting records is destructive: a caution.
+    expect(groups.hasWarnings).toBe(true);
+    expect(groupPermissions("atproto repo:app.bsky.feed.post?action=create").hasWarnings).toBe(false);
   });
 
   it("puts any collection first and warns about it", () => {
@@ -30,7 +33,15 @@ describe("groupPermissions", () => {
       "rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview rpc:app.bsky.actor.getProfile?aud=did:web:api.bsky.app%23bsky_appview rpc:*?aud=did:web:chat.example%23chat",
     );
     expect(groups.calls).toEqual([
-      { service: "did:web:api.bsky.app#bsky_appview", serviceLabel: "api.bsky.app (bsky_appview)", methods: ["app.bsky.feed.getTimeline", "app.bsky.actor.getProfile"], anyMethod: false },
+      {
+        service: "did:web:api.bsky.app#bsky_appview",
+        serviceLabel: "api.bsky.app (bsky_appview)",
+        methods: [
+          { nsid: "app.bsky.feed.getTimeline", label: "Get timeline" },
+          { nsid: "app.bsky.actor.getProfile", label: "Get profile" },
+        ],
+        anyMethod: false,
+      },
       { service: "did:web:chat.example#chat", serviceLabel: "chat.example (chat)", methods: [], anyMethod: true },
     ]);
   });
@@ -49,7 +60,16 @@ describe("groupPermissions", () => {
 
   it("keeps transition scopes in plain words and unknown values as they are", () => {
     const groups = groupPermissions("atproto transition:generic transition:email something-else");
-    expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are", "Act on your account like the official app"]);
+    expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are", "Act on your account in almost every way"]);
+    // Broad access: summarised, with what it includes (destructive powers marked) and leaves out.
+    const generic = groups.general[1]!;
+    expect(generic.warning).toBe(true);
+    expect(generic.title).not.toMatch(/official/i);
+    expect(generic.includes?.filter((power) => power.warning).map((power) => power.title)).toEqual([
+      "Change or delete any of your records, your profile included",
+      "Change your handle and other identity settings",
+    ]);
+    expect(generic.excludes).toMatch(/email/);
     expect(groups.account.map((permission) => permission.title)).toEqual(["See your email address"]);
     expect(groups.other.map((permission) => permission.title)).toEqual(["something-else"]);
     expect(groupPermissions("")).toMatchObject({ general: [], repository: [], uploads: [], calls: [], account: [], identity: [], other: [], hasWarnings: false });

@@ -1,7 +1,13 @@
 import { AccountPermission, BlobPermission, IdentityPermission, RepoPermission, RpcPermission } from "@atproto/oauth-scopes";
 
-/** One requested permission in plain words, for the consent screen. */
-export type PermissionDescription = { scope: string; title: string; detail?: string; warning?: boolean };
+/** One power a broad permission includes, in plain words; `warning` marks what can destroy or take over. */
+export type IncludedPower = { title: string; warning?: boolean };
+
+/**
+ * One requested permission in plain words, for the consent screen. A broad one (transition:generic) also lists
+ * what it includes and what it leaves out, which the screen folds under its summary.
+ */
+export type PermissionDescription = { scope: string; title: string; detail?: string; warning?: boolean; includes?: IncludedPower[]; excludes?: string };
 
 const listFormat = new Intl.ListFormat("en", { style: "long", type: "conjunction" });
 
@@ -19,11 +25,22 @@ export function describeScopeValue(scope: string): PermissionDescription {
     case "atproto":
       return { scope, title: "Know who you are", detail: "Your account identifier (DID) and handle." };
     case "transition:generic":
+      // Not "like the official app": the words must not lend an app the authority of another (the review of issue 11).
+      // What it covers: docs/architecture.md, "Scopes and the data server" (everything but account: and chat).
       return {
         scope,
-        title: "Act on your account like the official app",
-        detail: "Post, like, follow, upload media, change your preferences and your handle, and call other services as you. Not your email, direct messages or account settings.",
+        title: "Act on your account in almost every way",
+        detail: "Post, like and follow, change or delete any of your records, upload files, change your handle, and use other services as you.",
         warning: true,
+        includes: [
+          { title: "Create posts, likes, follows and any other kind of record" },
+          { title: "Change or delete any of your records, your profile included", warning: true },
+          { title: "Upload images, videos and other files" },
+          { title: "Change your handle and other identity settings", warning: true },
+          { title: "See and change your preferences" },
+          { title: "Use other services as you, such as your feeds and notifications" },
+        ],
+        excludes: "Not included: your email address, your direct messages, and account settings such as deactivating your account.",
       };
     case "transition:email":
       return { scope, title: "See your email address", detail: "Including whether it is confirmed." };
@@ -34,7 +51,8 @@ export function describeScopeValue(scope: string): PermissionDescription {
   if (repo) {
     const verbs = list(repo.action.map((action) => REPO_VERBS[action] ?? action));
     const what = repo.collection.includes("*") ? "any kind of record" : `records of type ${list(repo.collection)}`;
-    return { scope, title: `${capitalize(verbs)} ${what} in your repository` };
+    // Deleting is destructive whatever the kind of record.
+    return { scope, title: `${capitalize(verbs)} ${what} in your repository`, ...(repo.action.includes("delete") || repo.collection.includes("*") ? { warning: true } : {}) };
   }
   const rpc = RpcPermission.fromString(scope);
   if (rpc) {
@@ -80,14 +98,14 @@ function describeAccount(scope: string, permission: AccountPermission): Permissi
 /* ------------------------------------------------------------------ */
 /* Grouping by family, for the consent screen and the connected apps. */
 
-/** One collection of the repository table: which of create/update/delete the app may do. */
-export type RepositoryRow = { collection: string; label?: string; create: boolean; update: boolean; delete: boolean };
+/** One collection of the repository table: which of create/update/delete the app may do, and its name in plain words. */
+export type RepositoryRow = { collection: string; label: string; create: boolean; update: boolean; delete: boolean };
 
 /** The media types an app may upload. */
 export type UploadRow = { accept: string; label: string };
 
-/** Methods an app may call on one service, as the person. */
-export type CallGroup = { service: string; serviceLabel: string; methods: string[]; anyMethod: boolean };
+/** Methods an app may call on one service, as the person: each by its NSID and in plain words. */
+export type CallGroup = { service: string; serviceLabel: string; methods: { nsid: string; label: string }[]; anyMethod: boolean };
 
 /** A scope's permissions grouped by family, in plain words. */
 export type PermissionGroups = {
@@ -146,6 +164,20 @@ function mediaTypeLabel(accept: string): string {
   return accept;
 }
 
+/**
+ * The plain words of an NSID's name: app.bsky.feed.getTimeline → "Get timeline", com.example.calendar.rsvp →
+ * "Rsvp". Only a reading aid: the NSID itself is always shown beside it.
+ */
+export function nsidWords(nsid: string): string {
+  const name = nsid.split(".").pop() ?? nsid;
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/[_-]+/g, " ")
+    .toLowerCase()
+    .trim();
+  return capitalize(words || nsid);
+}
+
 /** did:web:api.bsky.app#bsky_appview → "api.bsky.app (bsky_appview)". */
 function serviceLabel(aud: string): string {
   if (aud === "*") return "any service";
@@ -178,7 +210,8 @@ export function groupPermissions(scope: string): PermissionGroups {
     const repo = RepoPermission.fromString(value);
     if (repo) {
       for (const collection of repo.collection) {
-        const row = repository.get(collection) ?? { collection, label: collection === "*" ? "Any kind of record" : COLLECTION_LABELS[collection], create: false, update: false, delete: false };
+        const label = collection === "*" ? "Any kind of record" : (COLLECTION_LABELS[collection] ?? `${nsidWords(collection)} records`);
+        const row = repository.get(collection) ?? { collection, label, create: false, update: false, delete: false };
         for (const action of repo.action) row[action] = true;
         repository.set(collection, row);
       }
@@ -215,14 +248,15 @@ export function groupPermissions(scope: string): PermissionGroups {
   groups.calls = [...calls].map(([service, methods]) => ({
     service,
     serviceLabel: serviceLabel(service),
-    methods: methods.has("*") ? [] : [...methods],
+    methods: methods.has("*") ? [] : [...methods].map((nsid) => ({ nsid, label: nsidWords(nsid) })),
     anyMethod: methods.has("*"),
   }));
   // identity:* covers identity:handle: show only the stronger one.
   const isFullIdentity = (permission: PermissionDescription) => IdentityPermission.fromString(permission.scope)?.attr === "*";
   if (groups.identity.some(isFullIdentity)) groups.identity = groups.identity.filter(isFullIdentity);
   const warned = [...groups.general, ...groups.account, ...groups.identity].some((permission) => permission.warning);
-  groups.hasWarnings = warned || groups.repository.some((row) => row.collection === "*") || groups.calls.some((call) => call.anyMethod && call.service === "*");
+  // Deleting records of any kind is destructive: a caution too.
+  groups.hasWarnings = warned || groups.repository.some((row) => row.collection === "*" || row.delete) || groups.calls.some((call) => call.anyMethod && call.service === "*");
   return groups;
 }
 

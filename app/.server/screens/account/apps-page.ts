@@ -3,6 +3,7 @@ import { isLoopbackClientId } from "../../oauth/client/client-metadata.ts";
 import type { OAuthClient } from "../../oauth/client/client-metadata.ts";
 import { groupPermissions } from "../../oauth/scopes/scope-description.ts";
 import type { Services } from "../../services.ts";
+import { clientIdentity } from "../client-identity.ts";
 import type { AppsView, ConnectedAppView } from "./views.ts";
 import { withNotice } from "./notices.ts";
 import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
@@ -29,13 +30,12 @@ export async function answerConnectedApps(services: Services, request: Request, 
 }
 
 async function appView(services: Services, app: ConnectedApp): Promise<ConnectedAppView> {
-  const client = await lookupClient(services, app.clientId);
+  // A loopback app has no document to look up: it is known by its client_id alone.
+  const client = isLoopbackClientId(app.clientId) ? undefined : await lookupClient(services, app.clientId);
+  const service = { serviceName: services.config.brand.serviceName, issuer: services.config.issuer };
   return {
+    ...clientIdentity({ clientId: app.clientId, name: client?.clientName, logoUri: client?.logoUri, nameHadHiddenCharacters: client?.clientNameHadHiddenCharacters }, service),
     clientId: app.clientId,
-    name: client?.clientName,
-    host: hostOf(app.clientId),
-    isLoopback: isLoopbackClientId(app.clientId),
-    logoUri: client?.logoUri,
     clientUri: client?.clientUri,
     scope: app.scope,
     groups: groupPermissions(app.scope),
@@ -55,14 +55,5 @@ async function lookupClient(services: Services, clientId: string): Promise<OAuth
     return await Promise.race([services.clients.getClient(clientId).catch(() => undefined), timeout]);
   } finally {
     clearTimeout(timer);
-  }
-}
-
-function hostOf(clientId: string): string {
-  if (isLoopbackClientId(clientId)) return "this device";
-  try {
-    return new URL(clientId).host;
-  } catch {
-    return clientId;
   }
 }

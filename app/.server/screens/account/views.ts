@@ -4,6 +4,7 @@
  */
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { PermissionGroups } from "../../oauth/scopes/scope-description.ts";
+import type { ClientIdentityView } from "../client-identity.ts";
 
 /** What every signed-in page shows in its header. */
 export type SignedInBase = { account: { handle: string; did: string }; csrfToken: string; notice?: string };
@@ -24,13 +25,9 @@ export type OverviewView = SignedInBase & {
   counts: { apps: number; sessions: number; passkeys: number };
 };
 
-export type ConnectedAppView = {
+/** An app with access: who it is (verified first, then its claims: screens/client-identity.ts), what it may do. */
+export type ConnectedAppView = ClientIdentityView & {
   clientId: string;
-  /** Self-declared by the app's metadata. */
-  name?: string;
-  host: string;
-  isLoopback: boolean;
-  logoUri?: string;
   clientUri?: string;
   scope: string;
   groups: PermissionGroups;

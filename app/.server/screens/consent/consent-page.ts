@@ -85,7 +85,10 @@ export async function showConsentPage(services: Services, request: Request): Pro
   const passkeyOptions = (await services.passkeys.offerPasskeys())
     ? await services.passkeys.authenticationOptions({ requestIdHash: pending.request.idHash })
     : undefined;
-  return view(consentView(pending, { account, csrfToken: token, rememberedConsent, passkeyOptions }), headers);
+  // prompt=login set aside this browser's session: the screen names its account (to fill in) and says why.
+  const earlierAccount = !account && parameters.prompt === "login" ? await signedInAccount(services, request) : undefined;
+  const service = { serviceName: services.config.brand.serviceName, issuer: services.config.issuer };
+  return view(consentView(pending, { account, earlierAccount, service, csrfToken: token, rememberedConsent, passkeyOptions }), headers);
 }
 
 /** POST /oauth/authorize: the screen's own form (Origin and CSRF checked first). */

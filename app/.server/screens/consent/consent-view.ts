@@ -2,23 +2,29 @@ import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/serv
 import type { AccountSummary } from "../../accounts/account-manager.ts";
 import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../../oauth/scopes/scope-description.ts";
 import type { PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
+import { clientIdentity, type ClientIdentityView, type ServiceIdentity } from "../client-identity.ts";
+
+/**
+ * Which step the screen is at, for its heading: signing in, signing in again (the app sent prompt=login),
+ * allowing (signed in), or continuing (signed in, and this access was allowed before).
+ */
+export type ConsentStep = "sign-in" | "sign-in-again" | "allow" | "continue";
 
 /** What the consent screen shows: plain data, safe to send to the browser. */
 export type ConsentView = {
   kind: "consent";
   requestUri: string;
   clientId: string;
-  client: {
-    name?: string;
-    host: string;
+  /** Who is asking: what was verified first (host, or a loopback app), then what the app claims (screens/client-identity.ts). */
+  client: ClientIdentityView & {
+    /** Where the answer goes (for a loopback app, its only distinguishing mark: address and port). */
     redirectUri: string;
-    isLoopback: boolean;
     /** Self-declared by the client's metadata, like its name. */
-    logoUri?: string;
     clientUri?: string;
     tosUri?: string;
     policyUri?: string;
   };
+  step: ConsentStep;
   /** Permissions requested directly, in plain words. */
   permissions: PermissionDescription[];
   /** The same permissions grouped by family (repository table, uploads, calls, account, identity). */
@@ -30,6 +36,11 @@ export type ConsentView = {
   /** Sign-in needed on Allow: nobody is signed in, or the app asked for prompt=login and the session is older than the request. */
   requireLogin: boolean;
   loginHint?: string;
+  /**
+   * prompt=login: the app asked for a fresh sign-in, so a session from before its request does not count (the
+   * screen says so); `handle` is that earlier session's account, to fill in.
+   */
+  freshSignIn?: { handle?: string };
   csrfToken: string;
   /** The signed-in account already allowed this client all of this (remembered consent): one click. */
   rememberedConsent: boolean;
@@ -39,6 +50,9 @@ export type ConsentView = {
 
 export type ConsentContext = {
   account?: AccountSummary;
+  /** The browser's account whose session the app's prompt=login did not accept. */
+  earlierAccount?: AccountSummary;
+  service: ServiceIdentity;
   csrfToken: string;
   rememberedConsent: boolean;
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
@@ -56,15 +70,16 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     requestUri: pending.requestUri,
     clientId: client.clientId,
     client: {
-      name: client.clientName,
-      host: client.isLoopback ? "this device" : new URL(client.clientId).host,
+      ...clientIdentity(
+        { clientId: client.clientId, name: client.clientName, logoUri: client.logoUri, nameHadHiddenCharacters: client.clientNameHadHiddenCharacters },
+        context.service,
+      ),
       redirectUri: parameters.redirect_uri,
-      isLoopback: client.isLoopback,
-      logoUri: client.logoUri,
       clientUri: client.clientUri,
       tosUri: client.tosUri,
       policyUri: client.policyUri,
     },
+    step: requireLogin ? (parameters.prompt === "login" ? "sign-in-again" : "sign-in") : context.rememberedConsent ? "continue" : "allow",
     permissions: describeScope(directScope(parameters.scope, fromSets)),
     groups: groupPermissions(directScope(parameters.scope, fromSets)),
     permissionSets: (parameters.permission_sets ?? []).map((set) => ({
@@ -78,6 +93,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     account: account ? { handle: account.handle, did: account.did } : undefined,
     requireLogin,
     loginHint: parameters.login_hint,
+    freshSignIn: requireLogin && parameters.prompt === "login" ? { handle: context.earlierAccount?.handle } : undefined,
     csrfToken,
     rememberedConsent: Boolean(account) && !requireLogin && context.rememberedConsent,
     passkey: context.passkeyOptions ? { options: context.passkeyOptions } : undefined,
