@@ -1,3 +1,4 @@
+import cluster from "node:cluster";
 import { createServer, type Server } from "node:http";
 import type { Logger as PinoLogger } from "pino";
 import path from "node:path";
@@ -5,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequestHandler } from "@remix-run/express";
 import type { ServerBuild } from "@remix-run/node";
 import compression from "compression";
+import { AggregatorRegistry } from "prom-client";
 import express from "express";
 import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
 import { applyMigrations } from "./app/.server/db/migrations.ts";
@@ -13,7 +15,8 @@ import type * as ServerRuntime from "./app/.server/runtime.ts";
 import { apiRouteOf, createApiServer } from "./server/api-server.ts";
 import { RequestRecorder } from "./server/http-common.ts";
 import { createLogger } from "./server/logger.ts";
-import { PrometheusMetrics, serveMetrics } from "./server/metrics.ts";
+import { PrometheusMetrics, registryMetrics, serveMetrics } from "./server/metrics.ts";
+import { runPrimary, type WorkerReady } from "./server/workers.ts";
 import { originFormOf, refuseConnect, refuseRequestTarget } from "./server/request-target.ts";
 import { screenRouteMatcher } from "./server/screen-routes.ts";
 import {
@@ -74,6 +77,12 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
 
   const { build, routes: screenRoutes, runtime, vite } = await loadBuild(options.dev);
   const metrics = config.metrics ? new PrometheusMetrics() : undefined;
+  // A worker of several (ATRIUM_WORKERS): the primary serves the sum of every worker's metrics (server/workers.ts).
+  // (prom-client answers the primary's requests once an AggregatorRegistry exists in the worker.)
+  if (metrics && cluster.isWorker) {
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  }
   // Created once, here, and handed to both the API handler and the screens (getLoadContext).
   const services = await runtime.createServices(config, { log, metrics });
   const { limiter } = services;
@@ -128,7 +137,7 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   });
   server.on("connect", refuseConnect);
   // Never on the public port: a listener of its own, on ATRIUM_METRICS_HOST (loopback by default).
-  const metricsServer = metrics && config.metrics ? await serveMetrics(metrics, config.metrics.host, config.metrics.port, log) : undefined;
+  const metricsServer = metrics && config.metrics && cluster.isPrimary ? await serveMetrics(registryMetrics(metrics), config.metrics.host, config.metrics.port, log) : undefined;
   server.on("close", () => metricsServer?.close());
   const shutdown = () => services.close();
   return new Promise((resolve) => {
@@ -141,7 +150,11 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
 }
 
 function installShutdown({ server, shutdown }: Started, log: PinoLogger) {
+  let stopping = false;
   const stop = (signal: string) => {
+    // A worker under a primary may get both the terminal's SIGINT and the primary's SIGTERM: stop once.
+    if (stopping) return;
+    stopping = true;
     log.info({ signal }, `${signal} received: finishing in-flight requests, then exiting`);
     server.close(() => {
       shutdown().then(
@@ -176,10 +189,20 @@ async function main() {
   }
   const log = createLogger(config.logLevel);
   const dev = process.argv.includes("--dev");
+  if (config.workers > 1 && cluster.isPrimary) {
+    if (dev) log.warn({}, "ATRIUM_WORKERS is ignored in development (one process, with Vite's hot reload)");
+    else return runPrimary(config, log);
+  }
   const started = await startServer(config, { dev, log });
   const { server, metricsServer } = started;
   const port = portOf(server) ?? config.port;
   installShutdown(started, log);
+  if (cluster.isWorker) {
+    // The primary announces readiness once every worker listens.
+    process.send?.({ event: "atrium-worker-listening", port } satisfies WorkerReady);
+    log.info({ port }, "Worker process listening");
+    return;
+  }
   // The readiness line, whatever the log level: supervisors, the tests and the benchmarks wait for this JSON line.
   process.stdout.write(`${JSON.stringify({ event: "listening", port, issuer: config.issuer })}\n`);
   log.info({ issuer: config.issuer, host: config.host, port }, `Atrium is serving ${config.issuer} (listening on ${config.host}:${port})`);

@@ -85,8 +85,15 @@ export class PrometheusMetrics implements Metrics {
   }
 }
 
+/** What `GET /metrics` answers: one registry's metrics, or (ATRIUM_WORKERS) the sum of every worker's. */
+export type MetricsSource = () => Promise<{ text: string; contentType: string }>;
+
+export function registryMetrics(metrics: PrometheusMetrics): MetricsSource {
+  return async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType });
+}
+
 /** `GET /metrics` (Prometheus text format) on its own listener; anything else is 404 (405 for other methods). */
-export function serveMetrics(metrics: PrometheusMetrics, host: string, port: number, log: Logger): Promise<Server> {
+export function serveMetrics(collect: MetricsSource, host: string, port: number, log: Logger): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (path !== "/metrics") {
@@ -97,8 +104,8 @@ export function serveMetrics(metrics: PrometheusMetrics, host: string, port: num
       res.writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain; charset=utf-8" }).end("Method not allowed\n");
       return;
     }
-    metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { "Content-Type": metrics.registry.contentType, "Cache-Control": "no-store" }).end(text),
+    collect().then(
+      ({ text, contentType }) => res.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-store" }).end(text),
       (error: unknown) => {
         log.error({ err: error }, "Collecting the metrics failed");
         res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" }).end("Collecting the metrics failed\n");

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
@@ -44,6 +45,23 @@ function integerVar(name: string, min: number, max: number, fallback: number) {
       return number;
     });
 }
+
+/** ATRIUM_WORKERS: how many server processes share the port (docs/decisions/0021); "auto": one per core. */
+const MAX_WORKERS = 256;
+const workersVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const text = value?.trim() ?? "";
+    if (text === "") return 1;
+    if (text === "auto") return Math.min(MAX_WORKERS, availableParallelism());
+    const number = /^\d+$/.test(text) ? Number(text) : NaN;
+    if (!Number.isSafeInteger(number) || number < 1 || number > MAX_WORKERS) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `ATRIUM_WORKERS must be "auto" or a whole number from 1 to ${MAX_WORKERS} (got ${JSON.stringify(value)})` });
+      return z.NEVER;
+    }
+    return number;
+  });
 
 /** ATRIUM_TRUST_PROXY: off, a number of proxy hops, or the proxies' addresses (docs/decisions/0006). */
 const trustProxyVar = z
@@ -117,6 +135,7 @@ const envSchema = z.object({
     .regex(/^(file:.+|postgres(ql)?:\/\/.+)$/, "DATABASE_URL must be file:./path/to.db (SQLite) or postgresql://user:password@host:5432/database (PostgreSQL)")
     .default("file:./data/atrium.db"),
   ATRIUM_DATABASE_POOL_SIZE: integerVar("ATRIUM_DATABASE_POOL_SIZE", 1, 1000, 10),
+  ATRIUM_WORKERS: workersVar,
   ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: booleanFlag,
   ATRIUM_DPOP_NONCE_SECRET: z.string().min(32, "ATRIUM_DPOP_NONCE_SECRET must be at least 32 characters").optional(),
   ATRIUM_COOKIE_SECRET: z.string().min(32, "ATRIUM_COOKIE_SECRET must be at least 32 characters").optional(),
@@ -206,6 +225,8 @@ export type Config = {
   publicUrl: URL;
   /** Where the data lives (docs/decisions/0017): one SQLite file, or a PostgreSQL database shared by every process. */
   database: DatabaseSettings;
+  /** Server processes sharing the port (ATRIUM_WORKERS): 1 runs in this process; more run under a primary (server/workers.ts). */
+  workers: number;
   allowPrivateClients: boolean;
   dpopNonceSecret: string | undefined;
   cookieSecret: string | undefined;
@@ -306,6 +327,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     database: e.DATABASE_URL.startsWith("file:")
       ? { engine: "sqlite", url: e.DATABASE_URL, path: e.DATABASE_URL.slice("file:".length) }
       : { engine: "postgresql", url: e.DATABASE_URL, poolSize: e.ATRIUM_DATABASE_POOL_SIZE },
+    workers: e.ATRIUM_WORKERS,
     allowPrivateClients: e.ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS,
     dpopNonceSecret: e.ATRIUM_DPOP_NONCE_SECRET,
     cookieSecret: e.ATRIUM_COOKIE_SECRET,

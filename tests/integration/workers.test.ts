@@ -1,0 +1,100 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAlice, newClient, obtainTokens } from "../helpers/flow.ts";
+import { scrape, valueOf } from "../helpers/prometheus.ts";
+import { freePort, startTestServer, type TestServer } from "../helpers/test-server.ts";
+
+/**
+ * ATRIUM_WORKERS (docs/decisions/0021): one primary and N worker processes
+ * sharing the port, on SQLite (one file, WAL) in the sqlite project and on
+ * PostgreSQL in the postgresql project. The workers must serve as one server:
+ * a flow spread over them works, a dead worker is replaced without losing what
+ * was acknowledged, metrics add up, and SIGTERM stops them all.
+ */
+
+/** The worker processes of a primary: its children, as Linux lists them. */
+function workerPids(primary: number): number[] {
+  const children = readFileSync(`/proc/${primary}/task/${primary}/children`, "utf8").trim();
+  return children === "" ? [] : children.split(/\s+/).map(Number);
+}
+
+/** The pids that logged a request line (pino writes the pid in every line). */
+function pidsThatServed(output: string): Set<number> {
+  const pids = new Set<number>();
+  for (const line of output.split("\n")) {
+    if (line.includes('"msg":"request"')) pids.add((JSON.parse(line) as { pid: number }).pid);
+  }
+  return pids;
+}
+
+async function until<T>(probe: () => T | undefined, what: string, attempts = 200): Promise<T> {
+  for (let i = 0; i < attempts; i++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("ATRIUM_WORKERS=2: two worker processes behind one port", () => {
+  let server: TestServer;
+  let metricsPort: number;
+
+  beforeAll(async () => {
+    metricsPort = await freePort();
+    server = await startTestServer({ ATRIUM_WORKERS: "2", ATRIUM_METRICS_PORT: String(metricsPort), ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "100000" });
+    await createAlice(server);
+  });
+  afterAll(() => server?.stop());
+
+  it("starts two workers under the primary, and both serve requests of one flow", async () => {
+    expect(workerPids(server.pid)).toHaveLength(2);
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    const answers = await Promise.all(Array.from({ length: 40 }, () => client.userinfo(tokens.access_token)));
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    const served = pidsThatServed(server.output());
+    expect(served.size).toBe(2);
+    expect([...served].sort()).toEqual(workerPids(server.pid).sort());
+  });
+
+  it("sums the workers' metrics on the primary's metrics port", async () => {
+    const samples = await scrape(metricsPort);
+    const userinfo = valueOf(samples, "atrium_http_requests_total", { route: "/oauth/userinfo", method: "GET", status: "200" });
+    // 40 answered above, by two processes: only a sum over both reaches 40.
+    expect(userinfo).toBeGreaterThanOrEqual(40);
+  });
+
+  it("replaces a worker killed with SIGKILL; what was acknowledged before stays valid", async () => {
+    const client = await newClient(server);
+    const { tokens } = await obtainTokens(server, client);
+    const [victim, survivor] = workerPids(server.pid);
+    process.kill(victim!, "SIGKILL");
+    const replacement = await until(() => workerPids(server.pid).find((pid) => pid !== survivor && pid !== victim), "a replacement worker");
+    expect(isRunning(survivor!)).toBe(true);
+    // Wait until the replacement listens too (its start-up line), then every request is answered again.
+    const listening = (line: string) => line.includes(`"pid":${replacement},`) && line.includes('"msg":"Worker process listening"');
+    await until(() => (server.output().split("\n").some(listening) ? true : undefined), "the replacement to listen");
+    const answers = await Promise.all(Array.from({ length: 20 }, () => client.userinfo(tokens.access_token)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    const refreshed = await client.refresh(tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    expect(server.output()).toContain("A worker process ended unexpectedly");
+  });
+
+  it("SIGTERM to the primary stops every worker, and the primary exits", async () => {
+    const workers = workerPids(server.pid);
+    expect(workers).toHaveLength(2);
+    process.kill(server.pid, "SIGTERM");
+    await until(() => (!isRunning(server.pid) && workers.every((pid) => !isRunning(pid)) ? true : undefined), "every process to exit");
+  });
+});
