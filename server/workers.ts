@@ -78,7 +78,8 @@ export async function runPrimary(config: Config, log: PinoLogger): Promise<void>
       for (const worker of workers) if (!worker.isDead()) worker.process.kill("SIGKILL");
     }, STOP_TIMEOUT_MS);
     force.unref();
-    void Promise.all(workers.map((worker) => (worker.isDead() ? undefined : new Promise((resolve) => worker.once("exit", resolve))))).then(() => {
+    const exits = workers.filter((worker) => !worker.isDead()).map((worker) => new Promise<void>((resolve) => worker.once("exit", () => resolve())));
+    void Promise.all(exits).then(() => {
       metricsServer?.close();
       process.exit(0);
     });
