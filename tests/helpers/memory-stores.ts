@@ -4,6 +4,7 @@
  * (app/.server/stores/), on a clock the test controls. Single-threaded
  * JavaScript makes each method atomic, as each store method must be.
  */
+import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
 import type { CachedClient, ClientStore } from "../../app/.server/oauth/client/client-store.ts";
 import type { ReplayStore } from "../../app/.server/oauth/replay/replay-store.ts";
 import type { RequestStore, StoredAuthorizationRequest } from "../../app/.server/oauth/request/request-store.ts";
@@ -203,4 +204,20 @@ export class MemoryClientStore implements ClientStore {
   async save(clientId: string, entry: CachedClient, _fetchedAt: number, expiresAt: number): Promise<void> {
     this.rows.set(clientId, { entry: structuredClone(entry), expiresAt });
   }
+}
+
+/**
+ * A ClientManager for the managers' unit tests: client metadata cached in
+ * memory (`store`, pre-filled by the test where it needs a confidential
+ * client), assertion jtis in memory, on the test's clock.
+ */
+export function memoryClientManager(issuer: string, now: () => number, store: MemoryClientStore = new MemoryClientStore()): ClientManager {
+  return new ClientManager(store, new MemoryReplayStore(now), {
+    issuer,
+    allowPrivate: false,
+    cacheTtlMs: 10 * 60_000,
+    assertionMaxAgeMs: 60_000,
+    assertionMaxFutureMs: 10_000,
+    now,
+  });
 }

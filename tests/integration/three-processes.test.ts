@@ -31,6 +31,13 @@ import { startBehindNginx, type ProxiedServers } from "../helpers/nginx.ts";
 
 const PROCESSES = 3;
 
+/** A new client's pushed request, its consent screen opened in a fresh browser (cookie jar). */
+async function consentScreen() {
+  const authorizeUrl = await pushedRequest(await newClient(server()));
+  const jar = new CookieJar();
+  return { authorizeUrl, jar, page: await openConsentPage(authorizeUrl, jar) };
+}
+
 /** A pushed request's authorize URL (the screen) for `client`. */
 async function pushedRequest(client: DpopClient): Promise<string> {
   const par = await client.pushAuthorizationRequest({
@@ -44,9 +51,10 @@ async function pushedRequest(client: DpopClient): Promise<string> {
   return client.authorizeUrl(par.body.request_uri);
 }
 
-describe("three processes on one database behind nginx", () => {
-  let proxied: ProxiedServers;
+let proxied: ProxiedServers;
+const server = () => proxied.servers[0]!;
 
+describe("three processes on one database behind nginx", () => {
   beforeAll(async () => {
     proxied = await startBehindNginx(PROCESSES, {
       ATRIUM_TRUST_PROXY: "1",
@@ -59,7 +67,6 @@ describe("three processes on one database behind nginx", () => {
   });
   afterAll(() => proxied?.stop());
 
-  const server = () => proxied.servers[0]!;
 
   it("a DPoP nonce one process issued is accepted by the others", async () => {
     const client = await newClient(server());
@@ -92,10 +99,7 @@ describe("three processes on one database behind nginx", () => {
   });
 
   it("20 parallel answers to one consent screen, spread over the three: exactly one code", async () => {
-    const client = await newClient(server());
-    const authorizeUrl = await pushedRequest(client);
-    const jar = new CookieJar();
-    const page = await openConsentPage(authorizeUrl, jar);
+    const { authorizeUrl, jar, page } = await consentScreen();
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => submitConsent(authorizeUrl, jar, { decision: "allow", identifier: ALICE.handle, password: ALICE.password, csrfToken: page.csrfToken })),
     );
@@ -104,10 +108,7 @@ describe("three processes on one database behind nginx", () => {
   });
 
   it("20 simultaneous wrong passwords for one account, spread over the three: only the free attempts are checked", async () => {
-    const client = await newClient(server());
-    const authorizeUrl = await pushedRequest(client);
-    const jar = new CookieJar();
-    const page = await openConsentPage(authorizeUrl, jar);
+    const { authorizeUrl, jar, page } = await consentScreen();
     // Each from its own (forged, but trusted-proxy-appended) address, so only the account's counter can stop them.
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>

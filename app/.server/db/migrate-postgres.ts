@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import { listMigrations } from "./migrate.ts";
 
 /**
  * Applies prisma/postgresql/migrations/* to a PostgreSQL database, the
@@ -84,12 +85,4 @@ export async function migratePostgres(databaseUrl: string, migrationsDir = defau
   } finally {
     await client.end();
   }
-}
-
-function listMigrations(dir: string): string[] {
-  if (!existsSync(dir)) throw new Error(`No migrations folder at ${dir}`);
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, "migration.sql")))
-    .map((entry) => entry.name)
-    .sort();
 }

@@ -83,7 +83,8 @@ export function migrateDatabase(databasePath: string, migrationsDir = defaultMig
   }
 }
 
-function listMigrations(dir: string): string[] {
+/** The migration folders of `dir` (each holds a migration.sql), in the order they apply: their names sort by date. */
+export function listMigrations(dir: string): string[] {
   if (!existsSync(dir)) throw new Error(`No migrations folder at ${dir}`);
   return readdirSync(dir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, "migration.sql")))

@@ -1,9 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { MemoryClientStore, MemoryGrantStore, MemoryReplayStore, MemoryRequestStore } from "../../../../tests/helpers/memory-stores.ts";
+import { memoryClientManager, MemoryGrantStore, MemoryRequestStore } from "../../../../tests/helpers/memory-stores.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
 import { sha256Base64url } from "../../util/crypto.ts";
 import { HOUR, MINUTE } from "../../util/time.ts";
-import { ClientManager } from "../client/client-manager.ts";
 import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
 import type { AuthorizationParameters } from "../request/request-store.ts";
 import { AuthorizeManager } from "./authorize-manager.ts";
@@ -27,14 +26,7 @@ beforeEach(() => {
   clock = Date.UTC(2026, 10, 1, 12, 0, 0);
   grants = new MemoryGrantStore();
   requests = new MemoryRequestStore(grants);
-  const clients = new ClientManager(new MemoryClientStore(), new MemoryReplayStore(now), {
-    issuer: ISSUER,
-    allowPrivate: false,
-    cacheTtlMs: 10 * MINUTE,
-    assertionMaxAgeMs: MINUTE,
-    assertionMaxFutureMs: 10_000,
-    now,
-  });
+  const clients = memoryClientManager(ISSUER, now);
   manager = new AuthorizeManager(ISSUER, clients, requests, { requestUriLifetimeMs: 5 * MINUTE, codeLifetimeMs: 5 * MINUTE, now });
 });
 

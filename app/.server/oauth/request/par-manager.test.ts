@@ -1,9 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { MemoryClientStore, MemoryReplayStore, MemoryRequestStore } from "../../../../tests/helpers/memory-stores.ts";
+import { memoryClientManager, MemoryRequestStore } from "../../../../tests/helpers/memory-stores.ts";
 import { AtriumError } from "../../errors/atrium-error.ts";
 import { sha256Base64url } from "../../util/crypto.ts";
 import { MINUTE } from "../../util/time.ts";
-import { ClientManager } from "../client/client-manager.ts";
 import { ParManager, REQUEST_URI_PREFIX, parParametersSchema, type ParInput } from "./par-manager.ts";
 
 /**
@@ -30,14 +29,7 @@ let par: ParManager;
 beforeEach(() => {
   clock = Date.UTC(2026, 10, 1, 12, 0, 0);
   requests = new MemoryRequestStore();
-  const clients = new ClientManager(new MemoryClientStore(), new MemoryReplayStore(now), {
-    issuer: ISSUER,
-    allowPrivate: false,
-    cacheTtlMs: 10 * MINUTE,
-    assertionMaxAgeMs: MINUTE,
-    assertionMaxFutureMs: 10_000,
-    now,
-  });
+  const clients = memoryClientManager(ISSUER, now);
   par = new ParManager(clients, requests, { requestUriLifetimeMs: 5 * MINUTE, now });
 });
 

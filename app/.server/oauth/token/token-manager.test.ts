@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from "jose";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { MemoryClientStore, MemoryGrantStore, MemoryReplayStore } from "../../../../tests/helpers/memory-stores.ts";
+import { memoryClientManager, MemoryClientStore, MemoryGrantStore } from "../../../../tests/helpers/memory-stores.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
 import { randomToken, sha256Base64url } from "../../util/crypto.ts";
 import { DAY, HOUR, MINUTE } from "../../util/time.ts";
-import { CLIENT_ASSERTION_TYPE_JWT_BEARER, ClientManager, type ClientKeyBinding } from "../client/client-manager.ts";
+import { CLIENT_ASSERTION_TYPE_JWT_BEARER, type ClientKeyBinding } from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
 import { TokenManager, type TokenRequest } from "./token-manager.ts";
 
@@ -58,14 +58,7 @@ beforeEach(async () => {
     jwks: [k2.jwk, k3.jwk] as never,
   };
   await clientStore.save(CONFIDENTIAL_CLIENT, { client }, clock, clock + 10 * 365 * DAY);
-  const clients = new ClientManager(clientStore, new MemoryReplayStore(now), {
-    issuer: ISSUER,
-    allowPrivate: false,
-    cacheTtlMs: 10 * MINUTE,
-    assertionMaxAgeMs: MINUTE,
-    assertionMaxFutureMs: 10_000,
-    now,
-  });
+  const clients = memoryClientManager(ISSUER, now, clientStore);
   tokens = new TokenManager(clients, grants, LIFETIMES, undefined, now);
 });
 
