@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import type { StoredAccount } from "../../app/.server/accounts/account-store.ts";
+import type { Grant, IssuedTokenHashes, NewAuthorizationCode } from "../../app/.server/oauth/token/grant-store.ts";
 import { at, get, run, sql, statementOf, type Database, type Program, type Statement } from "../../app/.server/db/sql.ts";
 import { openTestDatabase, type Engine, type TestDatabase } from "./databases.ts";
 
@@ -121,4 +122,54 @@ export async function insertAccount(db: Database, did: string, overrides: Partia
         ${at(account.createdAt)}, ${at(account.createdAt)})`);
   });
   return account;
+}
+
+/** The time the OAuth fixtures below are made at, unless told otherwise. */
+export const FIXTURE_TIME = 1_800_000_000_000;
+
+/** An authorization code as the authorize step stores it (a public client's unless `clientKey` is given). */
+export function newCode(codeHash: string, overrides: Partial<NewAuthorizationCode> = {}): NewAuthorizationCode {
+  return {
+    codeHash,
+    clientId: "https://app.example/client-metadata.json",
+    accountDid: "did:plc:alice",
+    redirectUri: "https://app.example/callback",
+    scope: "atproto transition:generic",
+    codeChallenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    dpopJkt: "jkt-of-the-app",
+    clientKey: null,
+    createdAt: FIXTURE_TIME,
+    expiresAt: FIXTURE_TIME + 60_000,
+    ...overrides,
+  };
+}
+
+/** A grant as the token step makes it from a code: fresh, sliding for a week, ending in 30 days. */
+export function newGrant(id: string, overrides: Partial<Grant> = {}): Grant {
+  const createdAt = overrides.createdAt ?? FIXTURE_TIME;
+  return {
+    id,
+    clientId: "https://app.example/client-metadata.json",
+    accountDid: "did:plc:alice",
+    scope: "atproto transition:generic",
+    dpopJkt: "jkt-of-the-app",
+    clientKey: null,
+    createdAt,
+    lastUsedAt: createdAt,
+    expiresAt: createdAt + 7 * 86_400_000,
+    endsAt: createdAt + 30 * 86_400_000,
+    ...overrides,
+  };
+}
+
+/** The hashes of a token pair named by `tag` (access-<tag>, refresh-<tag>), issued at `now`. */
+export function issuedTokens(tag: string, now = FIXTURE_TIME, overrides: Partial<IssuedTokenHashes> = {}): IssuedTokenHashes {
+  return {
+    accessTokenHash: `access-${tag}`,
+    accessExpiresAt: now + 3_600_000,
+    accessScope: null,
+    refreshTokenHash: `refresh-${tag}`,
+    refreshExpiresAt: now + 7 * 86_400_000,
+    ...overrides,
+  };
 }
