@@ -1,105 +1,117 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import type Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openSqlite } from "../db/index.ts";
-import { migrateDatabase } from "../db/migrate.ts";
+import { ENGINES, rowOf } from "../../../tests/helpers/databases.ts";
+import { useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import { sql, type Database } from "../db/sql.ts";
 import { RequestLimiter } from "./request-limiter.ts";
 
 /**
  * docs/architecture.md, "Abuse limits": per-address request limits hold across every process on the
- * database. Two limiters on two connections to one file stand for two
+ * database. Two limiters on two handles to one database (two SQLite connections, two PostgreSQL pools) stand for two
  * processes; the clock is fixed so windows are exact.
  */
-describe("RequestLimiter", () => {
-  let dir: string;
-  let file: string;
-  let connections: Database.Database[];
+describe.each(ENGINES)("RequestLimiter on %s", (engine) => {
+  const shared = useSharedDatabase(engine);
   let limiters: RequestLimiter[];
   let now: number;
 
-  const open = () => {
-    const db = openSqlite(file);
-    connections.push(db);
+  /** A limiter on the `process`-th handle of the database (0: the suite's own). */
+  const open = (process = limiters.length) => {
+    const db: Database = process === 0 ? shared.db : shared.others(process)[process - 1]!;
     // No timer flushes during a test: flush() is called where a second would have passed.
     const limiter = new RequestLimiter(db, { flushMs: 3_600_000, now: () => now });
     limiters.push(limiter);
     return limiter;
   };
-  const storedCount = (key: string) =>
-    (connections[0]!.prepare(`SELECT count FROM "RateLimit" WHERE key = ?`).get(key) as { count: number } | undefined)?.count ?? 0;
+  const storedCount = async (key: string) => (await rowOf<{ count: number }>(shared.db, sql`SELECT "count" FROM "RateLimit" WHERE "key" = ${key}`))?.count ?? 0;
 
   beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "atrium-limiter-"));
-    file = path.join(dir, "atrium.db");
-    migrateDatabase(file);
-    connections = [];
     limiters = [];
     now = 1_800_000_000_000;
   });
-  afterEach(() => {
-    for (const limiter of limiters) limiter.close();
-    for (const db of connections) db.close();
-    rmSync(dir, { recursive: true, force: true });
+  afterEach(async () => {
+    for (const limiter of limiters) await limiter.close();
   });
 
-  it("allows exactly `limit` requests in a window, then refuses with the time left", () => {
+  it("allows exactly `limit` requests in a window, then refuses with the time left", async () => {
     const limiter = open();
-    const results = Array.from({ length: 12 }, () => limiter.hit("requests:xrpc:192.0.2.1", 10, 60_000));
+    const results = [];
+    for (let i = 0; i < 12; i++) results.push(await limiter.hit("requests:xrpc:192.0.2.1", 10, 60_000));
     expect(results.map((result) => result.allowed)).toEqual([...Array(10).fill(true), false, false]);
     expect(results[10]!.retryAfterSeconds).toBe(60);
     now += 45_000;
-    expect(limiter.hit("requests:xrpc:192.0.2.1", 10, 60_000)).toMatchObject({ allowed: false, retryAfterSeconds: 15 });
+    expect(await limiter.hit("requests:xrpc:192.0.2.1", 10, 60_000)).toMatchObject({ allowed: false, retryAfterSeconds: 15 });
     now += 15_000;
-    expect(limiter.hit("requests:xrpc:192.0.2.1", 10, 60_000).allowed).toBe(true);
+    expect((await limiter.hit("requests:xrpc:192.0.2.1", 10, 60_000)).allowed).toBe(true);
   });
 
-  it("counts far-from-the-limit hits in memory and writes them at the next flush", () => {
+  it("counts far-from-the-limit hits in memory and writes them at the next flush", async () => {
     const limiter = open();
-    for (let i = 0; i < 4; i++) limiter.hit("requests:par:192.0.2.2", 100, 60_000);
+    for (let i = 0; i < 4; i++) await limiter.hit("requests:par:192.0.2.2", 100, 60_000);
     // The first hit of a window is written (it learns the shared window); the next three wait for the flush.
-    expect(storedCount("requests:par:192.0.2.2")).toBe(1);
-    limiter.flush();
-    expect(storedCount("requests:par:192.0.2.2")).toBe(4);
+    expect(await storedCount("requests:par:192.0.2.2")).toBe(1);
+    await limiter.flush();
+    expect(await storedCount("requests:par:192.0.2.2")).toBe(4);
   });
 
-  it("addresses are counted separately", () => {
+  it("addresses are counted separately", async () => {
     const limiter = open();
-    for (let i = 0; i < 3; i++) limiter.hit("requests:token:192.0.2.3", 3, 60_000);
-    expect(limiter.hit("requests:token:192.0.2.3", 3, 60_000).allowed).toBe(false);
-    expect(limiter.hit("requests:token:192.0.2.4", 3, 60_000).allowed).toBe(true);
+    for (let i = 0; i < 3; i++) await limiter.hit("requests:token:192.0.2.3", 3, 60_000);
+    expect((await limiter.hit("requests:token:192.0.2.3", 3, 60_000)).allowed).toBe(false);
+    expect((await limiter.hit("requests:token:192.0.2.4", 3, 60_000)).allowed).toBe(true);
   });
 
-  it("two processes share one count: together they get the limit, not twice it", () => {
+  it("two processes share one count: together they get the limit, not twice it", async () => {
     const [first, second] = [open(), open()];
     const key = "requests:xrpc:198.51.100.7";
     let allowed = 0;
     for (let i = 0; i < 80; i++) {
-      if ((i % 2 === 0 ? first : second).hit(key, 20, 60_000).allowed) allowed++;
+      if ((await (i % 2 === 0 ? first : second).hit(key, 20, 60_000)).allowed) allowed++;
       // A second passes every few requests: both flush, as their timers would.
-      if (i % 6 === 5) for (const limiter of [first, second]) limiter.flush();
+      if (i % 6 === 5) for (const limiter of [first, second]) await limiter.flush();
     }
     // Near the limit every hit is decided by the database; what one process still held in memory
     // when that began (at most half the limit) is the most the pair can go over.
     expect(allowed).toBeGreaterThanOrEqual(20);
     expect(allowed).toBeLessThanOrEqual(30);
     // Once the shared count is over, both refuse for the rest of the window.
-    expect(first.hit(key, 20, 60_000).allowed).toBe(false);
-    expect(second.hit(key, 20, 60_000).allowed).toBe(false);
+    expect((await first.hit(key, 20, 60_000)).allowed).toBe(false);
+    expect((await second.hit(key, 20, 60_000)).allowed).toBe(false);
   });
 
-  it("small limits are exact across processes (every hit is written)", () => {
+  it("small limits are exact across processes (every hit is written)", async () => {
     const [first, second] = [open(), open()];
     const key = "requests:par:198.51.100.8";
-    const outcomes = Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? first : second).hit(key, 4, 60_000).allowed);
+    const outcomes = [];
+    for (let i = 0; i < 6; i++) outcomes.push((await (i % 2 === 0 ? first : second).hit(key, 4, 60_000)).allowed);
     expect(outcomes).toEqual([true, true, true, true, false, false]);
   });
 
-  it("close() writes what is still counted in memory", () => {
+  it("close() writes what is still counted in memory", async () => {
     const limiter = open();
-    for (let i = 0; i < 5; i++) limiter.hit("requests:xrpc:203.0.113.9", 1000, 60_000);
-    limiter.close();
-    expect(storedCount("requests:xrpc:203.0.113.9")).toBe(5);
+    for (let i = 0; i < 5; i++) await limiter.hit("requests:xrpc:203.0.113.9", 1000, 60_000);
+    await limiter.close();
+    expect(await storedCount("requests:xrpc:203.0.113.9")).toBe(5);
+  });
+
+  it("RACE: two processes firing 40 hits at once never let more than a small limit through", async () => {
+    const [first, second] = [open(), open()];
+    // Below 4 every hit is decided by the database (half the limit is under the first hit's count).
+    for (const limit of [1, 2, 3]) {
+      const key = `requests:token:198.51.100.${limit}`;
+      const burst = () => Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? first : second).hit(key, limit, 60_000)));
+      expect((await burst()).filter((result) => result.allowed)).toHaveLength(limit);
+      // A second burst, now that both limiters hold the key's counter: still nothing more.
+      expect((await burst()).filter((result) => result.allowed)).toHaveLength(0);
+      expect(await storedCount(key)).toBe(80);
+    }
+  });
+
+  it("RACE: after a burst decided by the database, a limiter does not fall back to an earlier, lower count", async () => {
+    const limiter = open();
+    const key = "requests:xrpc:198.51.100.99";
+    const results = await Promise.all(Array.from({ length: 40 }, () => limiter.hit(key, 10, 60_000)));
+    expect(results.filter((result) => result.allowed)).toHaveLength(10);
+    // The writes finished in any order: whichever answered last, the limiter must know the count is 40, not less.
+    for (let i = 0; i < 5; i++) expect((await limiter.hit(key, 10, 60_000)).allowed).toBe(false);
   });
 });

@@ -1,67 +1,103 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateDatabase } from "../db/migrate.ts";
+import { ENGINES, openTestDatabase, rowsOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
+import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
+import { sql } from "../db/sql.ts";
 import { deleteExpiredSql } from "./expired-rows.ts";
-import { BLOB_SQL } from "./sqlite-blob-store.ts";
+import { BLOB_SQL } from "./sql-blob-store.ts";
+
+type ExpiringTable = { table: string; key: string; expiry: string };
+
+/** A cutoff as each engine binds a time (the plans do not depend on its value). */
+const CUTOFF = { sqlite: 0, postgresql: new Date(0).toISOString() };
 
 /**
  * Lazy expiry (docs/architecture.md, "Lazy expiry"): every insert into a table of short-lived rows
  * deletes a few expired ones first. Without an index on the expiry column that
  * delete reads the whole table each time — a refresh cost grew with every
  * token ever issued until this was caught — so each such table in the
- * migrated schema must let the cleanup search an index.
+ * migrated schema must let the cleanup search an index, on each engine's own
+ * migrations. On PostgreSQL sequential scans are switched off for the EXPLAIN
+ * (tests/helpers/query-plans.ts): the tables are empty here, and the planner
+ * would scan them whatever their indexes.
  */
-describe("expired-row cleanup uses an index on every expiring table", () => {
-  let dir: string;
-  let db: Database.Database;
-  beforeAll(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "atrium-expiry-"));
-    const file = path.join(dir, "atrium.db");
-    migrateDatabase(file);
-    db = new Database(file);
+describe.each(ENGINES)("expired-row cleanup uses an index on every expiring table, on %s", (engine) => {
+  let test: TestDatabase;
+  beforeAll(async () => {
+    test = await openTestDatabase(engine);
   });
-  afterAll(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => test.close());
 
-  const expiringTables = () => {
-    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'`).all() as { name: string }[];
-    return tables.flatMap(({ name }) => {
-      const columns = db.prepare(`SELECT name, pk FROM pragma_table_info(?)`).all(name) as { name: string; pk: number }[];
+  /** Every table with an expiry column and a primary key, as the migrations made them. */
+  const expiringTables = async (): Promise<ExpiringTable[]> => {
+    if (engine === "postgresql") {
+      return rowsOf<ExpiringTable>(test.db, sql`SELECT c."table_name" AS "table", k."column_name" AS "key", c."column_name" AS "expiry"
+        FROM information_schema.columns c
+        JOIN information_schema.table_constraints t
+          ON t."table_schema" = c."table_schema" AND t."table_name" = c."table_name" AND t."constraint_type" = 'PRIMARY KEY'
+        JOIN information_schema.key_column_usage k
+          ON k."constraint_schema" = t."constraint_schema" AND k."constraint_name" = t."constraint_name" AND k."ordinal_position" = 1
+        WHERE c."table_schema" = current_schema() AND c."column_name" IN ('expiresAt', 'windowEndsAt')
+        ORDER BY c."table_name"`);
+    }
+    const tables = await rowsOf<{ name: string }>(
+      test.db,
+      sql`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'`,
+    );
+    const found: ExpiringTable[] = [];
+    for (const { name } of tables) {
+      const columns = await rowsOf<{ name: string; pk: number }>(test.db, sql`SELECT name, pk FROM pragma_table_info(${name})`);
       const expiry = columns.find((column) => column.name === "expiresAt" || column.name === "windowEndsAt");
       const key = columns.find((column) => column.pk === 1);
-      return expiry && key ? [{ table: name, key: key.name, expiry: expiry.name }] : [];
-    });
+      if (expiry && key) found.push({ table: name, key: key.name, expiry: expiry.name });
+    }
+    return found;
   };
 
-  it("finds the expiring tables (control: the query above sees the schema)", () => {
-    const names = expiringTables().map((entry) => entry.table);
+  it("finds the expiring tables (control: the query above sees the schema)", async () => {
+    const names = (await expiringTables()).map((entry) => entry.table);
     expect(names).toEqual(expect.arrayContaining(["AccessToken", "RefreshToken", "ReplayRecord", "RateLimit", "BrowserSession"]));
   });
 
-  it("plans every cleanup as an index search, never a full scan", () => {
-    for (const { table, key, expiry } of expiringTables()) {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${deleteExpiredSql(table, key, expiry)}`).all(0) as { detail: string }[]).map((row) => row.detail);
-      expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([expect.stringMatching(new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX .*\\(${expiry}<\\?\\)`))]) });
-      expect({ table, scans: plan.filter((detail) => detail.startsWith(`SCAN ${table}`)) }).toEqual({ table, scans: [] });
+  it("plans every cleanup as an index search, never a full scan", async () => {
+    for (const { table, key, expiry } of await expiringTables()) {
+      const statement = deleteExpiredSql(table, key, expiry);
+      if (engine === "sqlite") {
+        const plan = sqlitePlan(test.db, statement, CUTOFF.sqlite);
+        expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([expect.stringMatching(new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX .*\\(${expiry}<\\?\\)`))]) });
+        expect({ table, scans: plan.filter((detail) => detail.startsWith(`SCAN ${table}`)) }).toEqual({ table, scans: [] });
+      } else {
+        const plan = await postgresPlan(test.db, statement, [CUTOFF.postgresql]);
+        const searched = expect.objectContaining({ index: expect.stringMatching(new RegExp(`^${table}_`)), indexCond: expect.stringContaining(`"${expiry}" <=`) });
+        expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([searched]) });
+        expect({ table, scans: plan.filter((node) => node.nodeType === "Seq Scan") }).toEqual({ table, scans: [] });
+      }
     }
   });
 
   /** docs/decisions/0008: blobs expire by `unreferencedSince` plus the grace period, and have a composite key. */
-  const blobPlan = (sql: string, ...args: unknown[]) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((row) => row.detail);
-
-  it("plans the cleanup of unreferenced blobs (any account) as an index search", () => {
-    const plan = blobPlan(BLOB_SQL.deleteExpired, 0);
-    expect(plan).toEqual(expect.arrayContaining([expect.stringMatching(/^SEARCH Blob USING (COVERING )?INDEX .*\(unreferencedSince<\?\)/)]));
-    expect(plan.filter((detail) => detail.startsWith("SCAN Blob"))).toEqual([]);
+  it("plans the cleanup of unreferenced blobs (any account) as an index search", async () => {
+    if (engine === "sqlite") {
+      const plan = sqlitePlan(test.db, BLOB_SQL.deleteExpired, CUTOFF.sqlite);
+      expect(plan).toEqual(expect.arrayContaining([expect.stringMatching(/^SEARCH Blob USING (COVERING )?INDEX .*\(unreferencedSince<\?\)/)]));
+      expect(plan.filter((detail) => detail.startsWith("SCAN Blob"))).toEqual([]);
+      return;
+    }
+    const plan = await postgresPlan(test.db, BLOB_SQL.deleteExpired, [CUTOFF.postgresql]);
+    expect(plan).toEqual(expect.arrayContaining([expect.objectContaining({ index: expect.stringMatching(/^Blob_/), indexCond: expect.stringContaining(`"unreferencedSince" <=`) })]));
+    expect(plan.filter((node) => node.nodeType === "Seq Scan")).toEqual([]);
   });
 
-  it("plans the removal of one account's expired blobs as an index search", () => {
-    const plan = blobPlan(BLOB_SQL.deleteExpiredOfAccount, "did:plc:x", 0);
-    expect(plan).toEqual([expect.stringMatching(/^SEARCH Blob USING (COVERING )?INDEX .*\(did=\? AND unreferencedSince<\?\)/)]);
+  it("plans the removal of one account's expired blobs as an index search", async () => {
+    if (engine === "sqlite") {
+      const plan = sqlitePlan(test.db, BLOB_SQL.deleteExpiredOfAccount, "did:plc:x", CUTOFF.sqlite);
+      expect(plan).toEqual([expect.stringMatching(/^SEARCH Blob USING (COVERING )?INDEX .*\(did=\? AND unreferencedSince<\?\)/)]);
+      return;
+    }
+    const plan = await postgresPlan(test.db, BLOB_SQL.deleteExpiredOfAccount, ["did:plc:x", CUTOFF.postgresql]);
+    // Both conditions in the one index search (did, then unreferencedSince), none left to filter row by row.
+    expect(plan).toEqual(
+      expect.arrayContaining([expect.objectContaining({ index: "Blob_did_unreferencedSince_size_idx", indexCond: expect.stringMatching(/did = .*"unreferencedSince" <=/) })]),
+    );
+    expect(plan.filter((node) => node.nodeType === "Seq Scan")).toEqual([]);
   });
 });

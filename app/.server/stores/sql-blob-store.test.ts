@@ -1,19 +1,21 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import type Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openSqlite } from "../db/index.ts";
-import { migrateDatabase } from "../db/migrate.ts";
+import type pg from "pg";
+import { beforeEach, describe, expect, it } from "vitest";
+import { ENGINES, execute, rowOf, rowsOf } from "../../../tests/helpers/databases.ts";
+import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
+import { countOf, countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
+import { at, sql, type Database } from "../db/sql.ts";
+import type { SqliteDatabase } from "../db/sqlite-database.ts";
 import type { NewBlob } from "../repo/blob-store.ts";
 import { rawCid } from "../repo/identifiers.ts";
 import type { RecordWrite } from "../repo/repo-store.ts";
-import { BLOB_CLEANUP_BATCH, BLOB_SQL, SqliteBlobStore } from "./sqlite-blob-store.ts";
-import { SqliteRepoStore } from "./sqlite-repo-store.ts";
+import { BLOB_CLEANUP_BATCH, BLOB_SQL, SqlBlobStore, type BlobLimits } from "./sql-blob-store.ts";
+import { SqlRepoStore } from "./sql-repo-store.ts";
 
 /**
  * docs/decisions/0008: the per-account blob quota is one atomic step, and blobs no record references are deleted
- * lazily after a grace period. Two connections on one file stand for two server processes; the clock is an argument.
+ * lazily after a grace period. Several handles on one database (SQLite connections, PostgreSQL pools) stand for
+ * several server processes; the clock is an argument.
  */
 const SIZE = 1000;
 const QUOTA = 3 * SIZE;
@@ -21,21 +23,6 @@ const GRACE = 60_000;
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
 const POST = "app.bsky.feed.post";
-
-type Side = { db: Database.Database; blobs: SqliteBlobStore; repo: SqliteRepoStore };
-
-let dir: string;
-let file: string;
-let sides: Side[];
-let now: number;
-
-function open(limits = { quotaBytes: QUOTA, unreferencedGraceMs: GRACE }): Side {
-  const db = openSqlite(file);
-  const blobs = new SqliteBlobStore(db, limits);
-  const side = { db, blobs, repo: new SqliteRepoStore(db, blobs) };
-  sides.push(side);
-  return side;
-}
 
 /** Distinct bytes per `seed`: a blob of its own CID. */
 function blob(seed: number, size = SIZE): NewBlob {
@@ -49,227 +36,325 @@ const post = (rkey: string, ...cids: string[]): RecordWrite => {
   const value = { $type: POST, text: rkey, images: cids.map(blobRef) };
   return { action: "create", collection: POST, rkey, value, cid: rawCid(JSON.stringify(value)) };
 };
-const put = (rkey: string, ...cids: string[]): RecordWrite => ({ ...post(rkey, ...cids), action: "update" });
+const put = (rkey: string, ...cids: string[]): RecordWrite => ({ ...(post(rkey, ...cids) as RecordWrite & { value: unknown; cid: string }), action: "update" });
 const del = (rkey: string): RecordWrite => ({ action: "delete", collection: POST, rkey });
 
-const stored = (side: Side, did = ALICE) =>
-  (side.db.prepare(`SELECT cid FROM "Blob" WHERE did = ? ORDER BY cid`).pluck().all(did) as string[]).sort();
-const unreferencedSince = (side: Side, cid: string, did = ALICE) =>
-  side.db.prepare(`SELECT unreferencedSince FROM "Blob" WHERE did = ? AND cid = ?`).pluck().get(did, cid) as number | null | undefined;
+describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
+  const shared = useSharedDatabase(engine);
+  let now: number;
 
-beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), "atrium-blobs-"));
-  file = path.join(dir, "atrium.db");
-  migrateDatabase(file);
-  sides = [];
-  now = 1_800_000_000_000;
-  const setup = openSqlite(file);
-  for (const did of [ALICE, BOB]) {
-    setup
-      .prepare(`INSERT INTO "Account" (did, handle, email, passwordHash, signingKey, createdAt, updatedAt) VALUES (?, ?, ?, 'x', '{}', 0, 0)`)
-      .run(did, `${did.slice(8)}.test`, `${did.slice(8)}@example.com`);
+  type Side = { db: Database; blobs: SqlBlobStore; repo: SqlRepoStore };
+
+  /** The stores of one server process: the `process`-th handle on the database (0: the suite's own). */
+  function open(limits: BlobLimits = { quotaBytes: QUOTA, unreferencedGraceMs: GRACE }, process = 0): Side {
+    const db = process === 0 ? shared.db : shared.others(process)[process - 1]!;
+    return { db, blobs: new SqlBlobStore(db, limits), repo: new SqlRepoStore(db, limits.unreferencedGraceMs) };
   }
-  setup.close();
+
+  const stored = async (side: Side, did = ALICE) => (await rowsOf<{ cid: string }>(side.db, sql`SELECT "cid" FROM "Blob" WHERE "did" = ${did}`)).map((row) => row.cid).sort();
+  const unreferencedSince = async (side: Side, cid: string, did = ALICE) =>
+    (await rowOf<{ unreferencedSince: number | null }>(side.db, sql`SELECT "unreferencedSince" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${cid}`))?.unreferencedSince;
+  const bytesOf = async (did = ALICE) => (await rowOf<{ bytes: number }>(shared.db, sql`SELECT COALESCE(SUM("size"), 0) AS "bytes" FROM "Blob" WHERE "did" = ${did}`))!.bytes;
+
+  beforeEach(async () => {
+    now = 1_800_000_000_000;
+    for (const did of [ALICE, BOB]) await insertAccount(shared.db, did);
+  });
+
+  describe("blob quota: one atomic step per upload", () => {
+    it("stores blobs up to the quota, then refuses with the numbers and writes nothing", async () => {
+      const side = open();
+      for (let seed = 1; seed <= 3; seed++) expect((await side.blobs.putBlob(ALICE, blob(seed), now)).kind).toBe("stored");
+      expect(await side.blobs.putBlob(ALICE, blob(4), now)).toEqual({ kind: "over-quota", usedBytes: QUOTA, quotaBytes: QUOTA });
+      expect(await stored(side)).toHaveLength(3);
+    });
+
+    it("a blob that would overshoot by one byte is refused; one that fits exactly is stored", async () => {
+      const { blobs } = open();
+      expect((await blobs.putBlob(ALICE, blob(1, QUOTA - 10), now)).kind).toBe("stored");
+      expect(await blobs.putBlob(ALICE, blob(2, 11), now)).toMatchObject({ kind: "over-quota", usedBytes: QUOTA - 10 });
+      expect((await blobs.putBlob(ALICE, blob(3, 10), now)).kind).toBe("stored");
+    });
+
+    it("re-uploading a blob the account already has costs nothing, even at the quota", async () => {
+      const side = open();
+      for (let seed = 1; seed <= 3; seed++) await side.blobs.putBlob(ALICE, blob(seed), now);
+      expect(await side.blobs.putBlob(ALICE, blob(2), now)).toEqual({ kind: "stored", blob: { cid: blob(2).cid, mimeType: "application/octet-stream", size: SIZE } });
+      expect(await stored(side)).toHaveLength(3);
+    });
+
+    it("quotas are per account", async () => {
+      const side = open();
+      for (let seed = 1; seed <= 3; seed++) await side.blobs.putBlob(ALICE, blob(seed), now);
+      expect((await side.blobs.putBlob(BOB, blob(1), now)).kind).toBe("stored");
+      expect((await side.blobs.putBlob(ALICE, blob(9), now)).kind).toBe("over-quota");
+    });
+
+    it("stores the bytes as uploaded, and the same bytes come back on both engines", async () => {
+      const side = open();
+      const image = blob(7, 300);
+      image.bytes[1] = 0;
+      image.bytes[2] = 255;
+      await side.blobs.putBlob(ALICE, image, now);
+      const row = await rowOf<{ bytes: Uint8Array; size: number }>(side.db, sql`SELECT "bytes", "size" FROM "Blob" WHERE "did" = ${ALICE} AND "cid" = ${image.cid}`);
+      expect(new Uint8Array(row!.bytes)).toEqual(image.bytes);
+      expect(row!.size).toBe(300);
+    });
+
+    it("two handles on one database share one quota: alternating uploads stop at it", async () => {
+      const [first, second] = [open(undefined, 1), open(undefined, 2)];
+      const outcomes = [];
+      for (let i = 0; i < 12; i++) outcomes.push((await (i % 2 ? second : first).blobs.putBlob(ALICE, blob(i + 1), now)).kind);
+      expect(outcomes.filter((kind) => kind === "stored")).toHaveLength(3);
+      expect(await bytesOf()).toBeLessThanOrEqual(QUOTA);
+    });
+
+    it("RACE: 20 uploads at once from four processes never exceed the quota", async () => {
+      const sides = [1, 2, 3, 4].map((process) => open(undefined, process));
+      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => sides[i % 4]!.blobs.putBlob(ALICE, blob(100 + i), now)));
+      expect(outcomes.filter((outcome) => outcome.kind === "stored")).toHaveLength(3);
+      expect(await bytesOf()).toBe(QUOTA);
+      // Every refusal saw the full quota used: none read a sum another upload was about to change.
+      for (const outcome of outcomes) if (outcome.kind === "over-quota") expect(outcome.usedBytes).toBe(QUOTA);
+    });
+
+    it("RACE: 20 uploads of the same blob at once from four processes store it once, and none fails", async () => {
+      const sides = [1, 2, 3, 4].map((process) => open(undefined, process));
+      const image = blob(42);
+      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => sides[i % 4]!.blobs.putBlob(ALICE, image, now)));
+      expect(outcomes.every((outcome) => outcome.kind === "stored")).toBe(true);
+      expect(await stored(open())).toEqual([image.cid]);
+      expect(await bytesOf()).toBe(SIZE);
+    });
+
+    it("RACE: records naming blobs and the blobs' uploads at once from two processes: every blob ends up referenced", async () => {
+      const [writer, uploader] = [open(undefined, 1), open({ quotaBytes: 100 * SIZE, unreferencedGraceMs: GRACE }, 2)];
+      const images = Array.from({ length: 10 }, (_, i) => blob(200 + i));
+      await Promise.all(
+        images.flatMap((image, i) => [writer.repo.applyWrites(ALICE, [post(`p${i}`, image.cid)], now), uploader.blobs.putBlob(ALICE, image, now)]),
+      );
+      // docs/decisions/0008's invariant: unreferencedSince is null exactly when a record names the blob.
+      for (const image of images) expect({ cid: image.cid, since: await unreferencedSince(writer, image.cid) }).toEqual({ cid: image.cid, since: null });
+    });
+
+    it("the sum is read under the account's lock: while another process holds it, an upload waits instead of reading a stale sum", async () => {
+      if (engine === "sqlite") {
+        // SQLite: the lock is the file's write lock, taken by BEGIN IMMEDIATE.
+        const [holder, uploader] = [open(undefined, 1), open(undefined, 2)];
+        const holding = (holder.db as SqliteDatabase).connection;
+        const waiting = (uploader.db as SqliteDatabase).connection;
+        waiting.pragma("busy_timeout = 0");
+        try {
+          holding.exec("BEGIN IMMEDIATE");
+          for (let seed = 1; seed <= 3; seed++) {
+            const { cid, bytes } = blob(seed);
+            holding
+              .prepare(`INSERT INTO "Blob" (did, cid, declaredType, mimeType, size, bytes, createdAt, unreferencedSince) VALUES (?, ?, 'x', 'x', ?, ?, ?, ?)`)
+              .run(ALICE, cid, SIZE, Buffer.from(bytes), now, now);
+          }
+          // A deferred transaction would have summed 0 bytes here and inserted once the lock was free.
+          await expect(uploader.blobs.putBlob(ALICE, blob(4), now)).rejects.toThrow(/locked|busy/i);
+          holding.exec("COMMIT");
+        } finally {
+          if (holding.inTransaction) holding.exec("ROLLBACK");
+          waiting.pragma("busy_timeout = 5000");
+        }
+        expect(await uploader.blobs.putBlob(ALICE, blob(4), now)).toEqual({ kind: "over-quota", usedBytes: QUOTA, quotaBytes: QUOTA });
+        return;
+      }
+      // PostgreSQL: the account's advisory lock (lockAccountData), held here by a transaction that adds blobs.
+      const uploader = open(undefined, 2);
+      const client = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`account-data:${ALICE}`]);
+        for (let seed = 1; seed <= 3; seed++) {
+          const { cid, bytes } = blob(seed);
+          await client.query(
+            `INSERT INTO "Blob" ("did", "cid", "declaredType", "mimeType", "size", "bytes", "createdAt", "unreferencedSince") VALUES ($1, $2, 'x', 'x', $3, $4, $5, $5)`,
+            [ALICE, cid, SIZE, Buffer.from(bytes), new Date(now).toISOString()],
+          );
+        }
+        let settled = false;
+        const upload = uploader.blobs.putBlob(ALICE, blob(4), now).finally(() => (settled = true));
+        // Until the upload is seen waiting for the lock (or, were it not taking the lock, has finished).
+        while (!settled && !(await waitingForAdvisoryLock(client))) await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(settled).toBe(false);
+        await client.query("COMMIT");
+        expect(await upload).toEqual({ kind: "over-quota", usedBytes: QUOTA, quotaBytes: QUOTA });
+      } finally {
+        await client.query("ROLLBACK");
+        client.release();
+      }
+    });
+
+    it("sums the account's bytes from an index alone, never reading blob contents", async () => {
+      if (engine === "sqlite") {
+        expect(sqlitePlan(shared.db, BLOB_SQL.bytesOfAccount, ALICE)).toEqual([
+          expect.stringMatching(/^SEARCH Blob USING COVERING INDEX Blob_did_unreferencedSince_size_idx \(did=\?\)$/),
+        ]);
+        return;
+      }
+      // The account's rows are found through the index on (did, unreferencedSince, size)...
+      const plan = await postgresPlan(shared.db, BLOB_SQL.bytesOfAccount, [ALICE]);
+      expect(plan).toContainEqual(expect.objectContaining({ index: "Blob_did_unreferencedSince_size_idx", indexCond: expect.stringMatching(/did = /) }));
+      expect(plan.filter((node) => node.nodeType === "Seq Scan")).toEqual([]);
+      // ...which holds every column the sum needs: the planner can answer from it alone (an index-only scan), once
+      // the table's pages are known all-visible; without that knowledge, on a fresh table, it may prefer a bitmap scan.
+      const scans = (await postgresPlan(shared.db, BLOB_SQL.bytesOfAccount, [ALICE], { off: ["enable_bitmapscan"] })).filter((node) => node.nodeType.includes("Scan"));
+      expect(scans).toEqual([expect.objectContaining({ nodeType: "Index Only Scan", relation: "Blob", index: "Blob_did_unreferencedSince_size_idx" })]);
+    });
+  });
+
+  describe("unreferenced blobs: deleted lazily after the grace period", () => {
+    it("an unreferenced blob stays through its grace period and goes with the first upload after it", async () => {
+      const side = open();
+      const orphan = blob(1);
+      await side.blobs.putBlob(ALICE, orphan, now);
+      expect(await unreferencedSince(side, orphan.cid)).toBe(now);
+      now += GRACE - 1;
+      await side.blobs.putBlob(BOB, blob(2), now);
+      expect(await stored(side)).toEqual([orphan.cid]);
+      now += 1;
+      await side.blobs.putBlob(BOB, blob(3), now);
+      expect(await stored(side)).toEqual([]);
+    });
+
+    it("a record write also removes expired blobs, of any account", async () => {
+      const side = open();
+      await side.blobs.putBlob(BOB, blob(1), now);
+      now += GRACE;
+      await side.repo.applyWrites(ALICE, [post("p1")], now);
+      expect(await stored(side, BOB)).toEqual([]);
+    });
+
+    it("a blob a record references survives the grace period", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.blobs.putBlob(ALICE, image, now);
+      await side.repo.applyWrites(ALICE, [post("p1", image.cid)], now + 1);
+      expect(await unreferencedSince(side, image.cid)).toBeNull();
+      now += 10 * GRACE;
+      await side.blobs.putBlob(ALICE, blob(2), now);
+      expect(await stored(side)).toContain(image.cid);
+    });
+
+    it("deleting the record starts the blob's grace period", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.blobs.putBlob(ALICE, image, now);
+      await side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
+      now += 5 * GRACE;
+      await side.repo.applyWrites(ALICE, [del("p1")], now);
+      expect(await unreferencedSince(side, image.cid)).toBe(now);
+      now += GRACE - 1;
+      await side.blobs.putBlob(BOB, blob(2), now);
+      expect(await stored(side)).toEqual([image.cid]);
+      now += 1;
+      await side.blobs.putBlob(BOB, blob(3), now);
+      expect(await stored(side)).toEqual([]);
+    });
+
+    it("updating the record away from the blob starts its grace; the blob it now references loses its own", async () => {
+      const side = open();
+      const [before, after] = [blob(1), blob(2)];
+      await side.blobs.putBlob(ALICE, before, now);
+      await side.blobs.putBlob(ALICE, after, now);
+      await side.repo.applyWrites(ALICE, [post("p1", before.cid)], now);
+      now += 1000;
+      await side.repo.applyWrites(ALICE, [put("p1", after.cid)], now);
+      expect(await unreferencedSince(side, before.cid)).toBe(now);
+      expect(await unreferencedSince(side, after.cid)).toBeNull();
+    });
+
+    it("a blob referenced by two records survives deletion of one, and starts its grace with the other", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.blobs.putBlob(ALICE, image, now);
+      await side.repo.applyWrites(ALICE, [post("p1", image.cid), post("p2", image.cid)], now);
+      await side.repo.applyWrites(ALICE, [del("p1")], now);
+      expect(await unreferencedSince(side, image.cid)).toBeNull();
+      now += 2 * GRACE;
+      await side.repo.applyWrites(ALICE, [del("p2")], now);
+      expect(await unreferencedSince(side, image.cid)).toBe(now);
+    });
+
+    it("within one applyWrites batch, a reference moved from a deleted record to a new one keeps the blob referenced", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.blobs.putBlob(ALICE, image, now);
+      await side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
+      await side.repo.applyWrites(ALICE, [del("p1"), post("p2", image.cid)], now + 1);
+      expect(await unreferencedSince(side, image.cid)).toBeNull();
+    });
+
+    it("a batch that fails on a conflict changes no reference", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.blobs.putBlob(ALICE, image, now);
+      await side.repo.applyWrites(ALICE, [post("p1")], now);
+      expect(await side.repo.applyWrites(ALICE, [post("p2", image.cid), post("p1")], now)).toMatchObject({ kind: "exists" });
+      expect(await unreferencedSince(side, image.cid)).toBe(now);
+      expect(await countRows(side.db, "RecordBlob")).toBe(0);
+    });
+
+    it("a blob uploaded after a record already names its CID starts out referenced", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
+      await side.blobs.putBlob(ALICE, image, now);
+      expect(await unreferencedSince(side, image.cid)).toBeNull();
+    });
+
+    it("uploading an unreferenced blob again restarts its grace period", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.blobs.putBlob(ALICE, image, now);
+      now += GRACE - 1;
+      await side.blobs.putBlob(ALICE, image, now);
+      expect(await unreferencedSince(side, image.cid)).toBe(now);
+    });
+
+    it("the account's own expired blobs are removed before its quota is checked, however many there are", async () => {
+      const side = open({ quotaBytes: 100 * SIZE, unreferencedGraceMs: GRACE });
+      for (let seed = 1; seed <= 100; seed++) await side.blobs.putBlob(ALICE, blob(seed), now);
+      now += GRACE;
+      expect((await side.blobs.putBlob(ALICE, blob(500), now)).kind).toBe("stored");
+      expect(await stored(side)).toEqual([blob(500).cid]);
+    });
+
+    it("other accounts' expired blobs go in small batches, so one request's work stays bounded", async () => {
+      const side = open({ quotaBytes: 100 * SIZE, unreferencedGraceMs: GRACE });
+      for (let seed = 1; seed <= 12; seed++) await side.blobs.putBlob(BOB, blob(seed), now);
+      now += GRACE;
+      await side.blobs.putBlob(ALICE, blob(100), now);
+      expect(await stored(side, BOB)).toHaveLength(12 - BLOB_CLEANUP_BATCH);
+      await side.repo.applyWrites(ALICE, [post("p1")], now);
+      expect(await stored(side, BOB)).toHaveLength(12 - 2 * BLOB_CLEANUP_BATCH);
+    });
+
+    it("references go with their record when the account is deleted", async () => {
+      const side = open();
+      const image = blob(1);
+      await side.blobs.putBlob(ALICE, image, now);
+      await side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
+      await execute(side.db, sql`DELETE FROM "Account" WHERE "did" = ${ALICE}`);
+      expect(await countRows(side.db, "RecordBlob")).toBe(0);
+      expect(await stored(side)).toEqual([]);
+    });
+
+    it("times round-trip as epoch milliseconds on both engines", async () => {
+      const side = open();
+      await side.blobs.putBlob(ALICE, blob(1), now + 123);
+      expect(await countOf(side.db, sql`SELECT COUNT(*) AS "n" FROM "Blob" WHERE "unreferencedSince" = ${at(now + 123)} AND "createdAt" = ${at(now + 123)}`)).toBe(1);
+      expect(await unreferencedSince(side, blob(1).cid)).toBe(now + 123);
+    });
+  });
 });
-afterEach(() => {
-  for (const side of sides) side.db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
-describe("blob quota: one atomic step per upload", () => {
-  it("stores blobs up to the quota, then refuses with the numbers and writes nothing", () => {
-    const { blobs, ...side } = open();
-    for (let seed = 1; seed <= 3; seed++) expect(blobs.putBlob(ALICE, blob(seed), now).kind).toBe("stored");
-    expect(blobs.putBlob(ALICE, blob(4), now)).toEqual({ kind: "over-quota", usedBytes: QUOTA, quotaBytes: QUOTA });
-    expect(stored({ blobs, ...side })).toHaveLength(3);
-  });
-
-  it("a blob that would overshoot by one byte is refused; one that fits exactly is stored", () => {
-    const { blobs } = open();
-    expect(blobs.putBlob(ALICE, blob(1, QUOTA - 10), now).kind).toBe("stored");
-    expect(blobs.putBlob(ALICE, blob(2, 11), now)).toMatchObject({ kind: "over-quota", usedBytes: QUOTA - 10 });
-    expect(blobs.putBlob(ALICE, blob(3, 10), now).kind).toBe("stored");
-  });
-
-  it("re-uploading a blob the account already has costs nothing, even at the quota", () => {
-    const side = open();
-    for (let seed = 1; seed <= 3; seed++) side.blobs.putBlob(ALICE, blob(seed), now);
-    expect(side.blobs.putBlob(ALICE, blob(2), now)).toEqual({ kind: "stored", blob: { cid: blob(2).cid, mimeType: "application/octet-stream", size: SIZE } });
-    expect(stored(side)).toHaveLength(3);
-  });
-
-  it("quotas are per account", () => {
-    const side = open();
-    for (let seed = 1; seed <= 3; seed++) side.blobs.putBlob(ALICE, blob(seed), now);
-    expect(side.blobs.putBlob(BOB, blob(1), now).kind).toBe("stored");
-    expect(side.blobs.putBlob(ALICE, blob(9), now).kind).toBe("over-quota");
-  });
-
-  it("two connections on one file share one quota: alternating uploads stop at it", () => {
-    const [first, second] = [open(), open()];
-    const outcomes = Array.from({ length: 12 }, (_, i) => (i % 2 ? second : first).blobs.putBlob(ALICE, blob(i + 1), now).kind);
-    expect(outcomes.filter((kind) => kind === "stored")).toHaveLength(3);
-    const total = first.db.prepare(BLOB_SQL.bytesOfAccount).pluck().get(ALICE) as number;
-    expect(total).toBeLessThanOrEqual(QUOTA);
-  });
-
-  it("the sum is read under the write lock: while another connection holds it, an upload waits instead of reading a stale sum", () => {
-    const [holder, uploader] = [open(), open()];
-    uploader.db.pragma("busy_timeout = 0");
-    holder.db.exec("BEGIN IMMEDIATE");
-    for (let seed = 1; seed <= 3; seed++) {
-      const { cid, bytes } = blob(seed);
-      holder.db
-        .prepare(`INSERT INTO "Blob" (did, cid, declaredType, mimeType, size, bytes, createdAt, unreferencedSince) VALUES (?, ?, 'x', 'x', ?, ?, ?, ?)`)
-        .run(ALICE, cid, SIZE, Buffer.from(bytes), now, now);
-    }
-    // A deferred transaction would have summed 0 bytes here and inserted once the lock was free.
-    expect(() => uploader.blobs.putBlob(ALICE, blob(4), now)).toThrow(/locked|busy/i);
-    holder.db.exec("COMMIT");
-    expect(uploader.blobs.putBlob(ALICE, blob(4), now)).toEqual({ kind: "over-quota", usedBytes: QUOTA, quotaBytes: QUOTA });
-  });
-
-  it("sums the account's bytes from an index alone, never reading blob contents", () => {
-    const { db } = open();
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${BLOB_SQL.bytesOfAccount}`).all(ALICE) as { detail: string }[]).map((row) => row.detail);
-    expect(plan).toEqual([expect.stringMatching(/^SEARCH Blob USING COVERING INDEX Blob_did_unreferencedSince_size_idx \(did=\?\)$/)]);
-  });
-});
-
-describe("unreferenced blobs: deleted lazily after the grace period", () => {
-  it("an unreferenced blob stays through its grace period and goes with the first upload after it", () => {
-    const side = open();
-    const orphan = blob(1);
-    side.blobs.putBlob(ALICE, orphan, now);
-    expect(unreferencedSince(side, orphan.cid)).toBe(now);
-    now += GRACE - 1;
-    side.blobs.putBlob(BOB, blob(2), now);
-    expect(stored(side)).toEqual([orphan.cid]);
-    now += 1;
-    side.blobs.putBlob(BOB, blob(3), now);
-    expect(stored(side)).toEqual([]);
-  });
-
-  it("a record write also removes expired blobs, of any account", () => {
-    const side = open();
-    side.blobs.putBlob(BOB, blob(1), now);
-    now += GRACE;
-    side.repo.applyWrites(ALICE, [post("p1")], now);
-    expect(stored(side, BOB)).toEqual([]);
-  });
-
-  it("a blob a record references survives the grace period", () => {
-    const side = open();
-    const image = blob(1);
-    side.blobs.putBlob(ALICE, image, now);
-    side.repo.applyWrites(ALICE, [post("p1", image.cid)], now + 1);
-    expect(unreferencedSince(side, image.cid)).toBeNull();
-    now += 10 * GRACE;
-    side.blobs.putBlob(ALICE, blob(2), now);
-    expect(stored(side)).toContain(image.cid);
-  });
-
-  it("deleting the record starts the blob's grace period", () => {
-    const side = open();
-    const image = blob(1);
-    side.blobs.putBlob(ALICE, image, now);
-    side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
-    now += 5 * GRACE;
-    side.repo.applyWrites(ALICE, [del("p1")], now);
-    expect(unreferencedSince(side, image.cid)).toBe(now);
-    now += GRACE - 1;
-    side.blobs.putBlob(BOB, blob(2), now);
-    expect(stored(side)).toEqual([image.cid]);
-    now += 1;
-    side.blobs.putBlob(BOB, blob(3), now);
-    expect(stored(side)).toEqual([]);
-  });
-
-  it("updating the record away from the blob starts its grace; the blob it now references loses its own", () => {
-    const side = open();
-    const [before, after] = [blob(1), blob(2)];
-    side.blobs.putBlob(ALICE, before, now);
-    side.blobs.putBlob(ALICE, after, now);
-    side.repo.applyWrites(ALICE, [post("p1", before.cid)], now);
-    now += 1000;
-    side.repo.applyWrites(ALICE, [put("p1", after.cid)], now);
-    expect(unreferencedSince(side, before.cid)).toBe(now);
-    expect(unreferencedSince(side, after.cid)).toBeNull();
-  });
-
-  it("a blob referenced by two records survives deletion of one, and starts its grace with the other", () => {
-    const side = open();
-    const shared = blob(1);
-    side.blobs.putBlob(ALICE, shared, now);
-    side.repo.applyWrites(ALICE, [post("p1", shared.cid), post("p2", shared.cid)], now);
-    side.repo.applyWrites(ALICE, [del("p1")], now);
-    expect(unreferencedSince(side, shared.cid)).toBeNull();
-    now += 2 * GRACE;
-    side.repo.applyWrites(ALICE, [del("p2")], now);
-    expect(unreferencedSince(side, shared.cid)).toBe(now);
-  });
-
-  it("within one applyWrites batch, a reference moved from a deleted record to a new one keeps the blob referenced", () => {
-    const side = open();
-    const image = blob(1);
-    side.blobs.putBlob(ALICE, image, now);
-    side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
-    side.repo.applyWrites(ALICE, [del("p1"), post("p2", image.cid)], now + 1);
-    expect(unreferencedSince(side, image.cid)).toBeNull();
-  });
-
-  it("a batch that fails on a conflict changes no reference", () => {
-    const side = open();
-    const image = blob(1);
-    side.blobs.putBlob(ALICE, image, now);
-    side.repo.applyWrites(ALICE, [post("p1")], now);
-    expect(side.repo.applyWrites(ALICE, [post("p2", image.cid), post("p1")], now)).toMatchObject({ kind: "exists" });
-    expect(unreferencedSince(side, image.cid)).toBe(now);
-    expect(side.db.prepare(`SELECT COUNT(*) FROM "RecordBlob"`).pluck().get()).toBe(0);
-  });
-
-  it("a blob uploaded after a record already names its CID starts out referenced", () => {
-    const side = open();
-    const image = blob(1);
-    side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
-    side.blobs.putBlob(ALICE, image, now);
-    expect(unreferencedSince(side, image.cid)).toBeNull();
-  });
-
-  it("uploading an unreferenced blob again restarts its grace period", () => {
-    const side = open();
-    const image = blob(1);
-    side.blobs.putBlob(ALICE, image, now);
-    now += GRACE - 1;
-    side.blobs.putBlob(ALICE, image, now);
-    expect(unreferencedSince(side, image.cid)).toBe(now);
-  });
-
-  it("the account's own expired blobs are removed before its quota is checked, however many there are", () => {
-    const side = open({ quotaBytes: 100 * SIZE, unreferencedGraceMs: GRACE });
-    for (let seed = 1; seed <= 100; seed++) side.blobs.putBlob(ALICE, blob(seed), now);
-    now += GRACE;
-    expect(side.blobs.putBlob(ALICE, blob(500), now).kind).toBe("stored");
-    expect(stored(side)).toEqual([blob(500).cid]);
-  });
-
-  it("other accounts' expired blobs go in small batches, so one request's work stays bounded", () => {
-    const side = open({ quotaBytes: 100 * SIZE, unreferencedGraceMs: GRACE });
-    for (let seed = 1; seed <= 12; seed++) side.blobs.putBlob(BOB, blob(seed), now);
-    now += GRACE;
-    side.blobs.putBlob(ALICE, blob(100), now);
-    expect(stored(side, BOB)).toHaveLength(12 - BLOB_CLEANUP_BATCH);
-    side.repo.applyWrites(ALICE, [post("p1")], now);
-    expect(stored(side, BOB)).toHaveLength(12 - 2 * BLOB_CLEANUP_BATCH);
-  });
-
-  it("references go with their record when the account is deleted", () => {
-    const side = open();
-    const image = blob(1);
-    side.blobs.putBlob(ALICE, image, now);
-    side.repo.applyWrites(ALICE, [post("p1", image.cid)], now);
-    side.db.prepare(`DELETE FROM "Account" WHERE did = ?`).run(ALICE);
-    expect(side.db.prepare(`SELECT COUNT(*) FROM "RecordBlob"`).pluck().get()).toBe(0);
-    expect(stored(side)).toEqual([]);
-  });
-});
+/** Whether a transaction of this database is waiting for an advisory lock (what a blocked upload does on PostgreSQL). */
+async function waitingForAdvisoryLock(client: pg.PoolClient): Promise<boolean> {
+  const result = await client.query(`SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+    WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = current_database()`);
+  return (result.rowCount ?? 0) > 0;
+}

@@ -1,4 +1,4 @@
-import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { CachedClient, ClientStore } from "../oauth/client/client-store.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 
@@ -40,6 +40,10 @@ export class SqlClientStore implements ClientStore {
     if (size > MAX_ENTRY_BYTES) return;
     const { maxEntries, maxBytes } = this.bounds;
     await this.db.transaction(function* (): Program<void> {
+      // The eviction counts the rows it sees: two saves at once on PostgreSQL would each miss the other's new row
+      // and together leave the cache over its bounds. Saves are rare (a fetch of a client's metadata); they take
+      // turns, as BEGIN IMMEDIATE makes them on SQLite.
+      yield* lock("client-cache");
       // Documents of clients that are never seen again expire here, a few at a time (lazy expiry).
       yield* run(cleanupClients(fetchedAt));
       yield* run(sql`INSERT INTO "Client" ("clientId", "metadata", "size", "fetchedAt", "expiresAt")

@@ -13,11 +13,11 @@ const MAX_AGE_MS = 60_000;
 const MAX_FUTURE_MS = 10_000;
 const URL_TOKEN = "https://pds.example.com/oauth/token";
 
-/** An in-memory ReplayStore: same contract as SqliteReplayStore, same clock as the verifier. */
+/** An in-memory ReplayStore: same contract as SqlReplayStore, same clock as the verifier. */
 class MemoryReplayStore implements ReplayStore {
   readonly rows = new Map<string, number>();
   constructor(private readonly now: () => number) {}
-  recordUnique(namespace: string, key: string, expiresAt: number): boolean {
+  async recordUnique(namespace: string, key: string, expiresAt: number): Promise<boolean> {
     const id = `${namespace}\u0000${key}`;
     const existing = this.rows.get(id);
     if (existing !== undefined && existing > this.now()) return false;

@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
-import path from "node:path";
-import type Database from "better-sqlite3";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ENGINES, rowOf } from "../../../../../tests/helpers/databases.ts";
 import { startDnsStandIn, type DnsStandIn } from "../../../../../tests/helpers/dns-stand-in.ts";
 import {
   CAR_CONTENT_TYPE,
@@ -12,9 +9,9 @@ import {
   buildLexiconCar,
   permissionSetLexicon,
 } from "../../../../../tests/helpers/lexicon-car.ts";
-import { openSqlite } from "../../../db/index.ts";
-import { migrateDatabase } from "../../../db/migrate.ts";
-import { SqlitePermissionSetCache } from "../../../stores/sqlite-permission-set-cache.ts";
+import { countRows, useSharedDatabase } from "../../../../../tests/helpers/store-fixtures.ts";
+import { sql } from "../../../db/sql.ts";
+import { SqlPermissionSetCache } from "../../../stores/sql-permission-set-cache.ts";
 import { DAY, HOUR, MINUTE } from "../../../util/time.ts";
 import { didWebHost, NetworkPermissionSetResolver, nsidAuthority, type NetworkPermissionSetResolverOptions } from "./network-resolver.ts";
 import { PermissionSetResolutionError } from "./permission-set-resolver.ts";
@@ -100,11 +97,11 @@ async function rejection(promise: Promise<unknown>): Promise<PermissionSetResolu
   throw new Error("expected the promise to reject");
 }
 
-describe("NetworkPermissionSetResolver", () => {
+/** The resolver with its cache in a real database of each engine (SqlPermissionSetCache). */
+describe.each(ENGINES)("NetworkPermissionSetResolver on %s", (engine) => {
+  const shared = useSharedDatabase(engine);
   let dns: DnsStandIn;
   let web: Web;
-  let dir: string;
-  let db: Database.Database;
   let clock: number;
   let staleWarnings: string[];
 
@@ -118,10 +115,6 @@ describe("NetworkPermissionSetResolver", () => {
   });
 
   beforeEach(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "atrium-permission-set-cache-"));
-    const databasePath = path.join(dir, "atrium.db");
-    migrateDatabase(databasePath);
-    db = openSqlite(databasePath);
     clock = Date.parse("2026-03-01T12:00:00Z");
     staleWarnings = [];
     web.down = false;
@@ -136,18 +129,13 @@ describe("NetworkPermissionSetResolver", () => {
     web.didDocuments.set(web.didWeb, atprotoDidDocument(web.didWeb, web.origin));
     await publish(web.didWeb, NSID, permissionSetLexicon(NSID, PERMISSIONS, { title: "Calendar" }));
   });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   async function publish(did: string, nsid: string, document: Record<string, unknown>, options: { tamperRecord?: boolean } = {}) {
     web.records.set(`${did} ${nsid}`, await buildLexiconCar({ did, nsid, document, ...options }));
   }
 
   function resolver(options: Partial<NetworkPermissionSetResolverOptions> = {}) {
     return new NetworkPermissionSetResolver({
-      cache: new SqlitePermissionSetCache(db),
+      cache: new SqlPermissionSetCache(shared.db),
       allowPrivate: true,
       dnsServers: [dns.server],
       plcDirectoryUrl: `${web.origin}/plc`,
@@ -175,7 +163,7 @@ describe("NetworkPermissionSetResolver", () => {
       `/xrpc/com.atproto.sync.getRecord?did=${encodeURIComponent(web.didWeb)}&collection=com.atproto.lexicon.schema&rkey=${NSID}`,
     ]);
 
-    const row = db.prepare(`SELECT * FROM "PermissionSetCache" WHERE nsid = ?`).get(NSID) as Record<string, unknown>;
+    const row = (await rowOf<Record<string, unknown>>(shared.db, sql`SELECT * FROM "PermissionSetCache" WHERE "nsid" = ${NSID}`))!;
     expect(row.fetchedAt).toBe(clock);
     expect(row.expiresAt).toBe(clock + 90 * DAY);
     expect(JSON.parse(row.document as string)).toEqual({
@@ -245,7 +233,7 @@ describe("NetworkPermissionSetResolver", () => {
 
     await publish(web.didWeb, NSID, { lexicon: 1, id: NSID, defs: { main: { type: "query" } } });
     expect((await rejection(resolver().resolve(NSID))).message).toMatch(/is not a permission set: defs\.main\.type/);
-    expect(db.prepare(`SELECT count(*) AS n FROM "PermissionSetCache"`).get()).toEqual({ n: 0 });
+    expect(await countRows(shared.db, "PermissionSetCache")).toBe(0);
   });
 
   it("refuses a CAR with a block whose bytes do not match its CID, and bytes that are not a CAR", async () => {
@@ -275,7 +263,7 @@ describe("NetworkPermissionSetResolver", () => {
     expect((await r.resolve(NSID)).title).toBe("Calendar v2");
     expect(getRecordRequests()).toHaveLength(2);
     const refreshedAt = clock;
-    expect(db.prepare(`SELECT fetchedAt FROM "PermissionSetCache" WHERE nsid = ?`).get(NSID)).toEqual({ fetchedAt: refreshedAt });
+    expect(await rowOf(shared.db, sql`SELECT "fetchedAt" FROM "PermissionSetCache" WHERE "nsid" = ${NSID}`)).toEqual({ fetchedAt: refreshedAt });
 
     // 16 minutes later with the PDS down: the cached copy is served, and the failure reported.
     web.down = true;
@@ -291,17 +279,17 @@ describe("NetworkPermissionSetResolver", () => {
     clock = refreshedAt + 25 * HOUR;
     const error = await rejection(r.resolve(NSID));
     expect(error.message).toMatch(/failed/);
-    expect(db.prepare(`SELECT count(*) AS n FROM "PermissionSetCache"`).get()).toEqual({ n: 1 });
+    expect(await countRows(shared.db, "PermissionSetCache")).toBe(1);
 
     // 91 days on: reading drops the row.
     clock = refreshedAt + 91 * DAY;
     await rejection(r.resolve(NSID));
-    expect(db.prepare(`SELECT count(*) AS n FROM "PermissionSetCache"`).get()).toEqual({ n: 0 });
+    expect(await countRows(shared.db, "PermissionSetCache")).toBe(0);
 
     // Back up: fetched again and cached anew.
     web.down = false;
     expect((await r.resolve(NSID)).title).toBe("Calendar v2");
-    expect(db.prepare(`SELECT fetchedAt FROM "PermissionSetCache" WHERE nsid = ?`).get(NSID)).toEqual({ fetchedAt: clock });
+    expect(await rowOf(shared.db, sql`SELECT "fetchedAt" FROM "PermissionSetCache" WHERE "nsid" = ${NSID}`)).toEqual({ fetchedAt: clock });
   });
 
   it("shares the cache between resolver instances (it is the database)", async () => {

@@ -53,7 +53,7 @@ const MAX_DID_DOCUMENT_BYTES = 64 * 1024;
 const MAX_DID_LENGTH = 2048;
 
 export type NetworkPermissionSetResolverOptions = {
-  /** Where resolved lexicons are kept (SqlitePermissionSetCache in the server). */
+  /** Where resolved lexicons are kept (SqlPermissionSetCache in the server). */
   cache: PermissionSetCache;
   /**
    * Development and tests only: allows http (for did:web hosts that are

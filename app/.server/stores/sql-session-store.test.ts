@@ -1,0 +1,111 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { ENGINES, execute } from "../../../tests/helpers/databases.ts";
+import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import type { StoredSession } from "../accounts/session-store.ts";
+import { sql } from "../db/sql.ts";
+import { SqlSessionStore } from "./sql-session-store.ts";
+
+const NOW = 1_800_000_000_000;
+const DAY = 86_400_000;
+const ALICE = "did:plc:alice";
+const BOB = "did:plc:bob";
+
+function session(idHash: string, overrides: Partial<StoredSession> = {}): StoredSession {
+  return {
+    idHash,
+    accountDid: ALICE,
+    userAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0",
+    ipAddress: "192.0.2.1",
+    createdAt: NOW,
+    lastSeenAt: NOW,
+    expiresAt: NOW + 30 * DAY,
+    authenticatedAt: null,
+    ...overrides,
+  };
+}
+
+/** Browser sessions on each engine: the account joined in, lazy expiry, signing other browsers out. */
+describe.each(ENGINES)("SqlSessionStore on %s", (engine) => {
+  const shared = useSharedDatabase(engine);
+  let store: SqlSessionStore;
+
+  beforeEach(async () => {
+    store = new SqlSessionStore(shared.db);
+    await insertAccount(shared.db, ALICE, { emailConfirmedAt: NOW - DAY, createdAt: NOW - 2 * DAY });
+    await insertAccount(shared.db, BOB);
+  });
+
+  it("finds a session with its account joined in, every field as stored", async () => {
+    const stored = session("s1", { authenticatedAt: NOW });
+    await store.create(stored);
+    await store.create(session("s2", { userAgent: null, ipAddress: null }));
+    expect(await store.find("s1", NOW)).toEqual({
+      session: stored,
+      account: {
+        did: ALICE,
+        handle: "alice.test",
+        email: "alice@example.com",
+        passwordHash: "scrypt$16384$8$1$c2FsdA$aGFzaA",
+        emailConfirmedAt: NOW - DAY,
+        signingKey: "{}",
+        createdAt: NOW - 2 * DAY,
+      },
+    });
+    expect((await store.find("s2", NOW))?.session).toEqual(session("s2", { userAgent: null, ipAddress: null }));
+    expect(await store.find("unknown", NOW)).toBeUndefined();
+  });
+
+  it("an expired session is absent and its row deleted (lazy expiry)", async () => {
+    await store.create(session("s1"));
+    expect(await store.find("s1", NOW + 30 * DAY - 1)).toBeDefined();
+    expect(await store.find("s1", NOW + 30 * DAY)).toBeUndefined();
+    expect(await countRows(shared.db, "BrowserSession")).toBe(0);
+  });
+
+  it("creating a session removes a batch of expired ones", async () => {
+    for (let i = 0; i < 25; i++) await store.create(session(`old-${i}`, { createdAt: NOW - 40 * DAY, expiresAt: NOW - DAY }));
+    await store.create(session("fresh"));
+    expect(await countRows(shared.db, "BrowserSession")).toBe(6);
+  });
+
+  it("touch and markAuthenticated record their times", async () => {
+    await store.create(session("s1"));
+    await store.touch("s1", NOW + 60_000);
+    await store.markAuthenticated("s1", NOW + 120_000);
+    expect((await store.find("s1", NOW + 120_000))?.session).toMatchObject({ lastSeenAt: NOW + 60_000, authenticatedAt: NOW + 120_000 });
+  });
+
+  it("lists an account's live sessions, most recently seen first", async () => {
+    await store.create(session("old", { lastSeenAt: NOW - DAY }));
+    await store.create(session("recent", { lastSeenAt: NOW }));
+    await store.create(session("expired", { expiresAt: NOW }));
+    await store.create(session("bobs", { accountDid: BOB }));
+    expect((await store.listLive(ALICE, NOW)).map((live) => live.idHash)).toEqual(["recent", "old"]);
+  });
+
+  it("deletes one session; with an account given, only that account's", async () => {
+    await store.create(session("s1"));
+    await store.create(session("s2"));
+    await store.delete("s1", BOB);
+    expect(await store.find("s1", NOW)).toBeDefined();
+    await store.delete("s1", ALICE);
+    expect(await store.find("s1", NOW)).toBeUndefined();
+    await store.delete("s2");
+    expect(await store.find("s2", NOW)).toBeUndefined();
+  });
+
+  it("deleteOthers ends every session of the account but the one kept, and says how many", async () => {
+    for (const id of ["keep", "other-1", "other-2"]) await store.create(session(id));
+    await store.create(session("bobs", { accountDid: BOB }));
+    expect(await store.deleteOthers(ALICE, "keep")).toBe(2);
+    expect((await store.listLive(ALICE, NOW)).map((live) => live.idHash)).toEqual(["keep"]);
+    expect(await store.find("bobs", NOW)).toBeDefined();
+    expect(await store.deleteOthers(ALICE, "keep")).toBe(0);
+  });
+
+  it("a session goes with its account", async () => {
+    await store.create(session("s1"));
+    await execute(shared.db, sql`DELETE FROM "Account" WHERE "did" = ${ALICE}`);
+    expect(await store.find("s1", NOW)).toBeUndefined();
+  });
+});
