@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, unsafeConfigWarnings } from "./config.ts";
 
-function configError(env: NodeJS.ProcessEnv): ConfigError {
+function configError(env: Record<string, string | undefined>): ConfigError {
   try {
     loadConfig(env);
   } catch (error) {

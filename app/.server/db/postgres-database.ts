@@ -1,5 +1,5 @@
 import pg from "pg";
-import { boundValues, compileText, isInstant, runProgramAsync, type Database, type Operation, type Program, type SqlValue, type Statement } from "./sql.ts";
+import { boundValues, compileText, fromDatabase, isInstant, runProgramAsync, type Database, type Operation, type Program, type SqlValue, type Statement } from "./sql.ts";
 
 /**
  * PostgreSQL through node-postgres (docs/decisions/0017). Each compiled
@@ -57,17 +57,17 @@ export class PostgresDatabase implements Database {
   }
 
   execute<T>(program: () => Program<T>): Promise<T> {
-    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation, false));
+    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation, false).catch(rethrowFromDatabase));
   }
 
   async transaction<T>(program: () => Program<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const client = await this.pool.connect().catch(rethrowFromDatabase);
       let broken: Error | undefined;
       try {
         await client.query("BEGIN");
-        const result = await runProgramAsync(program(), (operation) => this.perform(client, operation, true));
-        await client.query("COMMIT");
+        const result = await runProgramAsync(program(), (operation) => this.perform(client, operation, true).catch(rethrowFromDatabase));
+        await client.query("COMMIT").catch(rethrowFromDatabase);
         return result;
       } catch (error) {
         broken = await rollback(client);
@@ -84,7 +84,7 @@ export class PostgresDatabase implements Database {
   }
 
   async ping(): Promise<void> {
-    await this.pool.query("SELECT 1");
+    await this.pool.query("SELECT 1").catch(rethrowFromDatabase);
   }
 
   async close(): Promise<void> {
@@ -120,6 +120,11 @@ function bindable(value: SqlValue): unknown {
   if (isInstant(value)) return new Date(value.epochMs).toISOString();
   if (value instanceof Uint8Array && !Buffer.isBuffer(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   return value;
+}
+
+/** Errors from the pool or the server (a failed statement, a refused or lost connection) are the database's. */
+function rethrowFromDatabase(error: unknown): never {
+  throw fromDatabase(error);
 }
 
 async function rollback(client: pg.PoolClient): Promise<Error | undefined> {

@@ -163,6 +163,18 @@ export interface Database {
   close(): Promise<void>;
 }
 
+const FROM_DATABASE = Symbol.for("atrium.sql.from-database");
+
+/** Marks an error as the database's (a failed statement, a lost connection): the metrics count it as such. */
+export function fromDatabase<E>(error: E): E {
+  if (typeof error === "object" && error !== null && !(FROM_DATABASE in error)) Object.defineProperty(error, FROM_DATABASE, { value: true });
+  return error;
+}
+
+export function isFromDatabase(error: unknown): boolean {
+  return typeof error === "object" && error !== null && FROM_DATABASE in error;
+}
+
 /** A unique or primary-key constraint refused the write (both engines' codes). */
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { PostgresDatabase } from "../db/postgres-database.ts";
 import { errorReporter, isDatabaseError } from "./report-error.ts";
 
 function sqliteError(): unknown {
@@ -21,6 +22,16 @@ describe("isDatabaseError", () => {
     expect(isDatabaseError(Object.assign(new Error("x"), { name: "DriverAdapterError" }))).toBe(true);
     expect(isDatabaseError(new Error("wrapped", { cause: sqliteError() }))).toBe(true);
     expect(isDatabaseError(Object.assign(new Error("busy"), { code: "SQLITE_BUSY" }))).toBe(true);
+  });
+
+  it("recognises what the PostgreSQL engine passes on: a failed statement, a refused connection", async () => {
+    // A pool on a port nothing listens on: the refusal comes from the engine, marked as the database's.
+    const unreachable = new PostgresDatabase("postgresql://atrium@127.0.0.1:1/atrium", { poolSize: 1 });
+    const refused = await Promise.resolve(unreachable.ping()).catch((error: unknown) => error);
+    await unreachable.close();
+    expect(isDatabaseError(refused)).toBe(true);
+    // The same kind of error, not from the engine, is not counted.
+    expect(isDatabaseError(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }))).toBe(false);
   });
 
   it("does not count other errors", () => {

@@ -1,3 +1,4 @@
+import { isFromDatabase } from "../db/sql.ts";
 import type { Logger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -18,15 +19,17 @@ export function errorReporter(log: Logger, metrics: Pick<Metrics, "databaseError
 }
 
 /**
- * Whether SQLite or Prisma raised `error` (or one of its causes):
- * better-sqlite3's SqliteError (codes SQLITE_*), Prisma's client errors and
- * its driver adapter's.
+ * Whether the database raised `error` (or one of its causes): better-sqlite3's
+ * SqliteError (codes SQLITE_*), anything the PostgreSQL engine passed on from
+ * the pool or the server (marked by app/.server/db/postgres-database.ts: a
+ * failed statement, a refused or lost connection), Prisma's errors (the CLI
+ * tools).
  */
 export function isDatabaseError(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
     const { name, code } = current as { name?: unknown; code?: unknown };
-    if (name === "SqliteError" || name === "DriverAdapterError") return true;
+    if (name === "SqliteError" || name === "DriverAdapterError" || isFromDatabase(current)) return true;
     if (typeof name === "string" && name.startsWith("PrismaClient")) return true;
     if (typeof code === "string" && code.startsWith("SQLITE_")) return true;
     current = (current as { cause?: unknown }).cause;

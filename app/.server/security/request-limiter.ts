@@ -5,6 +5,13 @@ const CLEANUP_BATCH = 50;
 const cleanupCounters = expiredRowsCleanup("RateLimit", "key", "windowEndsAt", CLEANUP_BATCH);
 
 export type RateLimitResult = { allowed: boolean; count: number; retryAfterSeconds: number };
+/**
+ * Below this limit every hit is decided by the database, so the limit is exact
+ * across processes: counting in memory lets each process run up to half the
+ * limit ahead of the shared count, which for a small limit would be a large
+ * part of it.
+ */
+export const MEMORY_COUNTING_MIN_LIMIT = 50;
 /** Past this many tracked addresses the counters are written out and forgotten (memory stays bounded). */
 const MAX_TRACKED_KEYS = 50_000;
 
@@ -25,7 +32,8 @@ type Counter = {
  * (`RateLimit`). A hit is counted in memory while the count is well below the
  * limit (at most half of it) and written out with the others once a second;
  * once the count nears the limit, every hit is written and decided by the
- * database, so the limit itself is exact. What other processes counted is
+ * database, so the limit itself is exact; limits under
+ * MEMORY_COUNTING_MIN_LIMIT are always decided there. What other processes counted is
  * seen at the latest one flush later: with several processes, an address can
  * get at most one flush interval's worth of requests past its limit before
  * the shared count catches up.
@@ -60,7 +68,7 @@ export class RequestLimiter {
     const now = this.now();
     const counter = this.counters.get(key);
     const live = counter !== undefined && counter.windowEndsAt > now;
-    if (live && counter.shared + counter.pending + 1 <= limit / 2) {
+    if (live && limit >= MEMORY_COUNTING_MIN_LIMIT && counter.shared + counter.pending + 1 <= limit / 2) {
       counter.pending += 1;
       return { allowed: true, count: counter.shared + counter.pending, retryAfterSeconds: wholeSecondsUntil(counter.windowEndsAt, now) };
     }

@@ -220,7 +220,8 @@ describe("DpopVerifier", () => {
   });
 
   it("refuses a non-numeric iat", async () => {
-    const jwt = await new SignJWT({ htm: "POST", htu: URL_TOKEN, iat: "now", jti: randomUUID(), nonce: nonces.current() })
+    // jose types iat as a number; the proof is forged with a string on purpose.
+    const jwt = await new SignJWT({ htm: "POST", htu: URL_TOKEN, iat: "now" as unknown as number, jti: randomUUID(), nonce: nonces.current() })
       .setProtectedHeader({ typ: "dpop+jwt", alg: "ES256", jwk: publicJwk })
       .sign(privateKey);
     await expect(verifier.verify({ proof: jwt, method: "POST", url: URL_TOKEN })).rejects.toBeInstanceOf(InvalidDpopProofError);

@@ -169,7 +169,7 @@ describe("permissionSetFromLexicon", () => {
   });
 
   it("keeps only the permission-set fields of main and accepts other definitions", () => {
-    const document = { ...lexicon(NSID, { description: "ignored" }), $type: "com.atproto.lexicon.schema", revision: 2 };
+    const document: Record<string, unknown> = { ...lexicon(NSID, { description: "ignored" }), $type: "com.atproto.lexicon.schema", revision: 2 };
     (document.defs as Record<string, unknown>).other = { type: "string" };
     const set = permissionSetFromLexicon(NSID, document);
     expect(Object.keys(set).sort()).toEqual(["detail", "permissions", "title", "title:lang", "type"]);
