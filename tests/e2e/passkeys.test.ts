@@ -1,6 +1,8 @@
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { rowsOf } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   callbackParams,
@@ -66,7 +68,7 @@ async function signOut() {
 }
 
 function passkeyRows(): Promise<{ name: string; lastUsedAt: number | null }[]> {
-  return Promise.resolve(server.db().prepare(`SELECT name, lastUsedAt FROM "Passkey" WHERE accountDid = ?`).all(did) as { name: string; lastUsedAt: number | null }[]);
+  return rowsOf(server.database(), sql`SELECT "name", "lastUsedAt" FROM "Passkey" WHERE "accountDid" = ${did}`);
 }
 
 describe("passkeys", { timeout: E2E_TIMEOUT }, () => {

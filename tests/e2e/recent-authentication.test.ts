@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { execute, rowOf } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   auditScreen,
@@ -69,20 +71,21 @@ async function ageSession(context: BrowserContext): Promise<void> {
   const cookie = (await context.cookies()).find((candidate) => candidate.name === "atrium_session");
   if (!cookie) throw new Error("not signed in");
   const idHash = createHash("sha256").update(decodeURIComponent(cookie.value)).digest("base64url");
-  const then = Date.now() - STALE_MS;
-  server.db().prepare(`UPDATE "BrowserSession" SET createdAt = ?, authenticatedAt = ? WHERE idHash = ?`).run(then, then, idHash);
+  const then = at(Date.now() - STALE_MS);
+  await execute(server.database(), sql`UPDATE "BrowserSession" SET "createdAt" = ${then}, "authenticatedAt" = ${then} WHERE "idHash" = ${idHash}`);
 }
 
-function passkeyCount(did: string): number {
-  return (server.db().prepare(`SELECT count(*) AS n FROM "Passkey" WHERE accountDid = ?`).get(did) as { n: number }).n;
+async function passkeyCount(did: string): Promise<number> {
+  return (await rowOf<{ n: number }>(server.database(), sql`SELECT count(*) AS "n" FROM "Passkey" WHERE "accountDid" = ${did}`))!.n;
 }
 
 /** A stored passkey row (never used here to sign in): the pages then count it. */
-function storePasskey(did: string, name: string): void {
-  server
-    .db()
-    .prepare(`INSERT INTO "Passkey" (credentialId, accountDid, name, publicKey, counter, transports, deviceType, backedUp, createdAt) VALUES (?, ?, ?, ?, 0, ?, 'multiDevice', 1, ?)`)
-    .run(`stored-${name}-${did}`, did, name, Buffer.from([1, 2, 3]), JSON.stringify(["internal"]), Date.now());
+async function storePasskey(did: string, name: string): Promise<void> {
+  await execute(
+    server.database(),
+    sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "transports", "deviceType", "backedUp", "createdAt")
+      VALUES (${`stored-${name}-${did}`}, ${did}, ${name}, ${Buffer.from([1, 2, 3])}, 0, ${JSON.stringify(["internal"])}, 'multiDevice', ${true}, ${at(Date.now())})`,
+  );
 }
 
 async function audit(page: Page, name: string): Promise<void> {
@@ -155,7 +158,7 @@ describe("Confirm it's you", { timeout: E2E_TIMEOUT }, () => {
     await page.getByLabel("Passkey name").fill("Phone");
     await page.getByRole("button", { name: "Add a passkey" }).click();
     await page.waitForURL(/notice=passkey-added/);
-    expect(passkeyCount(did)).toBe(2);
+    expect(await passkeyCount(did)).toBe(2);
 
     // The password works with JavaScript on too; its error is shown next to the field.
     await ageSession(context);
@@ -174,8 +177,8 @@ describe("Confirm it's you", { timeout: E2E_TIMEOUT }, () => {
 describe("after a password change", { timeout: E2E_TIMEOUT }, () => {
   it("the page offers to remove the passkeys (counted) and sign out everywhere else, apps ticked; later it asks to confirm first; securing does it", async () => {
     const { did, handle } = await newAccount();
-    storePasskey(did, "Old phone");
-    storePasskey(did, "Unknown key");
+    await storePasskey(did, "Old phone");
+    await storePasskey(did, "Unknown key");
     const { context, page } = await signedIn(handle, { bypassCSP: true });
     // An app allowed on the consent screen in this browser.
     const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
@@ -205,7 +208,7 @@ describe("after a password change", { timeout: E2E_TIMEOUT }, () => {
     expect(await visibleText(page.getByRole("alert").filter({ hasText: /\w/ }))).toContain("confirm it's you first");
     await visibleText(offer.getByRole("heading", { name: "Confirm it's you" }));
     await audit(page, "account-password-secure-confirm");
-    expect(passkeyCount(did)).toBe(2);
+    expect(await passkeyCount(did)).toBe(2);
     await page.getByLabel("Your password").fill(NEW_PASSWORD);
     await page.getByRole("button", { name: "Confirm", exact: true }).click();
     await page.waitForURL(/notice=secure-confirmed/);
@@ -214,7 +217,7 @@ describe("after a password change", { timeout: E2E_TIMEOUT }, () => {
     await page.getByRole("button", { name: "Secure my account" }).click();
     await page.waitForURL(/notice=account-secured-apps/);
     expect(await visibleText(page.getByRole("status"))).toContain("every app is disconnected");
-    expect(passkeyCount(did)).toBe(0);
+    expect(await passkeyCount(did)).toBe(0);
     expect((await client.userinfo(tokens.body.access_token)).status).toBe(401);
     await page.goto(`${server.issuer}/account/apps`);
     await visibleText(page.getByText("No app has access to your account."));
@@ -223,7 +226,7 @@ describe("after a password change", { timeout: E2E_TIMEOUT }, () => {
 
   it("with JavaScript off: 'Confirm it's you' inside the offer when the change was a while ago, then securing (apps kept when unticked)", async () => {
     const { did, handle } = await newAccount();
-    storePasskey(did, "Old phone");
+    await storePasskey(did, "Old phone");
     const { context, page } = await signedIn(handle, { javaScriptEnabled: false });
     await page.goto(`${server.issuer}/account/password`);
     await page.getByLabel("Current password").fill(PASSWORD);
@@ -236,7 +239,7 @@ describe("after a password change", { timeout: E2E_TIMEOUT }, () => {
     await page.getByRole("checkbox", { name: /Also disconnect every app/ }).uncheck();
     await page.getByRole("button", { name: "Secure my account" }).click();
     expect(await visibleText(page.getByRole("alert").filter({ hasText: /\w/ }))).toContain("confirm it's you first");
-    expect(passkeyCount(did)).toBe(1);
+    expect(await passkeyCount(did)).toBe(1);
     await page.getByLabel("Your password").fill(NEW_PASSWORD);
     await page.getByRole("button", { name: "Confirm", exact: true }).click();
     await page.waitForURL(/notice=secure-confirmed/);
@@ -244,7 +247,7 @@ describe("after a password change", { timeout: E2E_TIMEOUT }, () => {
     await page.getByRole("button", { name: "Secure my account" }).click();
     await page.waitForURL(/notice=account-secured$/);
     expect(await visibleText(page.getByRole("status"))).toContain("Connected apps keep their access");
-    expect(passkeyCount(did)).toBe(0);
+    expect(await passkeyCount(did)).toBe(0);
     await context.close();
   });
 });

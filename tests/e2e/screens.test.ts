@@ -3,9 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
 import { ClientHost } from "../helpers/client-host.ts";
 import { permissionSetLexicon } from "../helpers/lexicon-car.ts";
+import { execute } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   auditScreen,
@@ -87,10 +89,11 @@ beforeAll(async () => {
   const { did } = await createAccount(server, { handle: HANDLE, email: "alice@example.com", password: PASSWORD });
   // A stored passkey (never used to sign in here): the sign-in screens then offer passkeys, and the passkeys page lists one.
   const now = Date.now();
-  server
-    .db()
-    .prepare(`INSERT INTO "Passkey" (credentialId, accountDid, name, publicKey, counter, transports, deviceType, backedUp, createdAt, lastUsedAt) VALUES (?, ?, ?, ?, 0, ?, 'multiDevice', 1, ?, ?)`)
-    .run("e2e-screens-credential", did, "Phone", Buffer.from([1, 2, 3]), JSON.stringify(["internal"]), now - 3 * 86_400_000, now - 3_600_000);
+  await execute(
+    server.database(),
+    sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "transports", "deviceType", "backedUp", "createdAt", "lastUsedAt")
+      VALUES ('e2e-screens-credential', ${did}, 'Phone', ${Buffer.from([1, 2, 3])}, 0, ${JSON.stringify(["internal"])}, 'multiDevice', ${true}, ${at(now - 3 * 86_400_000)}, ${at(now - 3_600_000)})`,
+  );
   host.serveMetadata(
     host.metadata({
       authMethod: "none",

@@ -9,9 +9,11 @@
  * is checked to remove what such an attacker could have left behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { createPkce, DpopClient, generateDpopKey, sha256Base64url, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 import { embeddedChallenge, getJson, newBrowser, openPage, pageText, postForm, postJson, signedIn, type Browser } from "../helpers/account.ts";
 import { approveWithPassword, CookieJar } from "../helpers/consent.ts";
+import { execute, rowOf, rowsOf } from "../helpers/databases.ts";
 import { CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { SoftAuthenticator } from "../helpers/soft-authenticator.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -60,24 +62,26 @@ function sessionHash(browser: Browser): string {
   return sha256Base64url(id);
 }
 
-function authenticatedAt(browser: Browser): number | null {
-  const row = server.db().prepare(`SELECT authenticatedAt FROM "BrowserSession" WHERE idHash = ?`).get(sessionHash(browser)) as { authenticatedAt: number | null } | undefined;
+async function authenticatedAt(browser: Browser): Promise<number | null> {
+  const row = await rowOf<{ authenticatedAt: number | null }>(server.database(), sql`SELECT "authenticatedAt" FROM "BrowserSession" WHERE "idHash" = ${sessionHash(browser)}`);
   if (!row) throw new Error("no such session");
   return row.authenticatedAt;
 }
 
 /** Makes this browser's last proof of identity `ageMs` old, as if it had signed in that long ago. */
-function ageSession(browser: Browser, ageMs = WINDOW_MS + 60_000): void {
-  const then = Date.now() - ageMs;
-  server.db().prepare(`UPDATE "BrowserSession" SET createdAt = ?, authenticatedAt = ? WHERE idHash = ?`).run(then, then, sessionHash(browser));
+async function ageSession(browser: Browser, ageMs = WINDOW_MS + 60_000): Promise<void> {
+  const then = at(Date.now() - ageMs);
+  await execute(server.database(), sql`UPDATE "BrowserSession" SET "createdAt" = ${then}, "authenticatedAt" = ${then} WHERE "idHash" = ${sessionHash(browser)}`);
 }
 
-function passkeysOf(account: Account): string[] {
-  return (server.db().prepare(`SELECT credentialId FROM "Passkey" WHERE accountDid = ?`).all(account.did) as { credentialId: string }[]).map((row) => row.credentialId);
+async function passkeysOf(account: Account): Promise<string[]> {
+  const rows = await rowsOf<{ credentialId: string }>(server.database(), sql`SELECT "credentialId" FROM "Passkey" WHERE "accountDid" = ${account.did}`);
+  return rows.map((row) => row.credentialId);
 }
 
-function sessionsOf(account: Account): string[] {
-  return (server.db().prepare(`SELECT idHash FROM "BrowserSession" WHERE accountDid = ?`).all(account.did) as { idHash: string }[]).map((row) => row.idHash);
+async function sessionsOf(account: Account): Promise<string[]> {
+  const rows = await rowsOf<{ idHash: string }>(server.database(), sql`SELECT "idHash" FROM "BrowserSession" WHERE "accountDid" = ${account.did}`);
+  return rows.map((row) => row.idHash);
 }
 
 /** A passkey of `account`, stored as registration would have stored it. */
@@ -131,9 +135,9 @@ describe("adding a passkey needs a recent authentication", () => {
     // While the session was fresh, the attacker fetched registration options...
     const earlier = await getJson(stolen, "/account/passkey-register");
     expect(earlier.status).toBe(200);
-    ageSession(stolen);
+    await ageSession(stolen);
 
-    const second = await startTestServer({ DATABASE_URL: `file:${server.databasePath}`, ATRIUM_TRUST_PROXY: "1", PUBLIC_URL: server.issuer });
+    const second = await startTestServer({ DATABASE_URL: server.databaseUrl, ATRIUM_TRUST_PROXY: "1", PUBLIC_URL: server.issuer });
     try {
       const via = [undefined, `http://localhost:${second.port}`];
       const attempts = await Promise.all(
@@ -149,9 +153,9 @@ describe("adding a passkey needs a recent authentication", () => {
     } finally {
       await second.stop();
     }
-    expect(passkeysOf(victim)).toEqual([]);
+    expect(await passkeysOf(victim)).toEqual([]);
     // A session without any recorded authentication (from before this column existed) is refused too.
-    server.db().prepare(`UPDATE "BrowserSession" SET authenticatedAt = NULL WHERE idHash = ?`).run(sessionHash(stolen));
+    await execute(server.database(), sql`UPDATE "BrowserSession" SET "authenticatedAt" = NULL WHERE "idHash" = ${sessionHash(stolen)}`);
     expectReauthenticationRequired(await getJson(stolen, "/account/passkey-register"));
 
     // The page offers "Confirm it's you" instead of "Add a passkey".
@@ -165,7 +169,7 @@ describe("adding a passkey needs a recent authentication", () => {
   it("signing in (password, account passkey, consent screen) starts a recently authenticated session", async () => {
     const account = await newAccount("fresh");
     const byPassword = await signIn(account);
-    expect(Date.now() - authenticatedAt(byPassword)!).toBeLessThan(60_000);
+    expect(Date.now() - (await authenticatedAt(byPassword))!).toBeLessThan(60_000);
     expect((await addPasskey(byPassword)).status).toBe(200);
 
     const authenticator = await passkeyOf(account);
@@ -173,23 +177,23 @@ describe("adding a passkey needs a recent authentication", () => {
     const options = await getJson(byPasskey, "/account/passkey-auth");
     const answer = await postJson(byPasskey, "/account/passkey-auth", { csrf_token: byPasskey.csrfToken, response: assertion(authenticator, options.body.challenge!) });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect(Date.now() - authenticatedAt(byPasskey)!).toBeLessThan(60_000);
+    expect(Date.now() - (await authenticatedAt(byPasskey))!).toBeLessThan(60_000);
     expect((await addPasskey(byPasskey)).status).toBe(200);
-    expect(passkeysOf(account)).toHaveLength(3);
+    expect(await passkeysOf(account)).toHaveLength(3);
   });
 
   it("'Confirm it's you' with the password (a plain form post) re-authenticates; adding then works, with the options fetched before too", async () => {
     const account = await newAccount("confirm");
     const browser = await signIn(account);
     const earlier = await getJson(browser, "/account/passkey-register");
-    ageSession(browser);
-    const before = authenticatedAt(browser)!;
+    await ageSession(browser);
+    const before = (await authenticatedAt(browser))!;
     expectReauthenticationRequired(await getJson(browser, "/account/passkey-register"));
 
     const confirmed = await postForm(browser, "/account/passkeys", { csrf_token: browser.csrfToken, intent: "confirm", password: PASSWORD });
     expect(confirmed.status, pageText(confirmed.html).slice(0, 300)).toBe(303);
     expect(confirmed.location).toBe("/account/passkeys?notice=identity-confirmed");
-    expect(authenticatedAt(browser)!).toBeGreaterThan(before + WINDOW_MS);
+    expect((await authenticatedAt(browser))!).toBeGreaterThan(before + WINDOW_MS);
 
     const page = await openPage(browser, confirmed.location!);
     const text = pageText(page.html);
@@ -199,15 +203,15 @@ describe("adding a passkey needs a recent authentication", () => {
     // The registration refused a moment ago now goes through.
     const registered = await postJson(browser, "/account/passkey-register", registrationBody(browser, earlier.body.challenge!));
     expect(registered.status, JSON.stringify(registered.body)).toBe(200);
-    expect(passkeysOf(account)).toHaveLength(1);
+    expect(await passkeysOf(account)).toHaveLength(1);
   });
 
   it("a wrong or empty password, or another account's password posted with any of its identifiers, does not re-authenticate", async () => {
     const victim = await newAccount("victim");
     const attacker = await newAccount("attacker", ATTACKER_PASSWORD);
     const stolen = await signIn(victim);
-    ageSession(stolen);
-    const before = authenticatedAt(stolen);
+    await ageSession(stolen);
+    const before = await authenticatedAt(stolen);
 
     const wrong = await postForm(stolen, "/account/passkeys", { csrf_token: stolen.csrfToken, intent: "confirm", password: "not the password" });
     expect(wrong.status).toBe(400);
@@ -232,16 +236,16 @@ describe("adding a passkey needs a recent authentication", () => {
       expect([400, 429], identifier).toContain(answer.status);
       expect(pageText(answer.html), identifier).toMatch(answer.status === 400 ? /That password is not right\./ : /Too many sign-in attempts/);
     }
-    expect(authenticatedAt(stolen)).toBe(before);
+    expect(await authenticatedAt(stolen)).toBe(before);
     expectReauthenticationRequired(await getJson(stolen, "/account/passkey-register"));
     // Still signed in as the victim, never as the attacker.
-    expect(sessionsOf(attacker)).toEqual([]);
+    expect(await sessionsOf(attacker)).toEqual([]);
   });
 
   it("password re-authentication is throttled on this browser session's own counter, whatever the address", async () => {
     const account = await newAccount("throttled");
     const browser = await signIn(account);
-    ageSession(browser);
+    await ageSession(browser);
     // ATRIUM_SIGN_IN_FREE_ATTEMPTS defaults to 5: five failures from five addresses, then even the right password waits.
     for (let attempt = 0; attempt < 5; attempt++) {
       const answer = await postForm({ ...browser, address: newAddress() }, "/account/passkeys", { csrf_token: browser.csrfToken, intent: "confirm", password: `guess ${attempt}` });
@@ -260,7 +264,7 @@ describe("adding a passkey needs a recent authentication", () => {
     const attackerKey = await passkeyOf(attacker);
     const stolen = await signIn(victim);
     const otherBrowser = await signIn(victim);
-    ageSession(stolen);
+    await ageSession(stolen);
     const stolenCookie = stolen.jar.get("atrium_session");
 
     // The page embeds options for "Use a passkey"; GET gives fresh ones.
@@ -277,7 +281,7 @@ describe("adding a passkey needs a recent authentication", () => {
     expect(foreign.status, JSON.stringify(foreign.body)).toBe(403);
     expect(foreign.body.error).toBe("wrong_account");
     expect(foreign.headers.getSetCookie().filter((cookie) => cookie.startsWith("atrium_session="))).toEqual([]);
-    expect(sessionsOf(attacker)).toEqual([]);
+    expect(await sessionsOf(attacker)).toEqual([]);
     expect(stolen.jar.get("atrium_session")).toBe(stolenCookie);
 
     // A challenge issued to another browser's session, or for signing in, is not this session's.
@@ -293,14 +297,14 @@ describe("adding a passkey needs a recent authentication", () => {
     const asSignIn = await postJson(anonymous, "/account/passkey-auth", { csrf_token: anonymous.csrfToken, response: assertion(victimKey, fresh.body.challenge!) });
     expect(asSignIn.status, JSON.stringify(asSignIn.body)).toBe(400);
     expect(anonymous.jar.get("atrium_session")).toBeUndefined();
-    expect(authenticatedAt(stolen)! < Date.now() - WINDOW_MS).toBe(true);
+    expect((await authenticatedAt(stolen))! < Date.now() - WINDOW_MS).toBe(true);
     expectReauthenticationRequired(await getJson(stolen, "/account/passkey-register"));
 
     // The victim's own passkey over this session's fresh challenge: confirmed.
     const own = await post(assertion(victimKey, fresh.body.challenge!));
     expect(own.status, JSON.stringify(own.body)).toBe(200);
     expect(own.body.next).toBe("/account/passkeys?notice=identity-confirmed");
-    expect(Date.now() - authenticatedAt(stolen)!).toBeLessThan(60_000);
+    expect(Date.now() - (await authenticatedAt(stolen))!).toBeLessThan(60_000);
     expect((await addPasskey(stolen)).status).toBe(200);
     // Spent: the same assertion again is refused.
     expect((await post(assertion(victimKey, fresh.body.challenge!))).status).toBe(400);
@@ -335,11 +339,11 @@ describe("securing the account after a password change", () => {
     await passkeyOf(account);
     await passkeyOf(account);
     const browser = await signIn(account);
-    ageSession(browser);
+    await ageSession(browser);
     const changed = await changePassword(browser, PASSWORD, "a new long passphrase");
     expect(changed.status, pageText(changed.html).slice(0, 300)).toBe(303);
     expect(changed.location).toBe("/account/password?notice=password-changed");
-    expect(Date.now() - authenticatedAt(browser)!).toBeLessThan(60_000);
+    expect(Date.now() - (await authenticatedAt(browser))!).toBeLessThan(60_000);
     expect((await getJson(browser, "/account/passkey-register")).status).toBe(200);
 
     const page = await openPage(browser, changed.location!);
@@ -363,20 +367,20 @@ describe("securing the account after a password change", () => {
     const browser = await signIn(account);
     const other = await signIn(account);
     expect((await changePassword(browser, PASSWORD, "a new long passphrase")).status).toBe(303);
-    expect(sessionsOf(account)).toEqual([sessionHash(browser)]);
+    expect(await sessionsOf(account)).toEqual([sessionHash(browser)]);
     // The attacker comes back with the passkey they planted: the password change did not stop that.
     const attacker = await newBrowser(server, newAddress());
     const options = await getJson(attacker, "/account/passkey-auth");
     expect((await postJson(attacker, "/account/passkey-auth", { csrf_token: attacker.csrfToken, response: assertion(planted, options.body.challenge!) })).status).toBe(200);
-    expect(sessionsOf(account)).toHaveLength(2);
+    expect(await sessionsOf(account)).toHaveLength(2);
 
     const secured = await postForm(browser, "/account/password?notice=password-changed", { csrf_token: browser.csrfToken, intent: "secure", disconnect_apps: "on" });
     expect(secured.status, pageText(secured.html).slice(0, 300)).toBe(303);
     expect(secured.location).toBe("/account/password?notice=account-secured-apps");
     expect(pageText((await openPage(browser, secured.location!)).html)).toContain("every app is disconnected");
 
-    expect(passkeysOf(account)).toEqual([]);
-    expect(sessionsOf(account)).toEqual([sessionHash(browser)]);
+    expect(await passkeysOf(account)).toEqual([]);
+    expect(await sessionsOf(account)).toEqual([sessionHash(browser)]);
     expect((await openPage(attacker, "/account/passkeys")).status).toBe(303);
     expect((await openPage(other, "/account/passkeys")).status).toBe(303);
     expect((await openPage(browser, "/account/passkeys")).status).toBe(200);
@@ -385,8 +389,8 @@ describe("securing the account after a password change", () => {
     const refreshed = await app.client.refresh(app.tokens.refresh_token);
     expect(refreshed.status).toBe(400);
     expect(refreshed.body).toMatchObject({ error: "invalid_grant" });
-    expect(server.db().prepare(`SELECT count(*) AS n FROM "AuthorizedClient" WHERE accountDid = ?`).get(account.did)).toEqual({ n: 0 });
-    expect(server.db().prepare(`SELECT count(*) AS n FROM "Grant" WHERE accountDid = ?`).get(account.did)).toEqual({ n: 0 });
+    expect(await rowOf(server.database(), sql`SELECT count(*) AS "n" FROM "AuthorizedClient" WHERE "accountDid" = ${account.did}`)).toEqual({ n: 0 });
+    expect(await rowOf(server.database(), sql`SELECT count(*) AS "n" FROM "Grant" WHERE "accountDid" = ${account.did}`)).toEqual({ n: 0 });
   });
 
   it("a code issued before securing cannot be redeemed after it", async () => {
@@ -410,15 +414,15 @@ describe("securing the account after a password change", () => {
     const app = await connectApp(account);
     const browser = await signIn(account);
     const other = await signIn(account);
-    ageSession(browser);
+    await ageSession(browser);
 
     const refused = await postForm(browser, "/account/password?notice=password-changed", { csrf_token: browser.csrfToken, intent: "secure", disconnect_apps: "on" });
     expect(refused.status).toBe(403);
     const refusedText = pageText(refused.html);
     expect(refusedText).toContain("confirm it's you first");
     expect(refusedText).toContain("Confirm it's you");
-    expect(passkeysOf(account)).toHaveLength(1);
-    expect(sessionsOf(account)).toContain(sessionHash(other));
+    expect(await passkeysOf(account)).toHaveLength(1);
+    expect(await sessionsOf(account)).toContain(sessionHash(other));
     expect((await app.client.userinfo(app.tokens.access_token)).status).toBe(200);
 
     const confirmed = await postForm(browser, "/account/password?notice=password-changed", { csrf_token: browser.csrfToken, intent: "confirm", password: PASSWORD });
@@ -432,8 +436,8 @@ describe("securing the account after a password change", () => {
     const secured = await postForm(browser, confirmed.location!, { csrf_token: browser.csrfToken, intent: "secure" });
     expect(secured.status).toBe(303);
     expect(secured.location).toBe("/account/password?notice=account-secured");
-    expect(passkeysOf(account)).toEqual([]);
-    expect(sessionsOf(account)).toEqual([sessionHash(browser)]);
+    expect(await passkeysOf(account)).toEqual([]);
+    expect(await sessionsOf(account)).toEqual([sessionHash(browser)]);
     expect((await app.client.userinfo(app.tokens.access_token)).status).toBe(200);
   });
 });
@@ -446,8 +450,8 @@ describe("CSRF, Origin and bad input on the new forms", () => {
     const key = await passkeyOf(account);
     const browser = await signIn(account);
     const other = await signIn(account);
-    ageSession(browser);
-    const before = authenticatedAt(browser);
+    await ageSession(browser);
+    const before = await authenticatedAt(browser);
     const forms: [string, Record<string, string>][] = [
       ["/account/passkeys", { intent: "confirm", password: PASSWORD }],
       ["/account/password", { intent: "confirm", password: PASSWORD }],
@@ -469,9 +473,9 @@ describe("CSRF, Origin and bad input on the new forms", () => {
     const signed = assertion(key, challenge);
     expect((await postJson(browser, "/account/reauthenticate", { csrf_token: "forged", next: "/account/passkeys", response: signed })).status).toBe(403);
     expect((await postJson(browser, "/account/reauthenticate", { csrf_token: browser.csrfToken, next: "/account/passkeys", response: signed }, { origin: "https://evil.example" })).status).toBe(403);
-    expect(authenticatedAt(browser)).toBe(before);
-    expect(passkeysOf(account)).toHaveLength(1);
-    expect(sessionsOf(account)).toHaveLength(2);
+    expect(await authenticatedAt(browser)).toBe(before);
+    expect(await passkeysOf(account)).toHaveLength(1);
+    expect(await sessionsOf(account)).toHaveLength(2);
     // None of that spent the challenge.
     expect((await postJson(browser, "/account/reauthenticate", { csrf_token: browser.csrfToken, next: "/account/passkeys", response: signed })).status).toBe(200);
   });
@@ -479,7 +483,7 @@ describe("CSRF, Origin and bad input on the new forms", () => {
   it("bad input gets a readable page or a JSON error, never a 500; signed-out requests are sent to sign in", async () => {
     const account = await newAccount("input");
     const browser = await signIn(account);
-    ageSession(browser);
+    await ageSession(browser);
     const unknown = await postForm(browser, "/account/password", { csrf_token: browser.csrfToken, intent: "explode" });
     expect(unknown.status).toBe(400);
     expect(pageText(unknown.html)).toContain("The form did not say what to do.");

@@ -4,33 +4,32 @@
  * documents name is a table entry, answered with CORS and in the error
  * shape the entry declares; the consent screen is not in it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/.server/config.ts";
-import { migrateDatabase } from "../../app/.server/db/migrate.ts";
+import { applyMigrations } from "../../app/.server/db/migrations.ts";
 import { apiRoutes, type ApiRoute, type ApiRouteTable } from "../../app/.server/http/api-routes.ts";
 import { createServices, type Services } from "../../app/.server/services.ts";
+import { createServerDatabase, type ServerDatabase } from "../helpers/test-database.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 let server: TestServer;
 let services: Services;
 let table: ApiRouteTable;
-let dir: string;
+let database: ServerDatabase;
 
 beforeAll(async () => {
   server = await startTestServer();
-  // The same table, built in this process over a database of its own, to read its entries.
-  dir = mkdtempSync(path.join(os.tmpdir(), "atrium-routes-"));
-  const databasePath = path.join(dir, "atrium.db");
-  migrateDatabase(databasePath);
-  services = await createServices(loadConfig({ DATABASE_URL: `file:${databasePath}`, PUBLIC_URL: server.issuer }));
+  // The same table, built in this process over a database of its own (on the project's engine), to read its entries.
+  database = await createServerDatabase();
+  const config = loadConfig({ DATABASE_URL: database.url, PUBLIC_URL: server.issuer });
+  // A SQLite file starts empty; a PostgreSQL test database comes migrated, and migrating again changes nothing.
+  await applyMigrations(config.database);
+  services = await createServices(config);
   table = apiRoutes(services);
 });
 afterAll(async () => {
   await services?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await database?.remove();
   await server?.stop();
 });
 

@@ -7,7 +7,9 @@
  * memory of failures; what was typed is never stored as typed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { newBrowser, openPage, postForm, signedIn, type Browser } from "../helpers/account.ts";
+import { execute, rowOf } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 let server: TestServer;
@@ -19,7 +21,7 @@ const newAddress = () => `203.0.113.${++counter % 250}`;
 beforeAll(async () => {
   const env = { ATRIUM_TRUST_PROXY: "1" };
   server = await startTestServer(env);
-  second = await startTestServer({ ...env, DATABASE_URL: `file:${server.databasePath}` });
+  second = await startTestServer({ ...env, DATABASE_URL: server.databaseUrl });
 });
 afterAll(async () => {
   await second?.stop();
@@ -33,10 +35,19 @@ async function account(name: string) {
   return { did, handle, email, password };
 }
 
-/** `count` wrong passwords for `handle`, all at once, each from a new address, spread over both processes. */
-async function attack(handle: string, count: number): Promise<number[]> {
+/**
+ * `count` wrong passwords for the account, all at once, each from a new address, spread over both processes. The
+ * account's counter is then held as if its latest attempt had just been counted: the first wait runs 1 s from that
+ * attempt (docs/decisions/0009), and on a busy machine the answers (each a password check) can take longer than
+ * that, so that what follows would find the wait already over. What the tests check is who waits, not how fast
+ * this machine answers.
+ */
+async function attack(owner: { did: string; handle: string }, count: number): Promise<number[]> {
   const browsers = await Promise.all(Array.from({ length: count }, (_, i) => newBrowser(i % 2 ? second : server, newAddress())));
-  const answers = await Promise.all(browsers.map((browser) => postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: handle, password: "a guess", next: "/account" })));
+  const answers = await Promise.all(browsers.map((browser) => postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: owner.handle, password: "a guess", next: "/account" })));
+  const key = `sign-in:account:${owner.did}`;
+  const held = await execute(server.database(), sql`UPDATE "RateLimit" SET "lastAttemptAt" = ${at(Date.now())} WHERE "key" = ${key} AND "count" >= 5`);
+  expect(held, "the attack left the account's counter at its free attempts or more").toBe(1);
   return answers.map((answer) => answer.status);
 }
 
@@ -50,7 +61,7 @@ describe("an attacker who knows the handle", () => {
     const home = await signedIn(server, owner.handle, owner.password, newAddress());
     await postForm(home, "/account/sign-out", { csrf_token: home.csrfToken });
 
-    const statuses = await attack(owner.handle, 12);
+    const statuses = await attack(owner, 12);
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
     // A browser never used for this account waits like the attacker…
     const stranger = await newBrowser(server, newAddress());
@@ -65,7 +76,7 @@ describe("an attacker who knows the handle", () => {
     const owner = await account("paula");
     const session = await signedIn(second, owner.handle, owner.password, newAddress());
     // Someone who knows the password signs in and out, and guesses, to hold the account's counter up.
-    await attack(owner.handle, 12);
+    await attack(owner, 12);
     const thief = await newBrowser(server, newAddress());
     expect((await signInFrom(thief, owner.handle, owner.password)).status).toBe(429);
 
@@ -120,7 +131,7 @@ describe("what was typed is never a database key as typed", () => {
   it("a 200 kB identifier is counted under its hash", async () => {
     const browser = await newBrowser(server, newAddress());
     expect((await signInFrom(browser, "x".repeat(200_000), "a guess")).status).toBe(400);
-    const longest = server.db().prepare(`SELECT MAX(length(key)) AS n FROM "RateLimit"`).get() as { n: number };
-    expect(longest.n).toBeLessThan(200);
+    const longest = await rowOf<{ n: number }>(server.database(), sql`SELECT MAX(length("key")) AS "n" FROM "RateLimit"`);
+    expect(longest!.n).toBeLessThan(200);
   });
 });

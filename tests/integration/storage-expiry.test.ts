@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, run, sql, statementOf, type Program, type Statement } from "../../app/.server/db/sql.ts";
+import { execute, rowOf, rowsOf } from "../helpers/databases.ts";
 import { CookieJar, openConsentPage } from "../helpers/consent.ts";
 import {
   authorizeAndGetCode,
@@ -24,7 +26,11 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const PAST = () => Date.now() - 60_000;
+const PAST = () => at(Date.now() - 60_000);
+
+async function countOf(statement: Statement): Promise<number> {
+  return (await rowOf<{ n: number }>(server.database(), statement))!.n;
+}
 
 describe("no secret is stored in plain text (docs/architecture.md, 'Tokens and codes')", () => {
   it("after a full flow, no access token, refresh token, code or request_uri appears in any column of any table", async () => {
@@ -56,12 +62,13 @@ describe("no secret is stored in plain text (docs/architecture.md, 'Tokens and c
       expect(tables).toContain(table);
     }
     // The flow did write rows: otherwise an empty database would pass this test.
-    expect((server.db().prepare(`SELECT COUNT(*) AS n FROM "AccessToken"`).get() as { n: number }).n).toBeGreaterThan(0);
-    expect((server.db().prepare(`SELECT COUNT(*) AS n FROM "RefreshToken"`).get() as { n: number }).n).toBeGreaterThan(0);
+    expect(await countOf(sql`SELECT COUNT(*) AS "n" FROM "AccessToken"`)).toBeGreaterThan(0);
+    expect(await countOf(sql`SELECT COUNT(*) AS "n" FROM "RefreshToken"`)).toBeGreaterThan(0);
 
     const leaks: string[] = [];
     for (const table of tables) {
-      const rows = server.db().prepare(`SELECT * FROM "${table}"`).all() as Record<string, unknown>[];
+      // Table names come from the database's own catalogue, never from input.
+      const rows = await rowsOf<Record<string, unknown>>(server.database(), statementOf(`SELECT * FROM "${table}"`)());
       for (const row of rows) {
         for (const [column, value] of Object.entries(row)) {
           if (value === null || value === undefined) continue;
@@ -92,7 +99,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect(par.status).toBe(201);
     expect(keys).toHaveLength(1);
     const idHash = keys[0]!;
-    server.db().prepare(`UPDATE "AuthorizationRequest" SET expiresAt = ? WHERE idHash = ?`).run(PAST(), idHash);
+    await execute(server.database(), sql`UPDATE "AuthorizationRequest" SET "expiresAt" = ${PAST()} WHERE "idHash" = ${idHash}`);
 
     const page = await openConsentPage(client.authorizeUrl(par.body.request_uri), new CookieJar());
     expect(page.status).toBe(400);
@@ -106,7 +113,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     const { result: authorized, keys } = await newKeys(server, "AuthorizationCode", "codeHash", () => authorizeAndGetCode(server, client));
     expect(keys).toHaveLength(1);
     const codeHash = keys[0]!;
-    server.db().prepare(`UPDATE "AuthorizationCode" SET expiresAt = ? WHERE codeHash = ?`).run(PAST(), codeHash);
+    await execute(server.database(), sql`UPDATE "AuthorizationCode" SET "expiresAt" = ${PAST()} WHERE "codeHash" = ${codeHash}`);
 
     const result = await client.exchangeCode(authorized.code, authorized.verifier, authorized.redirectUri);
     expect({ status: result.status, error: (result.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
@@ -119,7 +126,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect(keys).toHaveLength(1);
     const tokenHash = keys[0]!;
     expect((await client.userinfo(result.tokens.access_token)).status).toBe(200);
-    server.db().prepare(`UPDATE "AccessToken" SET expiresAt = ? WHERE tokenHash = ?`).run(PAST(), tokenHash);
+    await execute(server.database(), sql`UPDATE "AccessToken" SET "expiresAt" = ${PAST()} WHERE "tokenHash" = ${tokenHash}`);
 
     const info = await client.userinfo(result.tokens.access_token);
     expect(info.status).toBe(401);
@@ -140,7 +147,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     const { result, keys } = await newKeys(server, "RefreshToken", "tokenHash", () => obtainTokens(server, client));
     expect(keys).toHaveLength(1);
     const tokenHash = keys[0]!;
-    server.db().prepare(`UPDATE "RefreshToken" SET expiresAt = ? WHERE tokenHash = ?`).run(PAST(), tokenHash);
+    await execute(server.database(), sql`UPDATE "RefreshToken" SET "expiresAt" = ${PAST()} WHERE "tokenHash" = ${tokenHash}`);
 
     const refreshed = await client.refresh(result.tokens.refresh_token);
     expect({ status: refreshed.status, error: (refreshed.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
@@ -151,7 +158,7 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     const client = await newClient(server);
     const { result, keys } = await newKeys(server, "Grant", "id", () => obtainTokens(server, client));
     expect(keys).toHaveLength(1);
-    server.db().prepare(`UPDATE "Grant" SET expiresAt = ? WHERE id = ?`).run(PAST(), keys[0]!);
+    await execute(server.database(), sql`UPDATE "Grant" SET "expiresAt" = ${PAST()} WHERE "id" = ${keys[0]!}`);
 
     expect((await client.userinfo(result.tokens.access_token)).status).toBe(401);
     const refreshed = await client.refresh(result.tokens.refresh_token);
@@ -162,19 +169,17 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
 
 describe("the DPoP replay table stays bounded without a sweeper (docs/architecture.md, 'Lazy expiry')", () => {
   it("each recorded proof removes a batch of expired rows, so 500 stale rows drain away", async () => {
-    const db = server.db();
-    const count = (where = "1 = 1", ...args: unknown[]) =>
-      (db.prepare(`SELECT COUNT(*) AS n FROM "ReplayRecord" WHERE ${where}`).get(...args) as { n: number }).n;
-    const expiredNow = () => count("expiresAt <= ?", Date.now());
+    const count = () => countOf(sql`SELECT COUNT(*) AS "n" FROM "ReplayRecord"`);
+    const expiredNow = () => countOf(sql`SELECT COUNT(*) AS "n" FROM "ReplayRecord" WHERE "expiresAt" <= ${at(Date.now())}`);
 
-    const insert = db.prepare(`INSERT INTO "ReplayRecord" (key, expiresAt) VALUES (?, ?)`);
     const past = Date.now() - 3_600_000;
-    db.transaction(() => {
-      for (let i = 0; i < 500; i++) insert.run(`test-expired-${randomBytes(16).toString("base64url")}`, past - i);
-    })();
-    const expiredBefore = expiredNow();
+    const keys = Array.from({ length: 500 }, () => `test-expired-${randomBytes(16).toString("base64url")}`);
+    await server.database().transaction(function* (): Program<void> {
+      for (const [i, key] of keys.entries()) yield* run(sql`INSERT INTO "ReplayRecord" ("key", "expiresAt") VALUES (${key}, ${at(past - i)})`);
+    });
+    const expiredBefore = await expiredNow();
     expect(expiredBefore).toBeGreaterThanOrEqual(500);
-    const liveBefore = count() - expiredBefore;
+    const liveBefore = (await count()) - expiredBefore;
 
     const client = await newClient(server);
     const proofed = async (n: number) => {
@@ -186,17 +191,17 @@ describe("the DPoP replay table stays bounded without a sweeper (docs/architectu
 
     // 10 recorded proofs remove at least 10 batches of 20.
     await proofed(10);
-    const expiredMid = expiredNow();
+    const expiredMid = await expiredNow();
     expect(expiredMid).toBeLessThan(expiredBefore);
     expect(expiredMid).toBeLessThanOrEqual(expiredBefore - 10 * 20);
 
     // 20 more drain what is left.
     await proofed(20);
-    expect(expiredNow()).toBe(0);
-    expect(count("key LIKE 'test-expired-%'")).toBe(0);
+    expect(await expiredNow()).toBe(0);
+    expect(await countOf(sql`SELECT COUNT(*) AS "n" FROM "ReplayRecord" WHERE "key" LIKE 'test-expired-%'`)).toBe(0);
 
     // What remains is only the live proofs: at most one row per request made (plus the first nonce retry).
-    const total = count();
+    const total = await count();
     expect(total).toBeLessThanOrEqual(liveBefore + 31);
     expect(total).toBeGreaterThanOrEqual(liveBefore + 30);
   });

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { postForm, signedIn } from "../helpers/account.ts";
+import { execute, rowOf } from "../helpers/databases.ts";
 import { ClientHost } from "../helpers/client-host.ts";
 import { openConsentPage, submitConsent, CookieJar } from "../helpers/consent.ts";
 import {
@@ -284,31 +286,36 @@ describe("refresh with scope (RFC 6749 §6): narrower is allowed, broader is inv
 
 describe("a grant's absolute lifetime (docs/decisions/0010)", () => {
   const DAY = 24 * 60 * 60 * 1000;
-  const grantOf = (refreshToken: string) =>
-    server
-      .db()
-      .prepare(`SELECT g.id AS id, g.createdAt AS createdAt, g.expiresAt AS expiresAt, g.endsAt AS endsAt FROM "Grant" g JOIN "RefreshToken" r ON r.grantId = g.id WHERE r.tokenHash = ?`)
-      .get(createHash("sha256").update(refreshToken).digest("base64url")) as { id: string; createdAt: number; expiresAt: number; endsAt: number };
+  const grantOf = async (refreshToken: string) => {
+    const tokenHash = createHash("sha256").update(refreshToken).digest("base64url");
+    const grant = await rowOf<{ id: string; createdAt: number; expiresAt: number; endsAt: number }>(
+      server.database(),
+      sql`SELECT g."id" AS "id", g."createdAt" AS "createdAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt"
+        FROM "Grant" g JOIN "RefreshToken" r ON r."grantId" = g."id" WHERE r."tokenHash" = ${tokenHash}`,
+    );
+    if (!grant) throw new Error("no grant for this refresh token");
+    return grant;
+  };
 
   it("a public client's grant ends 90 days after consent, however often it is refreshed", async () => {
     const client = await newClient(server);
     const { tokens } = await obtainTokens(server, client);
-    const grant = grantOf(tokens.refresh_token);
+    const grant = await grantOf(tokens.refresh_token);
     expect(grant.endsAt - grant.createdAt).toBe(90 * DAY);
 
     // The grant was made 89 days and 23 hours ago: a refresh still works, but nothing it issues outlives the grant.
     const shift = 90 * DAY - 60 * 60 * 1000;
-    server.db().prepare(`UPDATE "Grant" SET createdAt = createdAt - ?, endsAt = endsAt - ? WHERE id = ?`).run(shift, shift, grant.id);
+    await execute(server.database(), sql`UPDATE "Grant" SET "createdAt" = ${at(grant.createdAt - shift)}, "endsAt" = ${at(grant.endsAt - shift)} WHERE "id" = ${grant.id}`);
     const refreshed = await client.refresh(tokens.refresh_token);
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.expires_in).toBeLessThanOrEqual(60 * 60);
-    const after = grantOf(refreshed.body.refresh_token);
+    const after = await grantOf(refreshed.body.refresh_token);
     expect(after.expiresAt).toBeLessThanOrEqual(after.endsAt);
-    const refreshExpiry = server.db().prepare(`SELECT expiresAt FROM "RefreshToken" WHERE grantId = ? AND usedAt IS NULL`).get(grant.id) as { expiresAt: number };
-    expect(refreshExpiry.expiresAt).toBeLessThanOrEqual(after.endsAt);
+    const refreshExpiry = await rowOf<{ expiresAt: number }>(server.database(), sql`SELECT "expiresAt" FROM "RefreshToken" WHERE "grantId" = ${grant.id} AND "usedAt" IS NULL`);
+    expect(refreshExpiry!.expiresAt).toBeLessThanOrEqual(after.endsAt);
 
     // Past its end: refused, and the app must send the person through the authorization flow again.
-    server.db().prepare(`UPDATE "Grant" SET endsAt = ? WHERE id = ?`).run(Date.now() - 1000, grant.id);
+    await execute(server.database(), sql`UPDATE "Grant" SET "endsAt" = ${at(Date.now() - 1000)} WHERE "id" = ${grant.id}`);
     expectError(await client.refresh(refreshed.body.refresh_token), 400, "invalid_grant");
     expect((await client.userinfo(refreshed.body.access_token)).status).toBe(401);
   });

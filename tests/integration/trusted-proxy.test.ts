@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import { createPkce, DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
 import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
+import { rowsOf } from "../helpers/databases.ts";
 import { CLIENT_ID, parForm } from "../helpers/flow.ts";
 import { startBehindNginx, type ProxiedServers } from "../helpers/nginx.ts";
 import { fetchFrom, type SourceFetch } from "../helpers/raw-http.ts";
@@ -155,7 +157,7 @@ describe("the sign-in throttle behind nginx (ATRIUM_TRUST_PROXY=1), two processe
     expect((await guess(fetchFrom("127.0.0.3"), "nobody-else.test", "203.0.113.7")).status).toBe(400);
 
     // Failures were remembered under the real addresses only, never under a forged one.
-    const keys = proxied.servers[0]!.db().prepare(`SELECT key FROM "RateLimit" WHERE key LIKE 'sign-in:address:%' ORDER BY key`).pluck().all();
-    expect(keys).toEqual(["sign-in:address:127.0.0.2", "sign-in:address:127.0.0.3"]);
+    const rows = await rowsOf<{ key: string }>(proxied.servers[0]!.database(), sql`SELECT "key" FROM "RateLimit" WHERE "key" LIKE 'sign-in:address:%' ORDER BY "key"`);
+    expect(rows.map((row) => row.key)).toEqual(["sign-in:address:127.0.0.2", "sign-in:address:127.0.0.3"]);
   });
 });

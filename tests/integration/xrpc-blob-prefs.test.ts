@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import { createDpopProof } from "../../scripts/lib/dpop-client.ts";
+import { rowOf } from "../helpers/databases.ts";
 import { createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { blobCid, missingPermission, SAMPLES, scopedSession, uploadBlob, type ScopedSession, type XrpcErrorBody } from "../helpers/xrpc-extra.ts";
@@ -62,10 +64,10 @@ describe("uploadBlob", () => {
     expect(result.body).toEqual({
       blob: { $type: "blob", ref: { $link: await blobCid(SAMPLES.png) }, mimeType: "image/png", size: SAMPLES.png.byteLength },
     });
-    const stored = server
-      .db()
-      .prepare(`SELECT "mimeType", "declaredType", "detectedType", "size" FROM "Blob" WHERE "did" = ? AND "cid" = ?`)
-      .get(alice.did, result.body.blob.ref.$link);
+    const stored = await rowOf(
+      server.database(),
+      sql`SELECT "mimeType", "declaredType", "detectedType", "size" FROM "Blob" WHERE "did" = ${alice.did} AND "cid" = ${result.body.blob.ref.$link}`,
+    );
     expect(stored).toEqual({ mimeType: "image/png", declaredType: "image/png", detectedType: "image/png", size: SAMPLES.png.byteLength });
   });
 
@@ -161,8 +163,8 @@ describe("uploadBlob size limit (ATRIUM_BLOB_MAX_BYTES=2048)", () => {
     expect(typeof result.body.error).toBe("string");
     expect(result.body.error).toMatch(/TooLarge/);
     expect(result.body.message).toMatch(/2048/);
-    const count = small.db().prepare(`SELECT COUNT(*) AS n FROM "Blob" WHERE "size" = 4096`).get() as { n: number };
-    expect(count.n).toBe(0);
+    const count = await rowOf<{ n: number }>(small.database(), sql`SELECT COUNT(*) AS "n" FROM "Blob" WHERE "size" = 4096`);
+    expect(count!.n).toBe(0);
   });
 
   /** Uploads `bytes` as a stream (chunked: no Content-Length); a dropped connection is reported as the status text. */

@@ -1,12 +1,14 @@
 /**
  * Blob quota and cleanup (docs/decisions/0008), attacked over HTTP: an outside review stored eight unreferenced
  * 5 MB blobs in 0.65 s, and nothing ever removed a blob no record referenced. Here: parallel uploads against a
- * per-account quota, in one process and in two processes sharing the SQLite file; and blobs left unreferenced past
+ * per-account quota, in one process and in two processes sharing one database; and blobs left unreferenced past
  * a short grace period, removed by the next upload or record write.
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import type { HttpResult } from "../../scripts/lib/dpop-client.ts";
+import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { scopedSession, uploadBlob, type ScopedSession, type XrpcErrorBody } from "../helpers/xrpc-extra.ts";
@@ -23,8 +25,8 @@ type UploadResult = HttpResult<{ blob: BlobRef } & XrpcErrorBody>;
 const distinctBlob = () => Uint8Array.from(randomBytes(BLOB_BYTES));
 const upload = (session: ScopedSession, bytes = distinctBlob()) => uploadBlob(session, bytes, "application/octet-stream") as Promise<UploadResult>;
 
-function storedBlobs(server: TestServer, did: string): { count: number; bytes: number } {
-  return server.db().prepare(`SELECT COUNT(*) AS count, COALESCE(SUM(size), 0) AS bytes FROM "Blob" WHERE did = ?`).get(did) as { count: number; bytes: number };
+async function storedBlobs(server: TestServer, did: string): Promise<{ count: number; bytes: number } | undefined> {
+  return rowOf<{ count: number; bytes: number }>(server.database(), sql`SELECT COUNT(*) AS "count", COALESCE(SUM("size"), 0) AS "bytes" FROM "Blob" WHERE "did" = ${did}`);
 }
 
 /** Every refusal is the quota's: 413 in the XRPC error shape, naming the sizes; never a 5xx. */
@@ -53,20 +55,20 @@ describe("blob quota: parallel uploads in one process (ATRIUM_BLOB_QUOTA_BYTES =
     const statuses = results.map((result) => result.status);
     expect(statuses.filter((status) => status === 200), JSON.stringify(statuses)).toHaveLength(3);
     expectQuotaRefusals(results);
-    expect(storedBlobs(server, alice.did)).toEqual({ count: 3, bytes: 3 * BLOB_BYTES });
+    expect(await storedBlobs(server, alice.did)).toEqual({ count: 3, bytes: 3 * BLOB_BYTES });
   });
 
   it("re-uploading a blob the account already has costs nothing, even with the quota full", async () => {
-    const [row] = server.db().prepare(`SELECT bytes FROM "Blob" WHERE did = ? LIMIT 1`).all(alice.did) as { bytes: Buffer }[];
+    const [row] = await rowsOf<{ bytes: Buffer }>(server.database(), sql`SELECT "bytes" FROM "Blob" WHERE "did" = ${alice.did} LIMIT 1`);
     const again = await upload(session, Uint8Array.from(row!.bytes));
     expect(again.status).toBe(200);
     expect(again.body.blob.size).toBe(BLOB_BYTES);
-    expect(storedBlobs(server, alice.did)).toEqual({ count: 3, bytes: 3 * BLOB_BYTES });
+    expect(await storedBlobs(server, alice.did)).toEqual({ count: 3, bytes: 3 * BLOB_BYTES });
     expectQuotaRefusals([await upload(session)]);
   });
 });
 
-describe("blob quota: parallel uploads to two server processes sharing one SQLite file", () => {
+describe("blob quota: parallel uploads to two server processes sharing one database", () => {
   let first: TestServer;
   let second: TestServer;
   let alice: { did: string };
@@ -74,7 +76,7 @@ describe("blob quota: parallel uploads to two server processes sharing one SQLit
 
   beforeAll(async () => {
     first = await startTestServer(QUOTA_ENV);
-    second = await startTestServer({ ...QUOTA_ENV, DATABASE_URL: `file:${first.databasePath}` });
+    second = await startTestServer({ ...QUOTA_ENV, DATABASE_URL: first.databaseUrl });
     alice = await createAlice(first);
     sessions.push(await scopedSession(first, SCOPE), await scopedSession(second, SCOPE));
   });
@@ -88,7 +90,7 @@ describe("blob quota: parallel uploads to two server processes sharing one SQLit
     const statuses = results.map((result) => result.status);
     expect(statuses.filter((status) => status === 200), JSON.stringify(statuses)).toHaveLength(3);
     expectQuotaRefusals(results);
-    expect(storedBlobs(first, alice.did)).toEqual({ count: 3, bytes: 3 * BLOB_BYTES });
+    expect(await storedBlobs(first, alice.did)).toEqual({ count: 3, bytes: 3 * BLOB_BYTES });
   });
 });
 
@@ -106,7 +108,8 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
   afterAll(() => server?.stop());
 
   const pastTheGrace = () => new Promise((resolve) => setTimeout(resolve, GRACE_MS + 500));
-  const isStored = (blob: BlobRef) => server.db().prepare(`SELECT 1 FROM "Blob" WHERE did = ? AND cid = ?`).get(alice.did, blob.ref.$link) !== undefined;
+  const isStored = async (blob: BlobRef) =>
+    (await rowOf(server.database(), sql`SELECT 1 AS "stored" FROM "Blob" WHERE "did" = ${alice.did} AND "cid" = ${blob.ref.$link}`)) !== undefined;
 
   async function uploaded(): Promise<BlobRef> {
     const result = await upload(session);
@@ -135,16 +138,16 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
   it("an unreferenced blob outlives its grace period only until the next upload, which deletes it", async () => {
     const orphan = await uploaded();
     await pastTheGrace();
-    expect(isStored(orphan)).toBe(true); // lazy: nothing runs in the background
+    expect(await isStored(orphan)).toBe(true); // lazy: nothing runs in the background
     await laterUpload();
-    expect(isStored(orphan)).toBe(false);
+    expect(await isStored(orphan)).toBe(false);
   });
 
   it("a record write deletes expired unreferenced blobs too", async () => {
     const orphan = await uploaded();
     await pastTheGrace();
     await createPost(freshKey());
-    expect(isStored(orphan)).toBe(false);
+    expect(await isStored(orphan)).toBe(false);
   });
 
   it("blobs referenced by records survive the grace period, in the typed and in the legacy blob form", async () => {
@@ -158,7 +161,7 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
     });
     await pastTheGrace();
     await laterUpload();
-    expect([isStored(image), isStored(avatar)]).toEqual([true, true]);
+    expect([await isStored(image), await isStored(avatar)]).toEqual([true, true]);
   });
 
   it("deleting the record starts the blob's grace period: kept through it, deleted after it", async () => {
@@ -168,10 +171,10 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
     await pastTheGrace();
     await deletePost(rkey);
     await laterUpload();
-    expect(isStored(image)).toBe(true);
+    expect(await isStored(image)).toBe(true);
     await pastTheGrace();
     await laterUpload();
-    expect(isStored(image)).toBe(false);
+    expect(await isStored(image)).toBe(false);
   });
 
   it("updating the record away from the blob (putRecord, applyWrites#update) starts its grace period", async () => {
@@ -185,7 +188,7 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
     });
     await pastTheGrace();
     await laterUpload();
-    expect([isStored(first), isStored(second)]).toEqual([false, false]);
+    expect([await isStored(first), await isStored(second)]).toEqual([false, false]);
   });
 
   it("a blob referenced by two records survives deletion of one, and goes after the other is deleted", async () => {
@@ -200,10 +203,10 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
     await deletePost(one);
     await pastTheGrace();
     await laterUpload();
-    expect(isStored(shared)).toBe(true);
+    expect(await isStored(shared)).toBe(true);
     await write("com.atproto.repo.applyWrites", { writes: [{ $type: "com.atproto.repo.applyWrites#delete", collection: POST, rkey: two }] });
     await pastTheGrace();
     await laterUpload();
-    expect(isStored(shared)).toBe(false);
+    expect(await isStored(shared)).toBe(false);
   });
 });

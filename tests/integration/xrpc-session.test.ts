@@ -4,7 +4,9 @@
  * nonce, revoked, expired, CORS, unknown methods.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { createDpopProof, sha256Base64url } from "../../scripts/lib/dpop-client.ts";
+import { execute, rowOf } from "../helpers/databases.ts";
 import { ALICE, createAlice, generateDpopKey, rawGet } from "../helpers/flow.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
@@ -89,7 +91,7 @@ describe("an atproto-only token can do nothing but read its session", () => {
   it("uploadBlob is refused", async () => {
     const result = await callRaw(t.atproto, "POST", "com.atproto.repo.uploadBlob", { body: PNG, headers: { "Content-Type": "image/png" } });
     expectInsufficientScope(result, "blob:image/png");
-    expect(server.db().prepare(`SELECT COUNT(*) AS n FROM "Blob"`).get()).toEqual({ n: 0 });
+    expect(await rowOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Blob"`)).toEqual({ n: 0 });
   });
 
   it("updateHandle is refused and the handle is unchanged", async () => {
@@ -178,11 +180,8 @@ describe("token failures on /xrpc", () => {
   it("an expired access token is refused (401 invalid_token)", async () => {
     const token = t.toExpire;
     expect((await call(token, GET_SESSION)).status).toBe(200);
-    const changed = server
-      .db()
-      .prepare(`UPDATE "AccessToken" SET expiresAt = ? WHERE tokenHash = ?`)
-      .run(Date.now() - 60_000, sha256Base64url(token.accessToken));
-    expect(changed.changes).toBe(1);
+    const changed = await execute(server.database(), sql`UPDATE "AccessToken" SET "expiresAt" = ${at(Date.now() - 60_000)} WHERE "tokenHash" = ${sha256Base64url(token.accessToken)}`);
+    expect(changed).toBe(1);
     const result = await call(token, GET_SESSION);
     expectTokenChallenge(result, "invalid_token", "InvalidToken");
   });
@@ -306,7 +305,7 @@ describe("account management is refused for OAuth tokens, whatever the scope", (
     const session = await call<Session>(t.accountEmail, GET_SESSION);
     expect(session.status).toBe(200);
     expect(session.body).toEqual({ did: alice.did, handle: ALICE.handle, active: true, email: ALICE.email, emailConfirmed: false });
-    const rows = server.db().prepare(`SELECT COUNT(*) AS n FROM "Account" WHERE did = ?`).get(alice.did);
+    const rows = await rowOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Account" WHERE "did" = ${alice.did}`);
     expect(rows).toEqual({ n: 1 });
   });
 });
