@@ -156,14 +156,10 @@ export function screenRequestLimit(config: Config, limiter: RequestLimiter, metr
   return (req: Request, res: Response, next: NextFunction) => {
     const result = limiter.hit(`requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`, config.rateLimits.screenPerMinute, 60_000);
     // The limiter answers at once unless the database must decide (near the limit, on PostgreSQL).
-    if (result instanceof Promise) {
-      // bodyLimit's "data" listener has the body flowing: held until Remix reads it (its reader resumes the stream;
-      // a refusal's drainRest does), or it would be gone before Remix listens and the request would wait for ever.
-      req.pause();
-      result.then((settled) => answer(req, res, next, settled), next);
-    } else {
-      answer(req, res, next, result);
-    }
+    // Nothing listens to the body yet (server.ts puts bodyLimit after this), so it waits, unread, while the
+    // database decides.
+    if (result instanceof Promise) result.then((settled) => answer(req, res, next, settled), next);
+    else answer(req, res, next, result);
   };
 }
 
