@@ -1,4 +1,4 @@
-import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { CachedClient, ClientStore } from "../oauth/client/client-store.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 
@@ -40,6 +40,9 @@ export class SqlClientStore implements ClientStore {
     if (size > MAX_ENTRY_BYTES) return;
     const { maxEntries, maxBytes } = this.bounds;
     await this.db.transaction(function* (): Program<void> {
+      // The eviction below reads the whole cache and deletes on what it read: without the lock, concurrent saves on
+      // PostgreSQL (READ COMMITTED) each see only the committed rows and their own, and together overshoot the bounds.
+      yield* lock("client-cache");
       // Documents of clients that are never seen again expire here, a few at a time (lazy expiry).
       yield* run(cleanupClients(fetchedAt));
       yield* run(sql`INSERT INTO "Client" ("clientId", "metadata", "size", "fetchedAt", "expiresAt")
