@@ -1,7 +1,9 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BYTEWISE, sql } from "../../app/.server/db/sql.ts";
 import { createPkce, DpopClient, generateDpopKey, sha256Base64url } from "../../scripts/lib/dpop-client.ts";
 import { CookieJar, openConsentPage, submitConsent } from "../helpers/consent.ts";
+import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { ALICE, CLIENT_ID, createAlice, parForm } from "../helpers/flow.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
@@ -44,8 +46,9 @@ async function simultaneousAttempts(servers: TestServer[], posts: { identifier: 
 }
 
 /** What the attempts were checked against: the counters in the shared database. */
-function counterKeys(server: TestServer): { key: string; count: number }[] {
-  return server.db().prepare(`SELECT key, count FROM "RateLimit" WHERE key LIKE 'sign-in:%' ORDER BY key`).all() as { key: string; count: number }[];
+async function counterKeys(server: TestServer): Promise<{ key: string; count: number }[]> {
+  // BYTEWISE: the order SQLite gives, whatever the PostgreSQL database's locale.
+  return rowsOf<{ key: string; count: number }>(server.database(), sql`SELECT "key", "count" FROM "RateLimit" WHERE "key" LIKE 'sign-in:%' ORDER BY "key" ${BYTEWISE}`);
 }
 
 /** A distinct client address per request, as a botnet (or a forged header a trusted proxy passes on) gives it. */
@@ -98,7 +101,7 @@ describe("sign-in throttling under attack: simultaneous attempts, every alias, t
     // Behind a trusted proxy, so each attempt can come from its own address: only the account's counter then holds.
     const env = { ATRIUM_SIGN_IN_FREE_ATTEMPTS: "5", ATRIUM_TRUST_PROXY: "1" };
     first = await startTestServer(env);
-    second = await startTestServer({ ...env, DATABASE_URL: `file:${first.databasePath}` });
+    second = await startTestServer({ ...env, DATABASE_URL: first.databaseUrl });
     await createAccount(first, BOB);
   });
   afterAll(async () => {
@@ -115,8 +118,8 @@ describe("sign-in throttling under attack: simultaneous attempts, every alias, t
     expect(checked, JSON.stringify(statuses)).toBeLessThanOrEqual(mostChecked);
     expect(statuses.filter((status) => status !== 400 && status !== 429), JSON.stringify(statuses)).toEqual([]);
     // Every attempt counted against Bob's account, none against what was typed.
-    const bob = first.db().prepare(`SELECT did FROM "Account" WHERE handle = 'bob.test'`).get() as { did: string };
-    expect(counterKeys(first).filter((row) => row.key.startsWith("sign-in:account:") || row.key.startsWith("sign-in:typed:"))).toEqual([
+    const bob = (await rowOf<{ did: string }>(first.database(), sql`SELECT "did" FROM "Account" WHERE "handle" = 'bob.test'`))!;
+    expect((await counterKeys(first)).filter((row) => row.key.startsWith("sign-in:account:") || row.key.startsWith("sign-in:typed:"))).toEqual([
       { key: `sign-in:account:${bob.did}`, count: checked },
     ]);
   });
@@ -130,7 +133,7 @@ describe("sign-in throttling under attack: simultaneous attempts, every alias, t
     );
     expect(checked, JSON.stringify(statuses)).toBeGreaterThanOrEqual(5);
     expect(checked, JSON.stringify(statuses)).toBeLessThanOrEqual(mostChecked);
-    expect(counterKeys(first).filter((row) => row.key.includes("carol") || row.key.endsWith(did))).toEqual([{ key: `sign-in:account:${did}`, count: checked }]);
+    expect((await counterKeys(first)).filter((row) => row.key.includes("carol") || row.key.endsWith(did))).toEqual([{ key: `sign-in:account:${did}`, count: checked }]);
   });
 
   it("an identifier that names no account is limited exactly like one that does", async () => {
@@ -140,14 +143,14 @@ describe("sign-in throttling under attack: simultaneous attempts, every alias, t
     );
     expect(checked, JSON.stringify(statuses)).toBeGreaterThanOrEqual(5);
     expect(checked, JSON.stringify(statuses)).toBeLessThanOrEqual(mostChecked);
-    expect(counterKeys(first).filter((row) => row.key === `sign-in:typed:${sha256Base64url("nobody.test")}`)).toEqual([{ key: `sign-in:typed:${sha256Base64url("nobody.test")}`, count: checked }]);
+    expect((await counterKeys(first)).filter((row) => row.key === `sign-in:typed:${sha256Base64url("nobody.test")}`)).toEqual([{ key: `sign-in:typed:${sha256Base64url("nobody.test")}`, count: checked }]);
   });
 
   it("a success hands back its attempt: the right password among failures leaves the other failures counted", async () => {
     const { did, handle } = await createAccount(first, { handle: "dave.test", email: "dave@example.com", password: "dave's password" });
     expect((await attempt(first, handle, "wrong", fromAddress(80))).status).toBe(400);
     expect((await attempt(second, handle, "dave's password", fromAddress(81))).status).toBe(303);
-    expect(counterKeys(first).find((row) => row.key === `sign-in:account:${did}`)?.count).toBe(1);
+    expect((await counterKeys(first)).find((row) => row.key === `sign-in:account:${did}`)?.count).toBe(1);
     const { statuses, checked, mostChecked } = await simultaneousAttempts(
       [first, second],
       Array.from({ length: 8 }, (_, i) => ({ identifier: handle, password: `wrong ${i}`, headers: fromAddress(82 + i) })),
@@ -164,7 +167,7 @@ describe("request limits per client address, shared by every process on the data
   const limits = { ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "4", ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "3" };
   beforeAll(async () => {
     first = await startTestServer(limits);
-    second = await startTestServer({ ...limits, DATABASE_URL: `file:${first.databasePath}` });
+    second = await startTestServer({ ...limits, DATABASE_URL: first.databaseUrl });
   });
   afterAll(async () => {
     await second?.stop();

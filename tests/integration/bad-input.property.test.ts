@@ -7,8 +7,10 @@
 import fc from "fast-check";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { statementOf } from "../../app/.server/db/sql.ts";
 import { createDpopProof, type HttpResult, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 import { CookieJar, openConsentPage } from "../helpers/consent.ts";
+import { rowOf } from "../helpers/databases.ts";
 import { ALICE, CLIENT_ID, createAlice, generateDpopKey, newClient, obtainTokens, parForm, type DpopKey } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import type { DpopClient } from "../../scripts/lib/dpop-client.ts";
@@ -25,18 +27,18 @@ let liveRequest: { requestUri: string; clientId: string; authorizeUrl: string };
 const GUARDED_TABLES = ["AuthorizationRequest", "AuthorizationCode", "Grant", "AccessToken", "RefreshToken", "Record", "Account"] as const;
 type Counts = Record<(typeof GUARDED_TABLES)[number], number>;
 
-function counts(): Counts {
-  const db = server.db();
-  return Object.fromEntries(
-    GUARDED_TABLES.map((table) => [table, (db.prepare(`SELECT COUNT(*) AS n FROM "${table}"`).get() as { n: number }).n]),
-  ) as Counts;
+/** One statement counting every guarded table (names from the list above, never from input), so the counts are of one moment. */
+const countGuarded = statementOf(`SELECT ${GUARDED_TABLES.map((table) => `(SELECT COUNT(*) FROM "${table}") AS "${table}"`).join(", ")}`);
+
+async function counts(): Promise<Counts> {
+  return (await rowOf<Counts>(server.database(), countGuarded()))!;
 }
 
 /** Every guarded table has the same row count as `before`, except the growth that successful requests explain. */
-function expectNoStateChange(before: Counts, explained: Partial<Counts> = {}) {
+async function expectNoStateChange(before: Counts, explained: Partial<Counts> = {}) {
   const expected = { ...before };
   for (const [table, delta] of Object.entries(explained)) expected[table as keyof Counts] += delta;
-  expect(counts()).toEqual(expected);
+  expect(await counts()).toEqual(expected);
 }
 
 const RUNS = { small: 40, medium: 60, large: 80 };
@@ -232,7 +234,7 @@ function expectNoXrpcServerError(result: HttpResult<unknown>) {
 
 describe("POST /oauth/par, /oauth/token, /oauth/revoke with arbitrary bodies", () => {
   it("PAR: never a 5xx, always an OAuth error (no valid request is possible without a code_challenge and state)", async () => {
-    const before = counts();
+    const before = await counts();
     await fc.assert(
       fc.asyncProperty(formBody, dpopHeader, async (raw, dpopMode) => {
         const result = await postRaw("/oauth/par", raw, dpopMode);
@@ -241,11 +243,11 @@ describe("POST /oauth/par, /oauth/token, /oauth/revoke with arbitrary bodies", (
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 
   it("PAR: a valid form with fields dropped, replaced or added: 201 or an OAuth error, never a 5xx; only 201s add a request", async () => {
-    const before = counts();
+    const before = await counts();
     let created = 0;
     const base = parForm();
     const mutation = fc.record({
@@ -267,11 +269,11 @@ describe("POST /oauth/par, /oauth/token, /oauth/revoke with arbitrary bodies", (
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before, { AuthorizationRequest: created });
+    await expectNoStateChange(before, { AuthorizationRequest: created });
   });
 
   it("token: never a 5xx, always an OAuth error; no code, grant or token appears", async () => {
-    const before = counts();
+    const before = await counts();
     const grantType = fc.constantFrom<string | undefined>("authorization_code", "refresh_token", "client_credentials", "password", "", undefined);
     const body = fc.oneof(
       { weight: 3, arbitrary: formBody },
@@ -290,11 +292,11 @@ describe("POST /oauth/par, /oauth/token, /oauth/revoke with arbitrary bodies", (
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 
   it("revoke: 200 or an OAuth error, never a 5xx; unknown tokens end nothing", async () => {
-    const before = counts();
+    const before = await counts();
     await fc.assert(
       fc.asyncProperty(formBody, dpopHeader, async (raw, dpopMode) => {
         const result = await postRaw("/oauth/revoke", raw, dpopMode);
@@ -302,7 +304,7 @@ describe("POST /oauth/par, /oauth/token, /oauth/revoke with arbitrary bodies", (
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
     // The one real grant survived all of it.
     expect((await session.client.userinfo(session.tokens.access_token)).status).toBe(200);
   });
@@ -335,7 +337,7 @@ function isReadablePage(html: string): boolean {
 
 describe("the authorization screen", () => {
   it("GET /oauth/authorize with arbitrary query strings: never a 5xx, always a readable HTML page", async () => {
-    const before = counts();
+    const before = await counts();
     const param = fc.oneof(
       fc.tuple(fc.constantFrom("client_id", "request_uri", "response_type", "redirect_uri", "prompt", "scope"), text),
       fc.tuple(fc.constantFrom("request_uri"), fc.constant(liveRequest.requestUri)),
@@ -360,7 +362,7 @@ describe("the authorization screen", () => {
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 
   it("POST /oauth/authorize with arbitrary url-encoded forms (no valid CSRF token): 403 or 400, never a 5xx, nothing approved", async () => {
@@ -368,7 +370,7 @@ describe("the authorization screen", () => {
     const jar = new CookieJar();
     const page = await openConsentPage(liveRequest.authorizeUrl, jar);
     expect(page.status).toBe(200);
-    const before = counts();
+    const before = await counts();
     const form = fc.record(
       {
         csrf_token: fc.oneof(text, fc.constant(""), fc.constant(`${page.csrfToken}x`)),
@@ -397,13 +399,13 @@ describe("the authorization screen", () => {
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
     // The pending request is still answerable: nothing consumed it.
     expect((await openConsentPage(liveRequest.authorizeUrl, jar)).status).toBe(200);
   });
 
   it("POST /oauth/authorize with arbitrary bodies and content types: 403 or 400, never a 5xx", async () => {
-    const before = counts();
+    const before = await counts();
     await fc.assert(
       fc.asyncProperty(formBody, async (raw) => {
         const headers: Record<string, string> = {};
@@ -416,7 +418,7 @@ describe("the authorization screen", () => {
       }),
       { numRuns: RUNS.medium },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 
   // Pinned cases (each found by the properties above or by hand); kept as plain examples so a failure names the input.
@@ -429,13 +431,13 @@ describe("the authorization screen", () => {
     ["a malformed percent-escape in the session cookie", { body: "csrf_token=x", headers: { "Content-Type": FORM_TYPE, cookie: "atrium_session=%E0%A4%A" } }],
   ] as Array<[string, { body: string; headers?: Record<string, string> }]>) {
     it(`POST /oauth/authorize with ${label}: 400 or 403 (a refusal), not 500`, async () => {
-      const before = counts();
+      const before = await counts();
       const response = await isolated(`${server.issuer}/oauth/authorize`, { method: "POST", ...init });
       const html = response.text;
       const what = `HTTP ${response.status}: ${html.slice(0, 300)}`;
       expect([400, 403], what).toContain(response.status);
       expect(isReadablePage(html), what).toBe(true);
-      expectNoStateChange(before);
+      await expectNoStateChange(before);
     });
   }
 
@@ -487,7 +489,7 @@ function xrpcUrl(name: string, params: Record<string, string>): string {
 
 describe("/xrpc with arbitrary methods, parameters and bodies", () => {
   it("unauthenticated GET/POST /xrpc/<anything>: never a 5xx (501 MethodNotImplemented aside), always {error, message} on errors", async () => {
-    const before = counts();
+    const before = await counts();
     await fc.assert(
       fc.asyncProperty(nsid, fc.constantFrom("GET", "POST"), paramDict, xrpcBody, authHeader, proxyHeader, async (name, method, params, body, auth, proxy) => {
         const headers: Record<string, string> = {};
@@ -500,11 +502,11 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 
   it("authenticated GET /xrpc/<anything> with a valid DPoP token: never a 5xx (501 aside), always {error, message} on errors", async () => {
-    const before = counts();
+    const before = await counts();
     await fc.assert(
       fc.asyncProperty(nsid, paramDict, proxyHeader, async (name, params, proxy) => {
         const headers: Record<string, string> = {};
@@ -515,7 +517,7 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
       }),
       { numRuns: RUNS.medium },
     );
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 
   it("/xrpc/ with a malformed percent-escape in the method name answers in the XRPC error shape", async () => {
@@ -527,7 +529,7 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
   });
 
   it("createRecord with a valid token and arbitrary JSON: 200 or 4xx {error, message}, never a 5xx; only 200s add records", async () => {
-    const before = counts();
+    const before = await counts();
     let created = 0;
     const validBase = () => ({ repo: account.did, collection: "app.bsky.feed.post", record: { text: "hello", createdAt: new Date().toISOString() } });
     const mutatedValid = fc
@@ -566,27 +568,27 @@ describe("/xrpc with arbitrary methods, parameters and bodies", () => {
       }),
       { numRuns: RUNS.large },
     );
-    expectNoStateChange(before, { Record: created });
+    await expectNoStateChange(before, { Record: created });
   });
 
   it("createRecord with a deeply nested record (within the 1 MiB body cap): 4xx, not 500", async () => {
-    const before = counts();
+    const before = await counts();
     const depth = 200_000;
     const json = `{"repo":${JSON.stringify(account.did)},"collection":"app.bsky.feed.post","record":{"text":"deep","nested":${"[".repeat(depth)}${"]".repeat(depth)}}}`;
     const result = await authed("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, { body: json, headers: { "Content-Type": "application/json" } });
     expect(result.status, describeResult(result)).toBeGreaterThanOrEqual(400);
     expect(result.status, describeResult(result)).toBeLessThan(500);
     expectXrpcShape(result);
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 
   it("createRecord with a body over 1 MiB: 413 PayloadTooLarge", async () => {
-    const before = counts();
+    const before = await counts();
     const json = JSON.stringify({ repo: account.did, collection: "app.bsky.feed.post", record: { text: "x".repeat(1_100_000) } });
     const result = await authed("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, { body: json, headers: { "Content-Type": "application/json" } });
     expect(result.status, describeResult(result)).toBe(413);
     expectXrpcShape(result);
-    expectNoStateChange(before);
+    await expectNoStateChange(before);
   });
 });
 

@@ -13,7 +13,9 @@ import net from "node:net";
 import os from "node:os";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import { createPkce, DpopClient, generateDpopKey, type HttpResult } from "../../scripts/lib/dpop-client.ts";
+import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { SCOPE, type OAuthErrorBody } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
@@ -395,8 +397,11 @@ describe("the client metadata cache stays small whatever clients publish", () =>
     await server?.stop();
   });
 
-  const cache = () =>
-    server.db().prepare(`SELECT clientId, size, length(CAST(metadata AS BLOB)) AS length FROM "Client" ORDER BY fetchedAt`).all() as { clientId: string; size: number; length: number }[];
+  /** The cached entries, oldest first, with the byte length of what is stored (UTF-8, as `size` counts it). */
+  const cache = async () =>
+    (await rowsOf<{ clientId: string; size: number; metadata: string }>(server.database(), sql`SELECT "clientId", "size", "metadata" FROM "Client" ORDER BY "fetchedAt"`)).map(
+      ({ clientId, size, metadata }) => ({ clientId, size, length: Buffer.byteLength(metadata, "utf8") }),
+    );
 
   /** Serves a ~500 KB document (valid, padded, with a huge name) at a new client_id. */
   function paddedClient(i: number, extra: Record<string, unknown> = {}): string {
@@ -411,20 +416,20 @@ describe("the client metadata cache stays small whatever clients publish", () =>
     // Each PAR is refused (a redirect_uri the client never declared) after its document was fetched and validated.
     const results = await Promise.all(clientIds.map((clientId) => pushFor(server, clientId, "https://elsewhere.example/callback")));
     for (const { result } of results) expect((result.body as OAuthErrorBody).error).toBe("invalid_request");
-    const rows = cache();
+    const rows = await cache();
     expect(rows.length).toBeLessThanOrEqual(MAX_ENTRIES);
     for (const row of rows) {
       expect(row.size).toBe(row.length);
       expect(row.size).toBeLessThan(2048);
     }
-    const stored = server.db().prepare(`SELECT metadata FROM "Client" LIMIT 1`).get() as { metadata: string };
+    const stored = (await rowOf<{ metadata: string }>(server.database(), sql`SELECT "metadata" FROM "Client" LIMIT 1`))!;
     expect(stored.metadata).not.toContain("xxxxxxxx");
     const { client } = JSON.parse(stored.metadata) as { client: { clientName: string } };
     expect([...client.clientName].length).toBeLessThanOrEqual(100);
   });
 
   it("documents that do not validate are never cached", async () => {
-    const before = cache().map((row) => row.clientId);
+    const before = (await cache()).map((row) => row.clientId);
     const invalid = [
       paddedClient(100, { dpop_bound_access_tokens: false }),
       paddedClient(101, { scope: `atproto ${"repo:com.example.x ".repeat(300)}` }),
@@ -432,7 +437,7 @@ describe("the client metadata cache stays small whatever clients publish", () =>
     ];
     const results = await Promise.all(invalid.map((clientId) => pushFor(server, clientId, `${host.origin}/callback`)));
     for (const { result } of results) expectInvalidClientMetadata(result, "invalid padded document");
-    const after = cache().map((row) => row.clientId);
+    const after = (await cache()).map((row) => row.clientId);
     for (const clientId of invalid) expect(after).not.toContain(clientId);
     expect(after.filter((clientId) => !before.includes(clientId))).toEqual([]);
   });
@@ -442,7 +447,7 @@ describe("the client metadata cache stays small whatever clients publish", () =>
     await pushFor(server, first, `${host.origin}/callback`);
     const newer = Array.from({ length: MAX_ENTRIES }, (_, i) => paddedClient(300 + i));
     for (const clientId of newer) await pushFor(server, clientId, `${host.origin}/callback`);
-    const rows = cache().map((row) => row.clientId);
+    const rows = (await cache()).map((row) => row.clientId);
     expect(rows).toHaveLength(MAX_ENTRIES);
     expect(rows).not.toContain(first);
     expect(rows).toEqual(newer);
@@ -472,11 +477,11 @@ describe("the client metadata cache's byte cap", () => {
       host.route(`/keys-${i}.json`, (_req, res) => res.writeHead(200, { "Content-Type": "application/json" }).end(body));
       await pushFor(server, clientId, `${host.origin}/callback`);
     }
-    const { total, entries } = server.db().prepare(`SELECT SUM(size) AS total, COUNT(*) AS entries FROM "Client"`).get() as { total: number; entries: number };
+    const { total, entries } = (await rowOf<{ total: number; entries: number }>(server.database(), sql`SELECT SUM("size") AS "total", COUNT(*) AS "entries" FROM "Client"`))!;
     expect(total).toBeLessThanOrEqual(64 * 1024);
     expect(entries).toBeGreaterThan(1);
     expect(entries).toBeLessThan(20);
-    const newest = server.db().prepare(`SELECT clientId FROM "Client" ORDER BY fetchedAt DESC LIMIT 1`).get() as { clientId: string };
+    const newest = (await rowOf<{ clientId: string }>(server.database(), sql`SELECT "clientId" FROM "Client" ORDER BY "fetchedAt" DESC LIMIT 1`))!;
     expect(newest.clientId).toBe(`${host.origin}/keys-19.json`);
   });
 });

@@ -10,8 +10,10 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql, type Database, type Statement } from "../../app/.server/db/sql.ts";
 import { createDpopProof, DpopClient, generateDpopKey, sha256Base64url, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 import { openConsentPage, submitConsent } from "../helpers/consent.ts";
+import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { ALICE, CLIENT_ID, createAlice, createPkce, fetchNonce, parForm, rawPost, SCOPE, type OAuthErrorBody } from "../helpers/flow.ts";
 import { startProcessServer, type ProcessServer } from "../helpers/process-server.ts";
 import { approveInBrowser, grantFor, manyGrants, newBrowser, type GrantSession } from "../helpers/session-grants.ts";
@@ -25,8 +27,8 @@ const NO_REQUEST_LIMITS = {
   ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
 };
 
-const count = (db: { prepare(sql: string): { get(...args: unknown[]): unknown } }, sql: string, ...args: unknown[]) =>
-  (db.prepare(sql).get(...args) as { n: number }).n;
+/** The `n` of a `SELECT COUNT(*) AS "n"` statement. */
+const count = async (db: Database, statement: Statement) => (await rowOf<{ n: number }>(db, statement))!.n;
 
 describe("(a) parallel attempts on single-use items", () => {
   let server: TestServer;
@@ -53,7 +55,7 @@ describe("(a) parallel attempts on single-use items", () => {
     const authorizeUrl = client.authorizeUrl(par.body.request_uri);
     const page = await openConsentPage(authorizeUrl, browser.jar);
     expect(page.status).toBe(200);
-    const codesBefore = count(server.db(), `SELECT COUNT(*) AS n FROM "AuthorizationCode"`);
+    const codesBefore = await count(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationCode"`);
 
     const responses = await Promise.all(
       Array.from({ length: 10 }, () => submitConsent(authorizeUrl, browser.jar, { decision: "allow", csrfToken: page.csrfToken })),
@@ -65,7 +67,7 @@ describe("(a) parallel attempts on single-use items", () => {
       expect(loser.status, JSON.stringify(loser)).toBeGreaterThanOrEqual(400);
       expect(loser.status, JSON.stringify(loser)).toBeLessThan(500);
     }
-    expect(count(server.db(), `SELECT COUNT(*) AS n FROM "AuthorizationCode"`)).toBe(codesBefore + 1);
+    expect(await count(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationCode"`)).toBe(codesBefore + 1);
     const code = new URL(winners[0]!.location!).searchParams.get("code")!;
     expect((await client.exchangeCode(code, pkce.verifier, "http://127.0.0.1:54321/callback")).status).toBe(200);
   });
@@ -100,14 +102,14 @@ describe("(a) parallel attempts on single-use items", () => {
     const url = `${server.issuer}/oauth/par`;
     const proof = await createDpopProof(key, { method: "POST", url, nonce: await fetchNonce(server) });
     const form = parForm();
-    const before = count(server.db(), `SELECT COUNT(*) AS n FROM "AuthorizationRequest"`);
+    const before = await count(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationRequest"`);
     const results = await Promise.all(Array.from({ length: 10 }, () => rawPost(url, form, proof)));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201), JSON.stringify(statuses)).toHaveLength(1);
     for (const result of results.filter((r) => r.status !== 201)) {
       expect({ status: result.status, error: (result.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_dpop_proof" });
     }
-    expect(count(server.db(), `SELECT COUNT(*) AS n FROM "AuthorizationRequest"`)).toBe(before + 1);
+    expect(await count(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationRequest"`)).toBe(before + 1);
   });
 
   it("the same authorization code exchanged by 10 parallel requests (distinct proofs): exactly one 200", async () => {
@@ -115,7 +117,7 @@ describe("(a) parallel attempts on single-use items", () => {
     const browser = newBrowser();
     const { code, verifier, redirectUri } = await approveInBrowser(server.issuer, client, browser);
     client.nonce = await fetchNonce(server);
-    const grantsBefore = count(server.db(), `SELECT COUNT(*) AS n FROM "Grant"`);
+    const grantsBefore = await count(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Grant"`);
     const results = await Promise.all(Array.from({ length: 10 }, () => client.exchangeCode(code, verifier, redirectUri)));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200), JSON.stringify(statuses)).toHaveLength(1);
@@ -123,7 +125,7 @@ describe("(a) parallel attempts on single-use items", () => {
       expect({ status: result.status, error: (result.body as OAuthErrorBody).error }).toEqual({ status: 400, error: "invalid_grant" });
     }
     // At most the one grant (a replay of a used code may revoke it again: docs/architecture.md, "Tokens and codes").
-    expect(count(server.db(), `SELECT COUNT(*) AS n FROM "Grant"`)).toBeLessThanOrEqual(grantsBefore + 1);
+    expect(await count(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Grant"`)).toBeLessThanOrEqual(grantsBefore + 1);
   });
 
   it("the same refresh token used by 10 parallel requests (distinct proofs): exactly one 200, the rest invalid_grant", async () => {
@@ -139,18 +141,17 @@ describe("(a) parallel attempts on single-use items", () => {
 });
 
 /** Per Grant: live refresh tokens (unused) and access tokens; plus rows whose grant is gone. */
-function grantShape(db: ReturnType<ProcessServer["db"]>) {
-  const grants = db
-    .prepare(
-      `SELECT g.id AS id,
-              (SELECT COUNT(*) FROM "RefreshToken" r WHERE r.grantId = g.id AND r.usedAt IS NULL) AS liveRefresh,
-              (SELECT COUNT(*) FROM "AccessToken" a WHERE a.grantId = g.id) AS access
-       FROM "Grant" g`,
-    )
-    .all() as { id: string; liveRefresh: number; access: number }[];
+async function grantShape(db: Database) {
+  const grants = await rowsOf<{ id: string; liveRefresh: number; access: number }>(
+    db,
+    sql`SELECT g."id" AS "id",
+          (SELECT COUNT(*) FROM "RefreshToken" r WHERE r."grantId" = g."id" AND r."usedAt" IS NULL) AS "liveRefresh",
+          (SELECT COUNT(*) FROM "AccessToken" a WHERE a."grantId" = g."id") AS "access"
+        FROM "Grant" g`,
+  );
   const orphans =
-    count(db, `SELECT COUNT(*) AS n FROM "RefreshToken" WHERE grantId NOT IN (SELECT id FROM "Grant")`) +
-    count(db, `SELECT COUNT(*) AS n FROM "AccessToken" WHERE grantId NOT IN (SELECT id FROM "Grant")`);
+    (await count(db, sql`SELECT COUNT(*) AS "n" FROM "RefreshToken" WHERE "grantId" NOT IN (SELECT "id" FROM "Grant")`)) +
+    (await count(db, sql`SELECT COUNT(*) AS "n" FROM "AccessToken" WHERE "grantId" NOT IN (SELECT "id" FROM "Grant")`));
   return { grants, orphans };
 }
 
@@ -220,10 +221,16 @@ describe("(b) SIGKILL under load, then a restart on the same database and port",
     }
 
     await server.restart();
-    const db = server.db();
-    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
-    expect(db.pragma("foreign_key_check")).toEqual([]);
-    const shape = grantShape(db);
+    // The file itself survived the kill intact, foreign keys included: SQLite only, since it is the SQLite file's own
+    // check (PostgreSQL recovers from its write-ahead log and enforces foreign keys on every write; the orphan counts
+    // below check the token tables on both engines).
+    if (server.databasePath !== undefined) {
+      const file = server.db();
+      expect(file.pragma("integrity_check", { simple: true })).toBe("ok");
+      expect(file.pragma("foreign_key_check")).toEqual([]);
+    }
+    const db = server.database();
+    const shape = await grantShape(db);
     expect(shape.orphans).toBe(0);
     expect(shape.grants.length).toBeGreaterThanOrEqual(workers.length);
     for (const grant of shape.grants) {
@@ -233,7 +240,7 @@ describe("(b) SIGKILL under load, then a restart on the same database and port",
     let lostInTransit = 0;
     for (const [index, worker] of workers.entries()) {
       const latest = worker.issued.at(-1)!;
-      const row = db.prepare(`SELECT usedAt FROM "RefreshToken" WHERE tokenHash = ?`).get(sha256Base64url(latest.refresh_token)) as { usedAt: number | null } | undefined;
+      const row = await rowOf<{ usedAt: number | null }>(db, sql`SELECT "usedAt" FROM "RefreshToken" WHERE "tokenHash" = ${sha256Base64url(latest.refresh_token)}`);
       expect(row, `worker ${index}: its latest refresh token is in the database`).toBeDefined();
       if (row!.usedAt !== null) {
         // The rotation committed but its answer died with the process: only possible for a refresh in flight at the kill.
@@ -257,7 +264,7 @@ describe("(b) SIGKILL under load, then a restart on the same database and port",
     }
     console.log(`SIGKILL: ${workers.length} grants, ${lostInTransit} refresh(es) committed but unanswered at the kill`);
 
-    const after = grantShape(server.db());
+    const after = await grantShape(server.database());
     expect(after.orphans).toBe(0);
     for (const grant of after.grants) expect({ grant: grant.id, liveRefresh: grant.liveRefresh, access: grant.access <= 1 }).toEqual({ grant: grant.id, liveRefresh: 1, access: true });
   });

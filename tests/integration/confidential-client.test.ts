@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import { createPkce, DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
 import {
   assertionParams,
@@ -13,6 +14,7 @@ import {
   type ClientKey,
 } from "../helpers/client-host.ts";
 import { approveWithPassword, CookieJar, openConsentPage, submitConsent } from "../helpers/consent.ts";
+import { execute } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 const HANDLE = "carol.test";
@@ -214,7 +216,7 @@ describe("confidential client (private_key_jwt)", () => {
 
     // The client rotates: only the new key is published, and the server's cache is emptied.
     clientHost.serveMetadata(clientHost.metadata({ keys: [newKey] }));
-    server.db().prepare('DELETE FROM "Client"').run();
+    await execute(server.database(), sql`DELETE FROM "Client"`);
     signer.key = newKey;
 
     const refreshed = await client.refresh(tokens.refresh_token);
@@ -255,7 +257,7 @@ describe("confidential client (private_key_jwt)", () => {
     const tokens = await signInFully(client, clientHost.redirectUri);
 
     clientHost.serveMetadata(clientHost.metadata({ keys: [impostor] }));
-    server.db().prepare('DELETE FROM "Client"').run();
+    await execute(server.database(), sql`DELETE FROM "Client"`);
     signer.key = impostor;
     const refused = await client.refresh(tokens.refresh_token);
     expect(refused.status).toBe(400);

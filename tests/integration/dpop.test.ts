@@ -1,7 +1,9 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import type { DpopClient } from "../../scripts/lib/dpop-client.ts";
+import { rowOf } from "../helpers/databases.ts";
 import {
   createDpopProof,
   fetchNonce,
@@ -80,7 +82,7 @@ describe("DPoP at the authorization server (RFC 9449 §4.3, §5, §8)", () => {
 
   it("answers a stale nonce (from a time window long past) with 400 use_dpop_nonce", async () => {
     // docs/architecture.md, "DPoP": nonces are an HMAC of a time window under a secret kept in the database.
-    const { value: secret } = server.db().prepare(`SELECT value FROM "ServerSecret" WHERE name = 'dpop_nonce'`).get() as { value: string };
+    const { value: secret } = (await rowOf<{ value: string }>(server.database(), sql`SELECT "value" FROM "ServerSecret" WHERE "name" = 'dpop_nonce'`))!;
     const windowMs = 3 * 60_000;
     const nonceFor = (index: number) => createHmac("sha256", secret).update(`dpop-nonce:${index}`).digest("base64url");
     const current = await fetchNonce(server);

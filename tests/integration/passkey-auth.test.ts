@@ -10,9 +10,11 @@
  * throttle another.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import { createPkce, DpopClient, generateDpopKey, sha256Base64url } from "../../scripts/lib/dpop-client.ts";
 import { mintChallenge } from "../helpers/challenges.ts";
 import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
+import { execute, rowOf } from "../helpers/databases.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { SoftAuthenticator, type AuthenticationResponseJSON, type AssertOptions } from "../helpers/soft-authenticator.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -194,10 +196,10 @@ function redirectOf(response: Response): URL {
 }
 
 
-type PasskeyRow = { credentialId: string; accountDid: string; counter: number; lastUsedAt: number | null; backedUp: number };
+type PasskeyRow = { credentialId: string; accountDid: string; counter: number; lastUsedAt: number | null };
 
-function passkeyRow(authenticator: SoftAuthenticator): PasskeyRow | undefined {
-  return server.db().prepare(`SELECT * FROM "Passkey" WHERE credentialId = ?`).get(authenticator.id) as PasskeyRow | undefined;
+async function passkeyRow(authenticator: SoftAuthenticator): Promise<PasskeyRow | undefined> {
+  return rowOf<PasskeyRow>(server.database(), sql`SELECT "credentialId", "accountDid", "counter", "lastUsedAt" FROM "Passkey" WHERE "credentialId" = ${authenticator.id}`);
 }
 
 function expectPasskeyFailure(result: PasskeyResult, pattern?: RegExp) {
@@ -248,7 +250,7 @@ describe("POST /oauth/passkey-auth", () => {
   it("success: signs in (session cookie), consent stays an explicit step, and the passkey's counter and lastUsedAt are updated", async () => {
     const authenticator = await alicePasskey();
     const p = await pending();
-    const before = passkeyRow(authenticator)!;
+    const before = (await passkeyRow(authenticator))!;
     expect(before.counter).toBe(0);
     expect(before.lastUsedAt).toBeNull();
 
@@ -268,7 +270,7 @@ describe("POST /oauth/passkey-auth", () => {
     // Nothing was approved yet: no code, no redirect to the client.
     expect(JSON.stringify(result.body)).not.toMatch(/code=|127\.0\.0\.1:47123/);
 
-    const after = passkeyRow(authenticator)!;
+    const after = (await passkeyRow(authenticator))!;
     expect(after.counter).toBe(7);
     expect(after.lastUsedAt).toEqual(expect.any(Number));
     expect(after.lastUsedAt! - Date.now()).toBeLessThan(60_000);
@@ -351,7 +353,7 @@ describe("POST /oauth/passkey-auth", () => {
   it("an assertion for a deleted passkey is refused with a clear message; password sign-in still works on that request", async () => {
     const authenticator = await alicePasskey();
     const p = await pending();
-    server.db().prepare(`DELETE FROM "Passkey" WHERE credentialId = ?`).run(authenticator.id);
+    await execute(server.database(), sql`DELETE FROM "Passkey" WHERE "credentialId" = ${authenticator.id}`);
     const result = await postPasskey(p, passkeyBody(p, assertion(authenticator, await freshChallenge(p))));
     expectPasskeyFailure(result, /not registered/);
     expect(result.json.error_description).toMatch(/password/i);
@@ -417,7 +419,7 @@ describe("POST /oauth/passkey-auth", () => {
     const p = await pending();
     const forged = await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge, { signWith: impostor.privateKey })));
     expectPasskeyFailure(forged, /could not be verified/);
-    expect(passkeyRow(authenticator)!.lastUsedAt).toBeNull();
+    expect((await passkeyRow(authenticator))!.lastUsedAt).toBeNull();
     // "The challenge is spent whatever the outcome": a good signature over it is now too late.
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge))), /expired|already used/);
   });
@@ -444,15 +446,15 @@ describe("POST /oauth/passkey-auth", () => {
 
   it("a signature counter that does not increase is refused; a higher one is accepted and stored", async () => {
     const authenticator = await alicePasskey({ counter: 10 });
-    expect(passkeyRow(authenticator)!.counter).toBe(10);
+    expect((await passkeyRow(authenticator))!.counter).toBe(10);
     const p = await pending();
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge, { counter: 5 }))), /counter/i);
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, await freshChallenge(p), { counter: 10 }))), /counter/i);
     expectPasskeyFailure(await postPasskey(p, passkeyBody(p, assertion(authenticator, await freshChallenge(p), { counter: 0 }))), /counter/i);
-    expect(passkeyRow(authenticator)!.counter).toBe(10);
+    expect((await passkeyRow(authenticator))!.counter).toBe(10);
     const ok = await postPasskey(p, passkeyBody(p, assertion(authenticator, await freshChallenge(p), { counter: 11 })));
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect(passkeyRow(authenticator)!.counter).toBe(11);
+    expect((await passkeyRow(authenticator))!.counter).toBe(11);
   });
 
   it("CSRF: a wrong token, a missing CSRF cookie, or a foreign Origin is 403, and spends nothing", async () => {

@@ -5,11 +5,13 @@
  * not issued, altered, forged or too old.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql, statementOf, type Statement } from "../../app/.server/db/sql.ts";
 import { createPkce, DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
 import { CookieJar } from "../helpers/consent.ts";
 import { embeddedChallenge, getJson, newBrowser, openPage, postJson, signedIn, type Browser } from "../helpers/account.ts";
 import { mintChallenge } from "../helpers/challenges.ts";
-import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
+import { rowOf } from "../helpers/databases.ts";
+import { ALICE, CLIENT_ID, SCOPE, tableNames } from "../helpers/flow.ts";
 import { SoftAuthenticator } from "../helpers/soft-authenticator.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
@@ -45,10 +47,19 @@ async function alicePasskey(): Promise<SoftAuthenticator> {
  * the request limiter's own bounded bookkeeping (one row per address and
  * window), not something issuing a challenge writes.
  */
-function rowCounts(): Record<string, number> {
-  const db = server.db();
-  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%' AND name <> 'RateLimit'`).all() as { name: string }[];
-  return Object.fromEntries(tables.map(({ name }) => [name, (db.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n]));
+async function rowCounts(): Promise<Record<string, number>> {
+  const tables = (await tableNames(server)).filter((name) => !name.startsWith("_") && name !== "RateLimit");
+  const counts: Record<string, number> = {};
+  for (const name of tables) counts[name] = (await rowOf<{ n: number }>(server.database(), countRows(name)))!.n;
+  return counts;
+}
+
+/** One statement per table (names from the database's catalogue, never from input), made once so each engine prepares it once. */
+const countStatements = new Map<string, () => Statement>();
+function countRows(table: string): Statement {
+  let statement = countStatements.get(table);
+  if (!statement) countStatements.set(table, (statement = statementOf(`SELECT COUNT(*) AS "n" FROM "${table}"`)));
+  return statement();
 }
 
 async function pushedRequest(): Promise<{ requestUri: string; authorizeUrl: string }> {
@@ -70,7 +81,7 @@ describe("issuing passkey options", () => {
     const passkeyAuth = new URL("/oauth/passkey-auth", server.issuer);
     passkeyAuth.searchParams.set("client_id", CLIENT_ID);
     passkeyAuth.searchParams.set("request_uri", pending.requestUri);
-    const before = rowCounts();
+    const before = await rowCounts();
 
     const requests = [
       ...Array.from({ length: 250 }, () => getJson(anonymous(), "/account/passkey-auth").then((answer) => ({ status: answer.status, challenge: answer.body.challenge }))),
@@ -87,7 +98,7 @@ describe("issuing passkey options", () => {
     // Every answer carried its own challenge...
     expect(new Set(answers.map((answer) => answer.challenge)).size).toBe(answers.length);
     // ...and none of them was written down.
-    expect(rowCounts()).toEqual(before);
+    expect(await rowCounts()).toEqual(before);
   });
 });
 
@@ -97,8 +108,8 @@ function assertion(authenticator: SoftAuthenticator, challenge: string) {
   return authenticator.assert({ challenge, origin: server.issuer, rpId: RP_ID, userVerified: true });
 }
 
-function replayRecords(): number {
-  return (server.db().prepare(`SELECT count(*) AS n FROM "ReplayRecord"`).get() as { n: number }).n;
+async function replayRecords(): Promise<number> {
+  return (await rowOf<{ n: number }>(server.database(), sql`SELECT COUNT(*) AS "n" FROM "ReplayRecord"`))!.n;
 }
 
 /** Flips one bit of byte `index` of a challenge. */
@@ -111,7 +122,7 @@ function altered(challenge: string, index: number): string {
 describe("spending a challenge", () => {
   it("one assertion posted 10 times in parallel, split across two server processes on one database, signs in exactly once", async () => {
     // A second process on the same database and issuer, as behind a load balancer.
-    const second = await startTestServer({ DATABASE_URL: `file:${server.databasePath}`, ATRIUM_TRUST_PROXY: "1", PUBLIC_URL: server.issuer });
+    const second = await startTestServer({ DATABASE_URL: server.databaseUrl, ATRIUM_TRUST_PROXY: "1", PUBLIC_URL: server.issuer });
     try {
       const authenticator = await alicePasskey();
       const browser = await newBrowser(server, newAddress());
@@ -169,7 +180,7 @@ describe("spending a challenge", () => {
     });
     expect(asBob.status, JSON.stringify(asBob.body)).toBe(400);
     expect(asBob.body.error).toBe("passkey_failed");
-    expect(server.db().prepare(`SELECT count(*) AS n FROM "Passkey" WHERE credentialId = ?`).get(newKey.id)).toEqual({ n: 0 });
+    expect(await rowOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Passkey" WHERE "credentialId" = ${newKey.id}`)).toEqual({ n: 0 });
 
     // None of the refusals spent anything: each challenge still works where it belongs.
     const own = await postJson(browser, "/account/passkey-auth", { csrf_token: browser.csrfToken, response: assertion(authenticator, forAccountPages) });
@@ -198,17 +209,17 @@ describe("spending a challenge", () => {
       ["bound to an authorization request", await mintChallenge(server, "authenticate", { requestIdHash: "some-request" })],
       ["expired a second ago", await mintChallenge(server, "authenticate", {}, { issuedAt: Date.now() - 301_000 })],
     ];
-    const before = replayRecords();
+    const before = await replayRecords();
     for (const [label, candidate] of candidates) {
       // Each from its own address with its own unknown credential: only the challenge decides.
       const result = await postJson({ ...browser, address: newAddress() }, "/account/passkey-auth", { csrf_token: browser.csrfToken, response: assertion(new SoftAuthenticator(), candidate) });
       expect(result.status, `${label}: ${JSON.stringify(result.body)}`).toBe(400);
       expect(result.body.error_description, label).toMatch(/expired|already used|another sign-in/);
     }
-    expect(replayRecords()).toBe(before);
+    expect(await replayRecords()).toBe(before);
     // Control: the untouched challenge signs in, once.
     const good = await postJson(browser, "/account/passkey-auth", { csrf_token: browser.csrfToken, response: assertion(authenticator, challenge) });
     expect(good.status, JSON.stringify(good.body)).toBe(200);
-    expect(replayRecords()).toBe(before + 1);
+    expect(await replayRecords()).toBe(before + 1);
   });
 });

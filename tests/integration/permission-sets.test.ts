@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "../../app/.server/db/sql.ts";
 import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
+import { rowsOf } from "../helpers/databases.ts";
 import { startDnsStandIn, type DnsStandIn } from "../helpers/dns-stand-in.ts";
 import { createAlice } from "../helpers/flow.ts";
 import { atprotoDidDocument, buildLexiconCar, CAR_CONTENT_TYPE, LEXICON_COLLECTION, permissionSetLexicon } from "../helpers/lexicon-car.ts";
@@ -115,8 +117,8 @@ function createRecord(session: ScopedSession, did: string, collection: string) {
   });
 }
 
-function grantScopes(server: TestServer, did: string): string[] {
-  const rows = server.db().prepare(`SELECT "scope" FROM "Grant" WHERE "accountDid" = ?`).all(did) as { scope: string }[];
+async function grantScopes(server: TestServer, did: string): Promise<string[]> {
+  const rows = await rowsOf<{ scope: string }>(server.database(), sql`SELECT "scope" FROM "Grant" WHERE "accountDid" = ${did}`);
   return rows.map((row) => row.scope);
 }
 
@@ -136,7 +138,7 @@ async function expectExpandedSession(server: TestServer, did: string, session: S
   expect(refused.body).toMatchObject({ error: "InsufficientScope", message: missingPermission("repo:app.bsky.feed.post?action=create") });
 
   // The stored grant is expanded too: resource checks never resolve anything.
-  for (const scope of grantScopes(server, did)) expect(scope).not.toContain("include:");
+  for (const scope of await grantScopes(server, did)) expect(scope).not.toContain("include:");
 }
 
 describe("permission sets from a directory (ATRIUM_PERMISSION_SETS_DIR)", () => {
@@ -235,7 +237,7 @@ describe("permission sets from the atproto network (ATRIUM_PERMISSION_SETS_NETWO
     expect(getRecord).toHaveLength(1);
     expect(Object.fromEntries(getRecord[0]!.searchParams)).toEqual({ did: lexiconDid, collection: LEXICON_COLLECTION, rkey: SET_NSID });
 
-    const cached = netServer.db().prepare(`SELECT "nsid", "document" FROM "PermissionSetCache"`).all() as { nsid: string; document: string }[];
+    const cached = await rowsOf<{ nsid: string; document: string }>(netServer.database(), sql`SELECT "nsid", "document" FROM "PermissionSetCache"`);
     expect(cached.map((row) => row.nsid)).toEqual([SET_NSID]);
     expect(JSON.parse(cached[0]!.document)).toMatchObject({ id: SET_NSID, defs: { main: { type: "permission-set", title: TITLE } } });
   });

@@ -30,7 +30,10 @@ export class SqlAttemptStore implements AttemptStore {
         if (!counter) continue;
         // Counters written before lastAttemptAt existed: their memory ran from their latest attempt.
         const lastAttemptAt = counter.lastAttemptAt ?? counter.windowEndsAt - rule.memoryMs;
-        wait = Math.max(wait, lastAttemptAt + rule.delayAfter(key, counter.count) - now);
+        // An attempt stamped after this claim's `now` (a claim that read its clock later but took the lock first, or
+        // another process's clock) is the latest one, just made: never a time in the future to wait for on top.
+        const sinceLast = Math.max(0, now - lastAttemptAt);
+        wait = Math.max(wait, rule.delayAfter(key, counter.count) - sinceLast);
       }
       if (wait > 0) return wait;
       // A live counter counts one more and keeps its memory; a new (or forgotten) one starts at 1 with a fresh memory.
