@@ -90,6 +90,12 @@ describe("loadConfig", () => {
     expect(configError({ DATABASE_URL: "postgres://db/atrium", ATRIUM_DATABASE_POOL_SIZE: "0" }).message).toMatch(/ATRIUM_DATABASE_POOL_SIZE/);
   });
 
+  it("takes the sign-in throttle's first wait in seconds, and never caps the doubling below it", () => {
+    expect(loadConfig({}).signInThrottle).toMatchObject({ baseDelayMs: 1_000, maxDelayMs: 15 * 60_000 });
+    expect(loadConfig({ ATRIUM_SIGN_IN_FIRST_WAIT_SECONDS: "60" }).signInThrottle).toMatchObject({ baseDelayMs: 60_000, maxDelayMs: 15 * 60_000 });
+    expect(configError({ ATRIUM_SIGN_IN_FIRST_WAIT_SECONDS: "0" }).message).toMatch(/ATRIUM_SIGN_IN_FIRST_WAIT_SECONDS/);
+  });
+
   it("warns when PostgreSQL is reached over the network without TLS, not when it is local or TLS is asked for", () => {
     const warningsFor = (url: string) => unsafeConfigWarnings(loadConfig({ DATABASE_URL: url, PUBLIC_URL: "https://pds.example.com" }));
     expect(warningsFor("postgresql://atrium@db.internal/atrium").join("\n")).toMatch(/db\.internal without TLS/);
