@@ -93,7 +93,13 @@ type Target = { engine: Engine; name: string; description: string; limit: number
 /** Everything started that must be stopped on an error or a signal, last first. */
 const stoppers: (() => Promise<void>)[] = [];
 
-async function withStopper<T>(stop: () => Promise<void>, body: () => Promise<T>): Promise<T> {
+/** Set on SIGINT or SIGTERM: what fails from then on fails because it is being stopped. */
+let interrupted = false;
+
+/** Runs `body`; `stop` runs once afterwards, or earlier on a signal. */
+async function withStopper<T>(stopOnce: () => Promise<void>, body: () => Promise<T>): Promise<T> {
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= stopOnce());
   stoppers.push(stop);
   try {
     return await body();
@@ -105,14 +111,13 @@ async function withStopper<T>(stop: () => Promise<void>, body: () => Promise<T>)
 
 async function withServer<T>(options: Parameters<typeof startServer>[0], run: (driver: Driver) => Promise<T>): Promise<T> {
   const server = await startServer(options);
-  let once: Promise<void> | undefined;
   return withStopper(
-    () => (once ??= server.stop()),
+    () => server.stop(),
     async () => {
       try {
         return await run(await Driver.create(server));
       } catch (error) {
-        console.error(server.output().slice(-2000));
+        if (!interrupted) console.error(server.output().slice(-2000));
         throw error;
       }
     },
@@ -508,6 +513,7 @@ if (!engines) {
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
+    interrupted = true;
     console.error(`\n${signal}: stopping what the benchmark started…`);
     void (async () => {
       for (const stop of [...stoppers].reverse()) await stop().catch((error: unknown) => console.error(error));
