@@ -16,6 +16,14 @@ export const THROUGHPUT_SECONDS = 5;
  * took most of the run.
  */
 export const WARMUP_LANES = 8;
+/**
+ * Time limits, so that a slow disk or a busy machine (each durable commit waits for the disk) cannot stretch a run
+ * without bound: the warm-up stops after WARMUP_SECONDS, each measured batch after BATCH_SECONDS, whichever comes
+ * first of that and their request counts. On a quiet machine neither is reached; a batch cut short is divided by the
+ * requests it sent, like any other.
+ */
+export const WARMUP_SECONDS = 6;
+export const BATCH_SECONDS = 2;
 
 export type Counters = { requests: number; retries: number };
 
@@ -145,13 +153,14 @@ export type SequentialResult = {
  * Warm-up (V8 compiles the hot path during the first few hundred requests: a
  * one-time cost, not a per-request one; sent over WARMUP_LANES lanes at once),
  * then `iterations` requests one after
- * another in BATCHES batches. CPU comes from /proc counters around each
+ * another in BATCHES batches (each within BATCH_SECONDS). CPU comes from /proc counters around each
  * batch's timed loop only; the median batch is reported, so a burst of
  * interference from elsewhere on a shared machine moves one batch, not the figure.
  */
 export async function runSequential(driver: Driver, benchCase: BenchCase, ticksPerSecond: number, meters: Meters = {}): Promise<SequentialResult> {
   await benchCase.setupLanes(WARMUP_LANES);
-  await runLanes(driver, benchCase, await benchCase.prepare(benchCase.warmup), WARMUP_LANES, Number.POSITIVE_INFINITY, { requests: 0, retries: 0 });
+  const warmupItems = await benchCase.prepare(benchCase.warmup);
+  await runLanes(driver, benchCase, warmupItems, WARMUP_LANES, performance.now() + WARMUP_SECONDS * 1000, { requests: 0, retries: 0 });
 
   const counters: Counters = { requests: 0, retries: 0 };
   const latencies: number[] = [];
@@ -160,7 +169,11 @@ export async function runSequential(driver: Driver, benchCase: BenchCase, ticksP
     const items = await benchCase.prepare(Math.ceil(benchCase.iterations / BATCHES));
     const sentBefore = counters.requests;
     const before = await snapshotBefore(driver, meters);
-    for (const item of items) latencies.push(await timedRequest(driver, benchCase, item, 0, counters));
+    const deadline = before.wallMs + BATCH_SECONDS * 1000;
+    for (const item of items) {
+      if (performance.now() >= deadline) break;
+      latencies.push(await timedRequest(driver, benchCase, item, 0, counters));
+    }
     const after = await snapshotAfter(driver, meters);
     batches.push(figures(before, after, counters.requests - sentBefore, ticksPerSecond, meters));
   }
