@@ -1,12 +1,9 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import type { Socket } from "node:net";
-import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
-import pg from "pg";
 import { migratePostgres } from "../../app/.server/db/migrate-postgres.ts";
-import { freePort, PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
+import { databaseUrl, startPostgresCluster as startCluster, withClient, type PostgresCluster } from "../../scripts/lib/postgres-cluster.ts";
+import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
+
+export { ADMIN_ROLE, databaseUrl, findPostgresBinaries, withClient, type PostgresCluster } from "../../scripts/lib/postgres-cluster.ts";
 
 /**
  * The tests' PostgreSQL cluster, started once per run by the global setup
@@ -14,23 +11,13 @@ import { freePort, PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
  * Apart from it because the global setup runs outside Vitest's workers, where
  * "vitest" may not be imported.
  *
- * `initdb` into a fresh folder under the system's temp folder, `trust`
- * authentication, TCP on 127.0.0.1 only (a free port) and the unix socket in
- * that folder, no fsync. Run as root, initdb and postgres run as the
- * `postgres` system user (PostgreSQL refuses root) through `setpriv`, which
- * execs, so the PID this process holds is the postmaster's. The postmaster
- * runs in a session of its own, so a Ctrl-C in the terminal reaches only
- * Vitest. Vitest then exits without its global teardown (and a killed run
- * runs nothing at all): a watchdog (postgres-watchdog.sh), whose standard
- * input is a pipe from this process, sees the pipe close, stops that
- * postmaster by its PID and removes the folder.
+ * The cluster itself (initdb, the postmaster as the `postgres` user, the
+ * watchdog that stops it when Vitest exits without its global teardown) is
+ * scripts/lib/postgres-cluster.ts, shared with the benchmark; what is the
+ * tests' own is here: a throwaway cluster's settings (no fsync), the roles and
+ * the migrated template.
  */
 
-const run = promisify(execFile);
-const WATCHDOG = path.join(import.meta.dirname, "postgres-watchdog.sh");
-
-/** The superuser (trust authentication, no password): creates and drops the test databases. */
-export const ADMIN_ROLE = "postgres";
 /** The role the tests' databases belong to, and the one their URLs name: an ordinary role, as a deployment's would be. */
 export const APP_ROLE = "atrium";
 /** Migrated once per run; every test database is a copy of it. */
@@ -54,158 +41,9 @@ const SETTINGS: Record<string, string> = {
   log_min_error_statement: "panic",
 };
 
-export type PostgresCluster = {
-  /** postgresql://postgres@127.0.0.1:<port>/postgres */
-  adminUrl: string;
-  port: number;
-  /** The postmaster's PID. */
-  pid: number;
-  /** The cluster's folder (data folder and unix socket). */
-  dir: string;
-  /** The last 64 KiB postgres printed. */
-  output(): string;
-  /** Fast shutdown by the postmaster's PID, then removes the folder. */
-  stop(): Promise<void>;
-};
-
-/** The folder holding initdb and postgres: $ATRIUM_TEST_POSTGRES_BIN, else the newest /usr/lib/postgresql/<version>/bin, else pg_config's, else PATH. */
-export async function findPostgresBinaries(): Promise<string> {
-  const candidates: string[] = [];
-  if (process.env.ATRIUM_TEST_POSTGRES_BIN) candidates.push(process.env.ATRIUM_TEST_POSTGRES_BIN);
-  const debian = "/usr/lib/postgresql";
-  if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((name) => /^\d+(\.\d+)?$/.test(name));
-    versions.sort((a, b) => Number(b) - Number(a));
-    candidates.push(...versions.map((version) => path.join(debian, version, "bin")));
-  }
-  const pgConfig = await run("pg_config", ["--bindir"]).then(({ stdout }) => stdout.trim(), () => "");
-  if (pgConfig) candidates.push(pgConfig);
-  candidates.push(...(process.env.PATH ?? "").split(path.delimiter).filter(Boolean));
-  const found = candidates.find((dir) => isExecutable(path.join(dir, "initdb")) && isExecutable(path.join(dir, "postgres")));
-  if (found) return found;
-  throw new Error(
-    "PostgreSQL's server programs (initdb, postgres) were not found in /usr/lib/postgresql/<version>/bin, pg_config --bindir " +
-      "or PATH: the tests run a real PostgreSQL. Install Debian's package with `apt-get install -y postgresql` " +
-      "(.ci/run does this when it is missing), or point ATRIUM_TEST_POSTGRES_BIN at a folder holding initdb and postgres.",
-  );
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-type Owner = { uid: number; gid: number };
-
-/** Run as root: the `postgres` system user, whom initdb and postgres run as. Otherwise: nobody to switch to. */
-async function clusterOwner(): Promise<Owner | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = async (flag: string) => Number((await run("id", [flag, "postgres"])).stdout.trim());
-  try {
-    return { uid: await id("-u"), gid: await id("-g") };
-  } catch {
-    throw new Error(
-      "The tests run as root, and PostgreSQL refuses to: they run it as the `postgres` system user, which does not exist here. " +
-        "Install Debian's package with `apt-get install -y postgresql` (it creates that user), or run the tests as another user.",
-    );
-  }
-}
-
-/** The command line that runs `binary` as `owner` (setpriv execs it: the PID stays the program's own). */
-function asOwner(owner: Owner | undefined, binary: string, args: string[]): [string, string[]] {
-  if (!owner) return [binary, args];
-  return ["setpriv", [`--reuid=${owner.uid}`, `--regid=${owner.gid}`, "--init-groups", "--", binary, ...args]];
-}
-
-/** initdb into a fresh folder, then postgres on a free 127.0.0.1 port; resolves once it accepts connections. */
-export async function startPostgresCluster(): Promise<PostgresCluster> {
-  const bin = await findPostgresBinaries();
-  const owner = await clusterOwner();
-  const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-postgres-"));
-  if (owner) chownSync(dir, owner.uid, owner.gid);
-  const dataDir = path.join(dir, "data");
-  try {
-    const [command, args] = asOwner(owner, path.join(bin, "initdb"), [
-      "--pgdata", dataDir, "--username", ADMIN_ROLE, "--auth", "trust", "--encoding", "UTF8", "--locale", "C", "--no-sync",
-    ]);
-    await run(command, args, { cwd: dir }).catch((error: { stderr?: string; message: string }) => {
-      throw new Error(`initdb failed: ${error.stderr || error.message}`);
-    });
-    // A free port can be taken between the probe and postgres's bind: try another then.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await startPostmaster(bin, owner, dir, await freePort());
-      } catch (error) {
-        if (!(error instanceof PortTaken) || attempt === 3) throw error;
-      }
-    }
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
-}
-
-class PortTaken extends Error {}
-
-async function startPostmaster(bin: string, owner: Owner | undefined, dir: string, port: number): Promise<PostgresCluster> {
-  const dataDir = path.join(dir, "data");
-  const settings = Object.entries({ ...SETTINGS, port: String(port), unix_socket_directories: dir }).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
-  const [command, args] = asOwner(owner, path.join(bin, "postgres"), ["-D", dataDir, ...settings]);
-  const child = spawn(command, args, { cwd: dir, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-65536));
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const running = () => child.exitCode === null && child.signalCode === null;
-
-  // The postmaster logs "ready to accept connections" once it does (at log_min_messages=warning too: it is a LOG
-  // line that is always written). Settle on that line or on the process's end, whichever comes first.
-  await new Promise<void>((resolve, reject) => {
-    const onData = () => {
-      if (/database system is ready to accept connections/.test(output)) {
-        child.stderr!.off("data", onData);
-        resolve();
-      }
-    };
-    child.stderr!.on("data", onData);
-    child.once("error", reject);
-    void exited.then(() => {
-      const message = `postgres exited before accepting connections (port ${port}):\n${output}`;
-      reject(/could not bind|Address already in use/i.test(output) ? new PortTaken(message) : new Error(message));
-    });
-  });
-  const pid = child.pid!;
-  const watchdog = startWatchdog(pid, dir);
-
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      if (running()) {
-        // SIGINT: fast shutdown (connected clients are told and cut). SIGQUIT (immediate) should that hang.
-        process.kill(pid, "SIGINT");
-        const escalate = setTimeout(() => running() && process.kill(pid, "SIGQUIT"), 10_000);
-        await exited;
-        clearTimeout(escalate);
-      }
-      rmSync(dir, { recursive: true, force: true });
-      watchdog.stdin!.end("stopped\n");
-    })());
-  return { adminUrl: databaseUrl(port, ADMIN_ROLE, "postgres"), port, pid, dir, output: () => output, stop };
-}
-
-/** The watchdog of postgres-watchdog.sh: in its own session, holding the read end of a pipe this process never closes until it stops the cluster itself. */
-function startWatchdog(pid: number, dir: string): ChildProcess {
-  const watchdog = spawn("bash", [WATCHDOG, String(pid), dir], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
-  // Neither the watchdog nor its pipe keeps this process alive.
-  watchdog.unref();
-  (watchdog.stdin as unknown as Socket).unref();
-  watchdog.stdin!.on("error", () => undefined);
-  return watchdog;
+/** initdb into a fresh folder, then postgres on a free 127.0.0.1 port with the tests' settings; resolves once it accepts connections. */
+export function startPostgresCluster(): Promise<PostgresCluster> {
+  return startCluster({ settings: SETTINGS });
 }
 
 /** Creates the app role and the template database, and applies the PostgreSQL migrations to it once. */
@@ -217,20 +55,4 @@ export async function prepareTemplate(cluster: Pick<PostgresCluster, "adminUrl" 
   await migratePostgres(databaseUrl(cluster.port, APP_ROLE, TEMPLATE_DATABASE), migrationsDir);
   // CREATE DATABASE … TEMPLATE fails while anyone is connected to the template: nobody may connect from now on.
   await withClient(cluster.adminUrl, (client) => client.query(`ALTER DATABASE "${TEMPLATE_DATABASE}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`));
-}
-
-export function databaseUrl(port: number, role: string, database: string): string {
-  return `postgresql://${role}@127.0.0.1:${port}/${database}`;
-}
-
-/** Runs `body` on a fresh connection to `url`, closed afterwards. */
-export async function withClient<T>(url: string, body: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  client.on("error", () => undefined);
-  await client.connect();
-  try {
-    return await body(client);
-  } finally {
-    await client.end();
-  }
 }

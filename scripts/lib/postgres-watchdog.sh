@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Stops the tests' PostgreSQL cluster when the test run that started it goes away without stopping it: Vitest exits
-# on Ctrl-C or SIGTERM without running its global teardown, and a killed run runs nothing at all. Started by
-# tests/helpers/postgres.ts in a session of its own, with its standard input a pipe from the test run.
+# Stops a private PostgreSQL cluster (scripts/lib/postgres-cluster.ts) when the program that started it goes away
+# without stopping it: Vitest exits on Ctrl-C or SIGTERM without running its global teardown, and a killed test or
+# benchmark run runs nothing at all. Started by scripts/lib/postgres-cluster.ts in a session of its own, with its
+# standard input a pipe from that program.
 #
 #   postgres-watchdog.sh <postmaster pid> <cluster folder>
 #
