@@ -241,6 +241,8 @@ export type Config = {
   /** Lifetimes (README.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
+    /** How long an expired or answered request keeps its way back to the app (docs/decisions/0020). */
+    requestRetention: number;
     code: number;
     accessToken: number;
     refreshToken: number;
@@ -346,6 +348,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     },
     lifetimes: {
       requestUri: 5 * MINUTE,
+      requestRetention: DAY,
       code: 5 * MINUTE,
       accessToken: 60 * MINUTE,
       refreshToken: 90 * DAY,

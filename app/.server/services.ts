@@ -68,7 +68,7 @@ export async function createServices(config: Config, observability: { log?: Logg
   const db = openDatabase(config.database, (error) => log.error({ err: error }, "An idle database connection failed"));
   // One clock for every component that reads time (tests of the components pass their own).
   const replay = new SqlReplayStore(db, now);
-  const requests = new SqlRequestStore(db);
+  const requests = new SqlRequestStore(db, config.lifetimes.requestRetention);
   const grants = new SqlGrantStore(db);
 
   const nonces = new DpopNonces(config.dpopNonceSecret ?? (await loadOrCreateSecret(db, "dpop_nonce", now())), undefined, now);

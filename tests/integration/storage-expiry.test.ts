@@ -92,7 +92,8 @@ describe("lazy expiry: expired rows are treated as absent and deleted when read 
     expect(par.status).toBe(201);
     expect(keys).toHaveLength(1);
     const idHash = keys[0]!;
-    server.db().prepare(`UPDATE "AuthorizationRequest" SET expiresAt = ? WHERE idHash = ?`).run(PAST(), idHash);
+    // Past the day an expired request keeps its way back to the app (docs/decisions/0020).
+    server.db().prepare(`UPDATE "AuthorizationRequest" SET expiresAt = ? WHERE idHash = ?`).run(PAST() - 24 * 60 * 60 * 1000, idHash);
 
     const page = await openConsentPage(client.authorizeUrl(par.body.request_uri), new CookieJar());
     expect(page.status).toBe(400);

@@ -2,7 +2,7 @@ import type { AccountSummary } from "../../accounts/account-manager.ts";
 import { canonicalIdentifier } from "../../accounts/identifiers.ts";
 import { cookieNames, readCookie, serializeCookie } from "../../http/browser.ts";
 import type { Services } from "../../services.ts";
-import { AuthorizationPageError, type PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
+import { AuthorizationPageError, AuthorizationReturnError, type PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 import { csrfToken, currentSession, isTrustedPost, signInWithPassword, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
@@ -57,8 +57,30 @@ export function refuseConventionalRequest(url: URL): never {
   );
 }
 
+/**
+ * A request that expired or was answered already, but whose app is known, sends the browser back to that app with
+ * access_denied (docs/decisions/0020); everything else goes on as thrown.
+ */
+async function orBackToApp<V>(outcome: () => Promise<PageOutcome<V>>): Promise<PageOutcome<V>> {
+  try {
+    return await outcome();
+  } catch (error) {
+    if (error instanceof AuthorizationReturnError) return redirectTo(error.location);
+    throw error;
+  }
+}
+
 /** GET /oauth/authorize. */
 export async function showConsentPage(services: Services, request: Request): Promise<PageOutcome<ConsentView>> {
+  return orBackToApp(() => consentPage(services, request));
+}
+
+/** POST /oauth/authorize: the screen's own form (Origin and CSRF checked first). */
+export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+  return orBackToApp(() => consentForm(services, request, form));
+}
+
+async function consentPage(services: Services, request: Request): Promise<PageOutcome<ConsentView>> {
   const url = new URL(request.url);
   if (!url.searchParams.get("request_uri")) refuseConventionalRequest(url);
   const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));
@@ -91,8 +113,7 @@ export async function showConsentPage(services: Services, request: Request): Pro
   return view(consentView(pending, { account, earlierAccount, service, csrfToken: token, rememberedConsent, passkeyOptions }), headers);
 }
 
-/** POST /oauth/authorize: the screen's own form (Origin and CSRF checked first). */
-export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+async function consentForm(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
   if (!isTrustedPost(services, request, form("csrf_token"))) {
     return forbiddenForm();
   }
