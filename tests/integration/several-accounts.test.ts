@@ -145,7 +145,7 @@ describe("the account pages with several accounts", () => {
     expect(apps.location).toBe("/account?choose=1&next=%2Faccount%2Fapps");
     const page = await openPage(restarted, "/account");
     expect(pageText(page.html)).toContain("Choose an account");
-    await postForm({ ...restarted, csrfToken: page.csrfToken! }, "/account/sign-out", { csrf_token: page.csrfToken!, all: "1" });
+    await postForm(restarted, "/account/sign-out", { csrf_token: page.csrfToken!, all: "1" });
   });
 
   it("the recent-authentication rule is per account (docs/decisions/0007)", async () => {
