@@ -30,7 +30,11 @@ export class SqlAttemptStore implements AttemptStore {
         if (!counter) continue;
         // Counters written before lastAttemptAt existed: their memory ran from their latest attempt.
         const lastAttemptAt = counter.lastAttemptAt ?? counter.windowEndsAt - rule.memoryMs;
-        wait = Math.max(wait, lastAttemptAt + rule.delayAfter(key, counter.count) - now);
+        // A free attempt never waits. (Without this, a claim whose clock was read just before a concurrent claim
+        // committed a later lastAttemptAt would wait the few milliseconds between them: on PostgreSQL two claims of
+        // one key in parallel, both free, could refuse one.)
+        const delay = rule.delayAfter(key, counter.count);
+        if (delay > 0) wait = Math.max(wait, lastAttemptAt + delay - now);
       }
       if (wait > 0) return wait;
       // A live counter counts one more and keeps its memory; a new (or forgotten) one starts at 1 with a fresh memory.

@@ -99,3 +99,19 @@ export type SecureAccountView = {
 export type PasswordView = SignedInBase & { kind: "password"; minLength: number; secure: SecureAccountView };
 
 export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;
+
+/** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
+export type RecoverView = {
+  kind: "recover";
+  csrfToken: string;
+  /** This server can send the email. */
+  available: boolean;
+  /** A request was made: the same words whatever it named. */
+  sent: boolean;
+  minutes: number;
+  supportUrl?: string;
+  serviceName: string;
+};
+
+/** The link from the email: choose a new password, or say the link no longer works. */
+export type ResetView = { kind: "reset"; csrfToken: string; code: string; minLength: number } | { kind: "reset-invalid" };
