@@ -41,7 +41,8 @@ export function AccountChooser({ accounts, useAnother }: { accounts: { handle: s
           formNoValidate
           className="flex min-h-11 w-full items-center rounded-xl border border-slate-300 bg-white px-4 py-2 text-left font-semibold text-slate-900 hover:bg-slate-100 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-100 dark:hover:bg-slate-800"
         >
-          {fill(consentText.continueAs, { handle: <Identifier text={`@${account.handle}`} /> })}
+          {/* One span: in a flex button, text beside an element loses its edge spaces. */}
+          <span>{fill(consentText.continueAs, { handle: <Identifier text={`@${account.handle}`} /> })}</span>
         </button>
       ))}
       <a href={useAnother} className={`${linkStyle} mt-1 self-start`}>
