@@ -18,7 +18,14 @@ export function SignInFields({ view, formError, identifier }: Props) {
   return (
     <fieldset className="flex flex-col gap-3" aria-describedby={fresh ? "fresh-sign-in" : undefined}>
       <legend className="mb-2 text-lg font-semibold">{consentText.signIn}</legend>
-      {view.addingAccount ? <p className="text-sm text-slate-700 dark:text-slate-200">{consentText.addingAccount}</p> : null}
+      {view.addingAccount ? (
+        <p className="text-sm text-slate-700 dark:text-slate-200">
+          {consentText.addingAccount}{" "}
+          <a href={view.links.choose} className={linkStyle}>
+            {consentText.backToAccounts}
+          </a>
+        </p>
+      ) : null}
       {fresh ? (
         <p id="fresh-sign-in" className="rounded-lg bg-slate-100 p-3 text-sm text-slate-800 dark:bg-slate-800 dark:text-slate-100">
           {fresh.handle ? consentText.freshSignIn : consentText.freshSignInSignedOut}

@@ -83,6 +83,7 @@ export const consentText = {
   useAnotherAccount: "Use another account",
   chooseAnother: "Choose another account",
   addingAccount: "Sign in to another account. The accounts already signed in on this device stay signed in.",
+  backToAccounts: "Use an account that is signed in already.",
   chooseAllowOrDeny: "Choose Allow or Deny.",
   signInToAllow: "Sign in with your password to allow access.",
   forgotPassword: "Forgot password?",
