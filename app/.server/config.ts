@@ -104,6 +104,45 @@ function brandUrlVar(options: { mailto?: boolean } = {}) {
     });
 }
 
+/**
+ * ATRIUM_SMTP_URL (docs/decisions/0020): the operator's SMTP server for password-recovery email, smtp:// (STARTTLS
+ * when the server offers it; add ?requireTLS=true to insist) or smtps:// (TLS from the start), with the user and
+ * password URL-encoded. Unset or empty: no email, and the recovery screen says how to reach the operator.
+ */
+const smtpUrlVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const text = (value ?? "").trim();
+    if (!text) return undefined;
+    let url: URL | undefined;
+    try {
+      url = new URL(text);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || !url.hostname) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:password@mail.example.com:587" });
+      return z.NEVER;
+    }
+    return url.href;
+  });
+
+/** ATRIUM_EMAIL_FROM: the sender of the recovery email, `address` or `Name <address>`. */
+const emailFromVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const text = (value ?? "").trim();
+    if (!text) return undefined;
+    const address = /<([^<>]+)>$/.exec(text)?.[1] ?? text;
+    if (!z.string().email().safeParse(address).success || /[\r\n]/.test(text)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be an email address or Name <address> (got ${JSON.stringify(value)})` });
+      return z.NEVER;
+    }
+    return text;
+  });
+
 /** The most characters of ATRIUM_SERVICE_NAME: it stands in every page's header and tab title. */
 export const SERVICE_NAME_MAX_LENGTH = 60;
 
@@ -199,6 +238,9 @@ const envSchema = z.object({
   ATRIUM_TERMS_URL: brandUrlVar(),
   ATRIUM_PRIVACY_URL: brandUrlVar(),
   ATRIUM_SUPPORT_URL: brandUrlVar({ mailto: true }),
+  // docs/decisions/0020: password recovery by email.
+  ATRIUM_SMTP_URL: smtpUrlVar,
+  ATRIUM_EMAIL_FROM: emailFromVar,
 });
 
 export type DatabaseSettings =
@@ -260,9 +302,13 @@ export type Config = {
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   brand: Brand;
+  /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
+  email: { smtpUrl: string; from: string } | undefined;
   /** Lifetimes (README.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
+    /** How long an expired or answered request keeps its way back to the app (docs/decisions/0020). */
+    requestRetention: number;
     code: number;
     accessToken: number;
     refreshToken: number;
@@ -272,6 +318,8 @@ export type Config = {
     grantConfidential: number;
     browserSession: number;
     clientMetadataCache: number;
+    /** A password-recovery link (docs/decisions/0020). */
+    recoveryCode: number;
   };
 };
 
@@ -319,6 +367,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     throw new ConfigError(
       `ATRIUM_BLOB_QUOTA_BYTES (${e.ATRIUM_BLOB_QUOTA_BYTES}) must be at least ATRIUM_BLOB_MAX_BYTES (${e.ATRIUM_BLOB_MAX_BYTES}): otherwise a blob of the allowed size could never be stored`,
     );
+  }
+  if (e.ATRIUM_SMTP_URL && !e.ATRIUM_EMAIL_FROM) {
+    throw new ConfigError("ATRIUM_EMAIL_FROM must be set with ATRIUM_SMTP_URL: the address the recovery email comes from, e.g. Atrium <no-reply@example.com>");
   }
   return {
     port: e.PORT,
@@ -372,8 +423,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       privacyUrl: e.ATRIUM_PRIVACY_URL,
       supportUrl: e.ATRIUM_SUPPORT_URL,
     },
+    email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
     lifetimes: {
       requestUri: 5 * MINUTE,
+      requestRetention: DAY,
       code: 5 * MINUTE,
       accessToken: 60 * MINUTE,
       refreshToken: 90 * DAY,
@@ -381,6 +434,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       grantConfidential: e.ATRIUM_GRANT_LIFETIME_CONFIDENTIAL_DAYS * DAY,
       browserSession: 30 * DAY,
       clientMetadataCache: 10 * MINUTE,
+      recoveryCode: 15 * MINUTE,
     },
   };
 }
@@ -412,6 +466,12 @@ export function unsafeConfigWarnings(config: Config): string[] {
   }
   if (config.publicUrl.protocol === "http:") {
     warnings.push(`The issuer ${config.issuer} uses plain http: fine for local development only.`);
+  }
+  const smtp = config.email ? new URL(config.email.smtpUrl) : undefined;
+  if (smtp && smtp.protocol === "smtp:" && !isLoopbackHost(smtp.hostname) && smtp.searchParams.get("requireTLS") !== "true") {
+    warnings.push(
+      `ATRIUM_SMTP_URL reaches ${smtp.hostname} with smtp:// and does not insist on TLS: the SMTP password and the recovery links cross the network in clear if STARTTLS is stripped. Use smtps:// or add ?requireTLS=true.`,
+    );
   }
   const plaintextDatabase = plaintextDatabaseHost(config.database);
   if (plaintextDatabase) {

@@ -3,6 +3,11 @@ import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
 import { SignIn } from "./accounts/sign-in.ts";
+import { PasswordRecovery } from "./accounts/password-recovery.ts";
+import { SmtpMailer } from "./email/mailer.ts";
+import { SqlRecoveryStore } from "./stores/sql-recovery-store.ts";
+import { accountText } from "../components/account/text.ts";
+import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
 import type { Config } from "./config.ts";
@@ -38,6 +43,17 @@ import { errorReporter } from "./observability/report-error.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
+/**
+ * Password-recovery requests and resets (docs/decisions/0020), counted like sign-ins on counters of their own: three
+ * emails per account (twelve per address) at once, then a growing wait from a minute, remembered for an hour.
+ */
+const RECOVERY_THROTTLE = { freeAttempts: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, memoryMs: HOUR };
+
+/** A catalogue sentence with its {placeholders} filled (the email is plain text). */
+function fillText(template: string, values: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? `{${name}}`);
+}
+
 /** docs/architecture.md, "Scopes and the data server": include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
 export function permissionSetResolver(config: Config, db: Database, log: Logger = SILENT_LOGGER): PermissionSetResolver | undefined {
   const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
@@ -68,7 +84,7 @@ export async function createServices(config: Config, observability: { log?: Logg
   const db = openDatabase(config.database, (error) => log.error({ err: error }, "An idle database connection failed"));
   // One clock for every component that reads time (tests of the components pass their own).
   const replay = new SqlReplayStore(db, now);
-  const requests = new SqlRequestStore(db);
+  const requests = new SqlRequestStore(db, config.lifetimes.requestRetention);
   const grants = new SqlGrantStore(db);
 
   const nonces = new DpopNonces(config.dpopNonceSecret ?? (await loadOrCreateSecret(db, "dpop_nonce", now())), undefined, now);
@@ -86,6 +102,7 @@ export async function createServices(config: Config, observability: { log?: Logg
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
+  const mailer = config.email ? new SmtpMailer(config.email.smtpUrl, config.email.from) : undefined;
   const limiter = new RequestLimiter(db, { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
 
   return {
@@ -134,6 +151,18 @@ export async function createServices(config: Config, observability: { log?: Logg
     blobs: new SqlBlobStore(db, blobLimits),
     passkeys,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),
+    recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
+      issuer: config.issuer,
+      serviceName: config.brand.serviceName,
+      lifetimeMs: config.lifetimes.recoveryCode,
+      email: (values) => ({
+        subject: fillText(accountText.recovery.email.subject, { service: values.service }),
+        text: fillText(accountText.recovery.email.text, { ...values, minutes: String(values.minutes) }),
+      }),
+      invalidMessage: accountText.recovery.invalidLink,
+      onSendError: (error) => reportError("Sending a password-recovery email failed", error),
+      now,
+    }),
     connectedApps: new ConnectedApps(new SqlConsentStore(db), grants, now),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {
@@ -142,6 +171,7 @@ export async function createServices(config: Config, observability: { log?: Logg
       } catch (error) {
         reportError("Writing the request counts at shutdown failed", error);
       }
+      mailer?.close();
       await db.close();
     },
   };

@@ -3,6 +3,7 @@ import { useActionData, useLoaderData } from "@remix-run/react";
 import { AccountOverview } from "../components/account/overview-page";
 import { errorsFor } from "../components/account/account-shell";
 import { AccountSignIn } from "../components/account/sign-in-page";
+import { AccountChooser } from "../components/account/chooser-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerAccountHome, showAccountHome } from "../.server/screens/account/home-page";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
@@ -25,6 +26,7 @@ export default function AccountHome() {
   if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
   if (view.kind === "error") return <ErrorPage {...view} />;
   if (view.kind === "overview") return <AccountOverview view={view} />;
+  if (view.kind === "chooser") return <AccountChooser view={view} />;
   const { errors, values } = errorsFor(actionData, "sign-in");
   return <AccountSignIn view={view} errors={errors} values={values} />;
 }

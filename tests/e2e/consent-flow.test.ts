@@ -53,6 +53,8 @@ async function newPage(options: Parameters<Browser["newContext"]>[0] = {}): Prom
 async function signInAndAllow(page: Page) {
   await page.getByLabel("Handle or email").fill(HANDLE);
   await page.getByLabel("Password").fill(PASSWORD);
+  // prompt=none answers only a session that chose to stay signed in (docs/decisions/0020).
+  await page.getByLabel("Stay signed in on this device").check();
   await page.getByRole("button", { name: "Allow" }).click();
 }
 
@@ -138,7 +140,7 @@ describe("with JavaScript", { timeout: E2E_TIMEOUT }, () => {
     await expectCode(page, pushed);
   });
 
-  it("'Not you? Use another account' signs out and shows the sign-in form", async () => {
+  it("'Not you? Use another account' shows the sign-in form, which adds an account (docs/decisions/0020)", async () => {
     const pushed = await pushRequest(client, app.redirectUri);
     await page.goto(pushed.authorizeUrl);
     await page.getByRole("button", { name: "Not you? Use another account" }).click();

@@ -279,13 +279,18 @@ describe("the words of each step", { timeout: E2E_TIMEOUT }, () => {
     await context.close();
   });
 
-  it("an answered request: the error page says what to do once, under its own tab title, with the brand", async () => {
+  it("an answered request goes back to the app; a link whose app is unknown gets an error page that says what to do once, under its own tab title, with the brand", async () => {
     const { context, page } = await newContext();
     const pushed = await pushRequest(plain, plainHost.redirectUri, { scope: GENERIC });
     await page.goto(pushed.authorizeUrl);
     await page.getByRole("button", { name: "Deny", exact: true }).click();
     await callbackParams(page, pushed.redirectUri);
-    const response = await page.goto(pushed.authorizeUrl);
+    // Answered already: back to the app (docs/decisions/0020).
+    await page.goto(pushed.authorizeUrl);
+    expect((await callbackParams(page, pushed.redirectUri)).get("error")).toBe("access_denied");
+    const unknown = new URL(pushed.authorizeUrl);
+    unknown.searchParams.set("request_uri", "urn:ietf:params:oauth:request_uri:req-never-issued");
+    const response = await page.goto(unknown.href);
     expect(response?.status()).toBe(400);
     const title = await visibleText(page.getByRole("heading", { level: 1 }));
     expect(await page.title()).toBe(`${title} · ${SERVICE}`);

@@ -37,9 +37,14 @@ export async function openConsentPage(authorizeUrl: string, jar: CookieJar): Pro
 }
 
 export type ConsentPost = {
-  decision: "allow" | "deny" | "switch_account";
+  decision: "allow" | "deny" | "switch_account" | "choose";
   identifier?: string;
   password?: string;
+  /** "Stay signed in on this device" (docs/decisions/0020). */
+  staySignedIn?: boolean;
+  /** The account the screen was shown for (its hidden field), or one the chooser names (`chooseAccount`). */
+  account?: string;
+  chooseAccount?: string;
   csrfToken?: string;
   origin?: string | null;
   /** Extra request headers (e.g. X-Forwarded-For, as a client behind a trusted proxy sends it). */
@@ -57,6 +62,9 @@ export async function submitConsent(authorizeUrl: string, jar: CookieJar, post: 
   });
   if (post.identifier !== undefined) form.set("identifier", post.identifier);
   if (post.password !== undefined) form.set("password", post.password);
+  if (post.staySignedIn) form.set("stay_signed_in", "on");
+  if (post.account !== undefined) form.set("account", post.account);
+  if (post.chooseAccount !== undefined) form.set("choose_account", post.chooseAccount);
   const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", cookie: jar.header(), ...post.headers };
   if (post.origin !== null) headers.origin = post.origin ?? url.origin;
   const response = await fetch(url, { method: "POST", headers, body: form, redirect: "manual" });
@@ -64,11 +72,14 @@ export async function submitConsent(authorizeUrl: string, jar: CookieJar, post: 
   return response;
 }
 
-/** Opens the screen and allows with a password; returns the redirect Location. */
-export async function approveWithPassword(authorizeUrl: string, jar: CookieJar, identifier: string, password: string): Promise<URL> {
+/**
+ * Opens the screen and allows with a password; returns the redirect Location. With `staySignedIn`, the person ticks
+ * "Stay signed in on this device" (prompt=none answers only such a session: docs/decisions/0020).
+ */
+export async function approveWithPassword(authorizeUrl: string, jar: CookieJar, identifier: string, password: string, staySignedIn = false): Promise<URL> {
   const page = await openConsentPage(authorizeUrl, jar);
   if (page.status !== 200 || !page.csrfToken) throw new Error(`consent page not shown (${page.status}): ${page.html.slice(0, 500)}`);
-  const response = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier, password, csrfToken: page.csrfToken });
+  const response = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier, password, staySignedIn, csrfToken: page.csrfToken });
   const location = response.headers.get("location");
   if (response.status !== 303 || !location) throw new Error(`expected a 303 redirect, got ${response.status}: ${(await response.text()).slice(0, 500)}`);
   return new URL(location);

@@ -7,7 +7,7 @@
 import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
 import type { CachedClient, ClientStore } from "../../app/.server/oauth/client/client-store.ts";
 import type { ReplayStore } from "../../app/.server/oauth/replay/replay-store.ts";
-import type { RequestStore, StoredAuthorizationRequest } from "../../app/.server/oauth/request/request-store.ts";
+import { returnAddressOf, type FoundRequest, type RequestStore, type StoredAuthorizationRequest } from "../../app/.server/oauth/request/request-store.ts";
 import type {
   AccessTokenOwner,
   Grant,
@@ -35,22 +35,26 @@ export class MemoryRequestStore implements RequestStore {
   readonly rows = new Map<string, StoredAuthorizationRequest & { consumedAt: number | null }>();
 
   /** `codes`: where an approved request's code goes (the grant store, as in the SQL stores). */
-  constructor(private readonly codes?: MemoryGrantStore) {}
+  constructor(
+    private readonly codes?: MemoryGrantStore,
+    private readonly retentionMs = 24 * 60 * 60 * 1000,
+  ) {}
 
   async create(request: StoredAuthorizationRequest): Promise<void> {
     this.rows.set(request.idHash, { ...request, consumedAt: null });
   }
 
-  async findActive(idHash: string, now: number): Promise<StoredAuthorizationRequest | undefined> {
+  async find(idHash: string, now: number): Promise<FoundRequest | undefined> {
     const row = this.rows.get(idHash);
     if (!row) return undefined;
-    if (row.expiresAt <= now) {
+    if (row.expiresAt + this.retentionMs <= now) {
       this.rows.delete(idHash);
       return undefined;
     }
-    if (row.consumedAt !== null) return undefined;
+    if (row.consumedAt !== null) return { status: "answered", returnAddress: returnAddressOf(row.parameters) };
+    if (row.expiresAt <= now) return { status: "expired", returnAddress: returnAddressOf(row.parameters) };
     const { consumedAt: _consumedAt, ...request } = row;
-    return request;
+    return { status: "active", request };
   }
 
   async extend(idHash: string, until: number): Promise<void> {

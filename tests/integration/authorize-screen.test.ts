@@ -305,9 +305,9 @@ describe("the authorization screen", () => {
     });
 
     it("a hint naming the signed-in account, in any spelling, is that account: prompt=none succeeds silently", async () => {
-      // Alice's sign-in above replaced Bob's session in that browser: sign Bob in again in a fresh one.
+      // Alice signed in above in that browser too: sign Bob in again in a fresh one, staying signed in (docs/decisions/0020).
       const browser = new CookieJar();
-      await approveWithPassword((await push()).authorizeUrl, browser, BOB.handle, BOB.password);
+      await approveWithPassword((await push()).authorizeUrl, browser, BOB.handle, BOB.password, true);
       for (const hint of ["bob.test", "BOB.TEST", "@bob.test", "Bob@Example.com", bobDid]) {
         const { authorizeUrl, verifier } = await push({ prompt: "none", login_hint: hint });
         const response = await fetch(authorizeUrl, { headers: { cookie: browser.header() }, redirect: "manual" });

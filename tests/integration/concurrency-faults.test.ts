@@ -63,9 +63,11 @@ describe("(a) parallel attempts on single-use items", () => {
     const outcomes = await Promise.all(responses.map(async (r) => ({ status: r.status, location: r.headers.get("location"), body: r.status === 303 ? "" : (await r.text()).slice(0, 120) })));
     const winners = outcomes.filter((o) => o.status === 303 && o.location && new URL(o.location).searchParams.has("code"));
     expect(winners, JSON.stringify(outcomes.map((o) => o.status))).toHaveLength(1);
+    // Every other post finds the request answered: back to the app with access_denied, never a second code (docs/decisions/0020).
     for (const loser of outcomes.filter((o) => o !== winners[0])) {
-      expect(loser.status, JSON.stringify(loser)).toBeGreaterThanOrEqual(400);
-      expect(loser.status, JSON.stringify(loser)).toBeLessThan(500);
+      expect(loser.status, JSON.stringify(loser)).toBe(303);
+      expect(new URL(loser.location!).searchParams.get("error"), JSON.stringify(loser)).toBe("access_denied");
+      expect(new URL(loser.location!).searchParams.has("code"), JSON.stringify(loser)).toBe(false);
     }
     expect(await count(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationCode"`)).toBe(codesBefore + 1);
     const code = new URL(winners[0]!.location!).searchParams.get("code")!;

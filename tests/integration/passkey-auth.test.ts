@@ -294,7 +294,7 @@ describe("POST /oauth/passkey-auth", () => {
     // The request is used up: a passkey post for it now is refused, not a sign-in.
     const late = await postPasskey(p, passkeyBody(p, assertion(authenticator, p.challenge)), { store: false });
     expect(late.status).toBe(400);
-    expect(late.json.error).toBe("request_expired");
+    expect(late.json.error).toBe("request_answered");
   });
 
   it("a replayed assertion (same challenge twice) is refused the second time", async () => {

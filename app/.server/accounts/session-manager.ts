@@ -1,5 +1,5 @@
 import { randomToken, sha256Base64url } from "../util/crypto.ts";
-import { MINUTE } from "../util/time.ts";
+import { HOUR, MINUTE } from "../util/time.ts";
 import { summary, type AccountSummary } from "./account-manager.ts";
 import { isRecentAuthentication } from "./recent-authentication.ts";
 import type { SessionStore } from "./session-store.ts";
@@ -12,9 +12,17 @@ export type BrowserSession = {
   authenticatedAt: Date | null;
   /** Whether that was recent enough to add a passkey or secure the account (docs/decisions/0007). */
   recentlyAuthenticated: boolean;
+  /** "Stay signed in on this device" was ticked: the long lifetime, and only such a session answers prompt=none (docs/decisions/0020). */
+  staySignedIn: boolean;
 };
 
-export type SessionListing = { idHash: string; userAgent: string | null; ipAddress: string | null; createdAt: Date; lastSeenAt: Date };
+export type SessionListing = { idHash: string; userAgent: string | null; ipAddress: string | null; createdAt: Date; lastSeenAt: Date; staySignedIn: boolean };
+
+/**
+ * How long a session lives when the person did not tick "Stay signed in on this device" (docs/decisions/0020): its
+ * cookie ends with the browser session, and the server ends it after this even if the browser never closes.
+ */
+export const SHORT_SESSION_MS = 12 * HOUR;
 
 /**
  * Server-side browser sessions (docs/architecture.md, "Browser security"): the cookie holds a random id,
@@ -28,8 +36,12 @@ export class SessionManager {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A session for a browser that has just signed in (password or passkey): it starts recently authenticated. */
-  async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string }): Promise<string> {
+  /**
+   * A session for a browser that has just signed in (password or passkey): it starts recently authenticated. It
+   * lives the configured lifetime when the person chose to stay signed in, SHORT_SESSION_MS otherwise.
+   */
+  async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string; staySignedIn?: boolean }): Promise<string> {
+    const staySignedIn = meta.staySignedIn ?? false;
     const id = randomToken("ses");
     const now = this.now();
     await this.store.create({
@@ -39,8 +51,9 @@ export class SessionManager {
       ipAddress: meta.ipAddress?.slice(0, 64) ?? null,
       createdAt: now,
       lastSeenAt: now,
-      expiresAt: now + this.lifetimeMs,
+      expiresAt: now + (staySignedIn ? this.lifetimeMs : Math.min(this.lifetimeMs, SHORT_SESSION_MS)),
       authenticatedAt: now,
+      staySignedIn,
     });
     return id;
   }
@@ -59,6 +72,7 @@ export class SessionManager {
       createdAt: new Date(session.createdAt),
       authenticatedAt: session.authenticatedAt === null ? null : new Date(session.authenticatedAt),
       recentlyAuthenticated: isRecentAuthentication(session.authenticatedAt, now),
+      staySignedIn: session.staySignedIn,
       account: summary(account),
     };
   }
@@ -70,8 +84,9 @@ export class SessionManager {
 
   async list(accountDid: string): Promise<SessionListing[]> {
     const sessions = await this.store.listLive(accountDid, this.now());
-    return sessions.map(({ idHash, userAgent, ipAddress, createdAt, lastSeenAt }) => ({
+    return sessions.map(({ idHash, userAgent, ipAddress, createdAt, lastSeenAt, staySignedIn }) => ({
       idHash,
+      staySignedIn,
       userAgent,
       ipAddress,
       createdAt: new Date(createdAt),

@@ -11,6 +11,8 @@ export type StoredSession = {
   expiresAt: number;
   /** When this browser last proved the password or a passkey (null: not since that was recorded). */
   authenticatedAt: number | null;
+  /** "Stay signed in on this device" was ticked (docs/decisions/0020). */
+  staySignedIn: boolean;
 };
 
 export interface SessionStore {

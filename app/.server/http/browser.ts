@@ -10,11 +10,22 @@ import { hmacBase64url, safeEqual } from "../util/crypto.ts";
  * read nor forge it.
  */
 
-export type CookieNames = { session: string; csrf: string; device: string };
+/**
+ * `session`: the ids of this browser's sessions that end with the browser session (no Max-Age); `keptSession`: those
+ * whose person ticked "Stay signed in on this device" (Max-Age of the long lifetime); `account`: which of the
+ * signed-in accounts the account pages act on (docs/decisions/0020).
+ */
+export type CookieNames = { session: string; keptSession: string; account: string; csrf: string; device: string };
 
 export function cookieNames(config: Config): CookieNames {
   const prefix = config.publicUrl.protocol === "https:" ? "__Host-" : "";
-  return { session: `${prefix}atrium_session`, csrf: `${prefix}atrium_csrf`, device: `${prefix}atrium_device` };
+  return {
+    session: `${prefix}atrium_session`,
+    keptSession: `${prefix}atrium_session_kept`,
+    account: `${prefix}atrium_account`,
+    csrf: `${prefix}atrium_csrf`,
+    device: `${prefix}atrium_device`,
+  };
 }
 
 export function readCookie(request: Request, name: string): string | undefined {
@@ -34,9 +45,11 @@ export function readCookie(request: Request, name: string): string | undefined {
   return undefined;
 }
 
-export function serializeCookie(config: Config, name: string, value: string, maxAgeSeconds: number): string {
+/** A cookie of the screens; without `maxAgeSeconds`, a session cookie that ends with the browser session. */
+export function serializeCookie(config: Config, name: string, value: string, maxAgeSeconds?: number): string {
   const secure = config.publicUrl.protocol === "https:" ? "; Secure" : "";
-  return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+  const maxAge = maxAgeSeconds === undefined ? "" : `; Max-Age=${maxAgeSeconds}`;
+  return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax${maxAge}${secure}`;
 }
 
 export type CsrfState = { token: string; setCookie?: string };

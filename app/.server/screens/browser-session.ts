@@ -15,13 +15,77 @@ export type SignedIn = {
   signedInAt: Date;
   /** This browser proved the password or a passkey within the last few minutes (docs/decisions/0007). */
   recentlyAuthenticated: boolean;
+  /** "Stay signed in on this device" was ticked (docs/decisions/0020). */
+  staySignedIn: boolean;
 };
 
-export async function currentSession(services: Services, request: Request): Promise<SignedIn | undefined> {
-  const session = await services.sessions.resolve(readCookie(request, cookieNames(services.config).session));
-  return session
-    ? { account: session.account, sessionIdHash: session.idHash, signedInAt: session.createdAt, recentlyAuthenticated: session.recentlyAuthenticated }
-    : undefined;
+/**
+ * Several accounts in one browser (docs/decisions/0020): each signed-in account has a session row of its own; the
+ * browser keeps their ids in two cookies, one that ends with the browser session and one, with a Max-Age, for the
+ * sessions whose person chose to stay signed in. At most this many accounts at once: signing in to one more signs
+ * the longest-signed-in one out.
+ */
+export const MAX_ACCOUNTS_PER_BROWSER = 8;
+
+const ID_SEPARATOR = "~";
+
+/** A session of this browser with the id its cookie holds (never sent to a page). */
+type HeldSession = SignedIn & { id: string };
+
+function idsIn(value: string | undefined): string[] {
+  if (!value || value.length > 4096) return [];
+  return value
+    .split(ID_SEPARATOR)
+    .filter((id) => id.length > 0 && id.length <= 128)
+    .slice(0, MAX_ACCOUNTS_PER_BROWSER);
+}
+
+/** This browser's live sessions, one per account (the latest), in the order they were signed in. */
+async function heldSessions(services: Services, request: Request): Promise<HeldSession[]> {
+  const names = cookieNames(services.config);
+  const ids = [...new Set([...idsIn(readCookie(request, names.keptSession)), ...idsIn(readCookie(request, names.session))])];
+  const resolved = await Promise.all(ids.map(async (id) => ({ id, session: await services.sessions.resolve(id) })));
+  const byAccount = new Map<string, HeldSession>();
+  for (const { id, session } of resolved) {
+    if (!session) continue;
+    const held: HeldSession = {
+      id,
+      account: session.account,
+      sessionIdHash: session.idHash,
+      signedInAt: session.createdAt,
+      recentlyAuthenticated: session.recentlyAuthenticated,
+      staySignedIn: session.staySignedIn,
+    };
+    const earlier = byAccount.get(session.account.did);
+    if (!earlier || earlier.signedInAt <= held.signedInAt) byAccount.set(session.account.did, held);
+  }
+  return [...byAccount.values()].sort((a, b) => a.signedInAt.getTime() - b.signedInAt.getTime());
+}
+
+function withoutId({ id: _id, ...signedIn }: HeldSession): SignedIn {
+  return signedIn;
+}
+
+/** Every account signed in in this browser, in the order they signed in. */
+export async function signedInAccounts(services: Services, request: Request): Promise<SignedIn[]> {
+  return (await heldSessions(services, request)).map(withoutId);
+}
+
+/** The account the browser last chose on the account pages, when it is still signed in here. */
+export function selectedAccountDid(services: Services, request: Request, accounts: readonly SignedIn[]): string | undefined {
+  const did = readCookie(request, cookieNames(services.config).account);
+  return accounts.some((signedIn) => signedIn.account.did === did) ? did : undefined;
+}
+
+/**
+ * The session a request acts for. With `accountDid` (a form names the account it was shown for), that account's
+ * session in this browser, or none; otherwise the selected account's, or the latest signed in.
+ */
+export async function currentSession(services: Services, request: Request, accountDid?: string): Promise<SignedIn | undefined> {
+  const accounts = await signedInAccounts(services, request);
+  const did = accountDid || selectedAccountDid(services, request, accounts);
+  if (did) return accounts.find((signedIn) => signedIn.account.did === did);
+  return accounts.at(-1);
 }
 
 /** This browser's CSRF token; `headers` carries the cookie when it had none yet. */
@@ -37,20 +101,57 @@ export function isTrustedPost(services: Services, request: Request, token: strin
 }
 
 /**
- * Creates a browser session for the account after it signed in; returns the
- * cookies to set: the session's, and the one that records this browser as a
- * known device of the account (docs/decisions/0009).
+ * The Set-Cookies that leave this browser holding exactly `sessions`: the ones that end with the browser in the
+ * session cookie, the ones that stay signed in in the kept one. A cookie left empty is cleared.
  */
-export async function startSession(services: Services, request: Request, accountDid: string): Promise<string[]> {
+function sessionCookies(services: Services, request: Request, sessions: readonly { id: string; staySignedIn: boolean }[]): string[] {
   const { config } = services;
+  const names = cookieNames(config);
+  const short = sessions.filter((session) => !session.staySignedIn).map((session) => session.id).join(ID_SEPARATOR);
+  const kept = sessions.filter((session) => session.staySignedIn).map((session) => session.id).join(ID_SEPARATOR);
+  const cookies: string[] = [];
+  if (short !== (readCookie(request, names.session) ?? "")) cookies.push(short ? serializeCookie(config, names.session, short) : serializeCookie(config, names.session, "", 0));
+  if (kept !== (readCookie(request, names.keptSession) ?? "")) {
+    cookies.push(serializeCookie(config, names.keptSession, kept, kept ? Math.floor(config.lifetimes.browserSession / 1000) : 0));
+  }
+  return cookies;
+}
+
+/** The Set-Cookie that makes `accountDid` the account the account pages act on (a session cookie); none: forget it. */
+function selectionCookie(services: Services, accountDid: string | undefined): string {
+  const { config } = services;
+  return accountDid ? serializeCookie(config, cookieNames(config).account, accountDid) : serializeCookie(config, cookieNames(config).account, "", 0);
+}
+
+/**
+ * Creates a browser session for the account after it signed in, beside the other accounts signed in here (an
+ * earlier session of the same account in this browser is ended: one per account). Returns the cookies to set: the
+ * sessions', the selected account, and the one that records this browser as a known device of the account
+ * (docs/decisions/0009).
+ */
+export async function startSession(services: Services, request: Request, accountDid: string, staySignedIn = false): Promise<string[]> {
+  const { config } = services;
+  const held = await heldSessions(services, request);
   const sessionId = await services.sessions.create(accountDid, {
     userAgent: request.headers.get("user-agent") ?? undefined,
     ipAddress: requestClientAddress(request),
+    staySignedIn,
   });
+  const others = held.filter((session) => session.account.did !== accountDid);
+  const dropped = [...held.filter((session) => session.account.did === accountDid), ...others.slice(0, Math.max(0, others.length - (MAX_ACCOUNTS_PER_BROWSER - 1)))];
+  for (const session of dropped) await services.sessions.destroy(session.id);
+  const kept = others.slice(Math.max(0, others.length - (MAX_ACCOUNTS_PER_BROWSER - 1)));
   return [
-    serializeCookie(config, cookieNames(config).session, sessionId, Math.floor(config.lifetimes.browserSession / 1000)),
+    ...sessionCookies(services, request, [...kept, { id: sessionId, staySignedIn }]),
+    selectionCookie(services, accountDid),
     deviceCookie(request, config, services.cookieSecret, accountDid),
   ];
+}
+
+/** Makes a signed-in account the one the account pages act on; undefined when it is not signed in here. */
+export async function selectAccount(services: Services, request: Request, accountDid: string): Promise<string[] | undefined> {
+  const held = await heldSessions(services, request);
+  return held.some((session) => session.account.did === accountDid) ? [selectionCookie(services, accountDid)] : undefined;
 }
 
 /** Appends each Set-Cookie of `cookies` to `headers` (returned, for chaining). */
@@ -59,11 +160,19 @@ export function withCookies(headers: Headers, cookies: readonly string[]): Heade
   return headers;
 }
 
-/** Ends this browser's session; returns the cookie that clears it. */
-export async function endSession(services: Services, request: Request): Promise<string> {
-  const { config } = services;
-  await services.sessions.destroy(readCookie(request, cookieNames(config).session));
-  return serializeCookie(config, cookieNames(config).session, "", 0);
+/**
+ * Signs one account out of this browser (`accountDid`), or every account (none given); the other accounts stay
+ * signed in. Returns the cookies to set.
+ */
+export async function endSession(services: Services, request: Request, accountDid?: string): Promise<string[]> {
+  const held = await heldSessions(services, request);
+  const ending = accountDid === undefined ? held : held.filter((session) => session.account.did === accountDid);
+  for (const session of ending) await services.sessions.destroy(session.id);
+  const remaining = held.filter((session) => !ending.includes(session));
+  const cookies = sessionCookies(services, request, remaining);
+  const selected = selectedAccountDid(services, request, held.map(withoutId));
+  if (selected !== undefined && ending.some((session) => session.account.did === selected)) cookies.push(selectionCookie(services, undefined));
+  return cookies;
 }
 
 /**
@@ -72,11 +181,17 @@ export async function endSession(services: Services, request: Request): Promise<
  * wrong; nothing typed is echoed) or a wait is thrown, as the error model's
  * refusal for the form to show (screens/outcome.ts, `formErrorOf`).
  */
-export async function signInWithPassword(services: Services, request: Request, identifier: string, password: string): Promise<{ account: AccountSummary; setCookies: string[] }> {
+export async function signInWithPassword(
+  services: Services,
+  request: Request,
+  identifier: string,
+  password: string,
+  staySignedIn = false,
+): Promise<{ account: AccountSummary; setCookies: string[] }> {
   const { config, cookieSecret } = services;
   const knownDevice = (accountDid: string) => knownDeviceId(request, config, cookieSecret, accountDid);
   const account = await services.signIn.withPassword(identifier, password, requestClientAddress(request), knownDevice);
-  return { account, setCookies: await startSession(services, request, account.did) };
+  return { account, setCookies: await startSession(services, request, account.did, staySignedIn) };
 }
 
 /** Where to go after signing in: only a path of the account area (never another site). */

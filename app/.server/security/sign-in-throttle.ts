@@ -52,22 +52,31 @@ export type ClaimedAttempt = { readonly keys: readonly string[] };
 export class SignInThrottle {
   private readonly rule: AttemptRule;
 
+  private readonly addressPrefix: string;
+
+  /**
+   * `purpose` names the counters: "sign-in" for sign-ins; password recovery (docs/decisions/0020) counts its
+   * requests and resets with the same keys under its own name, so neither can make the other wait.
+   */
   constructor(
     private readonly store: AttemptStore,
     private readonly options: SignInThrottleOptions = DEFAULT_SIGN_IN_THROTTLE,
     private readonly now: () => number = Date.now,
+    private readonly purpose: "sign-in" | "recovery" = "sign-in",
   ) {
     this.rule = { memoryMs: options.memoryMs, delayAfter: (key, count) => this.delayAfter(key, count) };
+    this.addressPrefix = `${purpose}:address:`;
   }
 
   /** Counts an attempt, or throws TooManyRequestsError (counting nothing) while a counter is waiting. */
   async claim(subject: SignInSubject, address: string | undefined): Promise<ClaimedAttempt> {
-    const keys = [subjectKey(subject)];
-    if (address && countsAddress(subject)) keys.push(`${ADDRESS_PREFIX}${limitBucketOf(address)}`);
+    const keys = [subjectKey(subject, this.purpose)];
+    if (address && countsAddress(subject)) keys.push(`${this.addressPrefix}${limitBucketOf(address)}`);
     const wait = await this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
-      throw new TooManyRequestsError(`Too many sign-in attempts. Wait ${formatWait(seconds)} and try again.`, seconds);
+      const what = this.purpose === "sign-in" ? "sign-in attempts" : "password reset attempts";
+      throw new TooManyRequestsError(`Too many ${what}. Wait ${formatWait(seconds)} and try again.`, seconds);
     }
     return { keys };
   }
@@ -85,27 +94,25 @@ export class SignInThrottle {
 
   /** The wait after the latest of `count` attempts: none for the free ones, then 1 s, 2 s, 4 s, … */
   private delayAfter(key: string, count: number): number {
-    const free = key.startsWith(ADDRESS_PREFIX) ? this.options.freeAttempts * ADDRESS_ALLOWANCE : this.options.freeAttempts;
+    const free = key.startsWith(this.addressPrefix) ? this.options.freeAttempts * ADDRESS_ALLOWANCE : this.options.freeAttempts;
     const excess = count - free;
     if (excess < 0) return 0;
     return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** excess);
   }
 }
 
-const ADDRESS_PREFIX = "sign-in:address:";
-
 /** A browser that proved itself (a known device, a signed-in session) is not held up by its address's other users. */
 function countsAddress(subject: SignInSubject): boolean {
   return !("device" in subject) && !("session" in subject);
 }
 
-function subjectKey(subject: SignInSubject): string {
-  if ("account" in subject) return `sign-in:account:${subject.account}`;
-  if ("device" in subject) return `sign-in:device:${subject.device.account}:${subject.device.id}`;
-  if ("session" in subject) return `sign-in:session:${subject.session}`;
-  if ("passkey" in subject) return `sign-in:passkey:${sha256Base64url(subject.passkey)}`;
+function subjectKey(subject: SignInSubject, purpose: string): string {
+  if ("account" in subject) return `${purpose}:account:${subject.account}`;
+  if ("device" in subject) return `${purpose}:device:${subject.device.account}:${subject.device.id}`;
+  if ("session" in subject) return `${purpose}:session:${subject.session}`;
+  if ("passkey" in subject) return `${purpose}:passkey:${sha256Base64url(subject.passkey)}`;
   // What was typed can be anything, of any length: its counter is named by its hash.
-  return `sign-in:typed:${sha256Base64url(subject.typed)}`;
+  return `${purpose}:typed:${sha256Base64url(subject.typed)}`;
 }
 
 function formatWait(seconds: number): string {

@@ -8,6 +8,29 @@ function* lockIdentifiers(...values: string[]): Program<void> {
   for (const value of [...values].sort()) yield* lock(`account-identifier:${value}`);
 }
 
+/**
+ * The account lockdown, as a step of a caller's transaction: ends every session of the account but
+ * `keepSessionIdHash` (all of them without it) and, when asked, removes its passkeys and disconnects its apps
+ * (grants, their tokens and unredeemed codes, remembered consent). "Secure your account" (docs/decisions/0007) and
+ * a password reset by email (docs/decisions/0020) both run it.
+ */
+export function* lockdown(
+  did: string,
+  options: { keepSessionIdHash?: string; removePasskeys: boolean; disconnectApps: boolean },
+): Program<LockdownResult> {
+  const passkeys = options.removePasskeys ? yield* run(sql`DELETE FROM "Passkey" WHERE "accountDid" = ${did}`) : 0;
+  const otherSessions =
+    options.keepSessionIdHash === undefined
+      ? yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did}`)
+      : yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${options.keepSessionIdHash}`);
+  let apps = 0;
+  if (options.disconnectApps) {
+    yield* revokeAccountGrants(did);
+    apps = yield* run(sql`DELETE FROM "AuthorizedClient" WHERE "accountDid" = ${did}`);
+  }
+  return { passkeys, otherSessions, apps };
+}
+
 export class SqlAccountStore implements AccountStore {
   constructor(private readonly db: Database) {}
 
@@ -63,14 +86,7 @@ export class SqlAccountStore implements AccountStore {
 
   async secure(did: string, keepSessionIdHash: string, disconnectApps: boolean) {
     return this.db.transaction(function* (): Program<LockdownResult> {
-      const passkeys = yield* run(sql`DELETE FROM "Passkey" WHERE "accountDid" = ${did}`);
-      const otherSessions = yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${keepSessionIdHash}`);
-      let apps = 0;
-      if (disconnectApps) {
-        yield* revokeAccountGrants(did);
-        apps = yield* run(sql`DELETE FROM "AuthorizedClient" WHERE "accountDid" = ${did}`);
-      }
-      return { passkeys, otherSessions, apps };
+      return yield* lockdown(did, { keepSessionIdHash, removePasskeys: true, disconnectApps });
     });
   }
 }

@@ -8,6 +8,8 @@ import { SqlRequestStore } from "./sql-request-store.ts";
 
 const ALICE = "did:plc:alice";
 const LIFETIME = 5 * 60_000;
+/** How long an expired or answered request keeps its way back to the app (docs/decisions/0020). */
+const RETENTION = 24 * 60 * 60_000;
 
 function pushed(idHash: string, overrides: Partial<StoredAuthorizationRequest> = {}): StoredAuthorizationRequest {
   return {
@@ -41,8 +43,14 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
   let codes: SqlGrantStore;
   const now = FIXTURE_TIME;
 
+  /** The request while it is live and unanswered; undefined once it is only a way back, or gone. */
+  async function active(idHash: string, at: number): Promise<StoredAuthorizationRequest | undefined> {
+    const found = await store.find(idHash, at);
+    return found?.status === "active" ? found.request : undefined;
+  }
+
   beforeEach(async () => {
-    store = new SqlRequestStore(shared.db);
+    store = new SqlRequestStore(shared.db, RETENTION);
     codes = new SqlGrantStore(shared.db);
     await insertAccount(shared.db, ALICE);
   });
@@ -52,19 +60,32 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
     const bound = pushed("req-b", { clientKey: { kid: "key-1", alg: "ES256", jkt: "thumbprint" } });
     await store.create(request);
     await store.create(bound);
-    expect(await store.findActive("req-a", now)).toEqual(request);
-    expect(await store.findActive("req-b", now + LIFETIME - 1)).toEqual(bound);
-    expect(await store.findActive("req-unknown", now)).toBeUndefined();
+    expect(await active("req-a", now)).toEqual(request);
+    expect(await active("req-b", now + LIFETIME - 1)).toEqual(bound);
+    expect(await active("req-unknown", now)).toBeUndefined();
   });
 
-  it("an expired request is absent and its row deleted (lazy expiry)", async () => {
+  it("an expired request keeps only its way back for the retention time, then is absent and its row deleted (lazy expiry)", async () => {
     await store.create(pushed("req-a"));
-    expect(await store.findActive("req-a", now + LIFETIME)).toBeUndefined();
+    const wayBack = { clientId: "https://app.example/client-metadata.json", redirectUri: "https://app.example/callback", state: "state-ü-✓", responseMode: "query" };
+    expect(await store.find("req-a", now + LIFETIME)).toEqual({ status: "expired", returnAddress: wayBack });
+    // Nothing but the way back stays: the scope, the PKCE challenge and the hint are gone from the row.
+    const row = await rowOf<{ parameters: string }>(shared.db, sql`SELECT "parameters" FROM "AuthorizationRequest" WHERE "idHash" = 'req-a'`);
+    expect(row?.parameters).not.toContain("calendar");
+    expect(row?.parameters).not.toContain("alice.test");
+    expect(await store.find("req-a", now + LIFETIME + RETENTION - 1)).toEqual({ status: "expired", returnAddress: wayBack });
+    expect(await store.find("req-a", now + LIFETIME + RETENTION)).toBeUndefined();
     expect(await countRows(shared.db, "AuthorizationRequest")).toBe(0);
   });
 
+  it("an answered request is found as answered, with its way back", async () => {
+    await store.create(pushed("req-a"));
+    expect(await store.consume("req-a", now)).toBe(true);
+    expect(await store.find("req-a", now + 1)).toMatchObject({ status: "answered", returnAddress: { redirectUri: "https://app.example/callback", state: "state-ü-✓" } });
+  });
+
   it("creating a request removes a batch of expired ones", async () => {
-    for (let i = 0; i < 25; i++) await store.create(pushed(`old-${i}`, { createdAt: now - 2 * LIFETIME, expiresAt: now - LIFETIME }));
+    for (let i = 0; i < 25; i++) await store.create(pushed(`old-${i}`, { createdAt: now - RETENTION - 2 * LIFETIME, expiresAt: now - RETENTION - LIFETIME }));
     await store.create(pushed("fresh"));
     expect(await countRows(shared.db, "AuthorizationRequest")).toBe(6);
   });
@@ -72,10 +93,10 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
   it("extend pushes the expiry out, never earlier, and not for a consumed request", async () => {
     await store.create(pushed("req-a"));
     await store.extend("req-a", now + 2 * LIFETIME);
-    expect((await store.findActive("req-a", now))?.expiresAt).toBe(now + 2 * LIFETIME);
+    expect((await active("req-a", now))?.expiresAt).toBe(now + 2 * LIFETIME);
     await store.extend("req-a", now + LIFETIME);
-    expect((await store.findActive("req-a", now))?.expiresAt).toBe(now + 2 * LIFETIME);
-    expect(await store.findActive("req-a", now + 2 * LIFETIME - 1)).toBeDefined();
+    expect((await active("req-a", now))?.expiresAt).toBe(now + 2 * LIFETIME);
+    expect(await active("req-a", now + 2 * LIFETIME - 1)).toBeDefined();
 
     await store.create(pushed("req-b"));
     expect(await store.consume("req-b", now)).toBe(true);
@@ -88,7 +109,7 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
     await store.create(pushed("req-a"));
     expect(await store.consume("req-a", now)).toBe(true);
     expect(await store.consume("req-a", now)).toBe(false);
-    expect(await store.findActive("req-a", now)).toBeUndefined();
+    expect(await active("req-a", now)).toBeUndefined();
 
     await store.create(pushed("req-b"));
     expect(await store.consume("req-b", now + LIFETIME)).toBe(false);
@@ -99,7 +120,7 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
     await store.create(pushed("req-a"));
     const code = newCode("code-a");
     expect(await store.exchangeForCode("req-a", now + 1_000, code)).toBe(true);
-    expect(await store.findActive("req-a", now + 1_000)).toBeUndefined();
+    expect(await active("req-a", now + 1_000)).toBeUndefined();
     expect(await codes.findCode("code-a", now + 1_000)).toEqual({ ...code, usedAt: null, grantId: null });
     // Once used, neither another exchange nor a consume wins, and no second code appears.
     expect(await store.exchangeForCode("req-a", now + 2_000, newCode("code-b"))).toBe(false);
@@ -120,20 +141,20 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
     await store.create(pushed("req-a"));
     await codes.insertCode(newCode("taken"));
     await expect(store.exchangeForCode("req-a", now, newCode("taken"))).rejects.toThrow();
-    expect(await store.findActive("req-a", now)).toBeDefined();
+    expect(await active("req-a", now)).toBeDefined();
     expect(await store.exchangeForCode("req-a", now, newCode("code-a"))).toBe(true);
   });
 
   it("RACE: 40 consumptions of one request at once from four processes: exactly one wins", async () => {
     await store.create(pushed("contested"));
-    const stores = shared.others(4).map((db) => new SqlRequestStore(db));
+    const stores = shared.others(4).map((db) => new SqlRequestStore(db, RETENTION));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.consume("contested", now)));
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
   it("RACE: 40 exchanges of one request at once from four processes: exactly one code", async () => {
     await store.create(pushed("contested"));
-    const stores = shared.others(4).map((db) => new SqlRequestStore(db));
+    const stores = shared.others(4).map((db) => new SqlRequestStore(db, RETENTION));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.exchangeForCode("contested", now, newCode(`code-${i}`))));
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await countRows(shared.db, "AuthorizationCode")).toBe(1);
@@ -142,7 +163,7 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
 
   it("RACE: approvals and denials of one request at once: one answer wins, and a code exists only if it was the approval", async () => {
     await store.create(pushed("contested"));
-    const stores = shared.others(4).map((db) => new SqlRequestStore(db));
+    const stores = shared.others(4).map((db) => new SqlRequestStore(db, RETENTION));
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? stores[i % 4]!.exchangeForCode("contested", now, newCode(`code-${i}`)) : stores[i % 4]!.consume("contested", now))),
     );

@@ -20,6 +20,7 @@ function session(idHash: string, overrides: Partial<StoredSession> = {}): Stored
     lastSeenAt: NOW,
     expiresAt: NOW + 30 * DAY,
     authenticatedAt: null,
+    staySignedIn: false,
     ...overrides,
   };
 }

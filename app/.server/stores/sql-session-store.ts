@@ -22,9 +22,9 @@ export class SqlSessionStore implements SessionStore {
     return this.db.transaction(function* (): Program<void> {
       // Browsers that never come back: a few of their sessions go at each sign-in.
       yield* run(cleanupSessions(session.createdAt));
-      yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt")
+      yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt", "staySignedIn")
         VALUES (${session.idHash}, ${session.accountDid}, ${session.userAgent}, ${session.ipAddress}, ${at(session.createdAt)},
-          ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)})`);
+          ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)}, ${session.staySignedIn})`);
     });
   }
 
@@ -39,7 +39,9 @@ export class SqlSessionStore implements SessionStore {
         yield* run(sql`DELETE FROM "BrowserSession" WHERE "idHash" = ${idHash}`);
         return undefined;
       }
-      const { accountHandle, accountEmail, accountPasswordHash, accountEmailConfirmedAt, accountSigningKey, accountCreatedAt, ...session } = row;
+      const { accountHandle, accountEmail, accountPasswordHash, accountEmailConfirmedAt, accountSigningKey, accountCreatedAt, ...stored } = row;
+      // SQLite keeps booleans as 1/0.
+      const session: StoredSession = { ...stored, staySignedIn: Boolean(stored.staySignedIn) };
       const account: StoredAccount = {
         did: session.accountDid,
         handle: accountHandle,
@@ -67,8 +69,9 @@ export class SqlSessionStore implements SessionStore {
 
   async listLive(accountDid: string, now: number) {
     return this.db.execute(function* (): Program<StoredSession[]> {
-      return yield* all<StoredSession>(sql`SELECT * FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)}
+      const rows = yield* all<StoredSession>(sql`SELECT * FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)}
         ORDER BY "lastSeenAt" DESC`);
+      return rows.map((row) => ({ ...row, staySignedIn: Boolean(row.staySignedIn) }));
     });
   }
 

@@ -1,7 +1,9 @@
 import type { SignedInBase } from "../../.server/screens/account/views";
 import { BrandFooter, BrandMark, useBrand } from "../ui/brand";
 import { Notice } from "../ui/messages";
+import { fill } from "../ui/fill";
 import { secondaryButton, smallButton } from "../ui/styles";
+import { FormAccountProvider, SignedInFormFields } from "./form-account";
 import { accountText } from "./text";
 
 export const ACCOUNT_NAV = [
@@ -25,6 +27,7 @@ type Props = {
 export function AccountShell({ base, current, title, intro, children }: Props) {
   const brand = useBrand();
   return (
+    <FormAccountProvider did={base.account.did}>
     <div className="flex min-h-screen flex-col">
       <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-10 focus:rounded focus:bg-white focus:p-2 dark:focus:bg-slate-900">
         {accountText.skip}
@@ -37,18 +40,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
               {brand.serviceName} <span className="font-normal text-slate-600 dark:text-slate-300">{accountText.account}</span>
             </span>
           </a>
-          <div className="flex min-w-0 flex-wrap items-center gap-3">
-            <p className="min-w-0 truncate text-sm">
-              <span className="sr-only">{accountText.signedInAs} </span>
-              <strong className="font-semibold">@{base.account.handle}</strong>
-            </p>
-            <form method="post" action="/account/sign-out">
-              <input type="hidden" name="csrf_token" value={base.csrfToken} />
-              <button type="submit" className={`${secondaryButton} ${smallButton}`}>
-                {accountText.signOut}
-              </button>
-            </form>
-          </div>
+          <AccountMenu base={base} current={current} />
         </div>
       </header>
       <div className="mx-auto flex w-full max-w-5xl flex-1 flex-col gap-6 px-4 py-6 md:flex-row md:gap-10 md:py-10">
@@ -85,8 +77,60 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
       </div>
       <BrandFooter className="border-t border-slate-200 px-4 py-4 dark:border-slate-800" />
     </div>
+    </FormAccountProvider>
   );
 }
+
+/**
+ * Which account the pages act on, said in words ("Managing @alice"), and a menu of the accounts signed in on this
+ * device: switch to another, add one, sign out of this one or of all (docs/decisions/0020). Plain forms and a
+ * <details>: no JavaScript needed.
+ */
+function AccountMenu({ base, current }: { base: SignedInBase; current: string }) {
+  const others = base.accounts.filter((account) => account.did !== base.account.did);
+  return (
+    <details className="relative min-w-0">
+      <summary className={`${secondaryButton} ${smallButton} max-w-full cursor-pointer list-none`}>
+        <span className="min-w-0 truncate">{fill(accountText.switcher.managing, { handle: <strong className="font-semibold">@{base.account.handle}</strong> })}</span>
+        <span aria-hidden="true">▾</span>
+      </summary>
+      <div className="absolute right-0 z-20 mt-2 flex w-72 max-w-[calc(100vw-2rem)] flex-col gap-1 rounded-xl border border-slate-200 bg-white p-2 shadow-lg dark:border-slate-700 dark:bg-slate-900">
+        <p className="px-2 py-1 text-sm font-semibold text-slate-700 dark:text-slate-200">{accountText.switcher.menu}</p>
+        {others.map((account) => (
+          <form key={account.did} method="post" action="/account">
+            <input type="hidden" name="csrf_token" value={base.csrfToken} />
+            <input type="hidden" name="intent" value="choose" />
+            <input type="hidden" name="account" value={account.did} />
+            <input type="hidden" name="next" value={current} />
+            <button type="submit" className={menuItem}>
+              {fill(accountText.switcher.switchTo, { handle: `@${account.handle}` })}
+            </button>
+          </form>
+        ))}
+        <a href="/account?add=1" className={menuItem}>
+          {accountText.switcher.addAccount}
+        </a>
+        <form method="post" action="/account/sign-out">
+          <SignedInFormFields csrfToken={base.csrfToken} />
+          <button type="submit" className={menuItem}>
+            {fill(accountText.switcher.signOutOf, { handle: `@${base.account.handle}` })}
+          </button>
+        </form>
+        {others.length > 0 ? (
+          <form method="post" action="/account/sign-out">
+            <input type="hidden" name="csrf_token" value={base.csrfToken} />
+            <input type="hidden" name="all" value="1" />
+            <button type="submit" className={menuItem}>
+              {accountText.switcher.signOutAll}
+            </button>
+          </form>
+        ) : null}
+      </div>
+    </details>
+  );
+}
+
+const menuItem = "block w-full min-h-11 rounded-lg px-2 py-2 text-left text-sm font-medium text-slate-900 hover:bg-slate-100 dark:text-slate-100 dark:hover:bg-slate-800";
 
 /** The errors of a form post, if they belong to `form`. */
 export function errorsFor(actionData: unknown, form: string): { errors: Record<string, string>; values: Record<string, string> } {

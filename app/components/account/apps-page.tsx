@@ -1,3 +1,4 @@
+import { SignedInFormFields } from "./form-account";
 import type { AppsView, ConnectedAppView } from "../../.server/screens/account/views";
 import { ClaimedIdentity, IdentityCaution, VerifiedName, verifiedNameText } from "../consent/client-identity";
 import { PermissionGroupsView } from "../consent/permission-groups";
@@ -53,7 +54,7 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
           ) : null}
         </div>
         <form method="post">
-          <input type="hidden" name="csrf_token" value={csrfToken} />
+          <SignedInFormFields csrfToken={csrfToken} />
           <input type="hidden" name="intent" value="revoke" />
           <input type="hidden" name="client_id" value={app.clientId} />
           <button type="submit" className={dangerButton} aria-describedby={headingId}>

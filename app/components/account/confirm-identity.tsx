@@ -1,3 +1,4 @@
+import { SignedInFormFields, useFormAccount } from "./form-account";
 import type { ConfirmView } from "../../.server/screens/account/views";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
@@ -23,6 +24,7 @@ type Props = {
 export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, level = 2 }: Props) {
   const Heading = level === 2 ? "h2" : "h3";
   const formError = errors.form;
+  const account = useFormAccount();
   return (
     <section aria-labelledby="confirm-heading" className="flex flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 text-slate-900 dark:border-slate-800 dark:bg-slate-900 dark:text-slate-100">
       <Heading id="confirm-heading" className="text-lg font-semibold">
@@ -32,7 +34,7 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
         {reason} For your safety, this needs your password or one of your passkeys from the last {confirm.windowMinutes} minutes.
       </p>
       <form method="post" noValidate className="flex flex-col gap-4">
-        <input type="hidden" name="csrf_token" value={csrfToken} />
+        <SignedInFormFields csrfToken={csrfToken} />
         <input type="hidden" name="intent" value="confirm" />
         {/* Lets password managers offer the password of the right account. */}
         <input type="text" name="username" autoComplete="username" defaultValue={handle} hidden readOnly />
@@ -56,8 +58,8 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
         <PasskeySignIn
           options={confirm.passkeyOptions}
           postUrl="/account/reauthenticate"
-          refreshUrl="/account/reauthenticate"
-          fields={{ csrf_token: csrfToken, next: confirm.next }}
+          refreshUrl={account ? `/account/reauthenticate?${new URLSearchParams({ account })}` : "/account/reauthenticate"}
+          fields={account ? { csrf_token: csrfToken, account, next: confirm.next } : { csrf_token: csrfToken, next: confirm.next }}
           autofill={false}
           label="Use a passkey"
           busyLabel="Checking your passkey…"

@@ -9,5 +9,6 @@ export function accountPageTitle(data: unknown, matches: readonly { id: string; 
   const view = data as { kind?: string; title?: string } | undefined;
   if (view?.kind === "error" && view.title) return pageTitle(matches, view.title);
   if (view?.kind === "sign-in") return pageTitle(matches, accountText.titles.signIn);
+  if (view?.kind === "chooser") return pageTitle(matches, accountText.chooser.title);
   return pageTitle(matches, accountText.titles[page]);
 }

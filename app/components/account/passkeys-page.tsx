@@ -1,3 +1,4 @@
+import { SignedInFormFields } from "./form-account";
 import type { PasskeysView, PasskeyView } from "../../.server/screens/account/views";
 import { AddPasskey } from "../passkey/add-passkey";
 import { DateTime } from "../ui/date-time";
@@ -68,7 +69,7 @@ function PasskeyItem({ passkey, index, csrfToken, nameMaxLength, rename }: ItemP
           </dl>
         </div>
         <form method="post">
-          <input type="hidden" name="csrf_token" value={csrfToken} />
+          <SignedInFormFields csrfToken={csrfToken} />
           <input type="hidden" name="intent" value="delete" />
           <input type="hidden" name="credential_id" value={passkey.credentialId} />
           <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={headingId}>
@@ -81,7 +82,7 @@ function PasskeyItem({ passkey, index, csrfToken, nameMaxLength, rename }: ItemP
           Rename<span className="sr-only"> {passkey.name}</span>
         </summary>
         <form method="post" noValidate className="mt-3 flex flex-col gap-3 sm:flex-row sm:items-end">
-          <input type="hidden" name="csrf_token" value={csrfToken} />
+          <SignedInFormFields csrfToken={csrfToken} />
           <input type="hidden" name="intent" value="rename" />
           <input type="hidden" name="credential_id" value={passkey.credentialId} />
           <div className="flex-1">

@@ -1,3 +1,4 @@
+import { SignedInFormFields } from "./form-account";
 import type { PasswordView } from "../../.server/screens/account/views";
 import { Field } from "../ui/field";
 import { ErrorMessage } from "../ui/messages";
@@ -16,7 +17,7 @@ export function PasswordPage({ view, errorsFor }: Props) {
     <AccountShell base={view} current="/account/password" title="Change your password" intro="Changing it signs out every other browser. Apps you allowed keep their access.">
       <SecureAccount view={view} secure={errorsFor("secure")} confirm={errorsFor("confirm")} />
       <form method="post" noValidate className="flex max-w-md flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
-        <input type="hidden" name="csrf_token" value={view.csrfToken} />
+        <SignedInFormFields csrfToken={view.csrfToken} />
         <input type="hidden" name="intent" value="change" />
         {/* Lets password managers store the new password for the right account. */}
         <input type="text" name="username" autoComplete="username" defaultValue={view.account.handle} hidden readOnly />
@@ -70,7 +71,7 @@ function SecureAccount({ view, secure, confirm }: { view: PasswordView; secure: 
         <ConfirmIdentity confirm={view.secure.confirm} csrfToken={view.csrfToken} handle={view.account.handle} reason="Securing your account removes passkeys and signs out browsers." errors={confirm.errors} level={3} />
       ) : (
         <form method="post" className="flex flex-col gap-4">
-          <input type="hidden" name="csrf_token" value={view.csrfToken} />
+          <SignedInFormFields csrfToken={view.csrfToken} />
           <input type="hidden" name="intent" value="secure" />
           <ul className="flex list-disc flex-col gap-1 pl-5">
             <li>{passkeys > 0 ? `Removes your ${plural(passkeys, "passkey", "passkeys")}. You can add new ones afterwards.` : "Removes any passkey on your account (you have none now)."}</li>

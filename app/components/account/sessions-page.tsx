@@ -1,3 +1,4 @@
+import { SignedInFormFields } from "./form-account";
 import type { SessionsView } from "../../.server/screens/account/views";
 import { DateTime } from "../ui/date-time";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
@@ -38,7 +39,7 @@ export function SessionsPage({ view }: { view: SessionsView }) {
               {session.userAgent ? <p className="font-mono text-xs break-all text-slate-600 dark:text-slate-300">{session.userAgent}</p> : null}
             </div>
             <form method="post" className="shrink-0">
-              <input type="hidden" name="csrf_token" value={view.csrfToken} />
+              <SignedInFormFields csrfToken={view.csrfToken} />
               <input type="hidden" name="intent" value="sign_out" />
               <input type="hidden" name="session_id" value={session.id} />
               <button type="submit" className={`${secondaryButton} ${smallButton}`} aria-describedby={`session-${index}`}>
@@ -50,7 +51,7 @@ export function SessionsPage({ view }: { view: SessionsView }) {
       </ul>
       {others > 0 ? (
         <form method="post">
-          <input type="hidden" name="csrf_token" value={view.csrfToken} />
+          <SignedInFormFields csrfToken={view.csrfToken} />
           <input type="hidden" name="intent" value="sign_out_others" />
           <button type="submit" className={dangerButton}>
             Sign out all other browsers ({others})

@@ -5,6 +5,7 @@ import { Card } from "../ui/card";
 import { Field } from "../ui/field";
 import { ErrorMessage, Notice } from "../ui/messages";
 import { linkStyle, primaryButton } from "../ui/styles";
+import { StaySignedIn } from "./stay-signed-in";
 import { accountText } from "./text";
 
 type Props = { view: SignInView; errors: Record<string, string>; values: Record<string, string> };
@@ -12,14 +13,15 @@ type Props = { view: SignInView; errors: Record<string, string>; values: Record<
 /** /account for a visitor: password (a plain form post) or passkey. */
 export function AccountSignIn({ view, errors, values }: Props) {
   const formError = errors.form;
+  const adding = view.accounts.length > 0;
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
       <BrandHeader className="px-2" />
       <main id="main">
         <Card className="flex flex-col gap-5">
           <div className="flex flex-col gap-1">
-            <h1 className="text-2xl font-semibold">{accountText.titles.signIn}</h1>
-            <p className="text-slate-700 dark:text-slate-200">{accountText.signInIntro}</p>
+            <h1 className="text-2xl font-semibold">{adding ? accountText.signIn.addTitle : accountText.titles.signIn}</h1>
+            <p className="text-slate-700 dark:text-slate-200">{adding ? accountText.signIn.addIntro : accountText.signInIntro}</p>
           </div>
           {view.notice ? <Notice>{view.notice}</Notice> : null}
           <form method="post" className="flex flex-col gap-4" noValidate>
@@ -28,7 +30,7 @@ export function AccountSignIn({ view, errors, values }: Props) {
             <Field
               id="identifier"
               name="identifier"
-              label="Handle or email"
+              label={accountText.signIn.identifier}
               autoComplete="username webauthn"
               required
               defaultValue={values.identifier ?? ""}
@@ -39,7 +41,7 @@ export function AccountSignIn({ view, errors, values }: Props) {
             <Field
               id="password"
               name="password"
-              label="Password"
+              label={accountText.signIn.password}
               type="password"
               autoComplete="current-password"
               required
@@ -47,9 +49,13 @@ export function AccountSignIn({ view, errors, values }: Props) {
               invalid={Boolean(formError)}
               describedBy={formError ? "sign-in-error" : undefined}
             />
+            <a href="/account/recover" className={`${linkStyle} self-start text-sm`}>
+              {accountText.signIn.forgotPassword}
+            </a>
+            <StaySignedIn />
             {formError ? <ErrorMessage id="sign-in-error">{formError}</ErrorMessage> : null}
             <button type="submit" className={`${primaryButton} w-full`}>
-              Sign in
+              {accountText.signIn.submit}
             </button>
           </form>
           {view.passkey ? (
@@ -59,9 +65,15 @@ export function AccountSignIn({ view, errors, values }: Props) {
                 postUrl="/account/passkey-auth"
                 refreshUrl="/account/passkey-auth"
                 fields={{ csrf_token: view.csrfToken, next: view.next }}
+                staySignedInId="stay_signed_in"
                 autofill
               />
             </div>
+          ) : null}
+          {adding ? (
+            <a href="/account?choose=1" className={`${linkStyle} self-start`}>
+              {accountText.signIn.backToAccounts}
+            </a>
           ) : null}
           <p className="text-sm text-slate-600 dark:text-slate-300">
             {accountText.newHere}{" "}

@@ -6,7 +6,7 @@ import { ErrorMessage, Notice } from "../ui/messages";
 import { linkStyle, primaryButton, secondaryButton } from "../ui/styles";
 import { ClaimedIdentity, ClientLinks, IdentityCaution, VerifiedName } from "./client-identity";
 import { PermissionsSection } from "./permissions-section";
-import { SignedInAccount } from "./signed-in-account";
+import { AccountChooser, SignedInAccount } from "./signed-in-account";
 import { SignInFields } from "./sign-in-fields";
 import { consentText, identityText } from "./text";
 
@@ -64,7 +64,13 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
               <PermissionsSection view={view} />
             )}
 
-            {signedIn ? <SignedInAccount handle={signedIn.handle} /> : <SignInFields view={view} formError={formError} identifier={identifier} />}
+            {view.chooser ? (
+              <AccountChooser accounts={view.chooser} useAnother={view.links.useAnother} />
+            ) : signedIn ? (
+              <SignedInAccount handle={signedIn.handle} did={signedIn.did} otherAccounts={view.otherAccounts} />
+            ) : (
+              <SignInFields view={view} formError={formError} identifier={identifier} />
+            )}
 
             {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
 
@@ -85,9 +91,11 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
             aria-label={consentText.actions}
             className="sticky-actions sticky bottom-0 z-10 flex gap-3 rounded-b-2xl border-t border-slate-200 bg-white/95 px-4 py-3 shadow-[0_-4px_12px_-6px_rgb(15_23_42/0.25)] sm:px-6 dark:border-slate-700 dark:bg-slate-900/95"
           >
-            <button type="submit" name="decision" value="allow" className={`${primaryButton} flex-1`}>
-              {consentText.allow}
-            </button>
+            {view.chooser ? null : (
+              <button type="submit" name="decision" value="allow" className={`${primaryButton} flex-1`}>
+                {consentText.allow}
+              </button>
+            )}
             <button type="submit" name="decision" value="deny" formNoValidate className={`${secondaryButton} flex-1`}>
               {consentText.deny}
             </button>

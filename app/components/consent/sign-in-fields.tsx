@@ -1,6 +1,8 @@
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
+import { StaySignedIn } from "../account/stay-signed-in";
+import { linkStyle } from "../ui/styles";
 import { consentText } from "./text";
 
 type Props = { view: ConsentView; formError?: string; identifier?: string };
@@ -16,6 +18,14 @@ export function SignInFields({ view, formError, identifier }: Props) {
   return (
     <fieldset className="flex flex-col gap-3" aria-describedby={fresh ? "fresh-sign-in" : undefined}>
       <legend className="mb-2 text-lg font-semibold">{consentText.signIn}</legend>
+      {view.addingAccount ? (
+        <p className="text-sm text-slate-700 dark:text-slate-200">
+          {consentText.addingAccount}{" "}
+          <a href={view.links.choose} className={linkStyle}>
+            {consentText.backToAccounts}
+          </a>
+        </p>
+      ) : null}
       {fresh ? (
         <p id="fresh-sign-in" className="rounded-lg bg-slate-100 p-3 text-sm text-slate-800 dark:bg-slate-800 dark:text-slate-100">
           {fresh.handle ? consentText.freshSignIn : consentText.freshSignInSignedOut}
@@ -33,12 +43,17 @@ export function SignInFields({ view, formError, identifier }: Props) {
         describedBy={describedBy}
       />
       <Field id="password" name="password" label={consentText.password} type="password" autoComplete="current-password" required invalid={Boolean(formError)} describedBy={describedBy} />
+      <a href="/account/recover" target="_blank" rel="noopener" className={`${linkStyle} self-start text-sm`}>
+        {consentText.forgotPassword} <span className="sr-only">{consentText.opensInNewTab}</span>
+      </a>
+      <StaySignedIn />
       {view.passkey ? (
         <PasskeySignIn
           options={view.passkey.options}
           postUrl="/oauth/passkey-auth"
           refreshUrl={`/oauth/passkey-auth?${new URLSearchParams({ client_id: view.clientId, request_uri: view.requestUri })}`}
           fields={{ request_uri: view.requestUri, client_id: view.clientId, csrf_token: view.csrfToken }}
+          staySignedInId="stay_signed_in"
           autofill
         />
       ) : null}

@@ -49,9 +49,10 @@ export const identityText = {
 
 export const consentText = {
   /** Tab titles, by step. */
-  pageTitle: { "sign-in": "Sign in", "sign-in-again": "Sign in again", allow: "Allow access", continue: "Continue" } satisfies Record<ConsentStep, string>,
+  pageTitle: { choose: "Choose an account", "sign-in": "Sign in", "sign-in-again": "Sign in again", allow: "Allow access", continue: "Continue" } satisfies Record<ConsentStep, string>,
   /** The heading names what was verified ({who}: the app's host, or "an app on this device"), for each step. */
   heading: {
+    choose: "Choose an account to give {who} access",
     "sign-in": "Sign in to give {who} access to your account",
     "sign-in-again": "Sign in again to give {who} access to your account",
     allow: "Give {who} access to your account?",
@@ -76,6 +77,17 @@ export const consentText = {
   freshSignInSignedOut: "The app asked for a fresh sign-in.",
   signedInAs: "Signed in as {handle}",
   notYou: "Not you? Use another account",
+  /** The account chooser and several accounts in one browser (docs/decisions/0020). */
+  chooserLegend: "Accounts signed in on this device",
+  continueAs: "Continue as {handle}",
+  useAnotherAccount: "Use another account",
+  chooseAnother: "Choose another account",
+  addingAccount: "Sign in to another account. The accounts already signed in on this device stay signed in.",
+  backToAccounts: "Use an account that is signed in already.",
+  chooseAllowOrDeny: "Choose Allow or Deny.",
+  signInToAllow: "Sign in with your password to allow access.",
+  forgotPassword: "Forgot password?",
+  opensInNewTab: "(opens in a new tab)",
   allow: "Allow",
   deny: "Deny",
   actions: "Your answer",

@@ -1,3 +1,4 @@
+import { SignedInFormFields, useFormAccount } from "../account/form-account";
 import { browserSupportsWebAuthn, startRegistration, type PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/browser";
 import { useEffect, useRef, useState } from "react";
 import { Field } from "../ui/field";
@@ -18,6 +19,7 @@ export function AddPasskey({ csrfToken, nameMaxLength, error: serverError, name 
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(serverError);
   const input = useRef<HTMLInputElement>(null);
+  const account = useFormAccount();
 
   useEffect(() => {
     setHydrated(true);
@@ -35,11 +37,12 @@ export function AddPasskey({ csrfToken, nameMaxLength, error: serverError, name 
     setBusy(true);
     setError(undefined);
     try {
-      const response = await fetch("/account/passkey-register", { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const optionsUrl = account ? `/account/passkey-register?${new URLSearchParams({ account })}` : "/account/passkey-register";
+      const response = await fetch(optionsUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
       const options = (await response.json().catch(() => ({}))) as PublicKeyCredentialCreationOptionsJSON & { error_description?: string };
       if (!response.ok) throw new PasskeyServerError(options.error_description ?? `The server answered ${response.status}.`);
       const registration = await startRegistration({ optionsJSON: options });
-      const answer = await postJson("/account/passkey-register", { csrf_token: csrfToken, name: chosen, response: registration });
+      const answer = await postJson("/account/passkey-register", { csrf_token: csrfToken, account, name: chosen, response: registration });
       window.location.assign(typeof answer.next === "string" ? answer.next : "/account/passkeys");
     } catch (failure) {
       setError(passkeyErrorMessage(failure, "registration"));
@@ -54,7 +57,7 @@ export function AddPasskey({ csrfToken, nameMaxLength, error: serverError, name 
       <p className="text-slate-700 dark:text-slate-200">
         A passkey lets you sign in with this device&apos;s screen lock or a security key instead of your password. Give it a name so you can tell your passkeys apart.
       </p>
-      <input type="hidden" name="csrf_token" value={csrfToken} />
+      <SignedInFormFields csrfToken={csrfToken} />
       <input type="hidden" name="intent" value="register" />
       <Field
         id="passkey-name"

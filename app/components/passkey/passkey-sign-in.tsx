@@ -25,6 +25,8 @@ type Props = {
   busyLabel?: string;
   /** What to suggest after a failure (default: the password sign-in). */
   retryHint?: string;
+  /** The id of the "Stay signed in on this device" checkbox, whose state is posted as `stay_signed_in` (docs/decisions/0020). */
+  staySignedInId?: string;
 };
 
 /** How often autofill is offered again after failures before it waits for the button. */
@@ -47,6 +49,7 @@ export function PasskeySignIn({
   label = "Sign in with a passkey",
   busyLabel = "Signing in…",
   retryHint = "Try the passkey again, or sign in with your password.",
+  staySignedInId,
 }: Props) {
   const [supported, setSupported] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -72,7 +75,8 @@ export function PasskeySignIn({
         const response = await startAuthentication({ optionsJSON: current.current, useBrowserAutofill });
         setBusy(true);
         setError(undefined);
-        const answer = await postJson(postUrl, { ...fields, response });
+        const staySignedIn = staySignedInId ? (document.getElementById(staySignedInId) as HTMLInputElement | null)?.checked === true : undefined;
+        const answer = await postJson(postUrl, staySignedIn === undefined ? { ...fields, response } : { ...fields, stay_signed_in: staySignedIn, response });
         signedIn = true;
         window.location.assign(typeof answer.next === "string" ? answer.next : window.location.href);
       } catch (failure) {
@@ -91,7 +95,7 @@ export function PasskeySignIn({
         if (!signedIn) setBusy(false);
       }
     },
-    [fields, postUrl, refresh],
+    [fields, postUrl, refresh, staySignedInId],
   );
 
   useEffect(() => {

@@ -5,7 +5,7 @@ import { sha256Base64url } from "../../util/crypto.ts";
 import { HOUR, MINUTE } from "../../util/time.ts";
 import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
 import type { AuthorizationParameters } from "../request/request-store.ts";
-import { AuthorizeManager } from "./authorize-manager.ts";
+import { AuthorizationReturnError, AuthorizeManager } from "./authorize-manager.ts";
 
 /**
  * From a pushed request to a code or an error redirect (RFC 6749 §4.1.2,
@@ -117,7 +117,55 @@ describe("AuthorizeManager.approve and reject", () => {
   it("an expired request is not approved", async () => {
     const pending = await manager.load(CLIENT_ID, pushed());
     clock += 5 * MINUTE;
-    expect(await pageError(() => manager.approve(pending, "did:plc:alice"))).toBe("request_answered");
+    expect(await pageError(() => manager.approve(pending, "did:plc:alice"))).toBe("request_expired");
     expect(grants.codes.size).toBe(0);
+  });
+});
+
+describe("ways back (docs/decisions/0020)", () => {
+  async function returned(promise: Promise<unknown> | (() => unknown)): Promise<{ code: string; location: URL }> {
+    try {
+      await (typeof promise === "function" ? promise() : promise);
+    } catch (error) {
+      if (error instanceof AuthorizationReturnError) return { code: error.code, location: new URL(error.location) };
+      throw error;
+    }
+    throw new Error("expected a way back to the app");
+  }
+
+  it("an expired request sends the browser back with access_denied, state and iss, in the request's response_mode", async () => {
+    const requestUri = pushed({ response_mode: "fragment", state: "s-expired" });
+    clock += 5 * MINUTE;
+    const { code, location } = await returned(manager.load(CLIENT_ID, requestUri));
+    expect(code).toBe("request_expired");
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+    expect(location.search).toBe("");
+    const fragment = new URLSearchParams(location.hash.slice(1));
+    expect(fragment.get("error")).toBe("access_denied");
+    expect(fragment.get("state")).toBe("s-expired");
+    expect(fragment.get("iss")).toBe(ISSUER);
+    expect(fragment.get("code")).toBeNull();
+  });
+
+  it("an answered request goes back without a code, and cannot be answered again", async () => {
+    const requestUri = pushed();
+    const pending = await manager.load(CLIENT_ID, requestUri);
+    await manager.approve(pending, "did:plc:alice");
+    const { code, location } = await returned(manager.load(CLIENT_ID, requestUri));
+    expect(code).toBe("request_answered");
+    expect(location.searchParams.get("error")).toBe("access_denied");
+    expect(location.searchParams.get("state")).toBe("the-state");
+    expect(location.searchParams.get("code")).toBeNull();
+    expect((await returned(() => manager.approve(pending, "did:plc:bob"))).location.searchParams.get("code")).toBeNull();
+    expect(grants.codes.size).toBe(1);
+  });
+
+  it("another client_id never redirects, and past the grace period the link is unknown", async () => {
+    const requestUri = pushed();
+    clock += 5 * MINUTE;
+    expect(await pageError(manager.load("http://localhost?scope=atproto", requestUri))).toBe("request_invalid");
+    clock += 24 * HOUR;
+    expect(await pageError(manager.load(CLIENT_ID, requestUri))).toBe("request_expired");
+    expect(requests.rows.size).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import { OAuthError } from "../errors/oauth-error.ts";
 import type { ClientManager } from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
 import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
-import type { AuthorizationParameters, RequestStore, StoredAuthorizationRequest } from "../request/request-store.ts";
+import { returnAddressOf, type RequestStore, type ReturnAddress, type StoredAuthorizationRequest } from "../request/request-store.ts";
 import { randomToken, sha256Base64url } from "../../util/crypto.ts";
 import { HOUR } from "../../util/time.ts";
 
@@ -21,10 +21,27 @@ export class AuthorizationPageError extends AtriumError {
   }
 }
 
+/**
+ * A request that can no longer be answered (it expired, or was answered already) but whose app is known: the
+ * browser goes back to the app with `access_denied` (docs/decisions/0020) instead of a dead end. `location` is
+ * built only from what that very request stored at PAR (its validated redirect_uri, state and response_mode), and
+ * carries no code.
+ */
+export class AuthorizationReturnError extends AuthorizationPageError {
+  constructor(
+    code: "request_expired" | "request_answered",
+    title: string,
+    message: string,
+    readonly location: string,
+  ) {
+    super(code, title, message);
+  }
+}
+
 export type PendingAuthorization = { request: StoredAuthorizationRequest; client: OAuthClient; requestUri: string };
 
 /** Errors sent back to the client through its redirect (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
-export type RedirectErrorCode = "access_denied" | "login_required" | "consent_required" | "server_error";
+export type RedirectErrorCode = "access_denied" | "login_required" | "consent_required" | "account_selection_required" | "server_error";
 
 /** The longest a request_uri may be kept alive by showing the screen. */
 const MAX_REQUEST_LIFETIME = HOUR;
@@ -47,20 +64,21 @@ export class AuthorizeManager {
       );
     }
     const now = this.now();
-    const request = await this.requests.findActive(sha256Base64url(requestUri), now);
-    if (!request) {
-      throw new AuthorizationPageError(
-        "request_expired",
-        "This sign-in request has expired or was already used",
-        "Go back to the app and start signing in again.",
-      );
+    const found = await this.requests.find(sha256Base64url(requestUri), now);
+    if (!found) {
+      // Never issued, or gone for longer than the grace period: nothing says where the app is.
+      throw new AuthorizationPageError("request_expired", "This sign-in link has expired or is not valid", "Go back to the app and start signing in again.");
     }
     // RFC 9126 §4: the authorization request carries "client_id REQUIRED" beside the request_uri, and it must be the
-    // client that pushed the request (otherwise one app could show the screen of another's request).
+    // client that pushed the request (otherwise one app could show the screen of another's request). Checked before
+    // anything is sent back: a link with another client_id never redirects.
+    const pushedBy = found.status === "active" ? found.request.clientId : found.returnAddress.clientId;
     if (!clientId) throw new AuthorizationPageError("request_invalid", "This sign-in link is not valid", "The link does not say which app it is for (client_id is missing). Go back to the app and start again.");
-    if (clientId !== request.clientId) {
+    if (clientId !== pushedBy) {
       throw new AuthorizationPageError("request_invalid", "This sign-in link is not valid", "The client_id does not match the pushed request.");
     }
+    if (found.status !== "active") throw this.returnToApp(found.status, found.returnAddress);
+    const { request } = found;
     let client: OAuthClient;
     try {
       client = await this.clients.getClient(request.clientId);
@@ -91,32 +109,48 @@ export class AuthorizeManager {
       createdAt: now,
       expiresAt: now + this.options.codeLifetimeMs,
     });
-    if (!issued) throw this.alreadyUsed();
-    return this.redirectUrl(request.parameters, { code });
+    if (!issued) throw this.alreadyUsed(request);
+    return this.redirectUrl(returnAddressOf(request.parameters), { code });
   }
 
   /** The person denied, or the request cannot proceed without a screen: tell the client. */
   async reject(pending: PendingAuthorization, error: RedirectErrorCode, description: string): Promise<string> {
-    if (!(await this.requests.consume(pending.request.idHash, this.now()))) throw this.alreadyUsed();
-    return this.redirectUrl(pending.request.parameters, { error, error_description: description });
+    if (!(await this.requests.consume(pending.request.idHash, this.now()))) throw this.alreadyUsed(pending.request);
+    return this.redirectUrl(returnAddressOf(pending.request.parameters), { error, error_description: description });
   }
 
   private now(): number {
     return this.options.now?.() ?? Date.now();
   }
 
-  private alreadyUsed(): AuthorizationPageError {
-    return new AuthorizationPageError("request_answered", "This sign-in request was already answered", "Go back to the app and start again if needed.");
+  /** Answered in the meantime (another tab, a second click) or expired while the screen was open: back to the app. */
+  private alreadyUsed(request: StoredAuthorizationRequest): AuthorizationReturnError {
+    const expired = request.expiresAt <= this.now();
+    return this.returnToApp(expired ? "expired" : "answered", returnAddressOf(request.parameters));
+  }
+
+  /**
+   * RFC 6749 §4.1.2.1: the app learns that this request will not be answered (`access_denied`), with its `state`,
+   * so that it can start again; the person lands back in the app rather than on a dead end.
+   */
+  private returnToApp(status: "expired" | "answered", address: ReturnAddress): AuthorizationReturnError {
+    const description = status === "expired" ? "This authorization request expired before it was answered" : "This authorization request was already answered";
+    return new AuthorizationReturnError(
+      status === "expired" ? "request_expired" : "request_answered",
+      status === "expired" ? "This sign-in request has expired" : "This sign-in request was already answered",
+      "Go back to the app and start signing in again.",
+      this.redirectUrl(address, { error: "access_denied", error_description: description }),
+    );
   }
 
   /**
    * The redirect back to the client with `state` and `iss` (RFC 9207), in the
    * query or the fragment as the client asked.
    */
-  private redirectUrl(parameters: AuthorizationParameters, values: Record<string, string>): string {
-    const url = new URL(parameters.redirect_uri);
-    const params = new URLSearchParams({ ...values, state: parameters.state, iss: this.issuer });
-    if (parameters.response_mode === "fragment") {
+  private redirectUrl(address: ReturnAddress, values: Record<string, string>): string {
+    const url = new URL(address.redirectUri);
+    const params = new URLSearchParams({ ...values, state: address.state, iss: this.issuer });
+    if (address.responseMode === "fragment") {
       url.hash = params.toString();
     } else {
       for (const [key, value] of params) url.searchParams.append(key, value);

@@ -28,10 +28,27 @@ export type StoredAuthorizationRequest = {
   expiresAt: number;
 };
 
+/**
+ * What is kept of a request after it expired or was answered, for a while (docs/decisions/0020): enough to send the
+ * browser back to the app with an error, nothing more. `redirectUri` is the one validated at PAR for this request.
+ */
+export type ReturnAddress = { clientId: string; redirectUri: string; state: string; responseMode: "query" | "fragment" };
+
+/** A request found by its request_uri: live and unanswered, or only its way back (expired, or answered already). */
+export type FoundRequest = { status: "active"; request: StoredAuthorizationRequest } | { status: "expired" | "answered"; returnAddress: ReturnAddress };
+
+export function returnAddressOf(parameters: Pick<AuthorizationParameters, "client_id" | "redirect_uri" | "state" | "response_mode">): ReturnAddress {
+  return { clientId: parameters.client_id, redirectUri: parameters.redirect_uri, state: parameters.state, responseMode: parameters.response_mode };
+}
+
 export interface RequestStore {
   create(request: StoredAuthorizationRequest): Promise<void>;
-  /** A live, unconsumed request; an expired one is deleted and absent (docs/architecture.md, "Lazy expiry"). */
-  findActive(idHash: string, now: number): Promise<StoredAuthorizationRequest | undefined>;
+  /**
+   * The request behind a request_uri hash. Once expired or answered it is only its return address, kept until
+   * `retentionMs` after its expiry (docs/decisions/0020); after that the row is deleted and absent (docs/architecture.md,
+   * "Lazy expiry").
+   */
+  find(idHash: string, now: number): Promise<FoundRequest | undefined>;
   /** Pushes the expiry out to `until` (never earlier than it was). */
   extend(idHash: string, until: number): Promise<void>;
   /** Marks the request used; true only for the one caller that won (docs/architecture.md, "Tokens and codes"). */

@@ -19,6 +19,8 @@ export async function accountPasskeyOptions(services: Services): Promise<JsonOut
 const signInInput = z.object({
   csrf_token: z.string().max(256),
   next: z.string().max(256).optional(),
+  /** "Stay signed in on this device" (docs/decisions/0020). */
+  stay_signed_in: z.boolean().optional(),
   response: authenticationResponseSchema,
 });
 
@@ -31,7 +33,7 @@ export async function accountPasskeySignIn(services: Services, request: Request,
   }
   try {
     const account = await services.signIn.withPasskey(parsed.data.response as never, {}, requestClientAddress(request));
-    const cookie = await startSession(services, request, account.did);
+    const cookie = await startSession(services, request, account.did, parsed.data.stay_signed_in ?? false);
     const next = accountReturnPath(parsed.data.next);
     return {
       status: 200,

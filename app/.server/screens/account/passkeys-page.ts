@@ -56,7 +56,7 @@ export async function answerPasskeys(services: Services, request: Request, form:
 
 /** GET /account/passkey-register: fresh registration options for a recently authenticated account (docs/decisions/0007). */
 export async function registrationOptions(services: Services, request: Request): Promise<JsonOutcome> {
-  const signedIn = await currentSession(services, request);
+  const signedIn = await currentSession(services, request, new URL(request.url).searchParams.get("account") ?? undefined);
   if (!signedIn) return jsonError(401, "login_required", "Sign in again to add a passkey.");
   if (!signedIn.recentlyAuthenticated) return reauthenticationRequired();
   return { status: 200, body: await services.passkeys.registrationOptions(signedIn.account) };
@@ -64,6 +64,8 @@ export async function registrationOptions(services: Services, request: Request):
 
 const registerInput = z.object({
   csrf_token: z.string().max(256),
+  /** The account the page was shown for (docs/decisions/0020); none: the selected one. */
+  account: z.string().max(2048).optional(),
   name: z.string().max(1024),
   response: registrationResponseSchema,
 });
@@ -75,7 +77,7 @@ export async function registerPasskey(services: Services, request: Request, body
   if (!isTrustedPost(services, request, parsed.data.csrf_token)) {
     return jsonError(403, "invalid_request", "The page was out of date or did not come from this server; reload it and try again.");
   }
-  const signedIn = await currentSession(services, request);
+  const signedIn = await currentSession(services, request, parsed.data.account);
   if (!signedIn) return jsonError(401, "login_required", "Sign in again to add a passkey.");
   // Checked again here: options fetched while the authentication was recent do not outlive it.
   if (!signedIn.recentlyAuthenticated) return reauthenticationRequired();

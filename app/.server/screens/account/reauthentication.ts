@@ -68,13 +68,15 @@ export async function confirmWithPassword(
 
 /** GET /account/reauthenticate: fresh passkey options bound to this browser session. */
 export async function reauthenticationOptions(services: Services, request: Request): Promise<JsonOutcome> {
-  const signedIn = await currentSession(services, request);
+  const signedIn = await currentSession(services, request, new URL(request.url).searchParams.get("account") ?? undefined);
   if (!signedIn) return { status: 401, body: { error: "login_required", error_description: "Sign in again." } };
   return { status: 200, body: await services.passkeys.authenticationOptions({ sessionIdHash: signedIn.sessionIdHash }) };
 }
 
 const reauthenticateInput = z.object({
   csrf_token: z.string().max(256),
+  /** The account the page was shown for (docs/decisions/0020); none: the selected one. */
+  account: z.string().max(2048).optional(),
   next: z.enum(["/account/passkeys", "/account/password"]).default("/account/passkeys"),
   response: authenticationResponseSchema,
 });
@@ -86,7 +88,7 @@ export async function reauthenticateWithPasskey(services: Services, request: Req
   if (!isTrustedPost(services, request, parsed.data.csrf_token)) {
     return { status: 403, body: { error: "invalid_request", error_description: "The page was out of date or did not come from this server; reload it and try again." } };
   }
-  const signedIn = await currentSession(services, request);
+  const signedIn = await currentSession(services, request, parsed.data.account);
   if (!signedIn) return { status: 401, body: { error: "login_required", error_description: "Sign in again." } };
   // SignIn.withPasskey hands its binding to the passkey manager: the challenge must be the one issued to this session.
   const binding: PasskeyBinding = { sessionIdHash: signedIn.sessionIdHash };

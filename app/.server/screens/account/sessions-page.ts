@@ -1,5 +1,5 @@
 import type { Services } from "../../services.ts";
-import { endSession } from "../browser-session.ts";
+import { endSession, withCookies } from "../browser-session.ts";
 import type { SessionsView } from "./views.ts";
 import { withNotice } from "./notices.ts";
 import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
@@ -40,7 +40,7 @@ export async function answerSessions(services: Services, request: Request, form:
         const id = form("session_id");
         if (id === sessionIdHash) {
           // Signing out this browser: same as the Sign out button.
-          return redirectTo(withNotice("/account", "signed-out"), new Headers({ "Set-Cookie": await endSession(services, request) }));
+          return redirectTo(withNotice("/account", "signed-out"), withCookies(new Headers(), await endSession(services, request, account.did)));
         }
         await services.sessions.destroyByHash(account.did, id);
         return redirectTo(withNotice("/account/sessions", "session-ended"));

@@ -6,8 +6,14 @@ import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/serv
 import type { PermissionGroups } from "../../oauth/scopes/scope-description.ts";
 import type { ClientIdentityView } from "../client-identity.ts";
 
-/** What every signed-in page shows in its header. */
-export type SignedInBase = { account: { handle: string; did: string }; csrfToken: string; notice?: string };
+/** An account signed in in this browser (docs/decisions/0020). */
+export type BrowserAccount = { handle: string; did: string; staySignedIn: boolean };
+
+/**
+ * What every signed-in page shows in its header: the account the page acts on (its forms name it in a hidden
+ * field, so a form shown for one account never acts on another), and every account signed in here, to switch.
+ */
+export type SignedInBase = { account: { handle: string; did: string }; accounts: BrowserAccount[]; csrfToken: string; notice?: string };
 
 export type SignInView = {
   kind: "sign-in";
@@ -17,7 +23,12 @@ export type SignInView = {
   /** Passkey sign-in, offered when any passkey is registered on this server. */
   passkey?: { options: PublicKeyCredentialRequestOptionsJSON };
   notice?: string;
+  /** Accounts already signed in here: the form adds one ("Use another account"). */
+  accounts: BrowserAccount[];
 };
+
+/** "Choose an account": the accounts signed in in this browser, and "Use another account". */
+export type ChooserView = { kind: "chooser"; csrfToken: string; next: string; accounts: BrowserAccount[]; notice?: string };
 
 export type OverviewView = SignedInBase & {
   kind: "overview";
@@ -87,4 +98,20 @@ export type SecureAccountView = {
 
 export type PasswordView = SignedInBase & { kind: "password"; minLength: number; secure: SecureAccountView };
 
-export type AccountView = SignInView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;
+export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;
+
+/** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
+export type RecoverView = {
+  kind: "recover";
+  csrfToken: string;
+  /** This server can send the email. */
+  available: boolean;
+  /** A request was made: the same words whatever it named. */
+  sent: boolean;
+  minutes: number;
+  supportUrl?: string;
+  serviceName: string;
+};
+
+/** The link from the email: choose a new password, or say the link no longer works. */
+export type ResetView = { kind: "reset"; csrfToken: string; code: string; minLength: number } | { kind: "reset-invalid" };

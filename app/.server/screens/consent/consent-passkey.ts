@@ -17,6 +17,8 @@ const passkeyAuthInput = z.object({
   request_uri: z.string().min(1).max(512),
   client_id: z.string().min(1).max(2048),
   csrf_token: z.string().max(256),
+  /** "Stay signed in on this device" (docs/decisions/0020). */
+  stay_signed_in: z.boolean().optional(),
   response: authenticationResponseSchema,
 });
 
@@ -45,7 +47,9 @@ export async function consentPasskeySignIn(services: Services, request: Request,
     const next = new URL("/oauth/authorize", services.config.issuer);
     next.searchParams.set("client_id", pending.client.clientId);
     next.searchParams.set("request_uri", pending.requestUri);
-    return { status: 200, body: { ok: true, handle: account.handle, next: next.pathname + next.search }, headers: { "Set-Cookie": await startSession(services, request, account.did) } };
+    // The account just signed in is the one the screen continues with, whoever else is signed in here.
+    next.searchParams.set("account", account.did);
+    return { status: 200, body: { ok: true, handle: account.handle, next: next.pathname + next.search }, headers: { "Set-Cookie": await startSession(services, request, account.did, input.stay_signed_in ?? false) } };
   } catch (error) {
     return jsonErrorOf(error);
   }

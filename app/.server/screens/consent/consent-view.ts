@@ -8,7 +8,7 @@ import { clientIdentity, type ClientIdentityView, type ServiceIdentity } from ".
  * Which step the screen is at, for its heading: signing in, signing in again (the app sent prompt=login),
  * allowing (signed in), or continuing (signed in, and this access was allowed before).
  */
-export type ConsentStep = "sign-in" | "sign-in-again" | "allow" | "continue";
+export type ConsentStep = "choose" | "sign-in" | "sign-in-again" | "allow" | "continue";
 
 /** What the consent screen shows: plain data, safe to send to the browser. */
 export type ConsentView = {
@@ -46,6 +46,14 @@ export type ConsentView = {
   rememberedConsent: boolean;
   /** Passkey sign-in, offered when at least one passkey is registered (for the hinted account, if any). */
   passkey?: { options: PublicKeyCredentialRequestOptionsJSON };
+  /** The account chooser (docs/decisions/0020): the accounts signed in here that may answer, one button each. */
+  chooser?: { handle: string; did: string }[];
+  /** How many other accounts are signed in here (the signed-in account's box then offers to choose one). */
+  otherAccounts: number;
+  /** The sign-in form adds an account: others stay signed in here. */
+  addingAccount: boolean;
+  /** The screen's own addresses for "Use another account" and "Choose another account" (no JavaScript needed). */
+  links: { useAnother: string; choose: string };
 };
 
 export type ConsentContext = {
@@ -56,6 +64,10 @@ export type ConsentContext = {
   csrfToken: string;
   rememberedConsent: boolean;
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
+  chooser?: { handle: string; did: string }[];
+  otherAccounts: number;
+  addingAccount: boolean;
+  links: { useAnother: string; choose: string };
 };
 
 export function consentView(pending: PendingAuthorization, context: ConsentContext): ConsentView {
@@ -63,7 +75,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
   const { client, request } = pending;
   const { parameters } = request;
   // The caller passes no account when prompt=login and the session predates the request.
-  const requireLogin = !account;
+  const requireLogin = !account && !context.chooser;
   const fromSets = new Set((parameters.permission_sets ?? []).flatMap((set) => set.scopes));
   return {
     kind: "consent",
@@ -79,7 +91,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
       tosUri: client.tosUri,
       policyUri: client.policyUri,
     },
-    step: requireLogin ? (parameters.prompt === "login" ? "sign-in-again" : "sign-in") : context.rememberedConsent ? "continue" : "allow",
+    step: context.chooser ? "choose" : requireLogin ? (parameters.prompt === "login" ? "sign-in-again" : "sign-in") : context.rememberedConsent ? "continue" : "allow",
     permissions: describeScope(directScope(parameters.scope, fromSets)),
     groups: groupPermissions(directScope(parameters.scope, fromSets)),
     permissionSets: (parameters.permission_sets ?? []).map((set) => ({
@@ -97,6 +109,10 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     csrfToken,
     rememberedConsent: Boolean(account) && !requireLogin && context.rememberedConsent,
     passkey: context.passkeyOptions ? { options: context.passkeyOptions } : undefined,
+    chooser: context.chooser,
+    otherAccounts: context.otherAccounts,
+    addingAccount: context.addingAccount,
+    links: context.links,
   };
 }
 

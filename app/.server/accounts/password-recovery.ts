@@ -1,0 +1,108 @@
+import { AtriumError } from "../errors/atrium-error.ts";
+import type { SignInThrottle } from "../security/sign-in-throttle.ts";
+import type { Mailer } from "../email/mailer.ts";
+import { randomToken, sha256Base64url } from "../util/crypto.ts";
+import type { AccountManager } from "./account-manager.ts";
+import { canonicalIdentifier } from "./identifiers.ts";
+import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./password.ts";
+import type { RecoveryResult, RecoveryStore } from "./recovery-store.ts";
+
+/** The link expired, was used, or never existed (one answer for all three). */
+export class RecoveryError extends AtriumError {
+  constructor(message: string) {
+    super("recovery_code_invalid", message, { status: 400, field: "form" });
+  }
+}
+
+/** The recovery email, with {placeholders}: the screens' text catalogue fills it. */
+export type RecoveryEmail = (values: { service: string; link: string; minutes: number; handle: string }) => { subject: string; text: string };
+
+export type PasswordRecoveryOptions = {
+  issuer: string;
+  serviceName: string;
+  /** How long a link works (15 minutes). */
+  lifetimeMs: number;
+  email: RecoveryEmail;
+  /** What to tell the person when a link does not work. */
+  invalidMessage: string;
+  /** Sending happens after the answer (the answer must not depend on it); failures go here. */
+  onSendError: (error: unknown) => void;
+  now?: () => number;
+};
+
+/**
+ * "Forgot password?" by email (docs/decisions/0020). A request names an account by handle, email or DID; whatever
+ * it names, the answer and the work done before answering are the same (a throttle claim on the account's or the
+ * text's counter and the address's, then one small write), and the email goes out after the answer, so neither
+ * the words nor the time tell whether an account exists. The link carries a random code of 256 bits; only its
+ * SHA-256 is stored; it works once, for `lifetimeMs`, and only the newest link of an account works. Requests and
+ * resets are throttled like sign-ins, on counters of their own.
+ */
+export class PasswordRecovery {
+  constructor(
+    private readonly accounts: AccountManager,
+    private readonly store: RecoveryStore,
+    private readonly throttle: SignInThrottle,
+    private readonly mailer: Mailer | undefined,
+    private readonly options: PasswordRecoveryOptions,
+  ) {}
+
+  /** Whether this server can send the email at all (otherwise the screen says how to reach the operator). */
+  get available(): boolean {
+    return this.mailer !== undefined;
+  }
+
+  /** Sends a link to the account's email address, if the identifier names an account; the same either way. Throws a 429 while waiting. */
+  async request(identifier: string, address: string | undefined): Promise<void> {
+    const account = await this.accounts.findByIdentifier(identifier);
+    const attempt = await this.throttle.claim(account ? { account: account.did } : { typed: canonicalIdentifier(identifier) }, address);
+    // Every request counts until the memory passes: a mailbox is not flooded, an address cannot probe for long.
+    await this.throttle.failed(attempt);
+    const now = this.now();
+    if (!account || !this.mailer) {
+      await this.store.prune(now);
+      return;
+    }
+    const code = randomToken("rec");
+    await this.store.issue({ codeHash: sha256Base64url(code), accountDid: account.did, createdAt: now, expiresAt: now + this.options.lifetimeMs });
+    const link = new URL("/account/reset", this.options.issuer);
+    link.searchParams.set("code", code);
+    const message = this.options.email({ service: this.options.serviceName, link: link.href, minutes: Math.round(this.options.lifetimeMs / 60_000), handle: account.handle });
+    const mailer = this.mailer;
+    // Not awaited: the answer must not wait on (or reveal) the SMTP server.
+    void mailer.send({ to: account.email, ...message }).catch(this.options.onSendError);
+  }
+
+  /** Whether a link still works (the form is shown only then). */
+  async isLive(code: string): Promise<boolean> {
+    if (!isCodeShaped(code)) return false;
+    return (await this.store.find(sha256Base64url(code), this.now())) !== undefined;
+  }
+
+  /**
+   * Sets a new password with a link's code: ends every session of the account and, when asked, removes its
+   * passkeys and disconnects its apps, all in one step that spends the code. Throttled per address (and code).
+   */
+  async reset(code: string, password: string, options: { removePasskeys: boolean; disconnectApps: boolean }, address: string | undefined): Promise<RecoveryResult> {
+    const attempt = await this.throttle.claim({ typed: `reset:${code.slice(0, 128)}` }, address);
+    if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+      await this.throttle.succeeded(attempt);
+      throw new AtriumError("password_invalid", `Use at least ${PASSWORD_MIN_LENGTH} characters.`, { status: 400, field: "new_password" });
+    }
+    const result = isCodeShaped(code) ? await this.store.redeem(sha256Base64url(code), this.now(), { passwordHash: await hashPassword(password), ...options }) : undefined;
+    if (!result) {
+      await this.throttle.failed(attempt);
+      throw new RecoveryError(this.options.invalidMessage);
+    }
+    await this.throttle.succeeded(attempt);
+    return result;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+}
+
+function isCodeShaped(code: string): boolean {
+  return /^rec-[A-Za-z0-9_-]{20,100}$/.test(code);
+}

@@ -1,0 +1,86 @@
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../../accounts/password.ts";
+import { hasCode } from "../../errors/atrium-error.ts";
+import { requestClientAddress } from "../../http/browser.ts";
+import type { Services } from "../../services.ts";
+import { csrfToken, endSession, isTrustedPost, withCookies } from "../browser-session.ts";
+import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
+import { accountText } from "../../../components/account/text.ts";
+import { withNotice } from "./notices.ts";
+import type { RecoverView, ResetView } from "./views.ts";
+
+/**
+ * "Forgot password?" (docs/decisions/0020): /account/recover asks for a link by email (the same answer whatever
+ * the identifier names), /account/reset?code=… sets a new password with it. Without SMTP the first page says how to
+ * reach the operator, who can still run `npm run account -- set-password`.
+ */
+
+const text = accountText.recovery;
+
+function fill(template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
+}
+
+/** GET /account/recover. */
+export async function showRecovery(services: Services, request: Request): Promise<PageOutcome<RecoverView>> {
+  const headers = new Headers();
+  const { config, recovery } = services;
+  return view<RecoverView>(
+    {
+      kind: "recover",
+      csrfToken: csrfToken(services, request, headers),
+      available: recovery.available,
+      sent: new URL(request.url).searchParams.get("sent") === "1",
+      minutes: Math.round(config.lifetimes.recoveryCode / 60_000),
+      supportUrl: config.brand.supportUrl,
+      serviceName: config.brand.serviceName,
+    },
+    headers,
+  );
+}
+
+/** POST /account/recover: always the same redirect (or a wait), whether or not an account matched. */
+export async function answerRecovery(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm();
+  const identifier = form("identifier").trim();
+  if (!identifier) return formErrors("recover", { identifier: text.enterIdentifier });
+  if (!services.recovery.available) return redirectTo("/account/recover");
+  try {
+    await services.recovery.request(identifier, requestClientAddress(request));
+  } catch (error) {
+    return formErrorOf(error, "recover", "form", { identifier });
+  }
+  return redirectTo("/account/recover?sent=1");
+}
+
+/** GET /account/reset?code=…: the form while the link works. Opening it spends nothing (mail scanners open links). */
+export async function showReset(services: Services, request: Request): Promise<PageOutcome<ResetView>> {
+  const headers = new Headers();
+  const code = new URL(request.url).searchParams.get("code") ?? "";
+  if (!(await services.recovery.isLive(code))) return view<ResetView>({ kind: "reset-invalid" }, headers);
+  return view<ResetView>({ kind: "reset", csrfToken: csrfToken(services, request, headers), code, minLength: PASSWORD_MIN_LENGTH }, headers);
+}
+
+/** POST /account/reset: the new password, twice, and what else to remove; spends the link. */
+export async function answerReset(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm();
+  const password = form("new_password");
+  const errors: Record<string, string> = {};
+  if (password.length < PASSWORD_MIN_LENGTH) errors.new_password = fill(text.tooShort, { min: PASSWORD_MIN_LENGTH });
+  else if (password.length > PASSWORD_MAX_LENGTH) errors.new_password = text.tooLong;
+  else if (form("confirm_password") !== password) errors.confirm_password = text.mismatch;
+  if (Object.keys(errors).length) return formErrors("reset", errors);
+  let accountDid: string;
+  try {
+    ({ accountDid } = await services.recovery.reset(
+      form("code"),
+      password,
+      { removePasskeys: form("remove_passkeys") === "on", disconnectApps: form("disconnect_apps") === "on" },
+      requestClientAddress(request),
+    ));
+  } catch (error) {
+    if (hasCode(error, "recovery_code_invalid")) return formErrors("reset", { form: text.invalidLink });
+    return formErrorOf(error, "reset", "form", undefined, ["new_password"]);
+  }
+  // Every session of the account ended with the reset; this browser's other accounts stay signed in.
+  return redirectTo(withNotice("/account", "password-reset"), withCookies(new Headers(), await endSession(services, request, accountDid)));
+}

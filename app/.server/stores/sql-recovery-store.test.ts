@@ -1,0 +1,90 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ENGINES, execute, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
+import { at, sql, statementOf } from "../db/sql.ts";
+import { SqlRecoveryStore } from "./sql-recovery-store.ts";
+
+/**
+ * The recovery store's contract (docs/decisions/0020), on each engine: codes stored hashed, the newest one per
+ * account, single use even when redemptions race in several processes, the reset and the lockdown in the same
+ * transaction, lazy expiry.
+ */
+describe.each(ENGINES)("SqlRecoveryStore on %s", (engine) => {
+  let test: TestDatabase;
+  let store: SqlRecoveryStore;
+  const T = 1_700_000_000_000;
+  const ALICE = "did:plc:alice";
+  const RESET = { passwordHash: "scrypt$new", removePasskeys: false, disconnectApps: false };
+
+  beforeEach(async () => {
+    test = await openTestDatabase(engine);
+    store = new SqlRecoveryStore(test.db);
+    await execute(test.db, sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "signingKey", "createdAt", "updatedAt")
+      VALUES (${ALICE}, 'alice.test', 'alice@example.com', 'scrypt$old', '{}', ${at(T)}, ${at(T)})`);
+    for (const id of ["s1", "s2"]) {
+      await execute(test.db, sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "createdAt", "lastSeenAt", "expiresAt", "staySignedIn")
+        VALUES (${id}, ${ALICE}, ${at(T)}, ${at(T)}, ${at(T + 3_600_000)}, ${true})`);
+    }
+    await execute(test.db, sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "deviceType", "backedUp", "createdAt")
+      VALUES ('cred-1', ${ALICE}, 'Phone', ${new Uint8Array([1, 2, 3])}, 0, 'multiDevice', ${true}, ${at(T)})`);
+  });
+  afterEach(() => test.close());
+
+  const count = async (table: "RecoveryCode" | "BrowserSession" | "Passkey") =>
+    (await rowOf<{ n: number | string }>(test.db, statementOf(`SELECT COUNT(*) AS "n" FROM "${table}"`)()))!.n;
+  const issue = (codeHash: string, createdAt = T, lifetime = 15 * 60_000) => store.issue({ codeHash, accountDid: ALICE, createdAt, expiresAt: createdAt + lifetime });
+  const passwordHash = async () => (await rowOf<{ passwordHash: string }>(test.db, sql`SELECT "passwordHash" FROM "Account" WHERE "did" = ${ALICE}`))!.passwordHash;
+
+  it("finds a live code; redeeming sets the password and ends every session, once", async () => {
+    await issue("hash-1");
+    expect(await store.find("hash-1", T + 1000)).toBe(ALICE);
+    expect(await store.redeem("hash-1", T + 1000, RESET)).toEqual({ accountDid: ALICE, sessions: 2, passkeys: 0, apps: 0 });
+    expect(await passwordHash()).toBe("scrypt$new");
+    expect(Number(await count("BrowserSession"))).toBe(0);
+    expect(Number(await count("Passkey"))).toBe(1);
+    expect(await store.find("hash-1", T + 2000)).toBeUndefined();
+    expect(await store.redeem("hash-1", T + 2000, { ...RESET, passwordHash: "scrypt$again" })).toBeUndefined();
+    expect(await passwordHash()).toBe("scrypt$new");
+  });
+
+  it("removes the passkeys when asked, in the same step", async () => {
+    await issue("hash-1");
+    expect(await store.redeem("hash-1", T + 1000, { ...RESET, removePasskeys: true, disconnectApps: true })).toMatchObject({ passkeys: 1 });
+    expect(Number(await count("Passkey"))).toBe(0);
+  });
+
+  it("an expired or unknown code changes nothing", async () => {
+    await issue("hash-1");
+    expect(await store.find("hash-1", T + 15 * 60_000)).toBeUndefined();
+    expect(await store.redeem("hash-1", T + 15 * 60_000, RESET)).toBeUndefined();
+    expect(await store.redeem("never-issued", T, RESET)).toBeUndefined();
+    expect(await passwordHash()).toBe("scrypt$old");
+    expect(Number(await count("BrowserSession"))).toBe(2);
+  });
+
+  it("only the account's newest code works", async () => {
+    await issue("hash-1");
+    await issue("hash-2", T + 1000);
+    expect(await store.find("hash-1", T + 2000)).toBeUndefined();
+    expect(await store.find("hash-2", T + 2000)).toBe(ALICE);
+  });
+
+  it("expired codes are deleted a few at a time by later steps (lazy expiry)", async () => {
+    for (let i = 0; i < 5; i++) {
+      await execute(test.db, sql`INSERT INTO "RecoveryCode" ("codeHash", "accountDid", "createdAt", "expiresAt") VALUES (${`old-${i}`}, ${ALICE}, ${at(T - 2)}, ${at(T - 1)})`);
+    }
+    await store.prune(T);
+    expect(Number(await count("RecoveryCode"))).toBe(0);
+  });
+
+  it("race: ten redemptions of one code at once, from two connections, spend it exactly once", async () => {
+    await issue("hash-race");
+    const other = new SqlRecoveryStore(test.connect());
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? other : store).redeem("hash-race", T + 1000, { ...RESET, passwordHash: `scrypt$${i}` })),
+    );
+    const winners = results.filter((result) => result !== undefined);
+    expect(winners).toHaveLength(1);
+    const winner = results.findIndex((result) => result !== undefined);
+    expect(await passwordHash()).toBe(`scrypt$${winner}`);
+  });
+});

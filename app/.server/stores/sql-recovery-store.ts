@@ -1,0 +1,49 @@
+import type { RecoveryReset, RecoveryResult, RecoveryStore, StoredRecoveryCode } from "../accounts/recovery-store.ts";
+import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import { expiredRowsCleanup } from "./expired-rows.ts";
+import { lockdown } from "./sql-account-store.ts";
+
+const cleanupCodes = expiredRowsCleanup("RecoveryCode", "codeHash");
+
+/** Password-recovery codes (docs/decisions/0020): stored hashed, single use, redeemed in one transaction with the reset. */
+export class SqlRecoveryStore implements RecoveryStore {
+  constructor(private readonly db: Database) {}
+
+  async issue(code: StoredRecoveryCode) {
+    return this.db.transaction(function* (): Program<void> {
+      yield* run(cleanupCodes(code.createdAt));
+      // Only the newest link of an account works.
+      yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${code.accountDid} AND "usedAt" IS NULL`);
+      yield* run(sql`INSERT INTO "RecoveryCode" ("codeHash", "accountDid", "createdAt", "expiresAt")
+        VALUES (${code.codeHash}, ${code.accountDid}, ${at(code.createdAt)}, ${at(code.expiresAt)})`);
+    });
+  }
+
+  async prune(now: number) {
+    return this.db.transaction(function* (): Program<void> {
+      yield* run(cleanupCodes(now));
+    });
+  }
+
+  async find(codeHash: string, now: number) {
+    return this.db.execute(function* (): Program<string | undefined> {
+      const row = yield* get<{ accountDid: string }>(sql`SELECT "accountDid" FROM "RecoveryCode"
+        WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
+      return row?.accountDid;
+    });
+  }
+
+  async redeem(codeHash: string, now: number, reset: RecoveryReset) {
+    return this.db.transaction(function* (): Program<RecoveryResult | undefined> {
+      // The conditional UPDATE decides the race (docs/decisions/0017): one caller spends the code, every other finds it spent.
+      const spent = yield* get<{ accountDid: string }>(sql`UPDATE "RecoveryCode" SET "usedAt" = ${at(now)}
+        WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "accountDid"`);
+      if (!spent) return undefined;
+      const did = spent.accountDid;
+      yield* run(sql`UPDATE "Account" SET "passwordHash" = ${reset.passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${did} AND "usedAt" IS NULL`);
+      const done = yield* lockdown(did, { removePasskeys: reset.removePasskeys, disconnectApps: reset.disconnectApps });
+      return { accountDid: did, sessions: done.otherSessions, passkeys: done.passkeys, apps: done.apps };
+    });
+  }
+}

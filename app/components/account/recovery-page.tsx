@@ -1,0 +1,142 @@
+import type { RecoverView, ResetView } from "../../.server/screens/account/views";
+import { BrandFooter, BrandHeader } from "../ui/brand";
+import { Card } from "../ui/card";
+import { Field } from "../ui/field";
+import { fill, fillText } from "../ui/fill";
+import { ErrorMessage, Notice } from "../ui/messages";
+import { linkStyle, primaryButton } from "../ui/styles";
+import { accountText } from "./text";
+
+const text = accountText.recovery;
+
+type Errors = { errors: Record<string, string>; values: Record<string, string> };
+
+function Frame({ title, children }: { title: string; children: React.ReactNode }) {
+  return (
+    <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
+      <BrandHeader className="px-2" />
+      <main id="main">
+        <Card className="flex flex-col gap-5">
+          <h1 className="text-2xl font-semibold">{title}</h1>
+          {children}
+          <a href="/account" className={`${linkStyle} self-start`}>
+            {text.backToSignIn}
+          </a>
+        </Card>
+      </main>
+      <BrandFooter />
+    </div>
+  );
+}
+
+/** /account/recover: ask for a link; the answer never says whether an account matched (docs/decisions/0020). */
+export function RecoverPage({ view, errors, values }: { view: RecoverView } & Errors) {
+  if (!view.available) {
+    return (
+      <Frame title={text.title}>
+        <p className="text-slate-700 dark:text-slate-200">{text.noEmail}</p>
+        <p className="text-slate-700 dark:text-slate-200">
+          {view.supportUrl
+            ? fill(text.contactOperator, {
+                service: view.serviceName,
+                link: (
+                  <a href={view.supportUrl} className={linkStyle}>
+                    {text.supportLink}
+                  </a>
+                ),
+              })
+            : fillText(text.contactOperatorNoLink, { service: view.serviceName })}
+        </p>
+      </Frame>
+    );
+  }
+  if (view.sent) {
+    return (
+      <Frame title={text.sentTitle}>
+        <Notice>{fillText(text.sent, { minutes: String(view.minutes) })}</Notice>
+      </Frame>
+    );
+  }
+  const formError = errors.form;
+  return (
+    <Frame title={text.title}>
+      <p className="text-slate-700 dark:text-slate-200">{text.intro}</p>
+      <form method="post" className="flex flex-col gap-4" noValidate>
+        <input type="hidden" name="csrf_token" value={view.csrfToken} />
+        <Field
+          id="identifier"
+          name="identifier"
+          label={text.identifier}
+          autoComplete="username"
+          required
+          defaultValue={values.identifier ?? ""}
+          error={errors.identifier}
+          invalid={Boolean(formError)}
+          describedBy={formError ? "recover-error" : undefined}
+        />
+        {formError ? <ErrorMessage id="recover-error">{formError}</ErrorMessage> : null}
+        <button type="submit" className={`${primaryButton} w-full`}>
+          {text.send}
+        </button>
+      </form>
+    </Frame>
+  );
+}
+
+/** /account/reset?code=…: a new password, and the offer to remove passkeys and disconnect apps. */
+export function ResetPage({ view, errors }: { view: ResetView } & Errors) {
+  if (view.kind === "reset-invalid" || errors.form === text.invalidLink) {
+    return (
+      <Frame title={text.invalidTitle}>
+        <p className="text-slate-700 dark:text-slate-200">{text.invalidLink}</p>
+        <a href="/account/recover" className={`${primaryButton} w-full`}>
+          {text.askAgain}
+        </a>
+      </Frame>
+    );
+  }
+  const formError = errors.form;
+  return (
+    <Frame title={text.resetTitle}>
+      <p className="text-slate-700 dark:text-slate-200">{text.resetIntro}</p>
+      <form method="post" className="flex flex-col gap-4" noValidate>
+        <input type="hidden" name="csrf_token" value={view.csrfToken} />
+        <input type="hidden" name="code" value={view.code} />
+        <Field
+          id="new_password"
+          name="new_password"
+          label={text.newPassword}
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={view.minLength}
+          hint={fillText(text.newPasswordHint, { min: String(view.minLength) })}
+          error={errors.new_password}
+        />
+        <Field id="confirm_password" name="confirm_password" label={text.confirmPassword} type="password" autoComplete="new-password" required error={errors.confirm_password} />
+        <Option id="remove_passkeys" label={text.removePasskeys} hint={text.removePasskeysHint} />
+        <Option id="disconnect_apps" label={text.disconnectApps} hint={text.disconnectAppsHint} />
+        {formError ? <ErrorMessage id="reset-error">{formError}</ErrorMessage> : null}
+        <button type="submit" className={`${primaryButton} w-full`}>
+          {text.submit}
+        </button>
+      </form>
+    </Frame>
+  );
+}
+
+function Option({ id, label, hint }: { id: string; label: string; hint: string }) {
+  return (
+    <div className="flex items-start gap-3">
+      <input id={id} name={id} type="checkbox" className="mt-1 size-5 shrink-0 accent-brand" aria-describedby={`${id}-hint`} />
+      <div className="flex flex-col gap-0.5">
+        <label htmlFor={id} className="font-medium">
+          {label}
+        </label>
+        <p id={`${id}-hint`} className="text-sm text-slate-600 dark:text-slate-300">
+          {hint}
+        </p>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,29 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
+import { useActionData, useLoaderData } from "@remix-run/react";
+import { errorsFor } from "../components/account/account-shell";
+import { RecoverPage } from "../components/account/recovery-page";
+import { accountText } from "../components/account/text";
+import { pageTitle } from "../components/ui/brand";
+import { ErrorPage } from "../components/ui/error-page";
+import { answerRecovery, showRecovery } from "../.server/screens/account/recovery-page";
+import { formFields, respond, screenHeaders } from "../.server/screens/respond";
+
+export const meta: MetaFunction<typeof loader> = ({ data, matches }) =>
+  pageTitle(matches, data?.kind === "error" ? data.title : data?.kind === "recover" && data.sent ? accountText.recovery.sentTitle : accountText.recovery.title);
+export const headers = screenHeaders;
+
+export async function loader({ request, context }: LoaderFunctionArgs) {
+  return respond(showRecovery(context.services, request));
+}
+
+export async function action({ request, context }: ActionFunctionArgs) {
+  return respond(answerRecovery(context.services, request, await formFields(request)));
+}
+
+export default function Recover() {
+  const view = useLoaderData<typeof loader>();
+  const actionData = useActionData<typeof action>();
+  if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
+  if (view.kind === "error") return <ErrorPage {...view} />;
+  return <RecoverPage view={view} {...errorsFor(actionData, "recover")} />;
+}

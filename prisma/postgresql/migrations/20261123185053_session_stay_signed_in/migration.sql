@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "BrowserSession" ADD COLUMN     "staySignedIn" BOOLEAN NOT NULL DEFAULT false;

@@ -1,0 +1,60 @@
+/**
+ * A real SMTP server for the tests (smtp-server on 127.0.0.1, a free port): the server under test sends through
+ * it with nodemailer as it would through the operator's; each message is parsed with mailparser. AUTH PLAIN/LOGIN
+ * with the given user and password (no TLS: loopback only).
+ */
+import type { AddressInfo } from "node:net";
+import { simpleParser, type ParsedMail } from "mailparser";
+import { SMTPServer } from "smtp-server";
+
+export type TestSmtp = {
+  /** ATRIUM_SMTP_URL for the server under test. */
+  url: string;
+  messages: ParsedMail[];
+  /** The next message not yet taken (waits for it). */
+  next(): Promise<ParsedMail>;
+  stop(): Promise<void>;
+};
+
+export async function startSmtpServer(credentials = { user: "atrium", password: "smtp pass/word" }): Promise<TestSmtp> {
+  const messages: ParsedMail[] = [];
+  let taken = 0;
+  const waiting: (() => void)[] = [];
+  const server = new SMTPServer({
+    disabledCommands: ["STARTTLS"],
+    allowInsecureAuth: true,
+    authMethods: ["PLAIN", "LOGIN"],
+    logger: false,
+    onAuth(auth, _session, callback) {
+      if (auth.username === credentials.user && auth.password === credentials.password) callback(null, { user: auth.username });
+      else callback(new Error("Invalid username or password"));
+    },
+    onData(stream, _session, callback) {
+      simpleParser(stream)
+        .then((mail) => {
+          messages.push(mail);
+          for (const wake of waiting.splice(0)) wake();
+          callback();
+        })
+        .catch((error: Error) => callback(error));
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}`,
+    messages,
+    async next() {
+      while (messages.length <= taken) await new Promise<void>((resolve) => waiting.push(resolve));
+      return messages[taken++]!;
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The reset link in a recovery email. */
+export function resetLinkIn(mail: ParsedMail): string {
+  const link = /https?:\/\/\S+\/account\/reset\?code=rec-[A-Za-z0-9_-]+/.exec(mail.text ?? "")?.[0];
+  if (!link) throw new Error(`no reset link in: ${mail.text}`);
+  return link;
+}
