@@ -74,6 +74,17 @@ export class AuthorizeManager {
     return { request, client, requestUri };
   }
 
+  /**
+   * The languages a pending request asked the screen to use (its ui_locales, OIDC Core §3.1.2.1), for choosing the
+   * screen's language before the page itself loads the request; nothing for an unknown, spent or expired request_uri.
+   * A read only: it neither extends the request nor fetches the client.
+   */
+  async requestedLocales(requestUri: string | null): Promise<string[] | undefined> {
+    if (!requestUri || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 512) return undefined;
+    const request = await this.requests.findActive(sha256Base64url(requestUri), this.now());
+    return request?.parameters.ui_locales?.split(" ");
+  }
+
   /** The person allowed the request: issue a single-use code (RFC 6749 §4.1.2). */
   async approve(pending: PendingAuthorization, accountDid: string): Promise<string> {
     const { request } = pending;
