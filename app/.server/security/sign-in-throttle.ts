@@ -67,7 +67,7 @@ export class SignInThrottle {
     const wait = await this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
-      throw new TooManyRequestsError(`Too many sign-in attempts. Wait ${formatWait(seconds)} and try again.`, seconds);
+      throw new TooManyRequestsError(`Too many sign-in attempts. Wait ${formatWait(seconds)} and try again.`, seconds, waitWords(seconds));
     }
     return { keys };
   }
@@ -106,6 +106,13 @@ function subjectKey(subject: SignInSubject): string {
   if ("passkey" in subject) return `sign-in:passkey:${sha256Base64url(subject.passkey)}`;
   // What was typed can be anything, of any length: its counter is named by its hash.
   return `sign-in:typed:${sha256Base64url(subject.typed)}`;
+}
+
+/** The same refusal in the catalogue (errors:signIn.waitSeconds / waitMinutes), for the screens. */
+function waitWords(seconds: number) {
+  return seconds < 60
+    ? { messageKey: "errors:signIn.waitSeconds", messageValues: { count: seconds } }
+    : { messageKey: "errors:signIn.waitMinutes", messageValues: { count: Math.ceil(seconds / 60) } };
 }
 
 function formatWait(seconds: number): string {

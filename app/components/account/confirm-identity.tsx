@@ -1,6 +1,7 @@
 import type { ConfirmView } from "../../.server/screens/account/views";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
+import { useT } from "../ui/i18n";
 import { ErrorMessage } from "../ui/messages";
 import { primaryButton } from "../ui/styles";
 
@@ -23,13 +24,14 @@ type Props = {
 export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, level = 2 }: Props) {
   const Heading = level === 2 ? "h2" : "h3";
   const formError = errors.form;
+  const { t } = useT();
   return (
     <section aria-labelledby="confirm-heading" className="flex flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 text-slate-900 dark:border-slate-800 dark:bg-slate-900 dark:text-slate-100">
       <Heading id="confirm-heading" className="text-lg font-semibold">
-        Confirm it&apos;s you
+        {t("account:confirm.title")}
       </Heading>
       <p id="confirm-reason" className="text-slate-700 dark:text-slate-200">
-        {reason} For your safety, this needs your password or one of your passkeys from the last {confirm.windowMinutes} minutes.
+        {reason} {t("account:confirm.why", { count: confirm.windowMinutes })}
       </p>
       <form method="post" noValidate className="flex flex-col gap-4">
         <input type="hidden" name="csrf_token" value={csrfToken} />
@@ -39,7 +41,7 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
         <Field
           id="confirm-password"
           name="password"
-          label="Your password"
+          label={t("account:confirm.password")}
           type="password"
           autoComplete="current-password"
           required
@@ -49,7 +51,7 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
         />
         {formError ? <ErrorMessage id="confirm-error">{formError}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} self-start`}>
-          Confirm
+          {t("account:confirm.submit")}
         </button>
       </form>
       {confirm.passkeyOptions ? (
@@ -59,9 +61,9 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
           refreshUrl="/account/reauthenticate"
           fields={{ csrf_token: csrfToken, next: confirm.next }}
           autofill={false}
-          label="Use a passkey"
-          busyLabel="Checking your passkey…"
-          retryHint="Try the passkey again, or enter your password."
+          label={t("account:confirm.passkey")}
+          busyLabel={t("account:confirm.passkeyBusy")}
+          retryHint={t("account:confirm.passkeyRetry")}
         />
       ) : null}
     </section>

@@ -4,22 +4,23 @@ import { BrandFooter, BrandHeader } from "../ui/brand";
 import { Card } from "../ui/card";
 import { Field } from "../ui/field";
 import { ErrorMessage, Notice } from "../ui/messages";
+import { useT } from "../ui/i18n";
 import { linkStyle, primaryButton } from "../ui/styles";
-import { accountText } from "./text";
 
 type Props = { view: SignInView; errors: Record<string, string>; values: Record<string, string> };
 
 /** /account for a visitor: password (a plain form post) or passkey. */
 export function AccountSignIn({ view, errors, values }: Props) {
   const formError = errors.form;
+  const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
       <BrandHeader className="px-2" />
       <main id="main">
         <Card className="flex flex-col gap-5">
           <div className="flex flex-col gap-1">
-            <h1 className="text-2xl font-semibold">{accountText.titles.signIn}</h1>
-            <p className="text-slate-700 dark:text-slate-200">{accountText.signInIntro}</p>
+            <h1 className="text-2xl font-semibold">{t("account:titles.signIn")}</h1>
+            <p className="text-slate-700 dark:text-slate-200">{t("account:signInIntro")}</p>
           </div>
           {view.notice ? <Notice>{view.notice}</Notice> : null}
           <form method="post" className="flex flex-col gap-4" noValidate>
@@ -28,7 +29,7 @@ export function AccountSignIn({ view, errors, values }: Props) {
             <Field
               id="identifier"
               name="identifier"
-              label="Handle or email"
+              label={t("account:signIn.identifier")}
               autoComplete="username webauthn"
               required
               defaultValue={values.identifier ?? ""}
@@ -39,7 +40,7 @@ export function AccountSignIn({ view, errors, values }: Props) {
             <Field
               id="password"
               name="password"
-              label="Password"
+              label={t("account:signIn.password")}
               type="password"
               autoComplete="current-password"
               required
@@ -49,7 +50,7 @@ export function AccountSignIn({ view, errors, values }: Props) {
             />
             {formError ? <ErrorMessage id="sign-in-error">{formError}</ErrorMessage> : null}
             <button type="submit" className={`${primaryButton} w-full`}>
-              Sign in
+              {t("account:signIn.submit")}
             </button>
           </form>
           {view.passkey ? (
@@ -64,9 +65,9 @@ export function AccountSignIn({ view, errors, values }: Props) {
             </div>
           ) : null}
           <p className="text-sm text-slate-600 dark:text-slate-300">
-            {accountText.newHere}{" "}
+            {t("account:newHere")}{" "}
             <a href="/" className={linkStyle}>
-              {accountText.aboutServer}
+              {t("account:aboutServer")}
             </a>
           </p>
         </Card>

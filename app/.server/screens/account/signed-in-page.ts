@@ -1,3 +1,4 @@
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { csrfToken, currentSession, isTrustedPost, signInLocation, type SignedIn } from "../browser-session.ts";
 import type { SignedInBase } from "./views.ts";
@@ -12,6 +13,7 @@ import { forbiddenForm, redirectTo, view, type PageOutcome } from "../outcome.ts
 export async function signedInPage<V>(
   services: Services,
   request: Request,
+  t: Translate,
   build: (signedIn: SignedIn, base: SignedInBase) => Promise<V>,
 ): Promise<PageOutcome<V>> {
   const signedIn = await currentSession(services, request);
@@ -20,7 +22,7 @@ export async function signedInPage<V>(
   const base: SignedInBase = {
     account: { handle: signedIn.account.handle, did: signedIn.account.did },
     csrfToken: csrfToken(services, request, headers),
-    notice: noticeOf(request),
+    notice: noticeOf(request, t),
   };
   return view(await build(signedIn, base), headers);
 }
@@ -30,9 +32,10 @@ export async function signedInAction<V>(
   services: Services,
   request: Request,
   form: (name: string) => string,
+  t: Translate,
   act: (signedIn: SignedIn) => Promise<PageOutcome<V>>,
 ): Promise<PageOutcome<V>> {
-  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm();
+  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm(t);
   const signedIn = await currentSession(services, request);
   if (!signedIn) return redirectTo(signInLocation(new URL(request.url).pathname));
   return act(signedIn);

@@ -1,6 +1,7 @@
 import type { AccountSummary } from "../../accounts/account-manager.ts";
 import { canonicalIdentifier } from "../../accounts/identifiers.ts";
 import { cookieNames, readCookie, serializeCookie } from "../../http/browser.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { AuthorizationPageError, type PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 import { csrfToken, currentSession, isTrustedPost, signInWithPassword, withCookies } from "../browser-session.ts";
@@ -48,17 +49,11 @@ function hintNames(hint: string, account: AccountSummary): boolean {
 /** Only request_uris issued by /oauth/par are accepted here (RFC 9126 §4; `require_pushed_authorization_requests`). */
 export function refuseConventionalRequest(url: URL): never {
   const conventional = url.searchParams.has("response_type") || url.searchParams.has("redirect_uri");
-  throw new AuthorizationPageError(
-    conventional ? "request_unsupported" : "request_invalid",
-    conventional ? "This app sent an unsupported sign-in request" : "This sign-in link is not valid",
-    conventional
-      ? "This server only accepts authorization requests pushed to it first (PAR, RFC 9126). The app must send its request to /oauth/par and open this page with the request_uri it gets back."
-      : "The link is missing its request_uri. Go back to the app and start signing in again.",
-  );
+  throw new AuthorizationPageError(conventional ? "request_unsupported" : "request_invalid", conventional ? "unsupported" : "noRequestUri");
 }
 
 /** GET /oauth/authorize. */
-export async function showConsentPage(services: Services, request: Request): Promise<PageOutcome<ConsentView>> {
+export async function showConsentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView>> {
   const url = new URL(request.url);
   if (!url.searchParams.get("request_uri")) refuseConventionalRequest(url);
   const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));
@@ -88,13 +83,13 @@ export async function showConsentPage(services: Services, request: Request): Pro
   // prompt=login set aside this browser's session: the screen names its account (to fill in) and says why.
   const earlierAccount = !account && parameters.prompt === "login" ? await signedInAccount(services, request) : undefined;
   const service = { serviceName: services.config.brand.serviceName, issuer: services.config.issuer };
-  return view(consentView(pending, { account, earlierAccount, service, csrfToken: token, rememberedConsent, passkeyOptions }), headers);
+  return view(consentView(pending, { account, earlierAccount, service, csrfToken: token, rememberedConsent, passkeyOptions }, t), headers);
 }
 
 /** POST /oauth/authorize: the screen's own form (Origin and CSRF checked first). */
-export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
   if (!isTrustedPost(services, request, form("csrf_token"))) {
-    return forbiddenForm();
+    return forbiddenForm(t);
   }
   const pending = await services.authorize.load(form("client_id"), form("request_uri"));
   const { config } = services;
@@ -108,7 +103,7 @@ export async function answerConsentForm(services: Services, request: Request, fo
     const here = new URL(request.url);
     return redirectTo(`${here.pathname}${here.search}`, new Headers({ "Set-Cookie": serializeCookie(config, cookieNames(config).session, "", 0) }));
   }
-  if (decision !== "allow") return formErrors("consent", { form: "Choose Allow or Deny." });
+  if (decision !== "allow") return formErrors("consent", { form: t("errors:form.chooseAllowOrDeny") });
 
   const identifier = form("identifier");
   const password = form("password");
@@ -120,10 +115,10 @@ export async function answerConsentForm(services: Services, request: Request, fo
       account = signedIn.account;
       withCookies(headers, signedIn.setCookies);
     } catch (error) {
-      return formErrorOf(error, "consent", "form", { identifier });
+      return formErrorOf(error, t, "consent", "form", { identifier });
     }
   }
-  if (!account) return formErrors("consent", { form: "Sign in with your password to allow access." }, { identifier }, 400, headers);
+  if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
   return redirectTo(await approve(services, pending, account), headers);
 }
 

@@ -1,0 +1,80 @@
+import { createCookie, type Cookie } from "@remix-run/node";
+import { RemixI18Next } from "remix-i18next/server";
+import type { Config } from "../config.ts";
+import { DEFAULT_LANGUAGE, LANGUAGES, isLanguage, type Language } from "../../i18n/languages.ts";
+import { translatorFor, type Translate } from "./translate.ts";
+
+/**
+ * Which language a screen speaks (docs/decisions/0019), first that applies:
+ * 1. `lng` in the address: the language picker's links, on the page where the person just picked it;
+ * 2. the authorization request's `ui_locales` (OIDC Core §3.1.2.1), on the screens of that request (the address
+ *    carries its request_uri);
+ * 3. the language the person picked earlier, remembered in a cookie;
+ * 4. the browser's Accept-Language;
+ * 5. English.
+ * Each candidate is matched against the shipped languages by remix-i18next: exactly, then by its base language
+ * ("fr-CA" → French, "pt" and "pt-PT" → Portuguese (Brazil)).
+ */
+
+/** What the screens need of the services to choose: the cookie's settings and the pending request's ui_locales. */
+export type LanguageSources = {
+  config: Pick<Config, "publicUrl">;
+  authorize: { requestedLocales(requestUri: string | null): Promise<string[] | undefined> };
+};
+
+/** The picked language's cookie: a year, readable by the server only, `__Host-` over https like the screens' others. */
+const YEAR_SECONDS = 365 * 24 * 60 * 60;
+
+const detectors = new WeakMap<LanguageSources, { detector: RemixI18Next; cookie: Cookie }>();
+
+function detectorOf(sources: LanguageSources) {
+  let found = detectors.get(sources);
+  if (!found) {
+    const https = sources.config.publicUrl.protocol === "https:";
+    const cookie = createCookie(`${https ? "__Host-" : ""}atrium_lang`, { path: "/", httpOnly: true, sameSite: "lax", secure: https, maxAge: YEAR_SECONDS });
+    const detector = new RemixI18Next({
+      detection: {
+        supportedLanguages: [...LANGUAGES],
+        fallbackLanguage: DEFAULT_LANGUAGE,
+        searchParamKey: "lng",
+        cookie,
+        order: ["searchParams", "custom", "cookie", "header"],
+        findLocale: async (request) => (await sources.authorize.requestedLocales(new URL(request.url).searchParams.get("request_uri"))) ?? null,
+      },
+    });
+    found = { detector, cookie };
+    detectors.set(sources, found);
+  }
+  return found;
+}
+
+export async function screenLanguage(sources: LanguageSources, request: Request): Promise<Language> {
+  let language: string;
+  try {
+    language = await detectorOf(sources).detector.getLocale(request);
+  } catch {
+    // A header or cookie nobody could parse chooses nothing.
+    language = DEFAULT_LANGUAGE;
+  }
+  return isLanguage(language) ? language : DEFAULT_LANGUAGE;
+}
+
+export type ScreenLanguage = {
+  language: Language;
+  t: Translate;
+  /** Set when the address picked a language the cookie does not hold yet: remembers it. */
+  setCookie?: string;
+};
+
+/** The screen's language, its words, and the cookie that remembers a language just picked. */
+export async function screenI18n(sources: LanguageSources, request: Request): Promise<ScreenLanguage> {
+  const language = await screenLanguage(sources, request);
+  const { cookie } = detectorOf(sources);
+  const picked = new URL(request.url).searchParams.get("lng");
+  let setCookie: string | undefined;
+  if (picked !== null && picked === language) {
+    const remembered = await cookie.parse(request.headers.get("Cookie")).catch(() => undefined);
+    if (remembered !== language) setCookie = await cookie.serialize(language);
+  }
+  return { language, t: translatorFor(language), setCookie };
+}
