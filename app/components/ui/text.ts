@@ -21,14 +21,16 @@ export function nextStepKey(status: number) {
 }
 
 /**
- * Whether a message already says what to do next: one of its sentences starts with an instruction, as the
- * language's catalogue lists them ("Go back|Try again|…", common:errorPage.instructionOpeners). Such a message gets
- * no second, generic next step (the error pages said "Go back to the app and start signing in again." and then "Go
- * back to the app you came from and start again.").
+ * Whether a message already says what to do next: one of its sentences is an instruction, as the language's
+ * catalogue recognises them (common:errorPage.instructionOpeners: "Go back|Try again|…", how such sentences begin;
+ * an entry starting with "…" is how they end, for languages that put the verb last: "…てください"). Such a
+ * message gets no second, generic next step (the error pages said "Go back to the app and start signing in again."
+ * and then "Go back to the app you came from and start again.").
  */
 export function saysWhatToDo(message: string, openers: string): boolean {
-  const starts = openers.split("|").filter(Boolean);
+  const entries = openers.split("|").filter(Boolean);
   return message
     .split(/(?<=[.!?。！？])\s*/)
-    .some((sentence) => starts.some((opener) => sentence.trim().startsWith(opener)));
+    .map((sentence) => sentence.trim().replace(/[.!?。！？]+$/, ""))
+    .some((sentence) => entries.some((entry) => (entry.startsWith("…") ? sentence.endsWith(entry.slice(1)) : sentence.startsWith(entry))));
 }
