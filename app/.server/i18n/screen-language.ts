@@ -12,8 +12,10 @@ import { translatorFor, type Translate } from "./translate.ts";
  * 3. the language the person picked earlier, remembered in a cookie;
  * 4. the browser's Accept-Language;
  * 5. English.
- * Each candidate is matched against the shipped languages by remix-i18next: exactly, then by its base language
- * ("fr-CA" → French, "pt" and "pt-PT" → Portuguese (Brazil)).
+ * Each candidate is matched against the shipped languages: exactly, then by its base language ("fr-CA" → French,
+ * "pt" and "pt-PT" → Portuguese (Brazil)). remix-i18next's detector decides 1–3; Accept-Language is read here
+ * (`fromAcceptLanguage`), because remix-i18next 6 tries only the header's first language the runtime knows
+ * ("it, es" would give English, though Spanish ships).
  */
 
 /** What the screens need of the services to choose: the cookie's settings and the pending request's ui_locales. */
@@ -25,6 +27,8 @@ export type LanguageSources = {
 /** The picked language's cookie: a year, readable by the server only, `__Host-` over https like the screens' others. */
 const YEAR_SECONDS = 365 * 24 * 60 * 60;
 
+const UNDECIDED = "";
+
 const detectors = new WeakMap<LanguageSources, { detector: RemixI18Next; cookie: Cookie }>();
 
 function detectorOf(sources: LanguageSources) {
@@ -35,11 +39,13 @@ function detectorOf(sources: LanguageSources) {
     const detector = new RemixI18Next({
       detection: {
         supportedLanguages: [...LANGUAGES],
-        fallbackLanguage: DEFAULT_LANGUAGE,
+        // Nothing found by the detector: Accept-Language is read next (below).
+        fallbackLanguage: UNDECIDED,
         searchParamKey: "lng",
         cookie,
-        order: ["searchParams", "custom", "cookie", "header"],
-        findLocale: async (request) => (await sources.authorize.requestedLocales(new URL(request.url).searchParams.get("request_uri"))) ?? null,
+        order: ["searchParams", "custom", "cookie"],
+        // A request that cannot be read (expired, a database hiccup) chooses nothing: the next source decides.
+        findLocale: async (request) => (await sources.authorize.requestedLocales(new URL(request.url).searchParams.get("request_uri")).catch(() => undefined)) ?? null,
       },
     });
     found = { detector, cookie };
@@ -53,10 +59,36 @@ export async function screenLanguage(sources: LanguageSources, request: Request)
   try {
     language = await detectorOf(sources).detector.getLocale(request);
   } catch {
-    // A header or cookie nobody could parse chooses nothing.
-    language = DEFAULT_LANGUAGE;
+    // A cookie nobody could parse chooses nothing.
+    language = UNDECIDED;
   }
-  return isLanguage(language) ? language : DEFAULT_LANGUAGE;
+  if (isLanguage(language)) return language;
+  return fromAcceptLanguage(request.headers.get("accept-language")) ?? DEFAULT_LANGUAGE;
+}
+
+/**
+ * RFC 9110 §12.5.4: the shipped language the browser prefers most. Ranges are taken by their weight (q=0 means "not
+ * this one"), then in their order; each matches a shipped language exactly, or by its base language.
+ */
+export function fromAcceptLanguage(header: string | null): Language | undefined {
+  if (!header) return undefined;
+  const ranges = header
+    .split(",")
+    .map((part, index) => {
+      const [tag = "", ...parameters] = part.trim().split(";");
+      const q = parameters.map((parameter) => /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(parameter)?.[1]).find(Boolean);
+      return { tag: tag.trim().toLowerCase(), weight: q === undefined ? 1 : Number(q), index };
+    })
+    .filter((range) => /^[a-z]{1,8}(-[a-z0-9]{1,8})*$/.test(range.tag) && range.weight > 0 && range.weight <= 1)
+    .sort((a, b) => b.weight - a.weight || a.index - b.index);
+  for (const { tag } of ranges) {
+    const exact = LANGUAGES.find((language) => language.toLowerCase() === tag);
+    if (exact) return exact;
+    const base = tag.split("-")[0];
+    const sameBase = LANGUAGES.find((language) => language.split("-")[0]!.toLowerCase() === base);
+    if (sameBase) return sameBase;
+  }
+  return undefined;
 }
 
 export type ScreenLanguage = {
