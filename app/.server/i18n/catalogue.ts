@@ -40,7 +40,7 @@ import type { LanguageResources } from "../../i18n/instance.ts";
 /**
  * The screens' catalogues, bundled into the server build (docs/decisions/0019): one JSON file per language and
  * namespace under app/i18n/locales/. A new key goes into the English file first; a test
- * (catalogue.test.ts) fails until every language has it, with the same placeholders and the plural forms its
+ * (app/i18n/catalogue.test.ts) fails until every language has it, with the same placeholders and the plural forms its
  * language needs. Until then the screens show the English text for it, never the key.
  *
  * Only the server imports this module: a page receives its one language's catalogue with the root loader's data.

@@ -19,7 +19,7 @@ export const english: Translate = translatorFor(DEFAULT_LANGUAGE);
 
 /**
  * English for a key chosen at run time (an error's reason): the error's own message. The screens look the same
- * key up in the person's language; catalogue.test.ts checks that every such key has its English.
+ * key up in the person's language; app/i18n/catalogue.test.ts checks that every such key has its English.
  */
 export function englishText(key: string, values: Record<string, string | number> = {}): string {
   return (english as unknown as (key: string, values: Record<string, string | number>) => string)(key, values);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { LANGUAGES, NAMESPACES } from "../../i18n/languages.ts";
-import type { AuthorizationPage } from "../oauth/authorize/authorize-manager.ts";
-import type { PasskeyFailure } from "../accounts/passkey-manager.ts";
-import { CATALOGUES, resourcesOf } from "./catalogue.ts";
+import type { PasskeyFailure } from "../.server/accounts/passkey-manager.ts";
+import { CATALOGUES, resourcesOf } from "../.server/i18n/catalogue.ts";
+import { english, translatorFor } from "../.server/i18n/translate.ts";
+import type { AuthorizationPage } from "../.server/oauth/authorize/authorize-manager.ts";
 import { checkNamespace, flatten, placeholders } from "./catalogue-check.ts";
-import { english, translatorFor } from "./translate.ts";
+import { LANGUAGES, NAMESPACES } from "./languages.ts";
 
 describe("the catalogues", () => {
   for (const language of LANGUAGES.filter((one) => one !== "en")) {

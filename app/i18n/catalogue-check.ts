@@ -1,7 +1,7 @@
-import type { Catalogue } from "./catalogue.ts";
+import type { Catalogue } from "../.server/i18n/catalogue.ts";
 
 /**
- * What makes a language's catalogue complete (docs/decisions/0019), checked against English by catalogue.test.ts:
+ * What makes a language's catalogue complete (docs/decisions/0019), checked against English by app/i18n/catalogue.test.ts:
  * - every English key is there, and no key English does not have (a renamed key leaves no orphan behind);
  * - a plural key (English "x_one", "x_other") has exactly the forms the language's plural rules use
  *   (Intl.PluralRules: Japanese "x_other" only; French, Spanish and Portuguese also "x_many"), and a key that is not
