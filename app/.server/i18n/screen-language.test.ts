@@ -52,6 +52,8 @@ describe("screenLanguage", () => {
     const cookie = setCookie!.split(";")[0]!;
     expect(await screenLanguage(sources("de"), request(consent, { "accept-language": "fr", cookie }))).toBe("de");
     expect(await screenLanguage(sources("tlh pt-BR de"), request(consent, { "accept-language": "fr" }))).toBe("pt-BR");
+    // Each tag in turn, by itself: a region of a shipped language counts before a later exact match.
+    expect(await screenLanguage(sources("de-CH fr"), request(consent, { "accept-language": "fr" }))).toBe("de");
     // None shipped: the next source decides.
     expect(await screenLanguage(sources("tlh"), request(consent, { "accept-language": "fr" }))).toBe("fr");
     // Only the screens of that request: the account pages follow the person.

@@ -45,7 +45,11 @@ function detectorOf(sources: LanguageSources) {
         cookie,
         order: ["searchParams", "custom", "cookie"],
         // A request that cannot be read (expired, a database hiccup) chooses nothing: the next source decides.
-        findLocale: async (request) => (await sources.authorize.requestedLocales(new URL(request.url).searchParams.get("request_uri")).catch(() => undefined)) ?? null,
+        findLocale: async (request) => {
+          const requested = await sources.authorize.requestedLocales(new URL(request.url).searchParams.get("request_uri")).catch(() => undefined);
+          // In the app's order, each tag by itself ("de-CH fr" is German): remix-i18next would try every tag exactly first.
+          return (requested && firstShipped(requested)) ?? null;
+        },
       },
     });
     found = { detector, cookie };
@@ -81,7 +85,12 @@ export function fromAcceptLanguage(header: string | null): Language | undefined 
     })
     .filter((range) => /^[a-z]{1,8}(-[a-z0-9]{1,8})*$/.test(range.tag) && range.weight > 0 && range.weight <= 1)
     .sort((a, b) => b.weight - a.weight || a.index - b.index);
-  for (const { tag } of ranges) {
+  return firstShipped(ranges.map((range) => range.tag));
+}
+
+/** The first of `tags`, in their order, that names a shipped language: exactly, or by its base language. */
+export function firstShipped(tags: readonly string[]): Language | undefined {
+  for (const tag of tags.map((one) => one.toLowerCase())) {
     const exact = LANGUAGES.find((language) => language.toLowerCase() === tag);
     if (exact) return exact;
     const base = tag.split("-")[0];
