@@ -41,16 +41,16 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
               <caption className="sr-only">{t("permissions:recordsCaption")}</caption>
               <thead className="bg-slate-100 text-xs dark:bg-slate-800">
                 <tr>
-                  <th scope="col" className="px-3 py-1.5 font-semibold">
+                  <th scope="col" className="px-2 py-1.5 font-semibold sm:px-3">
                     {t("permissions:kindOfRecord")}
                   </th>
-                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
+                  <th scope="col" className="px-1 py-1.5 text-center font-semibold sm:px-1.5">
                     {t("permissions:create")}
                   </th>
-                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
+                  <th scope="col" className="px-1 py-1.5 text-center font-semibold sm:px-1.5">
                     {t("permissions:change")}
                   </th>
-                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
+                  <th scope="col" className="px-1 py-1.5 text-center font-semibold sm:px-1.5">
                     {t("permissions:delete")}
                   </th>
                 </tr>
@@ -58,7 +58,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
               <tbody>
                 {groups.repository.map((row) => (
                   <tr key={row.collection} className="border-t border-slate-200 dark:border-slate-700">
-                    <th scope="row" className="px-3 py-1.5 align-top font-normal">
+                    <th scope="row" className="px-2 py-1.5 align-top font-normal sm:px-3">
                       <span className={row.collection === "*" ? "font-semibold text-amber-900 dark:text-amber-200" : "font-medium"}>{row.label}</span>
                       {row.collection !== "*" ? (
                         <Identifier text={row.collection} className="block font-mono text-xs text-slate-600 dark:text-slate-300" />
@@ -163,7 +163,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
 function Allowed({ allowed, destructive = false }: { allowed: boolean; destructive?: boolean }) {
   const { t } = useT();
   return (
-    <td className="px-1.5 py-1.5 text-center align-top">
+    <td className="px-1 py-1.5 text-center align-top sm:px-1.5">
       {allowed ? (
         destructive ? (
           <>
