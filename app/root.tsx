@@ -3,7 +3,7 @@ import { Links, Meta, Outlet, Scripts, ScrollRestoration, isRouteErrorResponse, 
 import { I18nextProvider } from "react-i18next";
 import stylesheet from "./tailwind.css?url";
 import { brandView } from "./.server/screens/brand";
-import { resourcesOf } from "./.server/i18n/catalogue";
+import { pageResourcesOf } from "./.server/i18n/catalogue";
 import { screenI18n } from "./.server/i18n/screen-language";
 import { brandOf, pageTitle } from "./components/ui/brand";
 import { ErrorPage } from "./components/ui/error-page";
@@ -29,7 +29,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       cspNonce: typeof context.cspNonce === "string" ? context.cspNonce : undefined,
       brand: brandView(context.services.config),
       language,
-      resources: resourcesOf(language),
+      resources: pageResourcesOf(language),
     },
     setCookie ? { headers: { "Set-Cookie": setCookie } } : undefined,
   );

@@ -74,7 +74,22 @@ const RESOURCES = new Map<Language, LanguageResources>(
   ]),
 );
 
-/** A language's whole catalogue, every namespace, completed with English: what a page is rendered and hydrated with. */
+/** A language's whole catalogue, every namespace, completed with English: what the server translates with. */
 export function resourcesOf(language: Language): LanguageResources {
   return RESOURCES.get(language)!;
+}
+
+/**
+ * Namespaces only the server reads: the refusals are translated before they reach a page (screens/outcome.ts), so
+ * pages are not sent them.
+ */
+const SERVER_ONLY: readonly Namespace[] = ["errors"];
+
+const PAGE_RESOURCES = new Map<Language, LanguageResources>(
+  LANGUAGES.map((language) => [language, Object.fromEntries(Object.entries(resourcesOf(language)).filter(([ns]) => !SERVER_ONLY.includes(ns as Namespace)))]),
+);
+
+/** What a page is rendered and hydrated with (the root loader's data): its language's catalogue, less SERVER_ONLY. */
+export function pageResourcesOf(language: Language): LanguageResources {
+  return PAGE_RESOURCES.get(language)!;
 }
