@@ -115,7 +115,7 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   app.use(screenRequestLimit(config, limiter, services.metrics));
   // After the limit, whose decision may wait for the database (PostgreSQL): the body guard listens for the body's
   // data, which starts it flowing, and anything that arrived while the limit was being decided would be lost to Remix.
-  app.use(bodyLimit);
+  app.use(bodyLimit(config));
   app.all(
     "*",
     createRequestHandler({
@@ -123,7 +123,7 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
       getLoadContext: (_req, res) => ({ cspNonce: res.locals.cspNonce as string, services }),
     }),
   );
-  app.use(expressErrors(services.reportError));
+  app.use(expressErrors(config, services.reportError));
 
   // Node checks the headers and request timeouts below only every connectionsCheckingInterval (30 s by default),
   // which held partial headers for ~30 s whatever headersTimeout said: check every second.

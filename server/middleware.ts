@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Config } from "../app/.server/config.ts";
 import { limitBucketOf, type TrustedProxies } from "../app/.server/http/forwarded-address.ts";
@@ -7,7 +7,8 @@ import type { Metrics } from "../app/.server/observability/metrics.ts";
 import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
 import type { RateLimitResult, RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import { MAX_BODY_BYTES } from "../app/.server/http/limits.ts";
-import { entryErrorPage } from "./error-page.ts";
+import { translatorFor, type Translate } from "../app/.server/i18n/translate.ts";
+import { entryErrorPage, entryLanguage } from "./error-page.ts";
 import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
 import { contentSecurityPolicy, HARDENING_HEADERS } from "./security-headers.ts";
@@ -18,6 +19,24 @@ import { contentSecurityPolicy, HARDENING_HEADERS } from "./security-headers.ts"
  * CSP nonce, body limits and draining, timeouts, origin checks for form
  * posts, and Express's own errors as readable pages.
  */
+
+/**
+ * Writes one of the entry's own pages (server/error-page.ts) in the person's language, unless an answer was sent
+ * while the language was being chosen.
+ */
+async function sendEntryPage(
+  config: Pick<Config, "publicUrl">,
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  words: (t: Translate) => { title: string; message: string },
+  headers: OutgoingHttpHeaders = {},
+): Promise<void> {
+  const language = await entryLanguage(config, req.url, req.headers);
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { ...headers, "Content-Type": "text/html; charset=utf-8", "Content-Language": language });
+  res.end(entryErrorPage(language, words));
+}
 
 /** The hardening headers of every answer (server/security-headers.ts), and a CSP with a fresh nonce for the pages. */
 export function securityHeaders(dev: boolean) {
@@ -34,10 +53,14 @@ export function securityHeaders(dev: boolean) {
  * Refuses oversized bodies before any route reads them (413, a readable
  * page: only the screens come through Express).
  */
-export function bodyLimit(req: Request, res: Response, next: NextFunction) {
+export function bodyLimit(config: Pick<Config, "publicUrl">) {
+  return (req: Request, res: Response, next: NextFunction) => limitBody(config, req, res, next);
+}
+
+function limitBody(config: Pick<Config, "publicUrl">, req: Request, res: Response, next: NextFunction) {
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > MAX_BODY_BYTES) {
-    res.status(413).type("html").send(entryErrorPage("Too much data", "The form sent more data than this server accepts. Go back and try again."));
+    void sendEntryPage(config, req, res, 413, (t) => ({ title: t("common:entry.tooMuchData.title"), message: t("common:entry.tooMuchData.message") }));
     return;
   }
   // A body without Content-Length is cut off once far beyond the limit, so the connection cannot be used to stream forever.
@@ -68,13 +91,15 @@ export function drainUnreadBody(req: Request, res: Response, next: NextFunction)
 }
 
 /** Errors Express raises itself (e.g. an undecodable path), as a readable page; unexpected ones go to `report`. */
-export function expressErrors(report: ErrorReporter) {
+export function expressErrors(config: Pick<Config, "publicUrl">, report: ErrorReporter) {
   return (error: Error & { status?: number; statusCode?: number }, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
     const status = error.status ?? error.statusCode ?? 500;
-    const message = status < 500 ? "The request could not be understood" : "The server could not handle this request";
     if (status >= 500) report("Unhandled server error", error, res.locals.requestId as string | undefined);
-    res.status(status).type("html").send(entryErrorPage(`Error ${status}`, message));
+    void sendEntryPage(config, req, res, status, (t) => ({
+      title: t("common:entry.status.title", { status }),
+      message: status < 500 ? t("common:entry.status.badRequest") : t("common:entry.status.serverError"),
+    }));
   };
 }
 
@@ -100,22 +125,23 @@ export function screenOriginCheck(config: Config) {
   return (req: Request, res: Response, next: NextFunction) => {
     const origin = req.headers.origin;
     if (req.method === "GET" || req.method === "HEAD" || origin === undefined || origin === config.issuer) return next();
-    res.status(403).type("html").send(entryErrorPage("This form could not be accepted", "It did not come from this server. Go back to the app and start again."));
+    void sendEntryPage(config, req, res, 403, (t) => ({ title: t("common:entry.notFromHere.title"), message: t("common:entry.notFromHere.message") }));
   };
 }
 
 /** A request the app has not answered in time gets 503 and a page instead of hanging (server/response-timeout.ts). */
 export function responseTimeout(config: Config) {
   return (_req: Request, res: Response, next: NextFunction) => {
-    const timer = armResponseTimer(config.requestTimeoutMs, res, answerScreenTooLate);
+    const timer = armResponseTimer(config.requestTimeoutMs, res, answerScreenTooLate, config);
     res.on("close", () => clearTimeout(timer));
     next();
   };
 }
 
-function answerScreenTooLate(res: ServerResponse): void {
-  res.writeHead(503, { "Content-Type": "text/html; charset=utf-8", "Retry-After": TOO_LATE.retryAfterSeconds });
-  res.end(entryErrorPage("Please try again", `${TOO_LATE.message}. Wait a moment and reload the page.`));
+function answerScreenTooLate(res: ServerResponse, config: Pick<Config, "publicUrl">): void {
+  void sendEntryPage(config, res.req, res, 503, (t) => ({ title: t("common:entry.tooLate.title"), message: t("common:entry.tooLate.message") }), {
+    "Retry-After": TOO_LATE.retryAfterSeconds,
+  });
 }
 
 /** The client address as the app sees it: set by us only, never taken from the request. */
@@ -145,13 +171,16 @@ export function screenRequestLimit(config: Config, limiter: RequestLimiter, metr
   const answer = (req: Request, res: Response, next: NextFunction, result: RateLimitResult) => {
     if (result.allowed) return next();
     metrics.rateLimited("screen");
-    const wait = `Wait ${result.retryAfterSeconds} second${result.retryAfterSeconds === 1 ? "" : "s"} and try again.`;
-    res.status(429).setHeader("Retry-After", String(result.retryAfterSeconds)).setHeader("Cache-Control", "no-store");
+    const count = result.retryAfterSeconds;
+    const headers = { "Retry-After": String(count), "Cache-Control": "no-store" };
     if (JSON_SCREEN_PATHS.has(req.path.replace(/\/$/, ""))) {
-      res.json({ error: "temporarily_unavailable", error_description: `Too many requests from this address. ${wait}` });
+      void entryLanguage(config, req.url, req.headers).then((language) => {
+        if (res.headersSent || res.destroyed) return;
+        res.status(429).set(headers).json({ error: "temporarily_unavailable", error_description: translatorFor(language)("errors:json.tooManyRequests", { count }) });
+      });
       return;
     }
-    res.type("html").send(entryErrorPage("Too many requests", `This address sent more requests than this server answers in a minute. ${wait}`));
+    void sendEntryPage(config, req, res, 429, (t) => ({ title: t("common:entry.tooManyRequests.title"), message: t("common:entry.tooManyRequests.message", { count }) }), headers);
   };
   return (req: Request, res: Response, next: NextFunction) => {
     const result = limiter.hit(`requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`, config.rateLimits.screenPerMinute, 60_000);

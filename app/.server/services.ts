@@ -1,3 +1,4 @@
+import { translatorFor } from "./i18n/translate.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
@@ -6,7 +7,6 @@ import { SignIn } from "./accounts/sign-in.ts";
 import { PasswordRecovery } from "./accounts/password-recovery.ts";
 import { SmtpMailer } from "./email/mailer.ts";
 import { SqlRecoveryStore } from "./stores/sql-recovery-store.ts";
-import { accountText } from "../components/account/text.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
@@ -48,11 +48,6 @@ export type Services = Awaited<ReturnType<typeof createServices>>;
  * emails per account (twelve per address) at once, then a growing wait from a minute, remembered for an hour.
  */
 const RECOVERY_THROTTLE = { freeAttempts: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, memoryMs: HOUR };
-
-/** A catalogue sentence with its {placeholders} filled (the email is plain text). */
-function fillText(template: string, values: Record<string, string>): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? `{${name}}`);
-}
 
 /** docs/architecture.md, "Scopes and the data server": include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
 export function permissionSetResolver(config: Config, db: Database, log: Logger = SILENT_LOGGER): PermissionSetResolver | undefined {
@@ -155,11 +150,10 @@ export async function createServices(config: Config, observability: { log?: Logg
       issuer: config.issuer,
       serviceName: config.brand.serviceName,
       lifetimeMs: config.lifetimes.recoveryCode,
-      email: (values) => ({
-        subject: fillText(accountText.recovery.email.subject, { service: values.service }),
-        text: fillText(accountText.recovery.email.text, { ...values, minutes: String(values.minutes) }),
-      }),
-      invalidMessage: accountText.recovery.invalidLink,
+      email: ({ service, link, minutes, handle }, language) => {
+        const t = translatorFor(language);
+        return { subject: t("account:recovery.email.subject", { service }), text: t("account:recovery.email.text", { service, link, handle, count: minutes }) };
+      },
       onSendError: (error) => reportError("Sending a password-recovery email failed", error),
       now,
     }),

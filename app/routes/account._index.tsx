@@ -6,6 +6,7 @@ import { AccountSignIn } from "../components/account/sign-in-page";
 import { AccountChooser } from "../components/account/chooser-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerAccountHome, showAccountHome } from "../.server/screens/account/home-page";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 import { accountPageTitle } from "../components/account/page-title";
 
@@ -13,11 +14,13 @@ export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountP
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return respond(showAccountHome(context.services, request));
+  const { t } = await screenI18n(context.services, request);
+  return respond(showAccountHome(context.services, request, t), t);
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return respond(answerAccountHome(context.services, request, await formFields(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respond(answerAccountHome(context.services, request, await formFields(request), t), t);
 }
 
 export default function AccountHome() {

@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { jsonError } from "../.server/screens/outcome";
 import { accountPasskeyOptions, accountPasskeySignIn } from "../.server/screens/account/passkey-sign-in";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { readJson, respondJson } from "../.server/screens/respond";
 
 /**
@@ -14,5 +15,6 @@ export async function loader({ context }: LoaderFunctionArgs) {
 
 export async function action({ request, context }: ActionFunctionArgs) {
   if (request.method !== "POST") return respondJson(jsonError(405, "invalid_request", "Use POST"));
-  return respondJson(accountPasskeySignIn(context.services, request, await readJson(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respondJson(accountPasskeySignIn(context.services, request, await readJson(request), t));
 }

@@ -4,6 +4,7 @@ import { errorsFor } from "../components/account/account-shell";
 import { PasswordPage } from "../components/account/password-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerPasswordPage, showPasswordPage } from "../.server/screens/account/password-page";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 import { accountPageTitle } from "../components/account/page-title";
 
@@ -11,11 +12,13 @@ export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountP
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return respond(showPasswordPage(context.services, request));
+  const { t } = await screenI18n(context.services, request);
+  return respond(showPasswordPage(context.services, request, t), t);
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return respond(answerPasswordPage(context.services, request, await formFields(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respond(answerPasswordPage(context.services, request, await formFields(request), t), t);
 }
 
 export default function Password() {

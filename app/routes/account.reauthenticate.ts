@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from "@remix-run/node";
 import { jsonError } from "../.server/screens/outcome";
 import { reauthenticateWithPasskey, reauthenticationOptions } from "../.server/screens/account/reauthentication";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { readJson, respondJson } from "../.server/screens/respond";
 
 /**
@@ -9,10 +10,12 @@ import { readJson, respondJson } from "../.server/screens/respond";
  * once a passkey of this account signed them.
  */
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return respondJson(reauthenticationOptions(context.services, request));
+  const { t } = await screenI18n(context.services, request);
+  return respondJson(reauthenticationOptions(context.services, request, t));
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
   if (request.method !== "POST") return respondJson(jsonError(405, "invalid_request", "Use POST"));
-  return respondJson(reauthenticateWithPasskey(context.services, request, await readJson(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respondJson(reauthenticateWithPasskey(context.services, request, await readJson(request), t));
 }

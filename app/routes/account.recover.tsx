@@ -2,22 +2,25 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { useActionData, useLoaderData } from "@remix-run/react";
 import { errorsFor } from "../components/account/account-shell";
 import { RecoverPage } from "../components/account/recovery-page";
-import { accountText } from "../components/account/text";
 import { pageTitle } from "../components/ui/brand";
+import { metaT } from "../components/ui/i18n";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerRecovery, showRecovery } from "../.server/screens/account/recovery-page";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction<typeof loader> = ({ data, matches }) =>
-  pageTitle(matches, data?.kind === "error" ? data.title : data?.kind === "recover" && data.sent ? accountText.recovery.sentTitle : accountText.recovery.title);
+  pageTitle(matches, data?.kind === "error" ? data.title : data?.kind === "recover" && data.sent ? metaT(matches)("account:recovery.sentTitle") : metaT(matches)("account:recovery.title"));
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return respond(showRecovery(context.services, request));
+  const { t } = await screenI18n(context.services, request);
+  return respond(showRecovery(context.services, request), t);
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return respond(answerRecovery(context.services, request, await formFields(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respond(answerRecovery(context.services, request, await formFields(request), t), t);
 }
 
 export default function Recover() {

@@ -2,22 +2,25 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { useActionData, useLoaderData } from "@remix-run/react";
 import { errorsFor } from "../components/account/account-shell";
 import { ResetPage } from "../components/account/recovery-page";
-import { accountText } from "../components/account/text";
 import { pageTitle } from "../components/ui/brand";
+import { metaT } from "../components/ui/i18n";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerReset, showReset } from "../.server/screens/account/recovery-page";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction<typeof loader> = ({ data, matches }) =>
-  pageTitle(matches, data?.kind === "error" ? data.title : data?.kind === "reset" ? accountText.recovery.resetTitle : accountText.recovery.invalidTitle);
+  pageTitle(matches, data?.kind === "error" ? data.title : data?.kind === "reset" ? metaT(matches)("account:recovery.resetTitle") : metaT(matches)("account:recovery.invalidTitle"));
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return respond(showReset(context.services, request));
+  const { t } = await screenI18n(context.services, request);
+  return respond(showReset(context.services, request), t);
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return respond(answerReset(context.services, request, await formFields(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respond(answerReset(context.services, request, await formFields(request), t), t);
 }
 
 export default function Reset() {

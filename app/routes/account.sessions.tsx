@@ -3,6 +3,7 @@ import { useActionData, useLoaderData } from "@remix-run/react";
 import { SessionsPage } from "../components/account/sessions-page";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerSessions, showSessions } from "../.server/screens/account/sessions-page";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 import { accountPageTitle } from "../components/account/page-title";
 
@@ -10,11 +11,13 @@ export const meta: MetaFunction<typeof loader> = ({ data, matches }) => accountP
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return respond(showSessions(context.services, request));
+  const { t } = await screenI18n(context.services, request);
+  return respond(showSessions(context.services, request, t), t);
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return respond(answerSessions(context.services, request, await formFields(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respond(answerSessions(context.services, request, await formFields(request), t), t);
 }
 
 export default function Sessions() {

@@ -2,6 +2,7 @@ import type { ActionFunctionArgs } from "@remix-run/node";
 import { useActionData } from "@remix-run/react";
 import { ErrorPage } from "../components/ui/error-page";
 import { signOut } from "../.server/screens/account/sign-out";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const headers = screenHeaders;
@@ -12,7 +13,8 @@ export function loader() {
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return respond(signOut(context.services, request, await formFields(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respond(signOut(context.services, request, await formFields(request), t), t);
 }
 
 export default function SignOut() {

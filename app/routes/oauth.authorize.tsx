@@ -2,26 +2,30 @@ import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remi
 import { useActionData, useLoaderData } from "@remix-run/react";
 import { ConsentScreen } from "../components/consent/consent-screen";
 import { verifiedNameText } from "../components/consent/client-identity";
-import { consentText } from "../components/consent/text";
 import { pageTitle } from "../components/ui/brand";
+import { metaT } from "../components/ui/i18n";
 import { ErrorPage } from "../components/ui/error-page";
 import { answerConsentForm, showConsentPage } from "../.server/screens/consent/consent-page";
+import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 /** The tab says what the page says: the step and the verified app, or the error's own title. */
 export const meta: MetaFunction<typeof loader> = ({ data, matches }) => {
-  if (!data) return pageTitle(matches, consentText.pageTitle["sign-in"]);
+  const t = metaT(matches);
+  if (!data) return pageTitle(matches, t("consent:pageTitle.sign-in"));
   if (data.kind === "error") return pageTitle(matches, data.title);
-  return pageTitle(matches, `${consentText.pageTitle[data.step]}: ${verifiedNameText(data.client)}`);
+  return pageTitle(matches, t("consent:tabTitle", { step: t(`consent:pageTitle.${data.step}`), who: verifiedNameText(t, data.client) }));
 };
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
-  return respond(showConsentPage(context.services, request));
+  const { t } = await screenI18n(context.services, request);
+  return respond(showConsentPage(context.services, request, t), t);
 }
 
 export async function action({ request, context }: ActionFunctionArgs) {
-  return respond(answerConsentForm(context.services, request, await formFields(request)));
+  const { t } = await screenI18n(context.services, request);
+  return respond(answerConsentForm(context.services, request, await formFields(request), t), t);
 }
 
 export default function Authorize() {

@@ -322,7 +322,7 @@ describe("a grant's absolute lifetime (docs/decisions/0010)", () => {
 });
 
 describe("single use of the request_uri", () => {
-  it("after approval, opening the same authorize URL again shows an error page (400) and never a code", async () => {
+  it("after approval, opening the same authorize URL again sends the browser back to the app with access_denied, never a code", async () => {
     const client = await newClient(server);
     const pkce = createPkce();
     const parResult = await client.pushAuthorizationRequest({
@@ -341,21 +341,22 @@ describe("single use of the request_uri", () => {
     expect(allowed.status).toBe(303);
     expect(new URL(allowed.headers.get("location")!).searchParams.get("code")).toBeTruthy();
 
-    // The same browser (now signed in) opens the link again.
-    const again = await openConsentPage(authorizeUrl, jar);
-    expect(again.status).toBe(400);
-    expect(again.html).not.toMatch(/[?&#]code=/);
-    expect(again.csrfToken).toBeUndefined();
-
-    // A fresh browser too.
-    const fresh = await openConsentPage(authorizeUrl, new CookieJar());
-    expect(fresh.status).toBe(400);
+    /** An answered request's only way out: back to the app, with access_denied and its state (docs/decisions/0020). */
+    const expectBackToAppWithoutCode = (response: Response) => {
+      expect(response.status).toBe(303);
+      const location = new URL(response.headers.get("location")!);
+      expect(`${location.origin}${location.pathname}`).toBe("http://127.0.0.1:54321/callback");
+      expect(location.searchParams.get("error")).toBe("access_denied");
+      expect(location.searchParams.get("state")).toBe("single-use");
+      expect(location.searchParams.has("code")).toBe(false);
+    };
+    // The same browser (now signed in) opens the link again, and so does a fresh one.
+    expectBackToAppWithoutCode(await fetch(authorizeUrl, { headers: { cookie: jar.header() }, redirect: "manual" }));
+    expectBackToAppWithoutCode(await fetch(authorizeUrl, { redirect: "manual" }));
 
     // Posting the form a second time does not issue another code.
     const repost = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier: ALICE.handle, password: ALICE.password, csrfToken: page.csrfToken });
-    expect(repost.status).toBe(400);
-    expect(repost.headers.get("location")).toBeNull();
-    expect(await repost.text()).not.toMatch(/[?&#]code=/);
+    expectBackToAppWithoutCode(repost);
   });
 });
 

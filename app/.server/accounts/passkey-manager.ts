@@ -10,6 +10,7 @@ import {
 } from "@simplewebauthn/server";
 import { z } from "zod";
 import { AtriumError } from "../errors/atrium-error.ts";
+import { englishText } from "../i18n/translate.ts";
 import { MINUTE } from "../util/time.ts";
 import type { AccountSummary } from "./account-manager.ts";
 import type { ChallengeStore } from "./challenge-store.ts";
@@ -22,11 +23,38 @@ import type { PasskeyStore, StoredPasskey } from "./passkey-store.ts";
  */
 export type PasskeyBinding = { requestIdHash?: string; sessionIdHash?: string };
 
-/** A passkey sign-in or registration that failed, with a message a person can act on (code `passkey_failed`). */
+/** Why a passkey step failed: the key of its words in the catalogue (errors:passkey.<failure>, docs/decisions/0019). */
+export type PasskeyFailure =
+  | "malformed"
+  | "nameMissing"
+  | "nameTooLong"
+  | "registrationExpired"
+  | "registrationFailed"
+  | "notVerified"
+  | "alreadyRegistered"
+  | "challengeSpent"
+  | "unknownPasskey"
+  | "verificationFailed"
+  | "notFound"
+  | "accountGone";
+
+/**
+ * A passkey sign-in or registration that failed, with a message a person can act on (code `passkey_failed`). The
+ * message is the catalogue's English; the screens show the same key in the person's language.
+ */
 export class PasskeyError extends AtriumError {
-  constructor(message: string) {
-    super("passkey_failed", message, { status: 400 });
+  readonly failure: PasskeyFailure;
+
+  constructor(failure: PasskeyFailure, values?: Record<string, string | number>) {
+    const messageKey = `errors:passkey.${failure}` as const;
+    super("passkey_failed", englishText(messageKey, values), { status: 400, messageKey, messageValues: values });
+    this.failure = failure;
   }
+}
+
+/** A name that is not a passkey name: empty, or too long. */
+function nameFailure(name: string): PasskeyError {
+  return name.trim() ? new PasskeyError("nameTooLong", { count: PASSKEY_NAME_MAX }) : new PasskeyError("nameMissing");
 }
 
 export type PasskeySummary = { credentialId: string; name: string; createdAt: Date; lastUsedAt: Date | null; backedUp: boolean };
@@ -73,7 +101,7 @@ function challengeOf(clientDataJSON: string): string {
   } catch {
     // fall through
   }
-  throw new PasskeyError("The passkey answer is malformed");
+  throw new PasskeyError("malformed");
 }
 
 /** The issued challenge's bytes (it is base64url), for the options generators. */
@@ -120,10 +148,10 @@ export class PasskeyManager {
 
   async register(account: AccountSummary, name: string, response: RegistrationResponseJSON): Promise<PasskeySummary> {
     const checkedName = passkeyName.safeParse(name);
-    if (!checkedName.success) throw new PasskeyError(checkedName.error.issues[0]?.message ?? "Invalid name");
+    if (!checkedName.success) throw nameFailure(name);
     const challenge = challengeOf(response.response.clientDataJSON);
     if (!(await this.challenges.consume(challenge, "register", { accountDid: account.did }))) {
-      throw new PasskeyError("This registration has expired or was already used. Try again.");
+      throw new PasskeyError("registrationExpired");
     }
     let verification;
     try {
@@ -135,9 +163,9 @@ export class PasskeyManager {
         requireUserVerification: false,
       });
     } catch (error) {
-      throw new PasskeyError(`The passkey could not be registered: ${error instanceof Error ? error.message : "verification failed"}`);
+      throw new PasskeyError("registrationFailed", { detail: error instanceof Error ? error.message : "verification failed" });
     }
-    if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
+    if (!verification.verified) throw new PasskeyError("notVerified");
     const info = verification.registrationInfo;
     const passkey: StoredPasskey = {
       credentialId: info.credential.id,
@@ -152,7 +180,7 @@ export class PasskeyManager {
       lastUsedAt: null,
     };
     // A credential ID already registered (to this account or another): one message either way.
-    if (!(await this.store.insert(passkey))) throw new PasskeyError("This passkey is already registered with this server.");
+    if (!(await this.store.insert(passkey))) throw new PasskeyError("alreadyRegistered");
     return summary(passkey);
   }
 
@@ -166,10 +194,10 @@ export class PasskeyManager {
   async authenticate(response: AuthenticationResponseJSON, binding: PasskeyBinding): Promise<string> {
     const challenge = challengeOf(response.response.clientDataJSON);
     if (!(await this.challenges.consume(challenge, "authenticate", binding))) {
-      throw new PasskeyError("This passkey request has expired, was already used, or belongs to another sign-in. Try again.");
+      throw new PasskeyError("challengeSpent");
     }
     const passkey = await this.store.find(response.id);
-    if (!passkey) throw new PasskeyError("This passkey is not registered with this server (it may have been deleted). Sign in with your password.");
+    if (!passkey) throw new PasskeyError("unknownPasskey");
     let verification;
     try {
       verification = await verifyAuthenticationResponse({
@@ -186,9 +214,9 @@ export class PasskeyManager {
         requireUserVerification: false,
       });
     } catch (error) {
-      throw new PasskeyError(`The passkey could not be verified: ${error instanceof Error ? error.message : "verification failed"}`);
+      throw new PasskeyError("verificationFailed", { detail: error instanceof Error ? error.message : "verification failed" });
     }
-    if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
+    if (!verification.verified) throw new PasskeyError("notVerified");
     const { newCounter, credentialBackedUp } = verification.authenticationInfo;
     await this.store.recordUse(passkey.credentialId, newCounter, credentialBackedUp, this.now());
     return passkey.accountDid;
@@ -200,12 +228,12 @@ export class PasskeyManager {
 
   async rename(accountDid: string, credentialId: string, name: string): Promise<void> {
     const checked = passkeyName.safeParse(name);
-    if (!checked.success) throw new PasskeyError(checked.error.issues[0]?.message ?? "Invalid name");
-    if (!(await this.store.rename(accountDid, credentialId, checked.data))) throw new PasskeyError("That passkey does not exist");
+    if (!checked.success) throw nameFailure(name);
+    if (!(await this.store.rename(accountDid, credentialId, checked.data))) throw new PasskeyError("notFound");
   }
 
   async remove(accountDid: string, credentialId: string): Promise<void> {
-    if (!(await this.store.remove(accountDid, credentialId))) throw new PasskeyError("That passkey does not exist");
+    if (!(await this.store.remove(accountDid, credentialId))) throw new PasskeyError("notFound");
   }
 
   /** Whether to offer passkey sign-in: the hinted account has one, or (without a hint) any account does. */

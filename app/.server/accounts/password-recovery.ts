@@ -1,4 +1,6 @@
 import { AtriumError } from "../errors/atrium-error.ts";
+import { englishText } from "../i18n/translate.ts";
+import type { Language } from "../../i18n/languages.ts";
 import type { SignInThrottle } from "../security/sign-in-throttle.ts";
 import type { Mailer } from "../email/mailer.ts";
 import { randomToken, sha256Base64url } from "../util/crypto.ts";
@@ -9,13 +11,13 @@ import type { RecoveryResult, RecoveryStore } from "./recovery-store.ts";
 
 /** The link expired, was used, or never existed (one answer for all three). */
 export class RecoveryError extends AtriumError {
-  constructor(message: string) {
-    super("recovery_code_invalid", message, { status: 400, field: "form" });
+  constructor() {
+    super("recovery_code_invalid", englishText("errors:recovery.invalidLink"), { status: 400, field: "form", messageKey: "errors:recovery.invalidLink" });
   }
 }
 
-/** The recovery email, with {placeholders}: the screens' text catalogue fills it. */
-export type RecoveryEmail = (values: { service: string; link: string; minutes: number; handle: string }) => { subject: string; text: string };
+/** The recovery email in a language: the screens' catalogue writes it (account:recovery.email). */
+export type RecoveryEmail = (values: { service: string; link: string; minutes: number; handle: string }, language: Language) => { subject: string; text: string };
 
 export type PasswordRecoveryOptions = {
   issuer: string;
@@ -23,8 +25,6 @@ export type PasswordRecoveryOptions = {
   /** How long a link works (15 minutes). */
   lifetimeMs: number;
   email: RecoveryEmail;
-  /** What to tell the person when a link does not work. */
-  invalidMessage: string;
   /** Sending happens after the answer (the answer must not depend on it); failures go here. */
   onSendError: (error: unknown) => void;
   now?: () => number;
@@ -52,8 +52,11 @@ export class PasswordRecovery {
     return this.mailer !== undefined;
   }
 
-  /** Sends a link to the account's email address, if the identifier names an account; the same either way. Throws a 429 while waiting. */
-  async request(identifier: string, address: string | undefined): Promise<void> {
+  /**
+   * Sends a link to the account's email address, in `language`, if the identifier names an account; the same either
+   * way. Throws a 429 while waiting.
+   */
+  async request(identifier: string, address: string | undefined, language: Language): Promise<void> {
     const account = await this.accounts.findByIdentifier(identifier);
     const attempt = await this.throttle.claim(account ? { account: account.did } : { typed: canonicalIdentifier(identifier) }, address);
     // Every request counts until the memory passes: a mailbox is not flooded, an address cannot probe for long.
@@ -67,7 +70,7 @@ export class PasswordRecovery {
     await this.store.issue({ codeHash: sha256Base64url(code), accountDid: account.did, createdAt: now, expiresAt: now + this.options.lifetimeMs });
     const link = new URL("/account/reset", this.options.issuer);
     link.searchParams.set("code", code);
-    const message = this.options.email({ service: this.options.serviceName, link: link.href, minutes: Math.round(this.options.lifetimeMs / 60_000), handle: account.handle });
+    const message = this.options.email({ service: this.options.serviceName, link: link.href, minutes: Math.round(this.options.lifetimeMs / 60_000), handle: account.handle }, language);
     const mailer = this.mailer;
     // Not awaited: the answer must not wait on (or reveal) the SMTP server.
     void mailer.send({ to: account.email, ...message }).catch(this.options.onSendError);
@@ -87,12 +90,13 @@ export class PasswordRecovery {
     const attempt = await this.throttle.claim({ typed: `reset:${code.slice(0, 128)}` }, address);
     if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
       await this.throttle.succeeded(attempt);
-      throw new AtriumError("password_invalid", `Use at least ${PASSWORD_MIN_LENGTH} characters.`, { status: 400, field: "new_password" });
+      const words = { messageKey: "errors:form.passwordTooShort", messageValues: { count: PASSWORD_MIN_LENGTH } };
+      throw new AtriumError("password_invalid", englishText(words.messageKey, words.messageValues), { status: 400, field: "new_password", ...words });
     }
     const result = isCodeShaped(code) ? await this.store.redeem(sha256Base64url(code), this.now(), { passwordHash: await hashPassword(password), ...options }) : undefined;
     if (!result) {
       await this.throttle.failed(attempt);
-      throw new RecoveryError(this.options.invalidMessage);
+      throw new RecoveryError();
     }
     await this.throttle.succeeded(attempt);
     return result;

@@ -1,5 +1,6 @@
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { AtriumError } from "../errors/atrium-error.ts";
+import { english } from "../i18n/translate.ts";
 import { hasCode } from "../errors/atrium-error.ts";
 import { NO_METRICS, type Metrics, type SignInMethod } from "../observability/metrics.ts";
 import type { ClaimedAttempt, SignInSubject, SignInThrottle } from "../security/sign-in-throttle.ts";
@@ -9,8 +10,8 @@ import { PasskeyError, type PasskeyBinding, type PasskeyManager } from "./passke
 
 /** A wrong password: the message never says which part was wrong (code `sign_in_failed`). */
 export class SignInError extends AtriumError {
-  constructor(message = "The handle, email or password is not right.") {
-    super("sign_in_failed", message, { status: 400, field: "password" });
+  constructor() {
+    super("sign_in_failed", english("errors:signIn.failed"), { status: 400, field: "password", messageKey: "errors:signIn.failed" });
   }
 }
 
@@ -98,7 +99,7 @@ export class SignIn {
     const account = await this.accounts.findByDid(did);
     if (!account) {
       this.metrics.signInFailed("passkey");
-      throw new PasskeyError("This passkey's account no longer exists");
+      throw new PasskeyError("accountGone");
     }
     return account;
   }

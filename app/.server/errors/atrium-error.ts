@@ -22,6 +22,14 @@ export type AtriumErrorOptions = {
   title?: string;
   /** The form field it belongs to (screens). */
   field?: string;
+  /**
+   * Where the screens find this error's words in the person's language (docs/decisions/0019): keys of the
+   * catalogue ("errors:passkey.malformed"), with the values their placeholders take. The message itself stays the
+   * English text (logs, JSON APIs); a screen shows it as it is when no key is given.
+   */
+  messageKey?: string;
+  titleKey?: string;
+  messageValues?: Record<string, string | number>;
   cause?: unknown;
 };
 
@@ -32,6 +40,9 @@ export class AtriumError extends Error {
   readonly xrpcName?: string;
   readonly title?: string;
   readonly field?: string;
+  readonly messageKey?: string;
+  readonly titleKey?: string;
+  readonly messageValues?: Record<string, string | number>;
 
   constructor(
     readonly code: string,
@@ -46,6 +57,9 @@ export class AtriumError extends Error {
     this.xrpcName = options.xrpcName;
     this.title = options.title;
     this.field = options.field;
+    this.messageKey = options.messageKey;
+    this.titleKey = options.titleKey;
+    this.messageValues = options.messageValues;
   }
 
   /** The message, under the name RFC 6749 §5.2 gives it. */

@@ -17,7 +17,13 @@ export function describeError(thrown: unknown, report: UnexpectedErrorSink = toS
   if (thrown instanceof AtriumError) return thrown;
   if (thrown instanceof ZodError) return new AtriumError("invalid_request", zodMessage(thrown), { xrpcName: "InvalidRequest" });
   report("Unexpected error while handling a request", thrown);
-  return new AtriumError("server_error", "The server could not handle this request", { status: 500, xrpcName: "InternalServerError", title: "Something went wrong" });
+  return new AtriumError("server_error", "The server could not handle this request", {
+    status: 500,
+    xrpcName: "InternalServerError",
+    title: "Something went wrong",
+    titleKey: "errors:server.title",
+    messageKey: "errors:server.message",
+  });
 }
 
 /** "field: what is wrong with it", from the first issue zod found. */

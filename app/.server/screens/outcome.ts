@@ -1,4 +1,5 @@
 import { AtriumError } from "../errors/atrium-error.ts";
+import type { Translate } from "../i18n/translate.ts";
 
 /**
  * What a screen's server side decides, framework-free: a view to render
@@ -6,7 +7,9 @@ import { AtriumError } from "../errors/atrium-error.ts";
  * successful form post: post/redirect/get), or an error page; and, for the
  * screens' small JSON endpoints (the passkey ceremonies), a JSON answer.
  * The routes turn these into Remix responses (screens/respond.ts). Shared by
- * the consent screen and the account pages.
+ * the consent screen and the account pages. Every text in them is in the
+ * screen's language: controllers and renderers take its `t`
+ * (docs/decisions/0019).
  */
 
 export type ErrorView = { kind: "error"; status: number; title: string; message: string };
@@ -46,8 +49,17 @@ export function formErrors<V>(form: string, errors: Record<string, string>, valu
 }
 
 /** The answer to a form post that failed the Origin or CSRF check. */
-export function forbiddenForm<V>(): PageOutcome<V> {
-  return errorOutcome(403, "This form could not be accepted", "The page was out of date or did not come from this server. Reload the page and try again.");
+export function forbiddenForm<V>(t: Translate): PageOutcome<V> {
+  return errorOutcome(403, t("errors:page.forbiddenForm.title"), t("errors:page.forbiddenForm.message"));
+}
+
+/**
+ * An error's message in the screen's language: its catalogue key when it has one (the English message is the
+ * fallback), else the message as it is (an error nobody gave words to yet reads in English).
+ */
+export function messageOf(error: AtriumError, t: Translate): string {
+  if (!error.messageKey) return error.message;
+  return t(error.messageKey as never, { ...error.messageValues, defaultValue: error.message }) as string;
 }
 
 /** Headers an error's answer carries besides its body (Retry-After for 429). */
@@ -57,12 +69,18 @@ function errorHeaders(error: AtriumError): Headers {
   return headers;
 }
 
-const PAGE_TITLES: Record<number, string> = { 400: "This request could not be handled", 403: "Not allowed", 404: "Nothing here", 429: "Too many attempts", 502: "Something did not answer" };
+const PAGE_TITLES = [400, 403, 404, 429, 502] as const;
 
-/** The page renderer of the one error model: an error, as an error page. */
-export function errorPageOf<V>(error: AtriumError): PageOutcome<V> {
-  const title = error.title ?? PAGE_TITLES[error.status] ?? "Something went wrong";
-  return errorOutcome(error.status, title, error.description, errorHeaders(error));
+function titleOf(error: AtriumError, t: Translate): string {
+  if (error.titleKey) return t(error.titleKey as never, { ...error.messageValues, defaultValue: error.title }) as string;
+  if (error.title) return error.title;
+  const status = PAGE_TITLES.find((known) => known === error.status);
+  return status === undefined ? t("errors:page.titles.other") : t(`errors:page.titles.${status}`);
+}
+
+/** The page renderer of the one error model: an error, as an error page in the screen's language. */
+export function errorPageOf<V>(error: AtriumError, t: Translate): PageOutcome<V> {
+  return errorOutcome(error.status, titleOf(error, t), messageOf(error, t), errorHeaders(error));
 }
 
 /**
@@ -71,11 +89,18 @@ export function errorPageOf<V>(error: AtriumError): PageOutcome<V> {
  * error's own field when it names one in `fields`, else to `field`. Anything
  * else is thrown on, to become an error page.
  */
-export function formErrorOf<V>(thrown: unknown, form: string, field: string, values?: Record<string, string>, fields: readonly string[] = []): PageOutcome<V | FormErrors> {
+export function formErrorOf<V>(
+  thrown: unknown,
+  t: Translate,
+  form: string,
+  field: string,
+  values?: Record<string, string>,
+  fields: readonly string[] = [],
+): PageOutcome<V | FormErrors> {
   if (!(thrown instanceof AtriumError) || thrown.status >= 500) throw thrown;
   const error = thrown;
   const key = error.field && fields.includes(error.field) ? error.field : field;
-  return formErrors(form, { [key]: error.description }, values, error.status, errorHeaders(error));
+  return formErrors(form, { [key]: messageOf(error, t) }, values, error.status, errorHeaders(error));
 }
 
 /** A JSON error of the screens' endpoints, in the OAuth shape `{error, error_description}`. */
@@ -87,9 +112,10 @@ export function jsonError(status: number, error: string, description: string, he
  * An error of the model, as the screens' JSON error answer: its code, its page title and message in one sentence
  * pair, its Retry-After. Anything else is thrown on, to Remix's error handler (it logs it).
  */
-export function jsonErrorOf(thrown: unknown): JsonOutcome {
+export function jsonErrorOf(thrown: unknown, t: Translate): JsonOutcome {
   if (!(thrown instanceof AtriumError)) throw thrown;
   const error = thrown;
   const headers = error.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(error.retryAfterSeconds) };
-  return jsonError(error.status, error.code, error.title ? `${error.title}. ${error.description}` : error.description, headers);
+  const message = messageOf(error, t);
+  return jsonError(error.status, error.code, error.title ? `${titleOf(error, t)}. ${message}` : message, headers);
 }

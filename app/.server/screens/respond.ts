@@ -1,5 +1,6 @@
 import { data } from "@remix-run/node";
 import { AtriumError } from "../errors/atrium-error.ts";
+import type { Translate } from "../i18n/translate.ts";
 import { errorPageOf, type JsonOutcome, type PageOutcome } from "./outcome.ts";
 
 /**
@@ -8,9 +9,9 @@ import { errorPageOf, type JsonOutcome, type PageOutcome } from "./outcome.ts";
  * with their status and headers) or a thrown 303 redirect (RFC 9110
  * §15.4.4: after a form post, the browser follows with a GET); a JSON
  * outcome becomes a JSON response. An error of the model a controller throws
- * becomes an error page (screens/outcome.ts, `errorPageOf`).
+ * becomes an error page (screens/outcome.ts, `errorPageOf`), in the screen's language (`t`).
  */
-export async function respond<V>(controller: PageOutcome<V> | Promise<PageOutcome<V>>) {
+export async function respond<V>(controller: PageOutcome<V> | Promise<PageOutcome<V>>, t: Translate) {
   let outcome: PageOutcome<V>;
   try {
     outcome = await controller;
@@ -18,7 +19,7 @@ export async function respond<V>(controller: PageOutcome<V> | Promise<PageOutcom
     // Only errors of the model are explained here; anything unexpected goes on to Remix, whose error handler logs it
     // (app/entry.server.tsx) and whose error boundary shows the generic page.
     if (!(error instanceof AtriumError)) throw error;
-    outcome = errorPageOf(error);
+    outcome = errorPageOf(error, t);
   }
   if (outcome.kind === "redirect") {
     outcome.headers.set("Location", outcome.location);

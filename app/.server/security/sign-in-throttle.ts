@@ -76,7 +76,7 @@ export class SignInThrottle {
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
       const what = this.purpose === "sign-in" ? "sign-in attempts" : "password reset attempts";
-      throw new TooManyRequestsError(`Too many ${what}. Wait ${formatWait(seconds)} and try again.`, seconds);
+      throw new TooManyRequestsError(`Too many ${what}. Wait ${formatWait(seconds)} and try again.`, seconds, waitWords(this.purpose, seconds));
     }
     return { keys };
   }
@@ -113,6 +113,14 @@ function subjectKey(subject: SignInSubject, purpose: string): string {
   if ("passkey" in subject) return `${purpose}:passkey:${sha256Base64url(subject.passkey)}`;
   // What was typed can be anything, of any length: its counter is named by its hash.
   return `${purpose}:typed:${sha256Base64url(subject.typed)}`;
+}
+
+/** The same refusal in the catalogue (errors:signIn.waitSeconds / waitMinutes, or errors:recovery.…), for the screens. */
+function waitWords(purpose: "sign-in" | "recovery", seconds: number) {
+  const section = purpose === "sign-in" ? "signIn" : "recovery";
+  return seconds < 60
+    ? { messageKey: `errors:${section}.waitSeconds`, messageValues: { count: seconds } }
+    : { messageKey: `errors:${section}.waitMinutes`, messageValues: { count: Math.ceil(seconds / 60) } };
 }
 
 function formatWait(seconds: number): string {

@@ -1,17 +1,17 @@
 import type { SignedInBase } from "../../.server/screens/account/views";
 import { BrandFooter, BrandMark, useBrand } from "../ui/brand";
+import { slots, useT } from "../ui/i18n";
 import { Notice } from "../ui/messages";
 import { fill } from "../ui/fill";
 import { secondaryButton, smallButton } from "../ui/styles";
 import { FormAccountProvider, SignedInFormFields } from "./form-account";
-import { accountText } from "./text";
 
 export const ACCOUNT_NAV = [
-  { href: "/account", label: accountText.nav.overview },
-  { href: "/account/apps", label: accountText.nav.apps },
-  { href: "/account/sessions", label: accountText.nav.sessions },
-  { href: "/account/passkeys", label: accountText.nav.passkeys },
-  { href: "/account/password", label: accountText.nav.password },
+  { href: "/account", key: "overview" },
+  { href: "/account/apps", key: "apps" },
+  { href: "/account/sessions", key: "sessions" },
+  { href: "/account/passkeys", key: "passkeys" },
+  { href: "/account/password", key: "password" },
 ] as const;
 
 type Props = {
@@ -26,25 +26,26 @@ type Props = {
 /** The frame of every signed-in account page: who is signed in, sign out, navigation, the page's title and notice. */
 export function AccountShell({ base, current, title, intro, children }: Props) {
   const brand = useBrand();
+  const { t } = useT();
   return (
     <FormAccountProvider did={base.account.did}>
     <div className="flex min-h-screen flex-col">
       <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-10 focus:rounded focus:bg-white focus:p-2 dark:focus:bg-slate-900">
-        {accountText.skip}
+        {t("account:skip")}
       </a>
       <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
         <div className="mx-auto flex w-full max-w-5xl flex-wrap items-center justify-between gap-3 px-4 py-3">
           <a href="/account" className="flex min-w-0 items-center gap-2.5 text-lg font-semibold">
             <BrandMark brand={brand} size="sm" />
             <span className="min-w-0 truncate">
-              {brand.serviceName} <span className="font-normal text-slate-600 dark:text-slate-300">{accountText.account}</span>
+              {brand.serviceName} <span className="font-normal text-slate-600 dark:text-slate-300">{t("account:account")}</span>
             </span>
           </a>
           <AccountMenu base={base} current={current} />
         </div>
       </header>
       <div className="mx-auto flex w-full max-w-5xl flex-1 flex-col gap-6 px-4 py-6 md:flex-row md:gap-10 md:py-10">
-        <nav aria-label="Account" className="md:w-56 md:shrink-0">
+        <nav aria-label={t("account:navLabel")} className="md:w-56 md:shrink-0">
           <ul className="-mx-1 flex flex-wrap gap-1 md:mx-0 md:flex-col">
             {ACCOUNT_NAV.map((item) => {
               const active = item.href === current;
@@ -59,7 +60,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
                         : "text-slate-700 hover:bg-slate-100 dark:text-slate-200 dark:hover:bg-slate-800"
                     }`}
                   >
-                    {item.label}
+                    {t(`account:nav.${item.key}`)}
                   </a>
                 </li>
               );
@@ -88,14 +89,15 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
  */
 function AccountMenu({ base, current }: { base: SignedInBase; current: string }) {
   const others = base.accounts.filter((account) => account.did !== base.account.did);
+  const { t } = useT();
   return (
     <details className="relative min-w-0">
       <summary className={`${secondaryButton} ${smallButton} max-w-full cursor-pointer list-none`}>
-        <span className="min-w-0 truncate">{fill(accountText.switcher.managing, { handle: <strong className="font-semibold">@{base.account.handle}</strong> })}</span>
+        <span className="min-w-0 truncate">{fill(t("account:switcher.managing", slots("handle")), { handle: <strong className="font-semibold">@{base.account.handle}</strong> })}</span>
         <span aria-hidden="true">▾</span>
       </summary>
       <div className="absolute right-0 z-20 mt-2 flex w-72 max-w-[calc(100vw-2rem)] flex-col gap-1 rounded-xl border border-slate-200 bg-white p-2 shadow-lg dark:border-slate-700 dark:bg-slate-900">
-        <p className="px-2 py-1 text-sm font-semibold text-slate-700 dark:text-slate-200">{accountText.switcher.menu}</p>
+        <p className="px-2 py-1 text-sm font-semibold text-slate-700 dark:text-slate-200">{t("account:switcher.menu")}</p>
         {others.map((account) => (
           <form key={account.did} method="post" action="/account">
             <input type="hidden" name="csrf_token" value={base.csrfToken} />
@@ -103,17 +105,17 @@ function AccountMenu({ base, current }: { base: SignedInBase; current: string })
             <input type="hidden" name="account" value={account.did} />
             <input type="hidden" name="next" value={current} />
             <button type="submit" className={menuItem}>
-              {fill(accountText.switcher.switchTo, { handle: `@${account.handle}` })}
+              {t("account:switcher.switchTo", { handle: `@${account.handle}` })}
             </button>
           </form>
         ))}
         <a href="/account?add=1" className={menuItem}>
-          {accountText.switcher.addAccount}
+          {t("account:switcher.addAccount")}
         </a>
         <form method="post" action="/account/sign-out">
           <SignedInFormFields csrfToken={base.csrfToken} />
           <button type="submit" className={menuItem}>
-            {fill(accountText.switcher.signOutOf, { handle: `@${base.account.handle}` })}
+            {t("account:switcher.signOutOf", { handle: `@${base.account.handle}` })}
           </button>
         </form>
         {others.length > 0 ? (
@@ -121,7 +123,7 @@ function AccountMenu({ base, current }: { base: SignedInBase; current: string })
             <input type="hidden" name="csrf_token" value={base.csrfToken} />
             <input type="hidden" name="all" value="1" />
             <button type="submit" className={menuItem}>
-              {accountText.switcher.signOutAll}
+              {t("account:switcher.signOutAll")}
             </button>
           </form>
         ) : null}

@@ -3,24 +3,19 @@ import type { AppsView, ConnectedAppView } from "../../.server/screens/account/v
 import { ClaimedIdentity, IdentityCaution, VerifiedName, verifiedNameText } from "../consent/client-identity";
 import { PermissionGroupsView } from "../consent/permission-groups";
 import { DateTime } from "../ui/date-time";
-import { fillText } from "../ui/fill";
+import { useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
 import { dangerButton, linkStyle, summaryStyle } from "../ui/styles";
 import { AccountShell } from "./account-shell";
-import { accountText } from "./text";
 
 /** /account/apps: every app with access, what it may do, and Revoke. */
 export function ConnectedAppsPage({ view }: { view: AppsView }) {
+  const { t } = useT();
   return (
-    <AccountShell
-      base={view}
-      current="/account/apps"
-      title={accountText.titles.apps}
-      intro={accountText.apps.intro}
-    >
+    <AccountShell base={view} current="/account/apps" title={t("account:titles.apps")} intro={t("account:apps.intro")}>
       {view.apps.length === 0 ? (
         <p className="rounded-2xl border border-dashed border-slate-300 p-6 text-slate-700 dark:border-slate-700 dark:text-slate-200">
-          {accountText.apps.none}
+          {t("account:apps.none")}
         </p>
       ) : (
         <ul className="flex flex-col gap-4">
@@ -37,6 +32,7 @@ export function ConnectedAppsPage({ view }: { view: AppsView }) {
 
 function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfToken: string; index: number }) {
   const headingId = `app-${index}`;
+  const { t, language } = useT();
   return (
     <article aria-labelledby={headingId} className="flex flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
       <div className="flex flex-wrap items-start justify-between gap-3">
@@ -48,8 +44,8 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
           <ClaimedIdentity client={app} size="sm" />
           {app.clientUri && /^https?:\/\//.test(app.clientUri) ? (
             <a href={app.clientUri} className={`${linkStyle} text-sm`} target="_blank" rel="noopener noreferrer">
-              {accountText.apps.homepage}
-              <span className="sr-only"> {fillText(accountText.apps.homepageOf, { name: app.name ?? verifiedNameText(app) })}</span>
+              {t("account:apps.homepage")}
+              <span className="sr-only"> {t("account:apps.homepageOf", { name: app.name ?? verifiedNameText(t, app) })}</span>
             </a>
           ) : null}
         </div>
@@ -58,29 +54,29 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
           <input type="hidden" name="intent" value="revoke" />
           <input type="hidden" name="client_id" value={app.clientId} />
           <button type="submit" className={dangerButton} aria-describedby={headingId}>
-            {accountText.apps.revoke}
+            {t("account:apps.revoke")}
           </button>
         </form>
       </div>
       <IdentityCaution client={app} id={`${headingId}-caution`} />
       <dl className="grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-3">
         <div>
-          <dt className="text-slate-600 dark:text-slate-300">{accountText.apps.firstAllowed}</dt>
+          <dt className="text-slate-600 dark:text-slate-300">{t("account:apps.firstAllowed")}</dt>
           <dd>
             <DateTime iso={app.firstAuthorizedAt} />
           </dd>
         </div>
         <div>
-          <dt className="text-slate-600 dark:text-slate-300">{accountText.apps.lastUsed}</dt>
-          <dd>{app.lastUsedAt ? <DateTime iso={app.lastUsedAt} /> : accountText.apps.notYet}</dd>
+          <dt className="text-slate-600 dark:text-slate-300">{t("account:apps.lastUsed")}</dt>
+          <dd>{app.lastUsedAt ? <DateTime iso={app.lastUsedAt} /> : t("account:apps.notYet")}</dd>
         </div>
         <div>
-          <dt className="text-slate-600 dark:text-slate-300">{accountText.apps.activeSignIns}</dt>
-          <dd>{app.activeGrants}</dd>
+          <dt className="text-slate-600 dark:text-slate-300">{t("account:apps.activeSignIns")}</dt>
+          <dd>{new Intl.NumberFormat(language).format(app.activeGrants)}</dd>
         </div>
       </dl>
       <details className="text-sm">
-        <summary className={summaryStyle}>{accountText.apps.whatItCanDo}</summary>
+        <summary className={summaryStyle}>{t("account:apps.whatItCanDo")}</summary>
         <div className="mt-3 text-base">
           <PermissionGroupsView groups={app.groups} idPrefix={`app-${index}-permissions`} />
         </div>

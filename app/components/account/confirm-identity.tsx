@@ -2,6 +2,7 @@ import { SignedInFormFields, useFormAccount } from "./form-account";
 import type { ConfirmView } from "../../.server/screens/account/views";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
+import { useT } from "../ui/i18n";
 import { ErrorMessage } from "../ui/messages";
 import { primaryButton } from "../ui/styles";
 
@@ -25,13 +26,14 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
   const Heading = level === 2 ? "h2" : "h3";
   const formError = errors.form;
   const account = useFormAccount();
+  const { t } = useT();
   return (
     <section aria-labelledby="confirm-heading" className="flex flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 text-slate-900 dark:border-slate-800 dark:bg-slate-900 dark:text-slate-100">
       <Heading id="confirm-heading" className="text-lg font-semibold">
-        Confirm it&apos;s you
+        {t("account:confirm.title")}
       </Heading>
       <p id="confirm-reason" className="text-slate-700 dark:text-slate-200">
-        {reason} For your safety, this needs your password or one of your passkeys from the last {confirm.windowMinutes} minutes.
+        {reason} {t("account:confirm.why", { count: confirm.windowMinutes })}
       </p>
       <form method="post" noValidate className="flex flex-col gap-4">
         <SignedInFormFields csrfToken={csrfToken} />
@@ -41,7 +43,7 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
         <Field
           id="confirm-password"
           name="password"
-          label="Your password"
+          label={t("account:confirm.password")}
           type="password"
           autoComplete="current-password"
           required
@@ -51,7 +53,7 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
         />
         {formError ? <ErrorMessage id="confirm-error">{formError}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} self-start`}>
-          Confirm
+          {t("account:confirm.submit")}
         </button>
       </form>
       {confirm.passkeyOptions ? (
@@ -61,9 +63,9 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
           refreshUrl={account ? `/account/reauthenticate?${new URLSearchParams({ account })}` : "/account/reauthenticate"}
           fields={account ? { csrf_token: csrfToken, account, next: confirm.next } : { csrf_token: csrfToken, next: confirm.next }}
           autofill={false}
-          label="Use a passkey"
-          busyLabel="Checking your passkey…"
-          retryHint="Try the passkey again, or enter your password."
+          label={t("account:confirm.passkey")}
+          busyLabel={t("account:confirm.passkeyBusy")}
+          retryHint={t("account:confirm.passkeyRetry")}
         />
       ) : null}
     </section>

@@ -1,26 +1,29 @@
 import type { OverviewView } from "../../.server/screens/account/views";
+import { useT } from "../ui/i18n";
 import { AccountShell } from "./account-shell";
 
 /** /account for a signed-in person: who they are and where to go. */
 export function AccountOverview({ view }: { view: OverviewView }) {
+  const { t } = useT();
+  const { apps, sessions, passkeys } = view.counts;
   const cards = [
-    { href: "/account/apps", title: "Connected apps", text: count(view.counts.apps, "app has", "apps have", "No app has") + " access to your account." },
-    { href: "/account/sessions", title: "Signed-in browsers", text: count(view.counts.sessions, "browser is", "browsers are", "No browser is") + " signed in." },
-    { href: "/account/passkeys", title: "Passkeys", text: view.counts.passkeys ? count(view.counts.passkeys, "passkey", "passkeys", "") + " to sign in without a password." : "Sign in without a password: add a passkey." },
-    { href: "/account/password", title: "Password", text: "Change your password." },
+    { href: "/account/apps", title: t("account:nav.apps"), text: apps ? t("account:overview.apps", { count: apps }) : t("account:overview.appsNone") },
+    { href: "/account/sessions", title: t("account:nav.sessions"), text: sessions ? t("account:overview.sessions", { count: sessions }) : t("account:overview.sessionsNone") },
+    { href: "/account/passkeys", title: t("account:nav.passkeys"), text: passkeys ? t("account:overview.passkeys", { count: passkeys }) : t("account:overview.passkeysNone") },
+    { href: "/account/password", title: t("account:nav.password"), text: t("account:overview.password") },
   ];
   return (
-    <AccountShell base={view} current="/account" title="Your account">
+    <AccountShell base={view} current="/account" title={t("account:titles.overview")}>
       <section aria-labelledby="identity-heading" className="rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
         <h2 id="identity-heading" className="sr-only">
-          Who you are
+          {t("account:overview.whoYouAre")}
         </h2>
         <dl className="grid gap-3 sm:grid-cols-[8rem_1fr]">
-          <dt className="font-semibold">Handle</dt>
+          <dt className="font-semibold">{t("account:overview.handle")}</dt>
           <dd className="break-all">@{view.account.handle}</dd>
-          <dt className="font-semibold">Email</dt>
+          <dt className="font-semibold">{t("account:overview.email")}</dt>
           <dd className="break-all">{view.email}</dd>
-          <dt className="font-semibold">Account ID</dt>
+          <dt className="font-semibold">{t("account:overview.accountId")}</dt>
           <dd className="font-mono text-sm break-all">{view.account.did}</dd>
         </dl>
       </section>
@@ -39,9 +42,4 @@ export function AccountOverview({ view }: { view: OverviewView }) {
       </ul>
     </AccountShell>
   );
-}
-
-function count(n: number, one: string, many: string, none: string): string {
-  if (n === 0) return none;
-  return n === 1 ? `1 ${one}` : `${n} ${many}`;
 }

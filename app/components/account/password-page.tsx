@@ -1,6 +1,7 @@
 import { SignedInFormFields } from "./form-account";
 import type { PasswordView } from "../../.server/screens/account/views";
 import { Field } from "../ui/field";
+import { useT } from "../ui/i18n";
 import { ErrorMessage } from "../ui/messages";
 import { dangerButton, primaryButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
@@ -13,38 +14,35 @@ type Props = { view: PasswordView; errorsFor: (form: string) => FormState };
 /** /account/password: current + new + confirmation; after a change, the offer to secure the account. */
 export function PasswordPage({ view, errorsFor }: Props) {
   const errors = errorsFor("password").errors;
+  const { t } = useT();
   return (
-    <AccountShell base={view} current="/account/password" title="Change your password" intro="Changing it signs out every other browser. Apps you allowed keep their access.">
+    <AccountShell base={view} current="/account/password" title={t("account:titles.password")} intro={t("account:password.intro")}>
       <SecureAccount view={view} secure={errorsFor("secure")} confirm={errorsFor("confirm")} />
       <form method="post" noValidate className="flex max-w-md flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
         <SignedInFormFields csrfToken={view.csrfToken} />
         <input type="hidden" name="intent" value="change" />
         {/* Lets password managers store the new password for the right account. */}
         <input type="text" name="username" autoComplete="username" defaultValue={view.account.handle} hidden readOnly />
-        <Field id="current_password" name="current_password" label="Current password" type="password" autoComplete="current-password" required error={errors.current_password} />
+        <Field id="current_password" name="current_password" label={t("account:password.current")} type="password" autoComplete="current-password" required error={errors.current_password} />
         <Field
           id="new_password"
           name="new_password"
-          label="New password"
+          label={t("account:password.new")}
           type="password"
           autoComplete="new-password"
           required
           minLength={view.minLength}
-          hint={`At least ${view.minLength} characters. A few unrelated words are easy to remember and hard to guess.`}
+          hint={t("account:password.newHint", { count: view.minLength })}
           error={errors.new_password}
         />
-        <Field id="confirm_password" name="confirm_password" label="New password, again" type="password" autoComplete="new-password" required error={errors.confirm_password} />
+        <Field id="confirm_password" name="confirm_password" label={t("account:password.again")} type="password" autoComplete="new-password" required error={errors.confirm_password} />
         {errors.form ? <ErrorMessage>{errors.form}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} self-start`}>
-          Change password
+          {t("account:password.submit")}
         </button>
       </form>
     </AccountShell>
   );
-}
-
-function plural(count: number, one: string, many: string): string {
-  return `${count} ${count === 1 ? one : many}`;
 }
 
 /**
@@ -56,40 +54,38 @@ function plural(count: number, one: string, many: string): string {
 function SecureAccount({ view, secure, confirm }: { view: PasswordView; secure: FormState; confirm: FormState }) {
   const { passkeys, apps } = view.secure;
   const failed = Boolean(secure.errors.form) || Object.keys(confirm.errors).length > 0;
+  const { t } = useT();
   if (!view.secure.offered && !failed) return null;
   return (
     <section aria-labelledby="secure-heading" className="flex flex-col gap-4 rounded-2xl border border-amber-400 bg-amber-50 p-5 text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-50">
       <h2 id="secure-heading" className="text-lg font-semibold">
-        Secure your account
+        {t("account:password.secure.title")}
       </h2>
-      <p>
-        Changed your password because someone else may have known it? Every other browser was signed out by the change, but whoever was in may have left a way back that
-        a new password does not close: a passkey they added, or an app they allowed.
-      </p>
+      <p>{t("account:password.secure.why")}</p>
       {secure.errors.form ? <ErrorMessage>{secure.errors.form}</ErrorMessage> : null}
       {view.secure.confirm ? (
-        <ConfirmIdentity confirm={view.secure.confirm} csrfToken={view.csrfToken} handle={view.account.handle} reason="Securing your account removes passkeys and signs out browsers." errors={confirm.errors} level={3} />
+        <ConfirmIdentity confirm={view.secure.confirm} csrfToken={view.csrfToken} handle={view.account.handle} reason={t("account:password.secure.confirmReason")} errors={confirm.errors} level={3} />
       ) : (
         <form method="post" className="flex flex-col gap-4">
           <SignedInFormFields csrfToken={view.csrfToken} />
           <input type="hidden" name="intent" value="secure" />
           <ul className="flex list-disc flex-col gap-1 pl-5">
-            <li>{passkeys > 0 ? `Removes your ${plural(passkeys, "passkey", "passkeys")}. You can add new ones afterwards.` : "Removes any passkey on your account (you have none now)."}</li>
-            <li>Signs out every other browser again, including any that signed in after your password change (with a passkey, for example). This browser stays signed in.</li>
+            <li>{passkeys > 0 ? t("account:password.secure.removesPasskeys", { count: passkeys }) : t("account:password.secure.removesNoPasskey")}</li>
+            <li>{t("account:password.secure.signsOut")}</li>
           </ul>
           <div className="flex items-start gap-3">
             <input id="disconnect_apps" name="disconnect_apps" type="checkbox" defaultChecked aria-describedby="disconnect_apps-hint" className="mt-1 size-5 shrink-0 accent-brand" />
             <div className="flex flex-col gap-1">
               <label htmlFor="disconnect_apps" className="font-medium">
-                Also disconnect every app ({apps > 0 ? `${plural(apps, "app", "apps")} connected` : "none connected now"})
+                {apps > 0 ? t("account:password.secure.disconnect", { count: apps }) : t("account:password.secure.disconnectNone")}
               </label>
               <p id="disconnect_apps-hint" className="text-sm">
-                Their access ends at once; each app has to ask you again. Untick this to keep them.
+                {t("account:password.secure.disconnectHint")}
               </p>
             </div>
           </div>
           <button type="submit" className={`${dangerButton} self-start`}>
-            Secure my account
+            {t("account:password.secure.submit")}
           </button>
         </form>
       )}

@@ -2,16 +2,15 @@ import type { RecoverView, ResetView } from "../../.server/screens/account/views
 import { BrandFooter, BrandHeader } from "../ui/brand";
 import { Card } from "../ui/card";
 import { Field } from "../ui/field";
-import { fill, fillText } from "../ui/fill";
+import { fill } from "../ui/fill";
+import { slots, useT } from "../ui/i18n";
 import { ErrorMessage, Notice } from "../ui/messages";
 import { linkStyle, primaryButton } from "../ui/styles";
-import { accountText } from "./text";
-
-const text = accountText.recovery;
 
 type Errors = { errors: Record<string, string>; values: Record<string, string> };
 
 function Frame({ title, children }: { title: string; children: React.ReactNode }) {
+  const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
       <BrandHeader className="px-2" />
@@ -20,7 +19,7 @@ function Frame({ title, children }: { title: string; children: React.ReactNode }
           <h1 className="text-2xl font-semibold">{title}</h1>
           {children}
           <a href="/account" className={`${linkStyle} self-start`}>
-            {text.backToSignIn}
+            {t("account:recovery.backToSignIn")}
           </a>
         </Card>
       </main>
@@ -31,42 +30,42 @@ function Frame({ title, children }: { title: string; children: React.ReactNode }
 
 /** /account/recover: ask for a link; the answer never says whether an account matched (docs/decisions/0020). */
 export function RecoverPage({ view, errors, values }: { view: RecoverView } & Errors) {
+  const { t } = useT();
   if (!view.available) {
     return (
-      <Frame title={text.title}>
-        <p className="text-slate-700 dark:text-slate-200">{text.noEmail}</p>
+      <Frame title={t("account:recovery.title")}>
+        <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.noEmail")}</p>
         <p className="text-slate-700 dark:text-slate-200">
           {view.supportUrl
-            ? fill(text.contactOperator, {
-                service: view.serviceName,
+            ? fill(t("account:recovery.contactOperator", { service: view.serviceName, ...slots("link") }), {
                 link: (
                   <a href={view.supportUrl} className={linkStyle}>
-                    {text.supportLink}
+                    {t("account:recovery.supportLink")}
                   </a>
                 ),
               })
-            : fillText(text.contactOperatorNoLink, { service: view.serviceName })}
+            : t("account:recovery.contactOperatorNoLink", { service: view.serviceName })}
         </p>
       </Frame>
     );
   }
   if (view.sent) {
     return (
-      <Frame title={text.sentTitle}>
-        <Notice>{fillText(text.sent, { minutes: String(view.minutes) })}</Notice>
+      <Frame title={t("account:recovery.sentTitle")}>
+        <Notice>{t("account:recovery.sent", { count: view.minutes })}</Notice>
       </Frame>
     );
   }
   const formError = errors.form;
   return (
-    <Frame title={text.title}>
-      <p className="text-slate-700 dark:text-slate-200">{text.intro}</p>
+    <Frame title={t("account:recovery.title")}>
+      <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.intro")}</p>
       <form method="post" className="flex flex-col gap-4" noValidate>
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
         <Field
           id="identifier"
           name="identifier"
-          label={text.identifier}
+          label={t("account:recovery.identifier")}
           autoComplete="username"
           required
           defaultValue={values.identifier ?? ""}
@@ -76,7 +75,7 @@ export function RecoverPage({ view, errors, values }: { view: RecoverView } & Er
         />
         {formError ? <ErrorMessage id="recover-error">{formError}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} w-full`}>
-          {text.send}
+          {t("account:recovery.send")}
         </button>
       </form>
     </Frame>
@@ -85,40 +84,42 @@ export function RecoverPage({ view, errors, values }: { view: RecoverView } & Er
 
 /** /account/reset?code=…: a new password, and the offer to remove passkeys and disconnect apps. */
 export function ResetPage({ view, errors }: { view: ResetView } & Errors) {
-  if (view.kind === "reset-invalid" || errors.form === text.invalidLink) {
+  const { t } = useT();
+  // `link`: the server found the link spent or expired when the form was sent (answerReset).
+  if (view.kind === "reset-invalid" || errors.link) {
     return (
-      <Frame title={text.invalidTitle}>
-        <p className="text-slate-700 dark:text-slate-200">{text.invalidLink}</p>
+      <Frame title={t("account:recovery.invalidTitle")}>
+        <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.invalidLink")}</p>
         <a href="/account/recover" className={`${primaryButton} w-full`}>
-          {text.askAgain}
+          {t("account:recovery.askAgain")}
         </a>
       </Frame>
     );
   }
   const formError = errors.form;
   return (
-    <Frame title={text.resetTitle}>
-      <p className="text-slate-700 dark:text-slate-200">{text.resetIntro}</p>
+    <Frame title={t("account:recovery.resetTitle")}>
+      <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.resetIntro")}</p>
       <form method="post" className="flex flex-col gap-4" noValidate>
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
         <input type="hidden" name="code" value={view.code} />
         <Field
           id="new_password"
           name="new_password"
-          label={text.newPassword}
+          label={t("account:recovery.newPassword")}
           type="password"
           autoComplete="new-password"
           required
           minLength={view.minLength}
-          hint={fillText(text.newPasswordHint, { min: String(view.minLength) })}
+          hint={t("account:password.newHint", { count: view.minLength })}
           error={errors.new_password}
         />
-        <Field id="confirm_password" name="confirm_password" label={text.confirmPassword} type="password" autoComplete="new-password" required error={errors.confirm_password} />
-        <Option id="remove_passkeys" label={text.removePasskeys} hint={text.removePasskeysHint} />
-        <Option id="disconnect_apps" label={text.disconnectApps} hint={text.disconnectAppsHint} />
+        <Field id="confirm_password" name="confirm_password" label={t("account:recovery.confirmPassword")} type="password" autoComplete="new-password" required error={errors.confirm_password} />
+        <Option id="remove_passkeys" label={t("account:recovery.removePasskeys")} hint={t("account:recovery.removePasskeysHint")} />
+        <Option id="disconnect_apps" label={t("account:recovery.disconnectApps")} hint={t("account:recovery.disconnectAppsHint")} />
         {formError ? <ErrorMessage id="reset-error">{formError}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} w-full`}>
-          {text.submit}
+          {t("account:recovery.submit")}
         </button>
       </form>
     </Frame>

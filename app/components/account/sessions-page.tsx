@@ -1,19 +1,16 @@
 import { SignedInFormFields } from "./form-account";
 import type { SessionsView } from "../../.server/screens/account/views";
 import { DateTime } from "../ui/date-time";
+import { useT } from "../ui/i18n";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 
 /** /account/sessions: the browsers signed in to this account. */
 export function SessionsPage({ view }: { view: SessionsView }) {
   const others = view.sessions.filter((session) => !session.current).length;
+  const { t } = useT();
   return (
-    <AccountShell
-      base={view}
-      current="/account/sessions"
-      title="Signed-in browsers"
-      intro="Browsers where you signed in to this server. Sign out any you do not recognise, then change your password."
-    >
+    <AccountShell base={view} current="/account/sessions" title={t("account:titles.sessions")} intro={t("account:sessions.intro")}>
       <ul className="flex flex-col gap-3">
         {view.sessions.map((session, index) => (
           <li key={session.id} className="flex flex-col gap-3 rounded-2xl border border-slate-200 bg-white p-5 sm:flex-row sm:items-start sm:justify-between dark:border-slate-800 dark:bg-slate-900">
@@ -21,20 +18,20 @@ export function SessionsPage({ view }: { view: SessionsView }) {
               <h2 id={`session-${index}`} className="font-semibold">
                 {session.device}
                 {session.current ? (
-                  <span className="ml-2 rounded-full bg-emerald-100 px-2 py-0.5 text-xs font-semibold text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100">This browser</span>
+                  <span className="ml-2 rounded-full bg-emerald-100 px-2 py-0.5 text-xs font-semibold text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100">{t("account:sessions.thisBrowser")}</span>
                 ) : null}
               </h2>
               <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-sm">
-                <dt className="text-slate-600 dark:text-slate-300">Last seen</dt>
+                <dt className="text-slate-600 dark:text-slate-300">{t("account:sessions.lastSeen")}</dt>
                 <dd>
                   <DateTime iso={session.lastSeenAt} />
                 </dd>
-                <dt className="text-slate-600 dark:text-slate-300">Signed in</dt>
+                <dt className="text-slate-600 dark:text-slate-300">{t("account:sessions.signedIn")}</dt>
                 <dd>
                   <DateTime iso={session.createdAt} />
                 </dd>
-                <dt className="text-slate-600 dark:text-slate-300">IP address</dt>
-                <dd className="font-mono break-all">{session.ipAddress ?? "Unknown"}</dd>
+                <dt className="text-slate-600 dark:text-slate-300">{t("account:sessions.ipAddress")}</dt>
+                <dd className="font-mono break-all">{session.ipAddress ?? t("account:sessions.unknown")}</dd>
               </dl>
               {session.userAgent ? <p className="font-mono text-xs break-all text-slate-600 dark:text-slate-300">{session.userAgent}</p> : null}
             </div>
@@ -43,7 +40,7 @@ export function SessionsPage({ view }: { view: SessionsView }) {
               <input type="hidden" name="intent" value="sign_out" />
               <input type="hidden" name="session_id" value={session.id} />
               <button type="submit" className={`${secondaryButton} ${smallButton}`} aria-describedby={`session-${index}`}>
-                Sign out
+                {t("account:sessions.signOut")}
               </button>
             </form>
           </li>
@@ -54,11 +51,11 @@ export function SessionsPage({ view }: { view: SessionsView }) {
           <SignedInFormFields csrfToken={view.csrfToken} />
           <input type="hidden" name="intent" value="sign_out_others" />
           <button type="submit" className={dangerButton}>
-            Sign out all other browsers ({others})
+            {t("account:sessions.signOutOthers", { count: others })}
           </button>
         </form>
       ) : (
-        <p className="text-slate-700 dark:text-slate-200">No other browser is signed in.</p>
+        <p className="text-slate-700 dark:text-slate-200">{t("account:sessions.noOthers")}</p>
       )}
     </AccountShell>
   );

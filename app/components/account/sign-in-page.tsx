@@ -4,9 +4,9 @@ import { BrandFooter, BrandHeader } from "../ui/brand";
 import { Card } from "../ui/card";
 import { Field } from "../ui/field";
 import { ErrorMessage, Notice } from "../ui/messages";
+import { useT } from "../ui/i18n";
 import { linkStyle, primaryButton } from "../ui/styles";
 import { StaySignedIn } from "./stay-signed-in";
-import { accountText } from "./text";
 
 type Props = { view: SignInView; errors: Record<string, string>; values: Record<string, string> };
 
@@ -14,14 +14,15 @@ type Props = { view: SignInView; errors: Record<string, string>; values: Record<
 export function AccountSignIn({ view, errors, values }: Props) {
   const formError = errors.form;
   const adding = view.accounts.length > 0;
+  const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
       <BrandHeader className="px-2" />
       <main id="main">
         <Card className="flex flex-col gap-5">
           <div className="flex flex-col gap-1">
-            <h1 className="text-2xl font-semibold">{adding ? accountText.signIn.addTitle : accountText.titles.signIn}</h1>
-            <p className="text-slate-700 dark:text-slate-200">{adding ? accountText.signIn.addIntro : accountText.signInIntro}</p>
+            <h1 className="text-2xl font-semibold">{adding ? t("account:signIn.addTitle") : t("account:titles.signIn")}</h1>
+            <p className="text-slate-700 dark:text-slate-200">{adding ? t("account:signIn.addIntro") : t("account:signInIntro")}</p>
           </div>
           {view.notice ? <Notice>{view.notice}</Notice> : null}
           <form method="post" className="flex flex-col gap-4" noValidate>
@@ -30,7 +31,7 @@ export function AccountSignIn({ view, errors, values }: Props) {
             <Field
               id="identifier"
               name="identifier"
-              label={accountText.signIn.identifier}
+              label={t("account:signIn.identifier")}
               autoComplete="username webauthn"
               required
               defaultValue={values.identifier ?? ""}
@@ -41,7 +42,7 @@ export function AccountSignIn({ view, errors, values }: Props) {
             <Field
               id="password"
               name="password"
-              label={accountText.signIn.password}
+              label={t("account:signIn.password")}
               type="password"
               autoComplete="current-password"
               required
@@ -50,12 +51,12 @@ export function AccountSignIn({ view, errors, values }: Props) {
               describedBy={formError ? "sign-in-error" : undefined}
             />
             <a href="/account/recover" className={`${linkStyle} self-start text-sm`}>
-              {accountText.signIn.forgotPassword}
+              {t("account:signIn.forgotPassword")}
             </a>
             <StaySignedIn />
             {formError ? <ErrorMessage id="sign-in-error">{formError}</ErrorMessage> : null}
             <button type="submit" className={`${primaryButton} w-full`}>
-              {accountText.signIn.submit}
+              {t("account:signIn.submit")}
             </button>
           </form>
           {view.passkey ? (
@@ -72,13 +73,13 @@ export function AccountSignIn({ view, errors, values }: Props) {
           ) : null}
           {adding ? (
             <a href="/account?choose=1" className={`${linkStyle} self-start`}>
-              {accountText.signIn.backToAccounts}
+              {t("account:signIn.backToAccounts")}
             </a>
           ) : null}
           <p className="text-sm text-slate-600 dark:text-slate-300">
-            {accountText.newHere}{" "}
+            {t("account:newHere")}{" "}
             <a href="/" className={linkStyle}>
-              {accountText.aboutServer}
+              {t("account:aboutServer")}
             </a>
           </p>
         </Card>

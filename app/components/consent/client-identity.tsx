@@ -2,9 +2,9 @@ import type { ReactNode } from "react";
 import type { ClaimWarning, ClientIdentityView } from "../../.server/screens/client-identity";
 import { useBrand } from "../ui/brand";
 import { fill } from "../ui/fill";
+import { slots, useT, type T } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
 import { linkStyle } from "../ui/styles";
-import { identityText } from "./text";
 
 /**
  * Who is asking, in the order of trust (docs/decisions/0018): what this server verified first (the web app's
@@ -14,7 +14,8 @@ import { identityText } from "./text";
 
 /** The verified identity, for a sentence or a heading: the host (wrapping only between its parts), or "an app on this device". */
 export function VerifiedName({ client, title = false }: { client: Pick<ClientIdentityView, "isLoopback" | "host">; title?: boolean }) {
-  if (client.isLoopback || !client.host) return <>{title ? identityText.thisDeviceTitle : identityText.thisDevice}</>;
+  const { t } = useT();
+  if (client.isLoopback || !client.host) return <>{title ? t("consent:identity.thisDeviceTitle") : t("consent:identity.thisDevice")}</>;
   return (
     <bdi>
       <Identifier text={client.host} className="font-bold" />
@@ -23,8 +24,8 @@ export function VerifiedName({ client, title = false }: { client: Pick<ClientIde
 }
 
 /** The verified identity as plain text (tab titles, labels). */
-export function verifiedNameText(client: Pick<ClientIdentityView, "isLoopback" | "host">): string {
-  return client.isLoopback || !client.host ? identityText.thisDevice : client.host;
+export function verifiedNameText(t: T, client: Pick<ClientIdentityView, "isLoopback" | "host">): string {
+  return client.isLoopback || !client.host ? t("consent:identity.thisDevice") : client.host;
 }
 
 /**
@@ -33,18 +34,19 @@ export function verifiedNameText(client: Pick<ClientIdentityView, "isLoopback" |
  */
 export function ClaimedIdentity({ client, returnsTo, size = "md" }: { client: ClientIdentityView; returnsTo?: string; size?: "sm" | "md" }) {
   const brand = useBrand();
+  const { t } = useT();
   const loopbackUris = returnsTo ? [returnsTo] : (client.redirectUris ?? []);
   let checked: ReactNode;
   if (client.isLoopback) {
     checked = (
       <>
-        {identityText.loopback}{" "}
+        {t("consent:identity.loopback")}{" "}
         {loopbackUris.length > 0
-          ? fill(loopbackUris.length === 1 ? identityText.loopbackReturnsTo : identityText.loopbackReturnsToAny, {
+          ? fill(loopbackUris.length === 1 ? t("consent:identity.loopbackReturnsTo", slots("uri")) : t("consent:identity.loopbackReturnsToAny", slots("uris")), {
               uri: <Identifier text={loopbackUris[0]!} className="font-mono text-[0.95em]" />,
               uris: loopbackUris.map((uri, index) => (
                 <span key={uri}>
-                  {index > 0 ? ", " : null}
+                  {index > 0 ? t("common:list.separator") : null}
                   <Identifier text={uri} className="font-mono text-[0.95em]" />
                 </span>
               )),
@@ -53,7 +55,10 @@ export function ClaimedIdentity({ client, returnsTo, size = "md" }: { client: Cl
       </>
     );
   } else {
-    checked = client.name || client.logoUri ? fill(client.logoUri ? identityText.claimNote : identityText.claimNoteNameOnly, { service: brand.serviceName }) : fill(identityText.webVerified, { host: <VerifiedName client={client} /> });
+    checked =
+      client.name || client.logoUri
+        ? t(client.logoUri ? "consent:identity.claimNote" : "consent:identity.claimNoteNameOnly", { service: brand.serviceName })
+        : fill(t("consent:identity.webVerified", slots("host")), { host: <VerifiedName client={client} /> });
   }
   return (
     <div className="flex items-start gap-3">
@@ -61,7 +66,7 @@ export function ClaimedIdentity({ client, returnsTo, size = "md" }: { client: Cl
       <div className="flex min-w-0 flex-col gap-0.5">
         {client.name ? (
           <p className="font-medium">
-            {fill(identityText.callsItself, {
+            {fill(t("consent:identity.callsItself", slots("name")), {
               name: (
                 // The app's own text, isolated so its direction cannot reorder what stands around it (Unicode TR #9).
                 <bdi className="wrap-break-word">{client.name}</bdi>
@@ -69,10 +74,10 @@ export function ClaimedIdentity({ client, returnsTo, size = "md" }: { client: Cl
             })}
           </p>
         ) : !client.isLoopback ? (
-          <p className="font-medium">{identityText.noName}</p>
+          <p className="font-medium">{t("consent:identity.noName")}</p>
         ) : null}
         <p className="text-sm text-slate-700 dark:text-slate-200">{checked}</p>
-        {client.hostUnicode ? <p className="text-sm text-slate-700 dark:text-slate-200">{fill(identityText.unicodeHost, { unicode: <bdi>{client.hostUnicode}</bdi> })}</p> : null}
+        {client.hostUnicode ? <p className="text-sm text-slate-700 dark:text-slate-200">{fill(t("consent:identity.unicodeHost", slots("unicode")), { unicode: <bdi>{client.hostUnicode}</bdi> })}</p> : null}
       </div>
     </div>
   );
@@ -81,20 +86,23 @@ export function ClaimedIdentity({ client, returnsTo, size = "md" }: { client: Cl
 /** The caution about an app's claims, when any rule of screens/client-identity.ts found something. */
 export function IdentityCaution({ client, id }: { client: ClientIdentityView; id: string }) {
   const brand = useBrand();
+  const { t } = useT();
   if (!client.warnings.length) return null;
   const who = <VerifiedName client={client} />;
   return (
     <section aria-labelledby={id} className="rounded-lg border border-amber-500 bg-amber-50 p-3 text-amber-950 dark:border-amber-600 dark:bg-amber-950 dark:text-amber-50">
       <h2 id={id} className="font-semibold">
         <span aria-hidden="true">⚠ </span>
-        {identityText.caution.title}
+        {t("consent:identity.caution.title")}
       </h2>
       <ul className="mt-1 flex list-disc flex-col gap-1 pl-5 text-sm">
         {client.warnings.flatMap((warning: ClaimWarning) =>
-          warning.in.map((where) => <li key={`${warning.reason}-${where}`}>{fill(identityText.caution.reasons[warning.reason][where], { service: brand.serviceName, who })}</li>),
+          warning.in.map((where) => <li key={`${warning.reason}-${where}`}>
+              {fill(t(`consent:identity.caution.reasons.${warning.reason}.${where}`, { service: brand.serviceName, ...slots("who") }), { who })}
+            </li>),
         )}
       </ul>
-      <p className="mt-2 text-sm font-medium">{fill(identityText.caution.advice, { who })}</p>
+      <p className="mt-2 text-sm font-medium">{fill(t("consent:identity.caution.advice", slots("who")), { who })}</p>
     </section>
   );
 }
@@ -126,14 +134,15 @@ export function ClientLogo({ logoUri, loopback, size = "md" }: { logoUri?: strin
 
 /** The links the app provides about itself (its claims too), opened in a new tab. */
 export function ClientLinks({ links }: { links: { href?: string; label: string }[] }) {
+  const { t } = useT();
   const shown = links.filter((link): link is { href: string; label: string } => Boolean(link.href && /^https?:\/\//.test(link.href)));
   if (!shown.length) return null;
   return (
-    <nav aria-label={identityText.links.label} className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
+    <nav aria-label={t("consent:identity.links.label")} className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
       {shown.map((link) => (
         <a key={link.label} href={link.href} className={linkStyle} target="_blank" rel="noopener noreferrer">
           {link.label}
-          <span className="sr-only"> {identityText.links.newTab}</span>
+          <span className="sr-only"> {t("consent:identity.links.newTab")}</span>
         </a>
       ))}
     </nav>

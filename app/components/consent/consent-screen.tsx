@@ -1,6 +1,7 @@
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { BrandFooter, BrandHeader } from "../ui/brand";
 import { fill } from "../ui/fill";
+import { slots, useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
 import { ErrorMessage, Notice } from "../ui/messages";
 import { linkStyle, primaryButton, secondaryButton } from "../ui/styles";
@@ -8,7 +9,6 @@ import { ClaimedIdentity, ClientLinks, IdentityCaution, VerifiedName } from "./c
 import { PermissionsSection } from "./permissions-section";
 import { AccountChooser, SignedInAccount } from "./signed-in-account";
 import { SignInFields } from "./sign-in-fields";
-import { consentText, identityText } from "./text";
 
 type Props = { view: ConsentView; formError?: string; identifier?: string };
 
@@ -20,6 +20,7 @@ type Props = { view: ConsentView; formError?: string; identifier?: string };
 export function ConsentScreen({ view, formError, identifier }: Props) {
   const signedIn = view.account && !view.requireLogin ? view.account : undefined;
   const { client } = view;
+  const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-3 px-3 pt-3 pb-4 sm:px-6 sm:pt-8">
       <BrandHeader className="px-2" />
@@ -32,18 +33,18 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
           <div className="flex flex-col gap-4 p-4 sm:gap-5 sm:p-6">
             <div className="flex flex-col gap-3">
               {/* What was verified names the app: its host, or "an app on this device"; its own name comes second. */}
-              <h1 className="text-xl leading-snug font-semibold sm:text-2xl">{fill(consentText.heading[view.step], { who: <VerifiedName client={client} /> })}</h1>
+              <h1 className="text-xl leading-snug font-semibold sm:text-2xl">{fill(t(`consent:heading.${view.step}`, slots("who")), { who: <VerifiedName client={client} /> })}</h1>
               <ClaimedIdentity client={client} returnsTo={client.isLoopback ? client.redirectUri : undefined} />
               {client.isLoopback ? null : (
                 <p className="text-sm text-slate-700 dark:text-slate-200">
-                  {fill(consentText.returnsTo, { uri: <Identifier text={client.redirectUri} className="font-mono text-[0.95em]" /> })}
+                  {fill(t("consent:returnsTo", slots("uri")), { uri: <Identifier text={client.redirectUri} className="font-mono text-[0.95em]" /> })}
                 </p>
               )}
               <ClientLinks
                 links={[
-                  { href: client.clientUri, label: identityText.links.homepage },
-                  { href: client.tosUri, label: identityText.links.terms },
-                  { href: client.policyUri, label: identityText.links.privacy },
+                  { href: client.clientUri, label: t("consent:identity.links.homepage") },
+                  { href: client.tosUri, label: t("consent:identity.links.terms") },
+                  { href: client.policyUri, label: t("consent:identity.links.privacy") },
                 ]}
               />
             </div>
@@ -52,9 +53,9 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
 
             {view.rememberedConsent ? (
               <>
-                <Notice>{fill(consentText.remembered, { who: <VerifiedName client={client} /> })}</Notice>
+                <Notice>{fill(t("consent:remembered", slots("who")), { who: <VerifiedName client={client} /> })}</Notice>
                 <details className="rounded-lg border border-slate-200 p-3 dark:border-slate-700">
-                  <summary className="cursor-pointer font-medium">{consentText.reviewPermissions}</summary>
+                  <summary className="cursor-pointer font-medium">{t("consent:reviewPermissions")}</summary>
                   <div className="mt-4">
                     <PermissionsSection view={view} />
                   </div>
@@ -75,10 +76,10 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
             {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
 
             <p className="text-sm text-slate-600 dark:text-slate-300">
-              {fill(consentText.takeBack, {
+              {fill(t("consent:takeBack", slots("link")), {
                 link: (
                   <a href="/account/apps" className={linkStyle}>
-                    {consentText.connectedApps}
+                    {t("consent:connectedApps")}
                   </a>
                 ),
               })}
@@ -88,16 +89,16 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
           {/* Allow comes first in the form: pressing Enter in the password field means Allow, not Deny. */}
           <div
             role="group"
-            aria-label={consentText.actions}
+            aria-label={t("consent:actions")}
             className="sticky-actions sticky bottom-0 z-10 flex gap-3 rounded-b-2xl border-t border-slate-200 bg-white/95 px-4 py-3 shadow-[0_-4px_12px_-6px_rgb(15_23_42/0.25)] sm:px-6 dark:border-slate-700 dark:bg-slate-900/95"
           >
             {view.chooser ? null : (
               <button type="submit" name="decision" value="allow" className={`${primaryButton} flex-1`}>
-                {consentText.allow}
+                {t("consent:allow")}
               </button>
             )}
             <button type="submit" name="decision" value="deny" formNoValidate className={`${secondaryButton} flex-1`}>
-              {consentText.deny}
+              {t("consent:deny")}
             </button>
           </div>
         </form>

@@ -1,8 +1,8 @@
 import type { PermissionDescription, PermissionGroups } from "../../.server/oauth/scopes/scope-description";
 import { fill } from "../ui/fill";
+import { slots, useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
 import { summaryStyle } from "../ui/styles";
-import { permissionText } from "./text";
 
 type Props = {
   groups: PermissionGroups;
@@ -20,8 +20,11 @@ type Props = {
  */
 export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
   const Heading = level === 3 ? "h3" : "h4";
+  const { t, language } = useT();
+  // Inside a sentence, the kinds of record are written as the language writes nouns there (German keeps capitals).
+  const inSentence = (label: string) => (t("permissions:labelsInSentence") === "lowercase" ? label.toLocaleLowerCase(language) : label);
   // Every kind of record the app may delete: a destructive power, marked Caution.
-  const deletable = groups.repository.filter((row) => row.delete).map((row) => (row.collection === "*" ? permissionText.anyRecordLower : row.label.toLowerCase()));
+  const deletable = groups.repository.filter((row) => row.delete).map((row) => (row.collection === "*" ? t("permissions:anyRecordLower") : inSentence(row.label)));
   const headingClass = "mb-2 text-sm font-semibold tracking-wide text-slate-700 uppercase dark:text-slate-300";
   return (
     <div className="flex flex-col gap-4">
@@ -30,36 +33,37 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.repository.length ? (
         <section aria-labelledby={`${idPrefix}-repo`}>
           <Heading id={`${idPrefix}-repo`} className={headingClass}>
-            {permissionText.records}
+            {t("permissions:records")}
           </Heading>
-          <div className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-700">
+          {/* Scrolls sideways when a language's column names do not fit a phone: reachable by keyboard then (WCAG 2.1.1). */}
+          <div tabIndex={0} role="region" aria-labelledby={`${idPrefix}-repo`} className="overflow-x-auto rounded-lg border border-slate-200 dark:border-slate-700">
             <table className="w-full text-left text-sm">
-              <caption className="sr-only">{permissionText.recordsCaption}</caption>
+              <caption className="sr-only">{t("permissions:recordsCaption")}</caption>
               <thead className="bg-slate-100 text-xs dark:bg-slate-800">
                 <tr>
-                  <th scope="col" className="px-3 py-1.5 font-semibold">
-                    {permissionText.kindOfRecord}
+                  <th scope="col" className="px-2 py-1.5 font-semibold sm:px-3">
+                    {t("permissions:kindOfRecord")}
                   </th>
-                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
-                    {permissionText.create}
+                  <th scope="col" className="px-1 py-1.5 text-center font-semibold sm:px-1.5">
+                    {t("permissions:create")}
                   </th>
-                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
-                    {permissionText.change}
+                  <th scope="col" className="px-1 py-1.5 text-center font-semibold sm:px-1.5">
+                    {t("permissions:change")}
                   </th>
-                  <th scope="col" className="px-1.5 py-1.5 text-center font-semibold">
-                    {permissionText.delete}
+                  <th scope="col" className="px-1 py-1.5 text-center font-semibold sm:px-1.5">
+                    {t("permissions:delete")}
                   </th>
                 </tr>
               </thead>
               <tbody>
                 {groups.repository.map((row) => (
                   <tr key={row.collection} className="border-t border-slate-200 dark:border-slate-700">
-                    <th scope="row" className="px-3 py-1.5 align-top font-normal">
+                    <th scope="row" className="px-2 py-1.5 align-top font-normal sm:px-3">
                       <span className={row.collection === "*" ? "font-semibold text-amber-900 dark:text-amber-200" : "font-medium"}>{row.label}</span>
                       {row.collection !== "*" ? (
                         <Identifier text={row.collection} className="block font-mono text-xs text-slate-600 dark:text-slate-300" />
                       ) : (
-                        <span className="block text-xs text-slate-700 dark:text-slate-300">{permissionText.anyRecord}</span>
+                        <span className="block text-xs text-slate-700 dark:text-slate-300">{t("permissions:anyRecord")}</span>
                       )}
                     </th>
                     <Allowed allowed={row.create} />
@@ -73,9 +77,9 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
           {deletable.length ? (
             <p className="mt-2 rounded-lg border border-amber-400 bg-amber-50 p-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-50">
               <span className="font-semibold">
-                <span aria-hidden="true">⚠</span> {permissionText.caution}
+                <span aria-hidden="true">⚠</span> {t("permissions:caution")}
               </span>{" "}
-              {fill(permissionText.canDelete, { kinds: listOf(deletable) })}
+              {t("permissions:canDelete", { kinds: listOf(language, deletable) })}
             </p>
           ) : null}
         </section>
@@ -84,7 +88,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.uploads.length ? (
         <section aria-labelledby={`${idPrefix}-uploads`}>
           <Heading id={`${idPrefix}-uploads`} className={headingClass}>
-            {permissionText.uploads}
+            {t("permissions:uploads")}
           </Heading>
           <ul className="flex flex-col gap-1">
             {groups.uploads.map((upload) => (
@@ -100,14 +104,13 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.calls.length ? (
         <section aria-labelledby={`${idPrefix}-calls`}>
           <Heading id={`${idPrefix}-calls`} className={headingClass}>
-            {permissionText.calls}
+            {t("permissions:calls")}
           </Heading>
           <ul className="flex flex-col gap-3">
             {groups.calls.map((call) => (
               <li key={call.service}>
                 <p>
-                  {fill(call.anyMethod ? permissionText.anythingOn : call.methods.length === 1 ? permissionText.oneMethodOn : permissionText.methodsOn, {
-                    count: call.methods.length,
+                  {fill(call.anyMethod ? t("permissions:anythingOn", slots("service")) : t("permissions:methodsOn", { count: call.methods.length, ...slots("service") }), {
                     service: <Identifier text={call.serviceLabel} className="font-semibold" />,
                   })}
                 </p>
@@ -129,7 +132,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.account.length ? (
         <section aria-labelledby={`${idPrefix}-account`}>
           <Heading id={`${idPrefix}-account`} className={headingClass}>
-            {permissionText.account}
+            {t("permissions:account")}
           </Heading>
           <PermissionList permissions={groups.account} />
         </section>
@@ -138,7 +141,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.identity.length ? (
         <section aria-labelledby={`${idPrefix}-identity`}>
           <Heading id={`${idPrefix}-identity`} className={headingClass}>
-            {permissionText.identity}
+            {t("permissions:identity")}
           </Heading>
           <PermissionList permissions={groups.identity} />
         </section>
@@ -147,7 +150,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
       {groups.other.length ? (
         <section aria-labelledby={`${idPrefix}-other`}>
           <Heading id={`${idPrefix}-other`} className={headingClass}>
-            {permissionText.other}
+            {t("permissions:other")}
           </Heading>
           <PermissionList permissions={groups.other} />
         </section>
@@ -158,22 +161,23 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
 
 /** A cell of the repository table; an allowed deletion is marked as the destructive power it is. */
 function Allowed({ allowed, destructive = false }: { allowed: boolean; destructive?: boolean }) {
+  const { t } = useT();
   return (
-    <td className="px-1.5 py-1.5 text-center align-top">
+    <td className="px-1 py-1.5 text-center align-top sm:px-1.5">
       {allowed ? (
         destructive ? (
           <>
             <span aria-hidden="true" className="font-bold text-amber-800 dark:text-amber-300">
               ⚠✓
             </span>
-            <span className="sr-only">{permissionText.yesCaution}</span>
+            <span className="sr-only">{t("permissions:yesCaution")}</span>
           </>
         ) : (
           <>
             <span aria-hidden="true" className="font-bold text-emerald-700 dark:text-emerald-300">
               ✓
             </span>
-            <span className="sr-only">{permissionText.yes}</span>
+            <span className="sr-only">{t("permissions:yes")}</span>
           </>
         )
       ) : (
@@ -181,15 +185,15 @@ function Allowed({ allowed, destructive = false }: { allowed: boolean; destructi
           <span aria-hidden="true" className="text-slate-500 dark:text-slate-400">
             –
           </span>
-          <span className="sr-only">{permissionText.no}</span>
+          <span className="sr-only">{t("permissions:no")}</span>
         </>
       )}
     </td>
   );
 }
 
-function listOf(items: string[]): string {
-  return new Intl.ListFormat("en", { style: "long", type: "conjunction" }).format(items);
+function listOf(language: string, items: string[]): string {
+  return new Intl.ListFormat(language, { style: "long", type: "conjunction" }).format(items);
 }
 
 /**
@@ -198,6 +202,7 @@ function listOf(items: string[]): string {
  * each destructive power marked Caution.
  */
 export function PermissionList({ permissions }: { permissions: PermissionDescription[] }) {
+  const { t } = useT();
   return (
     <ul className="flex flex-col gap-2">
       {permissions.map((permission) => (
@@ -208,7 +213,7 @@ export function PermissionList({ permissions }: { permissions: PermissionDescrip
           <p className="font-medium">
             {permission.warning ? (
               <span className="mr-1 font-semibold text-amber-900 dark:text-amber-200">
-                <span aria-hidden="true">⚠</span> {permissionText.caution}
+                <span aria-hidden="true">⚠</span> {t("permissions:caution")}
               </span>
             ) : (
               <span aria-hidden="true" className="mr-1.5 font-bold text-emerald-700 dark:text-emerald-300">
@@ -220,13 +225,13 @@ export function PermissionList({ permissions }: { permissions: PermissionDescrip
           {permission.detail ? <p className={`text-sm ${permission.warning ? "" : "pl-5 text-slate-700 dark:text-slate-200"}`}>{permission.detail}</p> : null}
           {permission.includes?.length ? (
             <details className="mt-2 text-sm">
-              <summary className={summaryStyle}>{permissionText.whatThisIncludes}</summary>
+              <summary className={summaryStyle}>{t("permissions:whatThisIncludes")}</summary>
               <ul className="mt-2 flex flex-col gap-1">
                 {permission.includes.map((power) => (
                   <li key={power.title} className="flex gap-1.5">
                     {power.warning ? (
                       <span className="shrink-0 font-semibold text-amber-900 dark:text-amber-200">
-                        <span aria-hidden="true">⚠</span> {permissionText.caution}
+                        <span aria-hidden="true">⚠</span> {t("permissions:caution")}
                       </span>
                     ) : (
                       <span aria-hidden="true" className="shrink-0 font-bold text-emerald-700 dark:text-emerald-300">

@@ -3,7 +3,7 @@ import { Identifier } from "../ui/identifier";
 import { summaryStyle } from "../ui/styles";
 import { isEmptyGroupsView } from "./permission-groups-util";
 import { PermissionGroupsView } from "./permission-groups";
-import { consentText } from "./text";
+import { useT } from "../ui/i18n";
 
 /**
  * What the app asks for: plain words first (a broad permission as a summary with its details folded under it),
@@ -11,10 +11,11 @@ import { consentText } from "./text";
  * details". Technical names wrap only between their parts (ui/identifier.tsx).
  */
 export function PermissionsSection({ view }: { view: ConsentView }) {
+  const { t } = useT();
   return (
     <section aria-labelledby="permissions-heading" className="flex flex-col gap-3">
       <h2 id="permissions-heading" className="text-lg font-semibold">
-        {view.rememberedConsent ? consentText.permissionsHeadingRemembered : consentText.permissionsHeading}
+        {view.rememberedConsent ? t("consent:permissionsHeadingRemembered") : t("consent:permissionsHeading")}
       </h2>
 
       {!isEmptyGroupsView(view.groups) ? <PermissionGroupsView groups={view.groups} idPrefix="direct" /> : null}
@@ -32,7 +33,7 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
                 </p>
               ) : null}
               <details className="mt-2 text-sm">
-                <summary className={summaryStyle}>{consentText.whatThisIncludes}</summary>
+                <summary className={summaryStyle}>{t("consent:whatThisIncludes")}</summary>
                 <div className="mt-3">
                   <PermissionGroupsView groups={set.groups} level={4} idPrefix={`set-${index}`} />
                 </div>
@@ -44,10 +45,10 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
       ) : null}
 
       <details className="text-sm">
-        <summary className="cursor-pointer font-medium text-slate-700 dark:text-slate-200">{consentText.technicalDetails}</summary>
+        <summary className="cursor-pointer font-medium text-slate-700 dark:text-slate-200">{t("consent:technicalDetails")}</summary>
         <dl className="mt-2 flex flex-col gap-2">
           <div>
-            <dt className="font-semibold">{consentText.scope}</dt>
+            <dt className="font-semibold">{t("consent:scope")}</dt>
             <dd>
               <ul id="granted-scope" className="mt-1 flex flex-col font-mono">
                 {view.scope
@@ -62,13 +63,13 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
             </dd>
           </div>
           <div>
-            <dt className="font-semibold">{consentText.clientId}</dt>
+            <dt className="font-semibold">{t("consent:clientId")}</dt>
             <dd className="font-mono">
               <Identifier text={view.clientId} />
             </dd>
           </div>
           <div>
-            <dt className="font-semibold">{consentText.redirectUri}</dt>
+            <dt className="font-semibold">{t("consent:redirectUri")}</dt>
             <dd className="font-mono">
               <Identifier text={view.client.redirectUri} />
             </dd>

@@ -3,7 +3,7 @@ import { PasskeySignIn } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
 import { StaySignedIn } from "../account/stay-signed-in";
 import { linkStyle } from "../ui/styles";
-import { consentText } from "./text";
+import { useT } from "../ui/i18n";
 
 type Props = { view: ConsentView; formError?: string; identifier?: string };
 
@@ -15,36 +15,37 @@ type Props = { view: ConsentView; formError?: string; identifier?: string };
 export function SignInFields({ view, formError, identifier }: Props) {
   const describedBy = formError ? "form-error" : undefined;
   const fresh = view.freshSignIn;
+  const { t } = useT();
   return (
     <fieldset className="flex flex-col gap-3" aria-describedby={fresh ? "fresh-sign-in" : undefined}>
-      <legend className="mb-2 text-lg font-semibold">{consentText.signIn}</legend>
+      <legend className="mb-2 text-lg font-semibold">{t("consent:signIn")}</legend>
       {view.addingAccount ? (
         <p className="text-sm text-slate-700 dark:text-slate-200">
-          {consentText.addingAccount}{" "}
+          {t("consent:addingAccount")}{" "}
           <a href={view.links.choose} className={linkStyle}>
-            {consentText.backToAccounts}
+            {t("consent:backToAccounts")}
           </a>
         </p>
       ) : null}
       {fresh ? (
         <p id="fresh-sign-in" className="rounded-lg bg-slate-100 p-3 text-sm text-slate-800 dark:bg-slate-800 dark:text-slate-100">
-          {fresh.handle ? consentText.freshSignIn : consentText.freshSignInSignedOut}
+          {fresh.handle ? t("consent:freshSignIn") : t("consent:freshSignInSignedOut")}
         </p>
       ) : null}
       <Field
         id="identifier"
         name="identifier"
-        label={consentText.identifier}
+        label={t("consent:identifier")}
         autoComplete="username webauthn"
         required
         defaultValue={identifier ?? view.loginHint ?? fresh?.handle ?? ""}
         readOnly={Boolean(view.loginHint)}
-        hint={view.loginHint ? consentText.hintLocked : undefined}
+        hint={view.loginHint ? t("consent:hintLocked") : undefined}
         describedBy={describedBy}
       />
-      <Field id="password" name="password" label={consentText.password} type="password" autoComplete="current-password" required invalid={Boolean(formError)} describedBy={describedBy} />
+      <Field id="password" name="password" label={t("consent:password")} type="password" autoComplete="current-password" required invalid={Boolean(formError)} describedBy={describedBy} />
       <a href="/account/recover" target="_blank" rel="noopener" className={`${linkStyle} self-start text-sm`}>
-        {consentText.forgotPassword} <span className="sr-only">{consentText.opensInNewTab}</span>
+        {t("consent:forgotPassword")} <span className="sr-only">{t("consent:identity.links.newTab")}</span>
       </a>
       <StaySignedIn />
       {view.passkey ? (

@@ -2,9 +2,10 @@ import { SignedInFormFields, useFormAccount } from "../account/form-account";
 import { browserSupportsWebAuthn, startRegistration, type PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/browser";
 import { useEffect, useRef, useState } from "react";
 import { Field } from "../ui/field";
+import { useT } from "../ui/i18n";
 import { primaryButton } from "../ui/styles";
 import { KeyIcon } from "./passkey-sign-in";
-import { passkeyErrorMessage, PasskeyServerError, postJson } from "./passkey-errors";
+import { passkeyErrorMessage, PasskeyServerError, postJson, withLanguage } from "./passkey-errors";
 
 type Props = { csrfToken: string; nameMaxLength: number; error?: string; name?: string };
 
@@ -20,6 +21,7 @@ export function AddPasskey({ csrfToken, nameMaxLength, error: serverError, name 
   const [error, setError] = useState(serverError);
   const input = useRef<HTMLInputElement>(null);
   const account = useFormAccount();
+  const { t, language } = useT();
 
   useEffect(() => {
     setHydrated(true);
@@ -30,22 +32,23 @@ export function AddPasskey({ csrfToken, nameMaxLength, error: serverError, name 
     event.preventDefault();
     const chosen = String(new FormData(event.currentTarget).get("name") ?? "").trim();
     if (!chosen) {
-      setError("Give the passkey a name, for example the device it is on.");
+      setError(t("passkey:add.nameMissing"));
       input.current?.focus();
       return;
     }
     setBusy(true);
     setError(undefined);
     try {
-      const optionsUrl = account ? `/account/passkey-register?${new URLSearchParams({ account })}` : "/account/passkey-register";
+      const endpoint = withLanguage("/account/passkey-register", language);
+      const optionsUrl = account ? withLanguage(`/account/passkey-register?${new URLSearchParams({ account })}`, language) : endpoint;
       const response = await fetch(optionsUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
       const options = (await response.json().catch(() => ({}))) as PublicKeyCredentialCreationOptionsJSON & { error_description?: string };
-      if (!response.ok) throw new PasskeyServerError(options.error_description ?? `The server answered ${response.status}.`);
+      if (!response.ok) throw new PasskeyServerError(options.error_description ?? "", response.status);
       const registration = await startRegistration({ optionsJSON: options });
-      const answer = await postJson("/account/passkey-register", { csrf_token: csrfToken, account, name: chosen, response: registration });
+      const answer = await postJson(endpoint, { csrf_token: csrfToken, account, name: chosen, response: registration });
       window.location.assign(typeof answer.next === "string" ? answer.next : "/account/passkeys");
     } catch (failure) {
-      setError(passkeyErrorMessage(failure, "registration"));
+      setError(passkeyErrorMessage(failure, "registration", t));
       setBusy(false);
       input.current?.focus();
     }
@@ -53,31 +56,29 @@ export function AddPasskey({ csrfToken, nameMaxLength, error: serverError, name 
 
   return (
     <form method="post" onSubmit={hydrated && supported ? add : undefined} noValidate className="flex flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
-      <h2 className="text-lg font-semibold">Add a passkey</h2>
-      <p className="text-slate-700 dark:text-slate-200">
-        A passkey lets you sign in with this device&apos;s screen lock or a security key instead of your password. Give it a name so you can tell your passkeys apart.
-      </p>
+      <h2 className="text-lg font-semibold">{t("passkey:add.title")}</h2>
+      <p className="text-slate-700 dark:text-slate-200">{t("passkey:add.intro")}</p>
       <SignedInFormFields csrfToken={csrfToken} />
       <input type="hidden" name="intent" value="register" />
       <Field
         id="passkey-name"
         name="name"
-        label="Passkey name"
+        label={t("passkey:add.name")}
         autoComplete="off"
         required
         maxLength={nameMaxLength}
         defaultValue={name}
-        hint="For example: “Work laptop” or “Phone”."
+        hint={t("passkey:add.hint")}
         error={error}
         inputRef={input}
       />
-      {!supported ? <p className="text-sm font-medium text-red-700 dark:text-red-300">This browser does not support passkeys.</p> : null}
+      {!supported ? <p className="text-sm font-medium text-red-700 dark:text-red-300">{t("passkey:add.unsupported")}</p> : null}
       <button type="submit" className={`${primaryButton} self-start`} disabled={busy || !supported}>
         <KeyIcon />
-        {busy ? "Waiting for your device…" : "Add a passkey"}
+        {busy ? t("passkey:add.waiting") : t("passkey:add.submit")}
       </button>
       <div role="status" className="sr-only">
-        {busy ? "Follow your browser's instructions to create the passkey." : ""}
+        {busy ? t("passkey:add.follow") : ""}
       </div>
     </form>
   );

@@ -1,22 +1,31 @@
-/** Turns a WebAuthn failure into words a person can act on. */
-export function passkeyErrorMessage(error: unknown, during: "sign-in" | "registration"): string {
+import type { T } from "../ui/i18n";
+
+/** Turns a WebAuthn failure into words a person can act on, in the page's language. */
+export function passkeyErrorMessage(error: unknown, during: "sign-in" | "registration", t: T): string {
   const name = error instanceof Error ? error.name : "";
-  if (error instanceof PasskeyServerError) return error.message;
-  if (name === "NotAllowedError") {
-    return during === "sign-in"
-      ? "The passkey sign-in was cancelled or timed out."
-      : "Adding the passkey was cancelled or timed out.";
-  }
-  if (name === "InvalidStateError") return "This device already holds a passkey for your account.";
-  if (name === "SecurityError") return "This browser refused to use a passkey for this address.";
-  if (name === "NotSupportedError") return "This device cannot create a suitable passkey.";
-  if (error instanceof TypeError) return "The server could not be reached. Check your connection.";
-  return during === "sign-in" ? "The passkey sign-in did not work." : "The passkey could not be added.";
+  if (error instanceof PasskeyServerError) return error.message || t("passkey:errors.serverAnswered", { status: error.status });
+  if (name === "NotAllowedError") return during === "sign-in" ? t("passkey:errors.signInCancelled") : t("passkey:errors.addCancelled");
+  if (name === "InvalidStateError") return t("passkey:errors.alreadyOnDevice");
+  if (name === "SecurityError") return t("passkey:errors.refused");
+  if (name === "NotSupportedError") return t("passkey:errors.unsuitable");
+  if (error instanceof TypeError) return t("passkey:errors.unreachable");
+  return during === "sign-in" ? t("passkey:errors.signInFailed") : t("passkey:errors.addFailed");
 }
 
-/** The server refused the passkey answer; its message is shown as is. */
+/**
+ * Where the page's scripts post and fetch: with the page's language (`lng`), so the server's JSON refusals are
+ * written in the language the page is in (the picker's choice wins there too, docs/decisions/0019).
+ */
+export function withLanguage(url: string, language: string): string {
+  return `${url}${url.includes("?") ? "&" : "?"}${new URLSearchParams({ lng: language })}`;
+}
+
+/** The server refused the passkey answer; its message (already in the page's language) is shown as is. */
 export class PasskeyServerError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
     super(message);
     this.name = "PasskeyServerError";
   }
@@ -38,7 +47,7 @@ export async function postJson(url: string, body: unknown): Promise<Record<strin
   });
   const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   if (!response.ok || answer.ok !== true) {
-    throw new PasskeyServerError(typeof answer.error_description === "string" ? answer.error_description : `The server answered ${response.status}.`);
+    throw new PasskeyServerError(typeof answer.error_description === "string" ? answer.error_description : "", response.status);
   }
   return answer;
 }

@@ -6,8 +6,9 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
 } from "@simplewebauthn/browser";
 import { useCallback, useEffect, useRef, useState } from "react";
+import { useT } from "../ui/i18n";
 import { secondaryButton } from "../ui/styles";
-import { isAborted, passkeyErrorMessage, PasskeyServerError, postJson } from "./passkey-errors";
+import { isAborted, passkeyErrorMessage, PasskeyServerError, postJson, withLanguage } from "./passkey-errors";
 
 type Props = {
   /** Sign-in options from the page (a single-use challenge). */
@@ -46,11 +47,12 @@ export function PasskeySignIn({
   refreshUrl,
   fields,
   autofill,
-  label = "Sign in with a passkey",
-  busyLabel = "Signing in…",
-  retryHint = "Try the passkey again, or sign in with your password.",
+  label,
+  busyLabel,
+  retryHint,
   staySignedInId,
 }: Props) {
+  const { t, language } = useT();
   const [supported, setSupported] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
@@ -59,12 +61,12 @@ export function PasskeySignIn({
 
   const refresh = useCallback(async () => {
     try {
-      const response = await fetch(refreshUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const response = await fetch(withLanguage(refreshUrl, language), { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (response.ok) current.current = (await response.json()) as PublicKeyCredentialRequestOptionsJSON;
     } catch {
       // Keep the old options: the next attempt reports what went wrong.
     }
-  }, [refreshUrl]);
+  }, [refreshUrl, language]);
 
   const autofillOn = useRef(false);
 
@@ -76,7 +78,7 @@ export function PasskeySignIn({
         setBusy(true);
         setError(undefined);
         const staySignedIn = staySignedInId ? (document.getElementById(staySignedInId) as HTMLInputElement | null)?.checked === true : undefined;
-        const answer = await postJson(postUrl, staySignedIn === undefined ? { ...fields, response } : { ...fields, stay_signed_in: staySignedIn, response });
+        const answer = await postJson(withLanguage(postUrl, language), staySignedIn === undefined ? { ...fields, response } : { ...fields, stay_signed_in: staySignedIn, response });
         signedIn = true;
         window.location.assign(typeof answer.next === "string" ? answer.next : window.location.href);
       } catch (failure) {
@@ -84,7 +86,7 @@ export function PasskeySignIn({
         if (isAborted(failure)) return;
         // The browser's own autofill failing is not something the person did: stay quiet.
         if (useBrowserAutofill && !(failure instanceof PasskeyServerError)) return;
-        setError(passkeyErrorMessage(failure, "sign-in"));
+        setError(passkeyErrorMessage(failure, "sign-in", t));
         // The challenge may be spent: get a new one before anything else.
         await refresh();
         if (autofillOn.current && autofillRetries.current < AUTOFILL_RETRIES) {
@@ -95,7 +97,7 @@ export function PasskeySignIn({
         if (!signedIn) setBusy(false);
       }
     },
-    [fields, postUrl, refresh, staySignedInId],
+    [fields, postUrl, refresh, language, t, staySignedInId],
   );
 
   useEffect(() => {
@@ -122,13 +124,13 @@ export function PasskeySignIn({
       {supported ? (
         <button type="button" className={`${secondaryButton} w-full`} disabled={busy} onClick={() => void attempt(false)}>
           <KeyIcon />
-          {busy ? busyLabel : label}
+          {busy ? (busyLabel ?? t("passkey:signingIn")) : (label ?? t("passkey:signIn"))}
         </button>
       ) : null}
       <div role="alert">
         {error ? (
           <p className="rounded-lg border border-red-300 bg-red-50 p-3 text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
-            {error} {retryHint}
+            {error} {retryHint ?? t("passkey:retry")}
           </p>
         ) : null}
       </div>

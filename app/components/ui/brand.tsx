@@ -1,29 +1,28 @@
 import { useRouteLoaderData } from "@remix-run/react";
 import type { BrandView } from "../../.server/screens/brand";
-import { fillText } from "./fill";
-import { brandText } from "./text";
+import { metaT, useT } from "./i18n";
+import { LanguagePicker } from "./language-picker";
 
 /**
  * The operator's brand on every screen (docs/decisions/0018): read from the root loader, which every page has
  * (its error pages too).
  */
 
-const FALLBACK: BrandView = { serviceName: "Account server" };
-
 export function useBrand(): BrandView {
   const data = useRouteLoaderData("root") as { brand?: BrandView } | undefined;
-  return data?.brand ?? FALLBACK;
+  const { t } = useT();
+  return data?.brand ?? { serviceName: t("common:brand.fallbackName") };
 }
 
 /** The brand of a route's `matches` (meta functions cannot use hooks). */
 export function brandOf(matches: readonly { id: string; data?: unknown }[]): BrandView {
   const root = matches.find((match) => match.id === "root")?.data as { brand?: BrandView } | undefined;
-  return root?.brand ?? FALLBACK;
+  return root?.brand ?? { serviceName: metaT(matches)("common:brand.fallbackName") };
 }
 
 /** A tab title: "<page> · <service>". */
 export function pageTitle(matches: readonly { id: string; data?: unknown }[], page: string): { title: string }[] {
-  return [{ title: fillText(brandText.pageTitle, { page, service: brandOf(matches).serviceName }) }];
+  return [{ title: metaT(matches)("common:brand.pageTitle", { page, service: brandOf(matches).serviceName }) }];
 }
 
 /** The operator's logo, or a neutral mark in the primary colour when none is set. Decorative: the name stands beside it. */
@@ -44,42 +43,46 @@ export function BrandMark({ brand, size = "md" }: { brand: BrandView; size?: "sm
 /** The header of the standalone screens (consent, sign-in, errors, start page): the mark and the service name, home. */
 export function BrandHeader({ className = "" }: { className?: string }) {
   const brand = useBrand();
+  const { t } = useT();
   return (
     <header className={`flex items-center gap-3 ${className}`}>
       <a href="/" className="flex min-w-0 items-center gap-2.5 rounded-lg">
         <BrandMark brand={brand} />
         <span className="flex min-w-0 flex-col leading-tight">
           <span className="truncate font-semibold text-slate-900 dark:text-slate-50">{brand.serviceName}</span>
-          <span className="text-xs text-slate-600 dark:text-slate-300">{brandText.tagline}</span>
+          <span className="text-xs text-slate-600 dark:text-slate-300">{t("common:brand.tagline")}</span>
         </span>
       </a>
     </header>
   );
 }
 
-/** The footer of every screen: the operator's terms, privacy and support links; nothing when none is set. */
+/** The footer of every screen: the operator's terms, privacy and support links (when set), and the language picker. */
 export function BrandFooter({ className = "" }: { className?: string }) {
   const brand = useBrand();
+  const { t } = useT();
   const links = [
-    { href: brand.termsUrl, label: brandText.terms },
-    { href: brand.privacyUrl, label: brandText.privacy },
-    { href: brand.supportUrl, label: brandText.support },
+    { href: brand.termsUrl, label: t("common:brand.terms") },
+    { href: brand.privacyUrl, label: t("common:brand.privacy") },
+    { href: brand.supportUrl, label: t("common:brand.support") },
   ].filter((link): link is { href: string; label: string } => Boolean(link.href));
-  if (!links.length) return null;
   return (
-    <footer className={`text-sm ${className}`}>
-      <nav aria-label={fillText(brandText.footerLabel, { service: brand.serviceName })}>
+    <footer className={`flex flex-col gap-3 text-sm ${className}`}>
+      {links.length ? (
+      <nav aria-label={t("common:brand.footerLabel", { service: brand.serviceName })}>
         <ul className="flex flex-wrap justify-center gap-x-5 gap-y-1">
           {links.map((link) => (
             <li key={link.label}>
               <a href={link.href} className="text-slate-700 underline underline-offset-2 hover:decoration-2 dark:text-slate-200" target="_blank" rel="noopener noreferrer">
                 {link.label}
-                <span className="sr-only"> {brandText.newTab}</span>
+                <span className="sr-only"> {t("common:brand.newTab")}</span>
               </a>
             </li>
           ))}
         </ul>
       </nav>
+      ) : null}
+      <LanguagePicker />
     </footer>
   );
 }

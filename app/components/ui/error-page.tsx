@@ -1,27 +1,29 @@
 import { BrandFooter, BrandHeader } from "./brand";
-import { fill } from "./fill";
+import { useT } from "./i18n";
 import { linkStyle } from "./styles";
-import { errorText, nextStepFor, saysWhatToDo } from "./text";
+import { nextStepKey, saysWhatToDo } from "./text";
 
 /**
  * An error page: the brand, the status, the title, the message and, when the message does not already say what
- * to do, one next step (never the same advice twice), and the ways back.
+ * to do, one next step (never the same advice twice), and the ways back. Title and message arrive in the screen's
+ * language (the server translated them: screens/outcome.ts).
  */
 export function ErrorPage({ status, title, message }: { status: number; title: string; message: string }) {
+  const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-8 p-6">
       <BrandHeader />
       <main id="main" className="flex flex-1 flex-col justify-center gap-4">
-        <p className="text-sm font-semibold tracking-wide text-slate-600 uppercase dark:text-slate-300">{fill(errorText.eyebrow, { status })}</p>
+        <p className="text-sm font-semibold tracking-wide text-slate-600 uppercase dark:text-slate-300">{t("common:errorPage.eyebrow", { status })}</p>
         <h1 className="text-2xl font-semibold sm:text-3xl">{title}</h1>
         <p className="text-lg text-slate-800 dark:text-slate-200">{message}</p>
-        {saysWhatToDo(message) ? null : <p className="text-slate-700 dark:text-slate-300">{nextStepFor(status)}</p>}
-        <nav aria-label={errorText.whereToGo} className="flex flex-wrap gap-x-6 gap-y-2">
+        {saysWhatToDo(message, t("common:errorPage.instructionOpeners")) ? null : <p className="text-slate-700 dark:text-slate-300">{t(nextStepKey(status))}</p>}
+        <nav aria-label={t("common:errorPage.whereToGo")} className="flex flex-wrap gap-x-6 gap-y-2">
           <a className={linkStyle} href="/">
-            {errorText.startPage}
+            {t("common:errorPage.startPage")}
           </a>
           <a className={linkStyle} href="/account">
-            {errorText.yourAccount}
+            {t("common:errorPage.yourAccount")}
           </a>
         </nav>
       </main>

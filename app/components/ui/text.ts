@@ -1,64 +1,36 @@
 /**
- * The shared screen parts' words (header, footer, error page), in one place per screen so that a translation
- * catalogue can take them over as they are: whole sentences, named placeholders ({name}), no glued fragments.
+ * Choices between the shared screen parts' words (header, footer, error page); the words themselves are in the
+ * catalogue (app/i18n/locales/<language>/common.json, docs/decisions/0019).
  */
-export const brandText = {
-  /** Tab titles: the page, then the service. */
-  pageTitle: "{page} · {service}",
-  tagline: "Your account server",
-  footerLabel: "About {service}",
-  terms: "Terms of service",
-  privacy: "Privacy policy",
-  support: "Help and support",
-  newTab: "(opens in a new tab)",
-};
 
-export const errorText = {
-  eyebrow: "Error {status}",
-  whereToGo: "Where to go",
-  startPage: "Start page",
-  yourAccount: "Your account",
-  /** What a person can do next, by status, when the message itself does not say. */
-  nextStep: {
-    404: "Check the address, or start again from the start page.",
-    403: "Reload the page you came from and try again.",
-    429: "Wait a minute, then try again.",
-    500: "This is a problem on the server. Try again in a moment.",
-    other: "Go back to the app you came from and start again.",
-  },
-  /** Titles of the errors the router raises itself (no page of the app explains them). */
-  statusTitles: {
-    400: "This request could not be understood",
-    403: "This is not allowed",
-    404: "Page not found",
-    405: "This page cannot do that",
-    413: "That was too large",
-    429: "Too many requests",
-    503: "The server is busy",
-    other: "Something went wrong",
-  } as Record<number | "other", string>,
-  /**
-   * How a message that already tells the person what to do begins (its sentences are checked): such a message gets
-   * no second, generic next step (the error pages said "Go back to the app and start signing in again." and then
-   * "Go back to the app you came from and start again."). A translation translates these with the messages.
-   */
-  instructionOpeners: ["Go back", "Try again", "Try the", "Reload", "Wait", "Check", "Start again", "Sign in", "Turn it on", "Enter", "Use "],
-  notFound: "There is nothing at this address.",
-  couldNotAnswer: "The server could not answer this request.",
-  couldNotShow: "The server could not show this page. Please try again.",
-};
+const STATUS_TITLES = [400, 403, 404, 405, 413, 429, 503] as const;
 
-/** Whether a message already says what to do next (one of its sentences starts with an instruction). */
-export function saysWhatToDo(message: string): boolean {
-  return message
-    .split(/(?<=[.!?])\s+/)
-    .some((sentence) => errorText.instructionOpeners.some((opener) => sentence.trim().startsWith(opener)));
+/** The title of an error the router raises itself (no page of the app explains them). */
+export function statusTitleKey(status: number) {
+  const known = STATUS_TITLES.find((code) => code === status);
+  return known === undefined ? ("common:errorPage.statusTitles.other" as const) : (`common:errorPage.statusTitles.${known}` as const);
 }
 
-export function nextStepFor(status: number): string {
-  if (status === 404) return errorText.nextStep[404];
-  if (status === 403) return errorText.nextStep[403];
-  if (status === 429) return errorText.nextStep[429];
-  if (status >= 500) return errorText.nextStep[500];
-  return errorText.nextStep.other;
+/** What a person can do next, by status, when the message itself does not say. */
+export function nextStepKey(status: number) {
+  if (status === 404) return "common:errorPage.nextStep.404" as const;
+  if (status === 403) return "common:errorPage.nextStep.403" as const;
+  if (status === 429) return "common:errorPage.nextStep.429" as const;
+  if (status >= 500) return "common:errorPage.nextStep.500" as const;
+  return "common:errorPage.nextStep.other" as const;
+}
+
+/**
+ * Whether a message already says what to do next: one of its sentences is an instruction, as the language's
+ * catalogue recognises them (common:errorPage.instructionOpeners: "Go back|Try again|…", how such sentences begin;
+ * an entry starting with "…" is how they end, for languages that put the verb last: "…てください"). Such a
+ * message gets no second, generic next step (the error pages said "Go back to the app and start signing in again."
+ * and then "Go back to the app you came from and start again.").
+ */
+export function saysWhatToDo(message: string, openers: string): boolean {
+  const entries = openers.split("|").filter(Boolean);
+  return message
+    .split(/(?<=[.!?。！？])\s*/)
+    .map((sentence) => sentence.trim().replace(/[.!?。！？]+$/, ""))
+    .some((sentence) => entries.some((entry) => (entry.startsWith("…") ? sentence.endsWith(entry.slice(1)) : sentence.startsWith(entry))));
 }

@@ -1,4 +1,5 @@
 import { AtriumError } from "../../errors/atrium-error.ts";
+import { englishText } from "../../i18n/translate.ts";
 import { OAuthError } from "../errors/oauth-error.ts";
 import type { ClientManager } from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
@@ -10,14 +11,20 @@ import { HOUR } from "../../util/time.ts";
 /** Why an authorization request cannot be shown or answered; the stable codes of AuthorizationPageError. */
 export type AuthorizationPageErrorCode = "request_invalid" | "request_unsupported" | "request_expired" | "request_answered" | "client_unreachable";
 
+/** Which page explains it: the key of its title and message in the catalogue (errors:authorize.<page>, docs/decisions/0019). */
+export type AuthorizationPage = "notPushed" | "expired" | "noClientId" | "otherClient" | "unreachable" | "answered" | "unsupported" | "noRequestUri";
+
 /**
  * A failure on the authorization screen that must not be sent to the
  * client's redirect_uri (the request, and so the redirect target, is not
- * trustworthy): the person sees a page with `title` and the message instead.
+ * trustworthy): the person sees a page with its title and message instead,
+ * in their language; the error's own title and message are the catalogue's English.
  */
 export class AuthorizationPageError extends AtriumError {
-  constructor(code: AuthorizationPageErrorCode, title: string, message: string, status = 400) {
-    super(code, message, { status, title });
+  constructor(code: AuthorizationPageErrorCode, page: AuthorizationPage, values: Record<string, string> = {}, status = 400) {
+    const titleKey = `errors:authorize.${page}.title` as const;
+    const messageKey = `errors:authorize.${page}.message` as const;
+    super(code, englishText(messageKey, values), { status, title: englishText(titleKey), titleKey, messageKey, messageValues: values });
   }
 }
 
@@ -29,12 +36,10 @@ export class AuthorizationPageError extends AtriumError {
  */
 export class AuthorizationReturnError extends AuthorizationPageError {
   constructor(
-    code: "request_expired" | "request_answered",
-    title: string,
-    message: string,
+    status: "expired" | "answered",
     readonly location: string,
   ) {
-    super(code, title, message);
+    super(status === "expired" ? "request_expired" : "request_answered", status);
   }
 }
 
@@ -57,25 +62,21 @@ export class AuthorizeManager {
   /** Loads the pending request behind a request_uri, for the screen. */
   async load(clientId: string | null, requestUri: string | null): Promise<PendingAuthorization> {
     if (!requestUri || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 512) {
-      throw new AuthorizationPageError(
-        "request_invalid",
-        "This sign-in link is not valid",
-        "Apps must first push their authorization request to this server (PAR) and send you here with the request_uri it returned.",
-      );
+      throw new AuthorizationPageError("request_invalid", "notPushed");
     }
     const now = this.now();
     const found = await this.requests.find(sha256Base64url(requestUri), now);
     if (!found) {
       // Never issued, or gone for longer than the grace period: nothing says where the app is.
-      throw new AuthorizationPageError("request_expired", "This sign-in link has expired or is not valid", "Go back to the app and start signing in again.");
+      throw new AuthorizationPageError("request_expired", "expired");
     }
     // RFC 9126 §4: the authorization request carries "client_id REQUIRED" beside the request_uri, and it must be the
     // client that pushed the request (otherwise one app could show the screen of another's request). Checked before
     // anything is sent back: a link with another client_id never redirects.
     const pushedBy = found.status === "active" ? found.request.clientId : found.returnAddress.clientId;
-    if (!clientId) throw new AuthorizationPageError("request_invalid", "This sign-in link is not valid", "The link does not say which app it is for (client_id is missing). Go back to the app and start again.");
+    if (!clientId) throw new AuthorizationPageError("request_invalid", "noClientId");
     if (clientId !== pushedBy) {
-      throw new AuthorizationPageError("request_invalid", "This sign-in link is not valid", "The client_id does not match the pushed request.");
+      throw new AuthorizationPageError("request_invalid", "otherClient");
     }
     if (found.status !== "active") throw this.returnToApp(found.status, found.returnAddress);
     const { request } = found;
@@ -83,13 +84,24 @@ export class AuthorizeManager {
     try {
       client = await this.clients.getClient(request.clientId);
     } catch (error) {
-      const detail = error instanceof OAuthError ? error.description : "The app's metadata could not be loaded.";
-      throw new AuthorizationPageError("client_unreachable", "This app cannot be reached right now", detail, 502);
+      const detail = error instanceof OAuthError ? error.description : "no details";
+      throw new AuthorizationPageError("client_unreachable", "unreachable", { detail }, 502);
     }
     // Showing the screen keeps the request alive while the person reads it.
     const extended = Math.min(now + this.options.requestUriLifetimeMs, request.createdAt + MAX_REQUEST_LIFETIME);
     if (extended > request.expiresAt) await this.requests.extend(request.idHash, extended);
     return { request, client, requestUri };
+  }
+
+  /**
+   * The languages a pending request asked the screen to use (its ui_locales, OIDC Core §3.1.2.1), for choosing the
+   * screen's language before the page itself loads the request; nothing for an unknown, spent or expired request_uri.
+   * A read only: it neither extends the request nor fetches the client.
+   */
+  async requestedLocales(requestUri: string | null): Promise<string[] | undefined> {
+    if (!requestUri || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 512) return undefined;
+    const found = await this.requests.find(sha256Base64url(requestUri), this.now());
+    return found?.status === "active" ? found.request.parameters.ui_locales?.split(" ") : undefined;
   }
 
   /** The person allowed the request: issue a single-use code (RFC 6749 §4.1.2). */
@@ -135,12 +147,7 @@ export class AuthorizeManager {
    */
   private returnToApp(status: "expired" | "answered", address: ReturnAddress): AuthorizationReturnError {
     const description = status === "expired" ? "This authorization request expired before it was answered" : "This authorization request was already answered";
-    return new AuthorizationReturnError(
-      status === "expired" ? "request_expired" : "request_answered",
-      status === "expired" ? "This sign-in request has expired" : "This sign-in request was already answered",
-      "Go back to the app and start signing in again.",
-      this.redirectUrl(address, { error: "access_denied", error_description: description }),
-    );
+    return new AuthorizationReturnError(status, this.redirectUrl(address, { error: "access_denied", error_description: description }));
   }
 
   /**

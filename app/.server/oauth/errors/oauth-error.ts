@@ -144,7 +144,8 @@ export function atResource(error: unknown): unknown {
 export class TooManyRequestsError extends OAuthError {
   declare readonly retryAfterSeconds: number;
 
-  constructor(description: string, retryAfterSeconds: number) {
-    super("temporarily_unavailable", description, 429, { retryAfterSeconds, xrpcName: "RateLimitExceeded", title: "Too many attempts" });
+  /** `words`: where a screen finds this refusal in the person's language (docs/decisions/0019). */
+  constructor(description: string, retryAfterSeconds: number, words: Pick<AtriumErrorOptions, "messageKey" | "messageValues"> = {}) {
+    super("temporarily_unavailable", description, 429, { retryAfterSeconds, xrpcName: "RateLimitExceeded", title: "Too many attempts", titleKey: "errors:page.titles.429", ...words });
   }
 }

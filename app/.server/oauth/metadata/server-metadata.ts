@@ -1,3 +1,4 @@
+import { LANGUAGES } from "../../../i18n/languages.ts";
 import type { Config } from "../../config.ts";
 
 /** docs/architecture.md, "The contract": exactly these scope tokens; `include` joins only with a permission-set resolver. */
@@ -59,7 +60,8 @@ export function authorizationServerMetadata(config: Config, endpoints: Partial<R
     request_uri_parameter_supported: true,
     require_request_uri_registration: true,
     prompt_values_supported: ["none", "login", "consent", "select_account"],
-    ui_locales_supported: ["en"],
+    // OIDC Discovery §3: the languages the screens ship, each with its full catalogue (docs/decisions/0019).
+    ui_locales_supported: [...LANGUAGES],
   };
 }
 

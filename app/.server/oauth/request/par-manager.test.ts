@@ -126,6 +126,17 @@ describe("ParManager.push", () => {
     });
   });
 
+  it("keeps ui_locales (OIDC Core §3.1.2.1) as space-separated tags, and refuses what is not a list of language tags", async () => {
+    const result = await par.push(input({ ui_locales: "  de-CH   fr en " }), DPOP_JKT);
+    expect(requests.rows.get(sha256Base64url(result.request_uri))!.parameters.ui_locales).toBe("de-CH fr en");
+    const none = await par.push(input({}), DPOP_JKT);
+    expect(requests.rows.get(sha256Base64url(none.request_uri))!.parameters.ui_locales).toBeUndefined();
+    // A tag this server does not ship is no error: the screen falls back to the next choice.
+    await expect(par.push(input({ ui_locales: "tlh" }), DPOP_JKT)).resolves.toBeDefined();
+    expect(parParametersSchema.safeParse({ client_id: "x", state: "s", code_challenge: "c".repeat(43), ui_locales: "fr,de" }).success).toBe(false);
+    expect(parParametersSchema.safeParse({ client_id: "x", state: "s", code_challenge: "c".repeat(43), ui_locales: "<script>" }).success).toBe(false);
+  });
+
   it("stores nothing when the request is refused", async () => {
     await refusal({ code_challenge_method: "plain" });
     await refusal({ scope: "transition:generic" });

@@ -27,6 +27,15 @@ export const parParametersSchema = z.object({
   response_mode: optionalText(16),
   login_hint: optionalText(512),
   prompt: optionalText(64),
+  // OIDC Core §3.1.2.1: "End-User's preferred languages and scripts for the user interface, represented as a
+  // space-separated list of BCP47 [RFC5646] language tag values, ordered by preference". Tags this server does not
+  // ship are no error (the screen falls back); tags that are not tags at all are.
+  ui_locales: z
+    .string()
+    .max(256)
+    .transform((value) => value.trim().split(/\s+/).filter(Boolean).join(" "))
+    .refine((value) => value.split(" ").every((tag) => /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(tag)), "ui_locales must be space-separated BCP 47 language tags")
+    .optional(),
   dpop_jkt: optionalText(128),
   nonce: optionalText(512),
   request_uri: optionalText(4096),
@@ -100,6 +109,7 @@ function validateAuthorizationParameters(input: ParInput, client: OAuthClient, d
     response_mode: responseMode,
     login_hint: input.login_hint?.trim() || undefined,
     prompt: parsePrompt(input.prompt),
+    ui_locales: input.ui_locales || undefined,
   };
 }
 

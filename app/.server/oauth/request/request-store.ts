@@ -13,6 +13,8 @@ export type AuthorizationParameters = {
   response_mode: "query" | "fragment";
   login_hint?: string;
   prompt?: "none" | "login" | "consent" | "select_account";
+  /** OIDC Core §3.1.2.1: the languages the app asks the screen to use, by preference (space-separated BCP 47 tags). */
+  ui_locales?: string;
   /** Permission sets requested with include:, already expanded into `scope`. */
   permission_sets?: PermissionSetGrant[];
 };

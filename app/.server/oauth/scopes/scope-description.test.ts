@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { english } from "../../i18n/translate.ts";
 import { describeScopeValue, groupPermissions } from "./scope-description.ts";
 
 describe("groupPermissions", () => {
   it("merges repository permissions into one row per collection", () => {
-    const groups = groupPermissions("atproto repo:app.bsky.feed.post?action=create repo:app.bsky.feed.post?action=delete repo:com.example.thing");
+    const groups = groupPermissions("atproto repo:app.bsky.feed.post?action=create repo:app.bsky.feed.post?action=delete repo:com.example.thing", english);
     expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are"]);
     expect(groups.repository).toEqual([
       { collection: "app.bsky.feed.post", label: "Posts", create: true, update: false, delete: true },
@@ -11,27 +12,26 @@ describe("groupPermissions", () => {
     ]);
     // Deleting records is destructive: a caution.
     expect(groups.hasWarnings).toBe(true);
-    expect(groupPermissions("atproto repo:app.bsky.feed.post?action=create").hasWarnings).toBe(false);
+    expect(groupPermissions("atproto repo:app.bsky.feed.post?action=create", english).hasWarnings).toBe(false);
   });
 
   it("puts any collection first and warns about it", () => {
-    const groups = groupPermissions("atproto repo:app.bsky.feed.like repo:*?action=create");
+    const groups = groupPermissions("atproto repo:app.bsky.feed.like repo:*?action=create", english);
     expect(groups.repository[0]).toMatchObject({ collection: "*", label: "Any kind of record", create: true, update: false });
     expect(groups.hasWarnings).toBe(true);
   });
 
   it("lists uploads by media type; */* covers the rest", () => {
-    expect(groupPermissions("blob:image/* blob:video/mp4").uploads).toEqual([
+    expect(groupPermissions("blob:image/* blob:video/mp4", english).uploads).toEqual([
       { accept: "image/*", label: "Images of any format" },
       { accept: "video/mp4", label: "MP4 videos" },
     ]);
-    expect(groupPermissions("blob:image/* blob:*/*").uploads).toEqual([{ accept: "*/*", label: "Any kind of file" }]);
+    expect(groupPermissions("blob:image/* blob:*/*", english).uploads).toEqual([{ accept: "*/*", label: "Any kind of file" }]);
   });
 
   it("groups calls by service", () => {
     const groups = groupPermissions(
-      "rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview rpc:app.bsky.actor.getProfile?aud=did:web:api.bsky.app%23bsky_appview rpc:*?aud=did:web:chat.example%23chat",
-    );
+      "rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview rpc:app.bsky.actor.getProfile?aud=did:web:api.bsky.app%23bsky_appview rpc:*?aud=did:web:chat.example%23chat", english);
     expect(groups.calls).toEqual([
       {
         service: "did:web:api.bsky.app#bsky_appview",
@@ -47,7 +47,7 @@ describe("groupPermissions", () => {
   });
 
   it("warns about account management and identity takeover", () => {
-    const groups = groupPermissions("account:email account:status?action=manage identity:handle identity:*");
+    const groups = groupPermissions("account:email account:status?action=manage identity:handle identity:*", english);
     expect(groups.account.map((permission) => [permission.title, Boolean(permission.warning)])).toEqual([
       ["See your email address", false],
       ["Deactivate or reactivate your account", true],
@@ -59,7 +59,7 @@ describe("groupPermissions", () => {
   });
 
   it("keeps transition scopes in plain words and unknown values as they are", () => {
-    const groups = groupPermissions("atproto transition:generic transition:email something-else");
+    const groups = groupPermissions("atproto transition:generic transition:email something-else", english);
     expect(groups.general.map((permission) => permission.title)).toEqual(["Know who you are", "Act on your account in almost every way"]);
     // Broad access: summarised, with what it includes (destructive powers marked) and leaves out.
     const generic = groups.general[1]!;
@@ -72,11 +72,11 @@ describe("groupPermissions", () => {
     expect(generic.excludes).toMatch(/email/);
     expect(groups.account.map((permission) => permission.title)).toEqual(["See your email address"]);
     expect(groups.other.map((permission) => permission.title)).toEqual(["something-else"]);
-    expect(groupPermissions("")).toMatchObject({ general: [], repository: [], uploads: [], calls: [], account: [], identity: [], other: [], hasWarnings: false });
+    expect(groupPermissions("", english)).toMatchObject({ general: [], repository: [], uploads: [], calls: [], account: [], identity: [], other: [], hasWarnings: false });
   });
 
   it("describes a did:web audience by its host", () => {
-    expect(describeScopeValue("rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview").title).toBe(
+    expect(describeScopeValue("rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview", english).title).toBe(
       "Call app.bsky.feed.getTimeline on api.bsky.app (bsky_appview) as you",
     );
   });

@@ -1,4 +1,11 @@
 import { AccountPermission, BlobPermission, IdentityPermission, RepoPermission, RpcPermission } from "@atproto/oauth-scopes";
+import { listOf, type Translate } from "../../i18n/translate.ts";
+
+/*
+ * Scopes in plain words, in the screen's language (docs/decisions/0019): every text comes from the catalogue's
+ * permissions namespace (app/i18n/locales/<language>/permissions.json) through `t`. Technical names (NSIDs, media
+ * types, services) stay as they are, beside the words.
+ */
 
 /** One power a broad permission includes, in plain words; `warning` marks what can destroy or take over. */
 export type IncludedPower = { title: string; warning?: boolean };
@@ -9,90 +16,90 @@ export type IncludedPower = { title: string; warning?: boolean };
  */
 export type PermissionDescription = { scope: string; title: string; detail?: string; warning?: boolean; includes?: IncludedPower[]; excludes?: string };
 
-const listFormat = new Intl.ListFormat("en", { style: "long", type: "conjunction" });
+const REPO_ACTIONS = ["create", "update", "delete"] as const;
 
-function list(values: readonly string[]): string {
-  return listFormat.format(values.map((value) => (value === "*" ? "any" : value)));
-}
-
-const REPO_VERBS: Record<string, string> = { create: "create", update: "change", delete: "delete" };
-
-const IDENTITY_TAKEOVER =
-  "Change your handle, your signing keys and which server hosts your account. An app with this permission can take over your account: only allow apps you fully trust.";
-
-export function describeScopeValue(scope: string): PermissionDescription {
+export function describeScopeValue(scope: string, t: Translate): PermissionDescription {
   switch (scope) {
     case "atproto":
-      return { scope, title: "Know who you are", detail: "Your account identifier (DID) and handle." };
+      return { scope, title: t("permissions:scope.atproto.title"), detail: t("permissions:scope.atproto.detail") };
     case "transition:generic":
       // Not "like the official app": the words must not lend an app the authority of another (the review of issue 11).
       // What it covers: docs/architecture.md, "Scopes and the data server" (everything but account: and chat).
       return {
         scope,
-        title: "Act on your account in almost every way",
-        detail: "Post, like and follow, change or delete any of your records, upload files, change your handle, and use other services as you.",
+        title: t("permissions:scope.generic.title"),
+        detail: t("permissions:scope.generic.detail"),
         warning: true,
         includes: [
-          { title: "Create posts, likes, follows and any other kind of record" },
-          { title: "Change or delete any of your records, your profile included", warning: true },
-          { title: "Upload images, videos and other files" },
-          { title: "Change your handle and other identity settings", warning: true },
-          { title: "See and change your preferences" },
-          { title: "Use other services as you, such as your feeds and notifications" },
+          { title: t("permissions:scope.generic.includes.create") },
+          { title: t("permissions:scope.generic.includes.changeDelete"), warning: true },
+          { title: t("permissions:scope.generic.includes.upload") },
+          { title: t("permissions:scope.generic.includes.handle"), warning: true },
+          { title: t("permissions:scope.generic.includes.preferences") },
+          { title: t("permissions:scope.generic.includes.services") },
         ],
-        excludes: "Not included: your email address, your direct messages, and account settings such as deactivating your account.",
+        excludes: t("permissions:scope.generic.excludes"),
       };
     case "transition:email":
-      return { scope, title: "See your email address", detail: "Including whether it is confirmed." };
+      return { scope, title: t("permissions:scope.email.title"), detail: t("permissions:scope.email.detail") };
     case "transition:chat.bsky":
-      return { scope, title: "Read and send your direct messages", detail: "Bluesky chat (chat.bsky.*).", warning: true };
+      return { scope, title: t("permissions:scope.chat.title"), detail: t("permissions:scope.chat.detail"), warning: true };
   }
   const repo = RepoPermission.fromString(scope);
   if (repo) {
-    const verbs = list(repo.action.map((action) => REPO_VERBS[action] ?? action));
-    const what = repo.collection.includes("*") ? "any kind of record" : `records of type ${list(repo.collection)}`;
+    const actions = listOf(
+      t,
+      REPO_ACTIONS.filter((action) => repo.action.includes(action)).map((action) => t(`permissions:scope.repo.verbs.${action}`)),
+    );
+    const title = repo.collection.includes("*")
+      ? t("permissions:scope.repo.any", { actions })
+      : t("permissions:scope.repo.types", { actions, types: listOf(t, repo.collection) });
     // Deleting is destructive whatever the kind of record.
-    return { scope, title: `${capitalize(verbs)} ${what} in your repository`, ...(repo.action.includes("delete") || repo.collection.includes("*") ? { warning: true } : {}) };
+    return { scope, title, ...(repo.action.includes("delete") || repo.collection.includes("*") ? { warning: true } : {}) };
   }
   const rpc = RpcPermission.fromString(scope);
   if (rpc) {
-    const methods = rpc.lxm.includes("*") ? "any method" : list(rpc.lxm);
-    return { scope, title: `Call ${methods} on ${serviceLabel(rpc.aud)} as you` };
+    const methods = rpc.lxm.includes("*") ? t("permissions:scope.rpc.anyMethod") : listOf(t, rpc.lxm);
+    return { scope, title: t("permissions:scope.rpc.title", { methods, service: serviceLabel(rpc.aud, t) }) };
   }
   const blob = BlobPermission.fromString(scope);
-  if (blob) return { scope, title: `Upload files (${list(blob.accept.map(mediaTypeLabel))})` };
+  if (blob) return { scope, title: t("permissions:scope.blob", { types: listOf(t, blob.accept.map((accept) => mediaTypeLabel(accept, t))) }) };
   const account = AccountPermission.fromString(scope);
-  if (account) return describeAccount(scope, account);
+  if (account) return describeAccount(scope, account, t);
   const identity = IdentityPermission.fromString(scope);
   if (identity) {
     return identity.attr === "handle"
-      ? { scope, title: "Change your handle", detail: "People will find you under the new name; links to your old handle stop working.", warning: true }
-      : { scope, title: "Control your identity", detail: IDENTITY_TAKEOVER, warning: true };
+      ? { scope, title: t("permissions:scope.handle.title"), detail: t("permissions:scope.handle.detail"), warning: true }
+      : { scope, title: t("permissions:scope.identity.title"), detail: t("permissions:scope.identity.detail"), warning: true };
   }
   return { scope, title: scope };
 }
 
-export function describeScope(scope: string): PermissionDescription[] {
-  return scope.split(" ").filter(Boolean).map(describeScopeValue);
+export function describeScope(scope: string, t: Translate): PermissionDescription[] {
+  return scope
+    .split(" ")
+    .filter(Boolean)
+    .map((value) => describeScopeValue(value, t));
 }
 
-function describeAccount(scope: string, permission: AccountPermission): PermissionDescription {
+function describeAccount(scope: string, permission: AccountPermission, t: Translate): PermissionDescription {
   const manage = permission.action.includes("manage");
   switch (permission.attr) {
     case "email":
       return manage
-        ? { scope, title: "See and change your email address", detail: "Whoever controls your email can reset your password.", warning: true }
-        : { scope, title: "See your email address", detail: "Including whether it is confirmed." };
+        ? { scope, title: t("permissions:scope.emailManage.title"), detail: t("permissions:scope.emailManage.detail"), warning: true }
+        : { scope, title: t("permissions:scope.email.title"), detail: t("permissions:scope.email.detail") };
     case "repo":
       return manage
-        ? { scope, title: "Import or replace your whole repository", detail: "Everything you have posted could be overwritten.", warning: true }
-        : { scope, title: "See the state of your repository" };
+        ? { scope, title: t("permissions:scope.repoManage.title"), detail: t("permissions:scope.repoManage.detail"), warning: true }
+        : { scope, title: t("permissions:scope.repoRead") };
     case "status":
       return manage
-        ? { scope, title: "Deactivate or reactivate your account", detail: "While deactivated, your posts and profile are hidden.", warning: true }
-        : { scope, title: "See whether your account is active" };
+        ? { scope, title: t("permissions:scope.statusManage.title"), detail: t("permissions:scope.statusManage.detail"), warning: true }
+        : { scope, title: t("permissions:scope.statusRead") };
   }
-  return { scope, title: `${manage ? "Manage" : "See"} your account ${permission.attr as string}`, warning: manage };
+  const attribute = permission.attr as string;
+  return { scope, title: manage ? t("permissions:scope.accountManage", { attribute }) : t("permissions:scope.accountRead", { attribute }), warning: manage };
 }
 
 /* ------------------------------------------------------------------ */
@@ -125,42 +132,42 @@ export type PermissionGroups = {
   hasWarnings: boolean;
 };
 
-/** Friendly names for the collections people meet most often. */
-const COLLECTION_LABELS: Record<string, string> = {
-  "app.bsky.feed.post": "Posts",
-  "app.bsky.feed.like": "Likes",
-  "app.bsky.feed.repost": "Reposts",
-  "app.bsky.feed.threadgate": "Who can reply to your posts",
-  "app.bsky.feed.postgate": "Who can quote your posts",
-  "app.bsky.feed.generator": "Custom feeds",
-  "app.bsky.graph.follow": "Follows",
-  "app.bsky.graph.block": "Blocks",
-  "app.bsky.graph.list": "Lists",
-  "app.bsky.graph.listitem": "People on your lists",
-  "app.bsky.graph.listblock": "Blocked lists",
-  "app.bsky.graph.starterpack": "Starter packs",
-  "app.bsky.actor.profile": "Your profile",
-  "chat.bsky.actor.declaration": "Who can message you",
-};
+/** Friendly names for the collections people meet most often: their keys under permissions:collections. */
+const COLLECTION_LABELS = {
+  "app.bsky.feed.post": "post",
+  "app.bsky.feed.like": "like",
+  "app.bsky.feed.repost": "repost",
+  "app.bsky.feed.threadgate": "threadgate",
+  "app.bsky.feed.postgate": "postgate",
+  "app.bsky.feed.generator": "generator",
+  "app.bsky.graph.follow": "follow",
+  "app.bsky.graph.block": "block",
+  "app.bsky.graph.list": "list",
+  "app.bsky.graph.listitem": "listitem",
+  "app.bsky.graph.listblock": "listblock",
+  "app.bsky.graph.starterpack": "starterpack",
+  "app.bsky.actor.profile": "profile",
+  "chat.bsky.actor.declaration": "chatDeclaration",
+} as const;
 
-const MEDIA_LABELS: Record<string, string> = {
-  "*/*": "Any kind of file",
-  "image/*": "Images of any format",
-  "video/*": "Videos of any format",
-  "audio/*": "Audio of any format",
-  "text/*": "Text files of any format",
-  "application/*": "Documents and other application files",
-};
+function collectionLabel(collection: string, t: Translate): string {
+  if (collection === "*") return t("permissions:anyKindOfRecord");
+  const known = COLLECTION_LABELS[collection as keyof typeof COLLECTION_LABELS];
+  return known ? t(`permissions:collections.${known}`) : t("permissions:namedRecords", { name: nsidWords(collection) });
+}
 
-const MEDIA_KINDS: Record<string, string> = { image: "images", video: "videos", audio: "audio", text: "text files" };
+/** Media ranges with words of their own: their keys under permissions:media. */
+const MEDIA_LABELS = { "*/*": "any", "image/*": "image", "video/*": "video", "audio/*": "audio", "text/*": "text", "application/*": "application" } as const;
+
+const MEDIA_KINDS = ["image", "video", "audio", "text"] as const;
 
 /** image/* → "Images of any format", video/mp4 → "MP4 videos", anything else as it is. */
-function mediaTypeLabel(accept: string): string {
-  const known = MEDIA_LABELS[accept];
-  if (known) return known;
+function mediaTypeLabel(accept: string, t: Translate): string {
+  const known = MEDIA_LABELS[accept as keyof typeof MEDIA_LABELS];
+  if (known) return t(`permissions:media.${known}`);
   const [kind = "", subtype = ""] = accept.split("/");
-  const kinds = MEDIA_KINDS[kind];
-  if (kinds && /^[a-z0-9.+-]+$/i.test(subtype)) return `${subtype.replace(/^x-/, "").toUpperCase()} ${kinds}`;
+  const kinds = MEDIA_KINDS.find((one) => one === kind);
+  if (kinds && /^[a-z0-9.+-]+$/i.test(subtype)) return t(`permissions:media.typed.${kinds}`, { format: subtype.replace(/^x-/, "").toUpperCase() });
   return accept;
 }
 
@@ -179,8 +186,8 @@ export function nsidWords(nsid: string): string {
 }
 
 /** did:web:api.bsky.app#bsky_appview → "api.bsky.app (bsky_appview)". */
-function serviceLabel(aud: string): string {
-  if (aud === "*") return "any service";
+function serviceLabel(aud: string, t: Translate): string {
+  if (aud === "*") return t("permissions:scope.rpc.anyService");
   const [did = aud, fragment] = aud.split("#");
   const host = did.startsWith("did:web:") ? decodeURIComponent(did.slice("did:web:".length)) : did;
   return fragment ? `${host} (${fragment})` : host;
@@ -191,7 +198,7 @@ function serviceLabel(aud: string): string {
  * account, identity), merging values of the same family so a person sees
  * one table of collections × actions instead of a list of scope strings.
  */
-export function groupPermissions(scope: string): PermissionGroups {
+export function groupPermissions(scope: string, t: Translate): PermissionGroups {
   const groups: PermissionGroups = { general: [], repository: [], uploads: [], calls: [], account: [], identity: [], other: [], hasWarnings: false };
   const repository = new Map<string, RepositoryRow>();
   const uploads = new Set<string>();
@@ -200,17 +207,17 @@ export function groupPermissions(scope: string): PermissionGroups {
 
   for (const value of values) {
     if (value === "atproto" || value === "transition:generic" || value === "transition:chat.bsky") {
-      groups.general.push(describeScopeValue(value));
+      groups.general.push(describeScopeValue(value, t));
       continue;
     }
     if (value === "transition:email") {
-      groups.account.push(describeScopeValue(value));
+      groups.account.push(describeScopeValue(value, t));
       continue;
     }
     const repo = RepoPermission.fromString(value);
     if (repo) {
       for (const collection of repo.collection) {
-        const label = collection === "*" ? "Any kind of record" : (COLLECTION_LABELS[collection] ?? `${nsidWords(collection)} records`);
+        const label = collectionLabel(collection, t);
         const row = repository.get(collection) ?? { collection, label, create: false, update: false, delete: false };
         for (const action of repo.action) row[action] = true;
         repository.set(collection, row);
@@ -231,23 +238,25 @@ export function groupPermissions(scope: string): PermissionGroups {
     }
     const account = AccountPermission.fromString(value);
     if (account) {
-      groups.account.push(describeAccount(value, account));
+      groups.account.push(describeAccount(value, account, t));
       continue;
     }
     const identity = IdentityPermission.fromString(value);
     if (identity) {
-      groups.identity.push(describeScopeValue(value));
+      groups.identity.push(describeScopeValue(value, t));
       continue;
     }
-    groups.other.push(describeScopeValue(value));
+    groups.other.push(describeScopeValue(value, t));
   }
 
   // "Any kind of record" first, then the collections in the order asked.
   groups.repository = [...repository.values()].sort((a, b) => Number(b.collection === "*") - Number(a.collection === "*"));
-  groups.uploads = uploads.has("*/*") ? [{ accept: "*/*", label: mediaTypeLabel("*/*") }] : [...uploads].map((accept) => ({ accept, label: mediaTypeLabel(accept) }));
+  groups.uploads = uploads.has("*/*")
+    ? [{ accept: "*/*", label: mediaTypeLabel("*/*", t) }]
+    : [...uploads].map((accept) => ({ accept, label: mediaTypeLabel(accept, t) }));
   groups.calls = [...calls].map(([service, methods]) => ({
     service,
-    serviceLabel: serviceLabel(service),
+    serviceLabel: serviceLabel(service, t),
     methods: methods.has("*") ? [] : [...methods].map((nsid) => ({ nsid, label: nsidWords(nsid) })),
     anyMethod: methods.has("*"),
   }));

@@ -2,6 +2,7 @@ import type { ConnectedApp } from "../../accounts/connected-apps.ts";
 import { isLoopbackClientId } from "../../oauth/client/client-metadata.ts";
 import type { OAuthClient } from "../../oauth/client/client-metadata.ts";
 import { groupPermissions } from "../../oauth/scopes/scope-description.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { clientIdentity } from "../client-identity.ts";
 import type { AppsView, ConnectedAppView } from "./views.ts";
@@ -13,23 +14,23 @@ import { signedInAction, signedInPage } from "./signed-in-page.ts";
 const CLIENT_LOOKUP_TIMEOUT_MS = 3_000;
 
 /** GET /account/apps: every app the account has allowed, with what it may do. */
-export async function showConnectedApps(services: Services, request: Request): Promise<PageOutcome<AppsView>> {
-  return signedInPage(services, request, async ({ account }, base) => {
+export async function showConnectedApps(services: Services, request: Request, t: Translate): Promise<PageOutcome<AppsView>> {
+  return signedInPage(services, request, t, async ({ account }, base) => {
     const apps = await services.connectedApps.list(account.did);
-    return { ...base, kind: "apps", apps: await Promise.all(apps.map((app) => appView(services, app))) };
+    return { ...base, kind: "apps", apps: await Promise.all(apps.map((app) => appView(services, app, t))) };
   });
 }
 
 /** POST /account/apps: Revoke ends every token of the app at once and forgets the consent. */
-export async function answerConnectedApps(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<never>> {
-  return signedInAction(services, request, form, async ({ account }) => {
-    if (form("intent") !== "revoke" || !form("client_id")) return errorOutcome(400, "Nothing to do", "The form did not say which app to revoke.");
+export async function answerConnectedApps(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<never>> {
+  return signedInAction(services, request, form, t, async ({ account }) => {
+    if (form("intent") !== "revoke" || !form("client_id")) return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noAppToRevoke"));
     await services.connectedApps.revoke(account.did, form("client_id"));
     return redirectTo(withNotice("/account/apps", "revoked"));
   });
 }
 
-async function appView(services: Services, app: ConnectedApp): Promise<ConnectedAppView> {
+async function appView(services: Services, app: ConnectedApp, t: Translate): Promise<ConnectedAppView> {
   // A loopback app has no document to look up: it is known by its client_id alone.
   const client = isLoopbackClientId(app.clientId) ? undefined : await lookupClient(services, app.clientId);
   const service = { serviceName: services.config.brand.serviceName, issuer: services.config.issuer };
@@ -38,7 +39,7 @@ async function appView(services: Services, app: ConnectedApp): Promise<Connected
     clientId: app.clientId,
     clientUri: client?.clientUri,
     scope: app.scope,
-    groups: groupPermissions(app.scope),
+    groups: groupPermissions(app.scope, t),
     firstAuthorizedAt: app.firstAuthorizedAt.toISOString(),
     lastUsedAt: app.lastUsedAt?.toISOString(),
     activeGrants: app.activeGrants,

@@ -1,9 +1,9 @@
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { accountReturnPath, csrfToken, currentSession, isTrustedPost, selectAccount, selectedAccountDid, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
 import type { ChooserView, OverviewView, SignInView } from "./views.ts";
 import { noticeOf, withNotice } from "./notices.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
-import { accountText } from "../../../components/account/text.ts";
 import { browserAccounts } from "./signed-in-page.ts";
 
 /**
@@ -11,10 +11,10 @@ import { browserAccounts } from "./signed-in-page.ts";
  * when several accounts are signed in here and none is chosen (or `?choose=1`), the overview otherwise
  * (docs/decisions/0020).
  */
-export async function showAccountHome(services: Services, request: Request): Promise<PageOutcome<SignInView | ChooserView | OverviewView>> {
+export async function showAccountHome(services: Services, request: Request, t: Translate): Promise<PageOutcome<SignInView | ChooserView | OverviewView>> {
   const headers = new Headers();
   const token = csrfToken(services, request, headers);
-  const notice = noticeOf(request);
+  const notice = noticeOf(request, t);
   const url = new URL(request.url);
   const next = accountReturnPath(url.searchParams.get("next"));
   const accounts = await signedInAccounts(services, request);
@@ -49,8 +49,8 @@ export async function showAccountHome(services: Services, request: Request): Pro
 }
 
 /** POST /account: password sign-in (adding an account when others are signed in here), or choosing an account (intent=choose). */
-export async function answerAccountHome(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
-  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm();
+export async function answerAccountHome(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm(t);
   const next = accountReturnPath(form("next"));
   if (form("intent") === "choose") {
     const cookies = await selectAccount(services, request, form("account"));
@@ -60,15 +60,15 @@ export async function answerAccountHome(services: Services, request: Request, fo
   }
   const identifier = form("identifier").trim();
   const errors: Record<string, string> = {};
-  if (!identifier) errors.identifier = accountText.signIn.enterIdentifier;
-  if (!form("password")) errors.password = accountText.signIn.enterPassword;
+  if (!identifier) errors.identifier = t("errors:form.enterIdentifier");
+  if (!form("password")) errors.password = t("errors:form.enterPassword");
   if (Object.keys(errors).length) return formErrors("sign-in", errors, { identifier });
   let setCookies: string[];
   try {
     ({ setCookies } = await signInWithPassword(services, request, identifier, form("password"), form("stay_signed_in") === "on"));
   } catch (error) {
     // Never says which part was wrong, so the error belongs to the whole form.
-    return formErrorOf(error, "sign-in", "form", { identifier });
+    return formErrorOf(error, t, "sign-in", "form", { identifier });
   }
   return redirectTo(next === "/account" ? withNotice(next, "signed-in") : next, withCookies(new Headers(), setCookies));
 }

@@ -1,23 +1,41 @@
-import { accountText } from "../../../components/account/text.ts";
+import type { Translate } from "../../i18n/translate.ts";
 
 /**
  * One-line confirmations shown after a form post redirects (post/redirect/get):
- * the redirect names a notice by key, the page shows its fixed text, so
- * nothing from the address bar is ever echoed.
+ * the redirect names a notice by key, the page shows its fixed text (the
+ * catalogue's account:notices.<key>, in the screen's language), so nothing
+ * from the address bar is ever echoed.
  */
-const NOTICES = accountText.notices;
+const NOTICES = [
+  "signed-in",
+  "signed-out",
+  "signed-out-all",
+  "password-reset",
+  "account-switched",
+  "revoked",
+  "session-ended",
+  "others-ended",
+  "passkey-added",
+  "passkey-renamed",
+  "passkey-deleted",
+  "password-changed",
+  "identity-confirmed",
+  "secure-confirmed",
+  "account-secured",
+  "account-secured-apps",
+] as const;
 
-export type NoticeKey = keyof typeof NOTICES;
+export type NoticeKey = (typeof NOTICES)[number];
 
-export function noticeOf(request: Request): string | undefined {
+export function noticeOf(request: Request, t: Translate): string | undefined {
   const key = noticeKeyOf(request);
-  return key ? NOTICES[key] : undefined;
+  return key ? t(`account:notices.${key}`) : undefined;
 }
 
 /** Which notice the address names, when it names a known one. */
 export function noticeKeyOf(request: Request): NoticeKey | undefined {
   const key = new URL(request.url).searchParams.get("notice");
-  return key && key in NOTICES ? (key as NoticeKey) : undefined;
+  return NOTICES.find((known) => known === key);
 }
 
 export function withNotice(path: string, notice: NoticeKey): string {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { authenticationResponseSchema } from "../../accounts/passkey-manager.ts";
 import { requestClientAddress } from "../../http/browser.ts";
 import { type JsonOutcome, jsonErrorOf } from "../outcome.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { accountReturnPath, isTrustedPost, startSession } from "../browser-session.ts";
 import { withNotice } from "./notices.ts";
@@ -25,11 +26,11 @@ const signInInput = z.object({
 });
 
 /** POST /account/passkey-auth (JSON {csrf_token, next?, response}) → {ok, next} and a session cookie. */
-export async function accountPasskeySignIn(services: Services, request: Request, body: unknown): Promise<JsonOutcome> {
+export async function accountPasskeySignIn(services: Services, request: Request, body: unknown, t: Translate): Promise<JsonOutcome> {
   const parsed = signInInput.safeParse(body);
-  if (!parsed.success) return { status: 400, body: { error: "invalid_request", error_description: "The passkey answer is malformed." } };
+  if (!parsed.success) return { status: 400, body: { error: "invalid_request", error_description: t("errors:passkey.malformed") } };
   if (!isTrustedPost(services, request, parsed.data.csrf_token)) {
-    return { status: 403, body: { error: "invalid_request", error_description: "The page was out of date or did not come from this server; reload it and try again." } };
+    return { status: 403, body: { error: "invalid_request", error_description: t("errors:json.staleForm") } };
   }
   try {
     const account = await services.signIn.withPasskey(parsed.data.response as never, {}, requestClientAddress(request));
@@ -41,6 +42,6 @@ export async function accountPasskeySignIn(services: Services, request: Request,
       headers: { "Set-Cookie": cookie },
     };
   } catch (error) {
-    return jsonErrorOf(error);
+    return jsonErrorOf(error, t);
   }
 }

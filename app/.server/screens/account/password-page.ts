@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../../accounts/password.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import type { SignedIn } from "../browser-session.ts";
 import type { PasswordView, SecureAccountView } from "./views.ts";
@@ -9,8 +10,8 @@ import { confirmView, confirmWithPassword } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
 /** GET /account/password; right after a change, also the offer to secure the account. */
-export async function showPasswordPage(services: Services, request: Request): Promise<PageOutcome<PasswordView>> {
-  return signedInPage(services, request, async (signedIn, base) => ({
+export async function showPasswordPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<PasswordView>> {
+  return signedInPage(services, request, t, async (signedIn, base) => ({
     ...base,
     kind: "password",
     minLength: PASSWORD_MIN_LENGTH,
@@ -34,18 +35,18 @@ async function secureAccountView(services: Services, request: Request, signedIn:
 }
 
 /** POST /account/password: change the password (no intent, or intent=change), secure the account, or confirm it's you. */
-export async function answerPasswordPage(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
-  return signedInAction(services, request, form, async (signedIn) => {
+export async function answerPasswordPage(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+  return signedInAction(services, request, form, t, async (signedIn) => {
     switch (form("intent")) {
       case "":
       case "change":
-        return changePassword(services, request, signedIn, form);
+        return changePassword(services, request, signedIn, form, t);
       case "secure":
-        return secureAccount(services, signedIn, form);
+        return secureAccount(services, signedIn, form, t);
       case "confirm":
-        return confirmWithPassword(services, request, signedIn, form("password"), "/account/password");
+        return confirmWithPassword(services, request, signedIn, form("password"), "/account/password", t);
     }
-    return errorOutcome(400, "Nothing to do", "The form did not say what to do.");
+    return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noIntent"));
   });
 }
 
@@ -55,16 +56,22 @@ export async function answerPasswordPage(services: Services, request: Request, f
  * counts as a recent authentication (docs/decisions/0007); a change signs
  * out every other browser.
  */
-async function changePassword(services: Services, request: Request, { account, sessionIdHash }: SignedIn, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+async function changePassword(
+  services: Services,
+  request: Request,
+  { account, sessionIdHash }: SignedIn,
+  form: (name: string) => string,
+  t: Translate,
+): Promise<PageOutcome<FormErrors>> {
   const current = form("current_password");
   const next = form("new_password");
   const confirm = form("confirm_password");
   const errors: Record<string, string> = {};
-  if (!current) errors.current_password = "Enter your current password.";
-  if (next.length < PASSWORD_MIN_LENGTH) errors.new_password = `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
-  else if (next.length > PASSWORD_MAX_LENGTH) errors.new_password = "That password is too long.";
-  else if (next === current) errors.new_password = "Choose a password different from the current one.";
-  if (!errors.new_password && confirm !== next) errors.confirm_password = "This does not match the new password.";
+  if (!current) errors.current_password = t("errors:form.enterCurrentPassword");
+  if (next.length < PASSWORD_MIN_LENGTH) errors.new_password = t("errors:form.passwordTooShort", { count: PASSWORD_MIN_LENGTH });
+  else if (next.length > PASSWORD_MAX_LENGTH) errors.new_password = t("errors:form.passwordTooLong");
+  else if (next === current) errors.new_password = t("errors:form.passwordSame");
+  if (!errors.new_password && confirm !== next) errors.confirm_password = t("errors:form.passwordMismatch");
   if (Object.keys(errors).length) return formErrors("password", errors);
 
   try {
@@ -72,10 +79,10 @@ async function changePassword(services: Services, request: Request, { account, s
     await services.signIn.confirmPassword(account.did, current, sessionIdHash);
     await services.accounts.changePassword(account.did, current, next);
   } catch (error) {
-    if (hasCode(error, "sign_in_failed", "password_wrong")) return formErrors("password", { current_password: "The current password is not right." });
-    if (hasCode(error, "password_invalid")) return formErrors("password", { new_password: error.message });
+    if (hasCode(error, "sign_in_failed", "password_wrong")) return formErrors("password", { current_password: t("errors:form.currentPasswordWrong") });
+    if (hasCode(error, "password_invalid")) return formErrors("password", { new_password: t("errors:form.passwordRejected") });
     // A wait belongs to the whole form.
-    return formErrorOf(error, "password", "form");
+    return formErrorOf(error, t, "password", "form");
   }
   await services.sessions.destroyOthers(account.did, sessionIdHash);
   // The current password was just checked: that is a recent authentication (docs/decisions/0007).
@@ -88,9 +95,14 @@ async function changePassword(services: Services, request: Request, { account, s
  * out, and (ticked by default) every app disconnected. It needs a recent
  * authentication: it is what a person does when someone else may be in.
  */
-async function secureAccount(services: Services, { account, sessionIdHash, recentlyAuthenticated }: SignedIn, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+async function secureAccount(
+  services: Services,
+  { account, sessionIdHash, recentlyAuthenticated }: SignedIn,
+  form: (name: string) => string,
+  t: Translate,
+): Promise<PageOutcome<FormErrors>> {
   if (!recentlyAuthenticated) {
-    return formErrors("secure", { form: "For your safety, confirm it's you first: enter your password or use one of your passkeys." }, undefined, 403);
+    return formErrors("secure", { form: t("errors:form.confirmFirst") }, undefined, 403);
   }
   const disconnectApps = form("disconnect_apps") === "on";
   await services.accounts.secure(account.did, sessionIdHash, { disconnectApps });

@@ -3,6 +3,7 @@ import { authenticationResponseSchema, type PasskeyBinding } from "../../account
 import { RECENT_AUTHENTICATION_MS } from "../../accounts/recent-authentication.ts";
 import { requestClientAddress } from "../../http/browser.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { MINUTE } from "../../util/time.ts";
 import { currentSession, isTrustedPost, type SignedIn } from "../browser-session.ts";
@@ -28,13 +29,10 @@ const CONFIRMED: Record<ConfirmReturnPath, NoticeKey> = {
 };
 
 /** The JSON refusal of an action that needs a recent authentication. */
-export function reauthenticationRequired(): JsonOutcome {
+export function reauthenticationRequired(t: Translate): JsonOutcome {
   return {
     status: 403,
-    body: {
-      error: "reauthentication_required",
-      error_description: `For your safety, adding a passkey needs your password or one of your passkeys from the last ${WINDOW_MINUTES} minutes. Reload the page and confirm it's you.`,
-    },
+    body: { error: "reauthentication_required", error_description: t("errors:json.reauthenticate", { count: WINDOW_MINUTES }) },
   };
 }
 
@@ -53,23 +51,24 @@ export async function confirmWithPassword(
   signedIn: SignedIn,
   password: string,
   next: ConfirmReturnPath,
+  t: Translate,
 ): Promise<PageOutcome<FormErrors>> {
-  if (!password) return formErrors("confirm", { password: "Enter your password." });
+  if (!password) return formErrors("confirm", { password: t("errors:form.enterPassword") });
   try {
     // This account's password, whatever else the form carried; counted on this browser session's own counter.
     await services.signIn.confirmPassword(signedIn.account.did, password, signedIn.sessionIdHash);
   } catch (error) {
-    if (hasCode(error, "sign_in_failed")) return formErrors("confirm", { password: "That password is not right." });
-    return formErrorOf(error, "confirm", "form");
+    if (hasCode(error, "sign_in_failed")) return formErrors("confirm", { password: t("errors:form.passwordWrong") });
+    return formErrorOf(error, t, "confirm", "form");
   }
   await services.sessions.markAuthenticated(signedIn.sessionIdHash);
   return redirectTo(withNotice(next, CONFIRMED[next]));
 }
 
 /** GET /account/reauthenticate: fresh passkey options bound to this browser session. */
-export async function reauthenticationOptions(services: Services, request: Request): Promise<JsonOutcome> {
+export async function reauthenticationOptions(services: Services, request: Request, t: Translate): Promise<JsonOutcome> {
   const signedIn = await currentSession(services, request, new URL(request.url).searchParams.get("account") ?? undefined);
-  if (!signedIn) return { status: 401, body: { error: "login_required", error_description: "Sign in again." } };
+  if (!signedIn) return { status: 401, body: { error: "login_required", error_description: t("errors:json.signInAgain") } };
   return { status: 200, body: await services.passkeys.authenticationOptions({ sessionIdHash: signedIn.sessionIdHash }) };
 }
 
@@ -82,14 +81,14 @@ const reauthenticateInput = z.object({
 });
 
 /** POST /account/reauthenticate (JSON {csrf_token, next, response}) → {ok, next}. */
-export async function reauthenticateWithPasskey(services: Services, request: Request, body: unknown): Promise<JsonOutcome> {
+export async function reauthenticateWithPasskey(services: Services, request: Request, body: unknown, t: Translate): Promise<JsonOutcome> {
   const parsed = reauthenticateInput.safeParse(body);
-  if (!parsed.success) return { status: 400, body: { error: "invalid_request", error_description: "The passkey answer is malformed." } };
+  if (!parsed.success) return { status: 400, body: { error: "invalid_request", error_description: t("errors:passkey.malformed") } };
   if (!isTrustedPost(services, request, parsed.data.csrf_token)) {
-    return { status: 403, body: { error: "invalid_request", error_description: "The page was out of date or did not come from this server; reload it and try again." } };
+    return { status: 403, body: { error: "invalid_request", error_description: t("errors:json.staleForm") } };
   }
   const signedIn = await currentSession(services, request, parsed.data.account);
-  if (!signedIn) return { status: 401, body: { error: "login_required", error_description: "Sign in again." } };
+  if (!signedIn) return { status: 401, body: { error: "login_required", error_description: t("errors:json.signInAgain") } };
   // SignIn.withPasskey hands its binding to the passkey manager: the challenge must be the one issued to this session.
   const binding: PasskeyBinding = { sessionIdHash: signedIn.sessionIdHash };
   try {
@@ -98,11 +97,11 @@ export async function reauthenticateWithPasskey(services: Services, request: Req
     if (account.did !== signedIn.account.did) {
       return {
         status: 403,
-        body: { error: "wrong_account", error_description: `That passkey belongs to another account. Use a passkey of @${signedIn.account.handle}, or your password.` },
+        body: { error: "wrong_account", error_description: t("errors:json.wrongAccount", { handle: signedIn.account.handle }) },
       };
     }
   } catch (error) {
-    return jsonErrorOf(error);
+    return jsonErrorOf(error, t);
   }
   await services.sessions.markAuthenticated(signedIn.sessionIdHash);
   return { status: 200, body: { ok: true, next: withNotice(parsed.data.next, CONFIRMED[parsed.data.next]) } };

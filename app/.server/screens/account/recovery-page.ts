@@ -1,10 +1,11 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../../accounts/password.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
 import { requestClientAddress } from "../../http/browser.ts";
+import type { Translate } from "../../i18n/translate.ts";
+import { languageOf } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { csrfToken, endSession, isTrustedPost, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
-import { accountText } from "../../../components/account/text.ts";
 import { withNotice } from "./notices.ts";
 import type { RecoverView, ResetView } from "./views.ts";
 
@@ -13,12 +14,6 @@ import type { RecoverView, ResetView } from "./views.ts";
  * the identifier names), /account/reset?code=… sets a new password with it. Without SMTP the first page says how to
  * reach the operator, who can still run `npm run account -- set-password`.
  */
-
-const text = accountText.recovery;
-
-function fill(template: string, values: Record<string, string | number>): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? `{${name}}`));
-}
 
 /** GET /account/recover. */
 export async function showRecovery(services: Services, request: Request): Promise<PageOutcome<RecoverView>> {
@@ -39,15 +34,16 @@ export async function showRecovery(services: Services, request: Request): Promis
 }
 
 /** POST /account/recover: always the same redirect (or a wait), whether or not an account matched. */
-export async function answerRecovery(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
-  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm();
+export async function answerRecovery(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm(t);
   const identifier = form("identifier").trim();
-  if (!identifier) return formErrors("recover", { identifier: text.enterIdentifier });
+  if (!identifier) return formErrors("recover", { identifier: t("errors:form.enterIdentifier") });
   if (!services.recovery.available) return redirectTo("/account/recover");
   try {
-    await services.recovery.request(identifier, requestClientAddress(request));
+    // The email is written in the language of the page that asked for it.
+    await services.recovery.request(identifier, requestClientAddress(request), languageOf(t));
   } catch (error) {
-    return formErrorOf(error, "recover", "form", { identifier });
+    return formErrorOf(error, t, "recover", "form", { identifier });
   }
   return redirectTo("/account/recover?sent=1");
 }
@@ -61,13 +57,13 @@ export async function showReset(services: Services, request: Request): Promise<P
 }
 
 /** POST /account/reset: the new password, twice, and what else to remove; spends the link. */
-export async function answerReset(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
-  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm();
+export async function answerReset(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm(t);
   const password = form("new_password");
   const errors: Record<string, string> = {};
-  if (password.length < PASSWORD_MIN_LENGTH) errors.new_password = fill(text.tooShort, { min: PASSWORD_MIN_LENGTH });
-  else if (password.length > PASSWORD_MAX_LENGTH) errors.new_password = text.tooLong;
-  else if (form("confirm_password") !== password) errors.confirm_password = text.mismatch;
+  if (password.length < PASSWORD_MIN_LENGTH) errors.new_password = t("errors:form.passwordTooShort", { count: PASSWORD_MIN_LENGTH });
+  else if (password.length > PASSWORD_MAX_LENGTH) errors.new_password = t("errors:form.passwordTooLong");
+  else if (form("confirm_password") !== password) errors.confirm_password = t("errors:form.passwordMismatch");
   if (Object.keys(errors).length) return formErrors("reset", errors);
   let accountDid: string;
   try {
@@ -78,8 +74,9 @@ export async function answerReset(services: Services, request: Request, form: (n
       requestClientAddress(request),
     ));
   } catch (error) {
-    if (hasCode(error, "recovery_code_invalid")) return formErrors("reset", { form: text.invalidLink });
-    return formErrorOf(error, "reset", "form", undefined, ["new_password"]);
+    // Under `link`, not `form`: the page then says the link no longer works and offers a new one.
+    if (hasCode(error, "recovery_code_invalid")) return formErrors("reset", { link: t("errors:recovery.invalidLink") });
+    return formErrorOf(error, t, "reset", "form", undefined, ["new_password"]);
   }
   // Every session of the account ended with the reset; this browser's other accounts stay signed in.
   return redirectTo(withNotice("/account", "password-reset"), withCookies(new Headers(), await endSession(services, request, accountDid)));

@@ -1,3 +1,4 @@
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { endSession, withCookies } from "../browser-session.ts";
 import type { SessionsView } from "./views.ts";
@@ -7,8 +8,8 @@ import { signedInAction, signedInPage } from "./signed-in-page.ts";
 import { describeUserAgent } from "./user-agent.ts";
 
 /** GET /account/sessions: the browsers signed in to this account. */
-export async function showSessions(services: Services, request: Request): Promise<PageOutcome<SessionsView>> {
-  return signedInPage(services, request, async ({ account, sessionIdHash }, base) => {
+export async function showSessions(services: Services, request: Request, t: Translate): Promise<PageOutcome<SessionsView>> {
+  return signedInPage(services, request, t, async ({ account, sessionIdHash }, base) => {
     const sessions = await services.sessions.list(account.did);
     return {
       ...base,
@@ -16,7 +17,7 @@ export async function showSessions(services: Services, request: Request): Promis
       sessions: sessions
         .map((session) => ({
           id: session.idHash,
-          device: describeUserAgent(session.userAgent),
+          device: describeUserAgent(session.userAgent, t),
           userAgent: session.userAgent ?? undefined,
           ipAddress: session.ipAddress || undefined,
           createdAt: session.createdAt.toISOString(),
@@ -30,8 +31,8 @@ export async function showSessions(services: Services, request: Request): Promis
 }
 
 /** POST /account/sessions: sign out one browser, or every other one. */
-export async function answerSessions(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<never>> {
-  return signedInAction(services, request, form, async ({ account, sessionIdHash }) => {
+export async function answerSessions(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<never>> {
+  return signedInAction(services, request, form, t, async ({ account, sessionIdHash }) => {
     switch (form("intent")) {
       case "sign_out_others":
         await services.sessions.destroyOthers(account.did, sessionIdHash);
@@ -46,6 +47,6 @@ export async function answerSessions(services: Services, request: Request, form:
         return redirectTo(withNotice("/account/sessions", "session-ended"));
       }
     }
-    return errorOutcome(400, "Nothing to do", "The form did not say which browser to sign out.");
+    return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noBrowser"));
   });
 }

@@ -1,3 +1,4 @@
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { csrfToken, currentSession, isTrustedPost, selectedAccountDid, signedInAccounts, signInLocation, type SignedIn } from "../browser-session.ts";
 import type { BrowserAccount, SignedInBase } from "./views.ts";
@@ -19,6 +20,7 @@ export function browserAccounts(accounts: readonly SignedIn[]): BrowserAccount[]
 export async function signedInPage<V>(
   services: Services,
   request: Request,
+  t: Translate,
   build: (signedIn: SignedIn, base: SignedInBase) => Promise<V>,
 ): Promise<PageOutcome<V>> {
   const path = new URL(request.url).pathname;
@@ -32,7 +34,7 @@ export async function signedInPage<V>(
     account: { handle: signedIn.account.handle, did: signedIn.account.did },
     accounts: browserAccounts(accounts),
     csrfToken: csrfToken(services, request, headers),
-    notice: noticeOf(request),
+    notice: noticeOf(request, t),
   };
   return view(await build(signedIn, base), headers);
 }
@@ -46,9 +48,10 @@ export async function signedInAction<V>(
   services: Services,
   request: Request,
   form: (name: string) => string,
+  t: Translate,
   act: (signedIn: SignedIn) => Promise<PageOutcome<V>>,
 ): Promise<PageOutcome<V>> {
-  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm();
+  if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm(t);
   const signedIn = await currentSession(services, request, form("account") || undefined);
   if (!signedIn) return redirectTo(signInLocation(new URL(request.url).pathname));
   return act(signedIn);

@@ -1,18 +1,21 @@
+import type { Translate } from "../../i18n/translate.ts";
+
 /**
  * A short, human description of a browser from its User-Agent ("Firefox on
- * macOS"). Only for display: the full string is shown beside it.
+ * macOS"), in the screen's language. Only for display: the full string is
+ * shown beside it. Product names stay as they are.
  */
 const BROWSERS: [RegExp, string][] = [
   [/Edg(e|A|iOS)?\//, "Edge"],
   [/OPR\/|Opera/, "Opera"],
   [/SamsungBrowser\//, "Samsung Internet"],
   [/Firefox\/|FxiOS\//, "Firefox"],
-  [/HeadlessChrome\//, "Headless Chrome"],
+  [/HeadlessChrome\//, "headless"],
   [/Chrome\/|CriOS\//, "Chrome"],
   [/Chromium\//, "Chromium"],
   [/Safari\//, "Safari"],
   [/^curl\//, "curl"],
-  [/node|undici/i, "A program (Node.js)"],
+  [/node|undici/i, "program"],
 ];
 
 const SYSTEMS: [RegExp, string][] = [
@@ -24,10 +27,11 @@ const SYSTEMS: [RegExp, string][] = [
   [/Linux/, "Linux"],
 ];
 
-export function describeUserAgent(userAgent: string | null | undefined): string {
-  if (!userAgent) return "Unknown browser";
-  const browser = BROWSERS.find(([pattern]) => pattern.test(userAgent))?.[1];
+export function describeUserAgent(userAgent: string | null | undefined, t: Translate): string {
+  if (!userAgent) return t("account:sessions.device.unknown");
+  const found = BROWSERS.find(([pattern]) => pattern.test(userAgent))?.[1];
+  const browser = found === "program" ? t("account:sessions.device.program") : found === "headless" ? t("account:sessions.device.headlessChrome") : found;
   const system = SYSTEMS.find(([pattern]) => pattern.test(userAgent))?.[1];
-  if (browser && system) return `${browser} on ${system}`;
-  return browser ?? (system ? `A browser on ${system}` : "Unknown browser");
+  if (browser && system) return t("account:sessions.device.browserOn", { browser, system });
+  return browser ?? (system ? t("account:sessions.device.anyBrowserOn", { system }) : t("account:sessions.device.unknown"));
 }

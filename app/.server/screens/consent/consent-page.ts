@@ -1,9 +1,9 @@
 import type { AccountSummary } from "../../accounts/account-manager.ts";
 import { canonicalIdentifier } from "../../accounts/identifiers.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { AuthorizationPageError, AuthorizationReturnError, type PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 import { csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies, type SignedIn } from "../browser-session.ts";
-import { consentText } from "../../../components/consent/text.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
 
@@ -67,13 +67,7 @@ function hintNames(hint: string, account: AccountSummary): boolean {
 /** Only request_uris issued by /oauth/par are accepted here (RFC 9126 §4; `require_pushed_authorization_requests`). */
 export function refuseConventionalRequest(url: URL): never {
   const conventional = url.searchParams.has("response_type") || url.searchParams.has("redirect_uri");
-  throw new AuthorizationPageError(
-    conventional ? "request_unsupported" : "request_invalid",
-    conventional ? "This app sent an unsupported sign-in request" : "This sign-in link is not valid",
-    conventional
-      ? "This server only accepts authorization requests pushed to it first (PAR, RFC 9126). The app must send its request to /oauth/par and open this page with the request_uri it gets back."
-      : "The link is missing its request_uri. Go back to the app and start signing in again.",
-  );
+  throw new AuthorizationPageError(conventional ? "request_unsupported" : "request_invalid", conventional ? "unsupported" : "noRequestUri");
 }
 
 /**
@@ -90,16 +84,16 @@ async function orBackToApp<V>(outcome: () => Promise<PageOutcome<V>>): Promise<P
 }
 
 /** GET /oauth/authorize. */
-export async function showConsentPage(services: Services, request: Request): Promise<PageOutcome<ConsentView>> {
-  return orBackToApp(() => consentPage(services, request));
+export async function showConsentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView>> {
+  return orBackToApp(() => consentPage(services, request, t));
 }
 
 /** POST /oauth/authorize: the screen's own form (Origin and CSRF checked first). */
-export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
-  return orBackToApp(() => consentForm(services, request, form));
+export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+  return orBackToApp(() => consentForm(services, request, form, t));
 }
 
-async function consentPage(services: Services, request: Request): Promise<PageOutcome<ConsentView>> {
+async function consentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView>> {
   const url = new URL(request.url);
   if (!url.searchParams.get("request_uri")) refuseConventionalRequest(url);
   const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));
@@ -137,28 +131,32 @@ async function consentPage(services: Services, request: Request): Promise<PageOu
   const earlier = parameters.prompt === "login" && step.kind === "sign-in" && url.searchParams.get("add") !== "1" ? (await currentSession(services, request))?.account : undefined;
   const service = { serviceName: services.config.brand.serviceName, issuer: services.config.issuer };
   return view(
-    consentView(pending, {
-      account,
-      earlierAccount: earlier,
-      service,
-      csrfToken: token,
-      rememberedConsent,
-      passkeyOptions,
-      chooser: step.kind === "choose" ? step.accounts.map((signedIn) => ({ handle: signedIn.account.handle, did: signedIn.account.did })) : undefined,
-      otherAccounts: accounts.filter((signedIn) => signedIn.account.did !== account?.did).length,
-      addingAccount: step.kind === "sign-in" && accounts.length > 0,
-      links: {
-        useAnother: screenAddress(pending, { add: "1" }),
-        choose: screenAddress(pending, { choose: "1" }),
+    consentView(
+      pending,
+      {
+        account,
+        earlierAccount: earlier,
+        service,
+        csrfToken: token,
+        rememberedConsent,
+        passkeyOptions,
+        chooser: step.kind === "choose" ? step.accounts.map((signedIn) => ({ handle: signedIn.account.handle, did: signedIn.account.did })) : undefined,
+        otherAccounts: accounts.filter((signedIn) => signedIn.account.did !== account?.did).length,
+        addingAccount: step.kind === "sign-in" && accounts.length > 0,
+        links: {
+          useAnother: screenAddress(pending, { add: "1" }),
+          choose: screenAddress(pending, { choose: "1" }),
+        },
       },
-    }),
+      t,
+    ),
     headers,
   );
 }
 
-async function consentForm(services: Services, request: Request, form: (name: string) => string): Promise<PageOutcome<FormErrors>> {
+async function consentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
   if (!isTrustedPost(services, request, form("csrf_token"))) {
-    return forbiddenForm();
+    return forbiddenForm(t);
   }
   const pending = await services.authorize.load(form("client_id"), form("request_uri"));
   const decision = form("decision");
@@ -174,7 +172,7 @@ async function consentForm(services: Services, request: Request, form: (name: st
   const chosen = form("choose_account");
   if (chosen) return redirectTo(screenAddress(pending, { account: chosen }));
   if (decision === "choose") return redirectTo(screenAddress(pending, { choose: "1" }));
-  if (decision !== "allow") return formErrors("consent", { form: consentText.chooseAllowOrDeny });
+  if (decision !== "allow") return formErrors("consent", { form: t("errors:form.chooseAllowOrDeny") });
 
   const identifier = form("identifier");
   const password = form("password");
@@ -186,7 +184,7 @@ async function consentForm(services: Services, request: Request, form: (name: st
       account = signedIn.account;
       withCookies(headers, signedIn.setCookies);
     } catch (error) {
-      return formErrorOf(error, "consent", "form", { identifier });
+      return formErrorOf(error, t, "consent", "form", { identifier });
     }
   } else {
     // The account the screen was shown for (its hidden field), when it is signed in here and may answer; a form
@@ -195,7 +193,7 @@ async function consentForm(services: Services, request: Request, form: (name: st
     const named = form("account");
     account = (named ? candidates.find((signedIn) => signedIn.account.did === named) : candidates.length === 1 ? candidates[0] : undefined)?.account;
   }
-  if (!account) return formErrors("consent", { form: consentText.signInToAllow }, { identifier }, 400, headers);
+  if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
   return redirectTo(await approve(services, pending, account), headers);
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { authenticationResponseSchema } from "../../accounts/passkey-manager.ts";
 import { requestClientAddress } from "../../http/browser.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { isTrustedPost, startSession } from "../browser-session.ts";
 import { jsonError, jsonErrorOf, type JsonOutcome } from "../outcome.ts";
@@ -23,23 +24,23 @@ const passkeyAuthInput = z.object({
 });
 
 /** GET /oauth/passkey-auth: fresh sign-in options (a new single-use challenge bound to this request), e.g. after a failed attempt. */
-export async function consentPasskeyOptions(services: Services, request: Request): Promise<JsonOutcome> {
+export async function consentPasskeyOptions(services: Services, request: Request, t: Translate): Promise<JsonOutcome> {
   const url = new URL(request.url);
   try {
     const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));
     return { status: 200, body: await services.passkeys.authenticationOptions({ requestIdHash: pending.request.idHash }) };
   } catch (error) {
-    return jsonErrorOf(error);
+    return jsonErrorOf(error, t);
   }
 }
 
 /** POST /oauth/passkey-auth (JSON {request_uri, client_id, csrf_token, response}) → {ok, handle, next} and a session cookie. */
-export async function consentPasskeySignIn(services: Services, request: Request, body: unknown): Promise<JsonOutcome> {
+export async function consentPasskeySignIn(services: Services, request: Request, body: unknown, t: Translate): Promise<JsonOutcome> {
   const parsed = passkeyAuthInput.safeParse(body);
-  if (!parsed.success) return jsonError(400, "invalid_request", "The passkey answer is malformed");
+  if (!parsed.success) return jsonError(400, "invalid_request", t("errors:passkey.malformed"));
   const input = parsed.data;
   if (!isTrustedPost(services, request, input.csrf_token)) {
-    return jsonError(403, "invalid_request", "The page was out of date or did not come from this server; reload it and try again");
+    return jsonError(403, "invalid_request", t("errors:json.staleForm"));
   }
   try {
     const pending = await services.authorize.load(input.client_id, input.request_uri);
@@ -51,6 +52,6 @@ export async function consentPasskeySignIn(services: Services, request: Request,
     next.searchParams.set("account", account.did);
     return { status: 200, body: { ok: true, handle: account.handle, next: next.pathname + next.search }, headers: { "Set-Cookie": await startSession(services, request, account.did, input.stay_signed_in ?? false) } };
   } catch (error) {
-    return jsonErrorOf(error);
+    return jsonErrorOf(error, t);
   }
 }

@@ -1,5 +1,6 @@
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { AccountSummary } from "../../accounts/account-manager.ts";
+import type { Translate } from "../../i18n/translate.ts";
 import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../../oauth/scopes/scope-description.ts";
 import type { PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 import { clientIdentity, type ClientIdentityView, type ServiceIdentity } from "../client-identity.ts";
@@ -70,7 +71,7 @@ export type ConsentContext = {
   links: { useAnother: string; choose: string };
 };
 
-export function consentView(pending: PendingAuthorization, context: ConsentContext): ConsentView {
+export function consentView(pending: PendingAuthorization, context: ConsentContext, t: Translate): ConsentView {
   const { account, csrfToken } = context;
   const { client, request } = pending;
   const { parameters } = request;
@@ -92,14 +93,14 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
       policyUri: client.policyUri,
     },
     step: context.chooser ? "choose" : requireLogin ? (parameters.prompt === "login" ? "sign-in-again" : "sign-in") : context.rememberedConsent ? "continue" : "allow",
-    permissions: describeScope(directScope(parameters.scope, fromSets)),
-    groups: groupPermissions(directScope(parameters.scope, fromSets)),
+    permissions: describeScope(directScope(parameters.scope, fromSets), t),
+    groups: groupPermissions(directScope(parameters.scope, fromSets), t),
     permissionSets: (parameters.permission_sets ?? []).map((set) => ({
       nsid: set.nsid,
       title: set.title ?? set.nsid,
       detail: set.detail,
-      permissions: describeScope(set.scopes.join(" ")),
-      groups: groupPermissions(set.scopes.join(" ")),
+      permissions: describeScope(set.scopes.join(" "), t),
+      groups: groupPermissions(set.scopes.join(" "), t),
     })),
     scope: parameters.scope,
     account: account ? { handle: account.handle, did: account.did } : undefined,

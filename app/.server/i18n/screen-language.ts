@@ -1,0 +1,121 @@
+import { createCookie, type Cookie } from "@remix-run/node";
+import { RemixI18Next } from "remix-i18next/server";
+import type { Config } from "../config.ts";
+import { DEFAULT_LANGUAGE, LANGUAGES, isLanguage, type Language } from "../../i18n/languages.ts";
+import { translatorFor, type Translate } from "./translate.ts";
+
+/**
+ * Which language a screen speaks (docs/decisions/0019), first that applies:
+ * 1. `lng` in the address: the language picker's links, on the page where the person just picked it;
+ * 2. the authorization request's `ui_locales` (OIDC Core §3.1.2.1), on the screens of that request (the address
+ *    carries its request_uri);
+ * 3. the language the person picked earlier, remembered in a cookie;
+ * 4. the browser's Accept-Language;
+ * 5. English.
+ * Each candidate is matched against the shipped languages: exactly, then by its base language ("fr-CA" → French,
+ * "pt" and "pt-PT" → Portuguese (Brazil)). remix-i18next's detector decides 1–3; Accept-Language is read here
+ * (`fromAcceptLanguage`), because remix-i18next 6 tries only the header's first language the runtime knows
+ * ("it, es" would give English, though Spanish ships).
+ */
+
+/** What the screens need of the services to choose: the cookie's settings and the pending request's ui_locales. */
+export type LanguageSources = {
+  config: Pick<Config, "publicUrl">;
+  authorize: { requestedLocales(requestUri: string | null): Promise<string[] | undefined> };
+};
+
+/** The picked language's cookie: a year, readable by the server only, `__Host-` over https like the screens' others. */
+const YEAR_SECONDS = 365 * 24 * 60 * 60;
+
+const UNDECIDED = "";
+
+const detectors = new WeakMap<LanguageSources, { detector: RemixI18Next; cookie: Cookie }>();
+
+function detectorOf(sources: LanguageSources) {
+  let found = detectors.get(sources);
+  if (!found) {
+    const https = sources.config.publicUrl.protocol === "https:";
+    const cookie = createCookie(`${https ? "__Host-" : ""}atrium_lang`, { path: "/", httpOnly: true, sameSite: "lax", secure: https, maxAge: YEAR_SECONDS });
+    const detector = new RemixI18Next({
+      detection: {
+        supportedLanguages: [...LANGUAGES],
+        // Nothing found by the detector: Accept-Language is read next (below).
+        fallbackLanguage: UNDECIDED,
+        searchParamKey: "lng",
+        cookie,
+        order: ["searchParams", "custom", "cookie"],
+        // A request that cannot be read (expired, a database hiccup) chooses nothing: the next source decides.
+        findLocale: async (request) => {
+          const requested = await sources.authorize.requestedLocales(new URL(request.url).searchParams.get("request_uri")).catch(() => undefined);
+          // In the app's order, each tag by itself ("de-CH fr" is German): remix-i18next would try every tag exactly first.
+          return (requested && firstShipped(requested)) ?? null;
+        },
+      },
+    });
+    found = { detector, cookie };
+    detectors.set(sources, found);
+  }
+  return found;
+}
+
+export async function screenLanguage(sources: LanguageSources, request: Request): Promise<Language> {
+  let language: string;
+  try {
+    language = await detectorOf(sources).detector.getLocale(request);
+  } catch {
+    // A cookie nobody could parse chooses nothing.
+    language = UNDECIDED;
+  }
+  if (isLanguage(language)) return language;
+  return fromAcceptLanguage(request.headers.get("accept-language")) ?? DEFAULT_LANGUAGE;
+}
+
+/**
+ * RFC 9110 §12.5.4: the shipped language the browser prefers most. Ranges are taken by their weight (q=0 means "not
+ * this one"), then in their order; each matches a shipped language exactly, or by its base language.
+ */
+export function fromAcceptLanguage(header: string | null): Language | undefined {
+  if (!header) return undefined;
+  const ranges = header
+    .split(",")
+    .map((part, index) => {
+      const [tag = "", ...parameters] = part.trim().split(";");
+      const q = parameters.map((parameter) => /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(parameter)?.[1]).find(Boolean);
+      return { tag: tag.trim().toLowerCase(), weight: q === undefined ? 1 : Number(q), index };
+    })
+    .filter((range) => /^[a-z]{1,8}(-[a-z0-9]{1,8})*$/.test(range.tag) && range.weight > 0 && range.weight <= 1)
+    .sort((a, b) => b.weight - a.weight || a.index - b.index);
+  return firstShipped(ranges.map((range) => range.tag));
+}
+
+/** The first of `tags`, in their order, that names a shipped language: exactly, or by its base language. */
+export function firstShipped(tags: readonly string[]): Language | undefined {
+  for (const tag of tags.map((one) => one.toLowerCase())) {
+    const exact = LANGUAGES.find((language) => language.toLowerCase() === tag);
+    if (exact) return exact;
+    const base = tag.split("-")[0];
+    const sameBase = LANGUAGES.find((language) => language.split("-")[0]!.toLowerCase() === base);
+    if (sameBase) return sameBase;
+  }
+  return undefined;
+}
+
+export type ScreenLanguage = {
+  language: Language;
+  t: Translate;
+  /** Set when the address picked a language the cookie does not hold yet: remembers it. */
+  setCookie?: string;
+};
+
+/** The screen's language, its words, and the cookie that remembers a language just picked. */
+export async function screenI18n(sources: LanguageSources, request: Request): Promise<ScreenLanguage> {
+  const language = await screenLanguage(sources, request);
+  const { cookie } = detectorOf(sources);
+  const picked = new URL(request.url).searchParams.get("lng");
+  let setCookie: string | undefined;
+  if (picked !== null && picked === language) {
+    const remembered = await cookie.parse(request.headers.get("Cookie")).catch(() => undefined);
+    if (remembered !== language) setCookie = await cookie.serialize(language);
+  }
+  return { language, t: translatorFor(language), setCookie };
+}
