@@ -110,6 +110,21 @@ describe("password recovery by email", () => {
     expect(mail.to && "text" in mail.to ? mail.to.text : "").toBe("bob@example.com");
   });
 
+  it("writes the email in the language of the page that asked for it", async () => {
+    await createAccount(server, { handle: "emile.test", email: "emile@example.com", password: PASSWORD });
+    const browser = await newBrowser(server, newAddress());
+    const page = await openPage(browser, "/account/recover?lng=fr");
+    expect(page.html).toContain('lang="fr"');
+    const asked = await postForm(browser, "/account/recover?lng=fr", { csrf_token: page.csrfToken!, identifier: "emile.test" });
+    expect(asked.status).toBe(303);
+    const mail = await smtp.next();
+    expect(mail.subject).toBe("Réinitialisation de votre mot de passe sur Atrium Test");
+    expect(mail.text).toContain("@emile.test");
+    expect(mail.text).toContain("15 minutes");
+    expect(mail.text).not.toContain("Someone asked");
+    expect(resetLinkIn(mail)).toMatch(/\/account\/reset\?code=rec-/);
+  });
+
   it("an expired link does not work", async () => {
     await ask("carol.test");
     const link = resetLinkIn(await smtp.next());

@@ -4,6 +4,7 @@ import { Field } from "../ui/field";
 import { useT } from "../ui/i18n";
 import { ErrorMessage } from "../ui/messages";
 import { dangerButton, primaryButton } from "../ui/styles";
+import { NewPasswordFields } from "./new-password-fields";
 import { AccountShell } from "./account-shell";
 import { ConfirmIdentity } from "./confirm-identity";
 
@@ -24,18 +25,7 @@ export function PasswordPage({ view, errorsFor }: Props) {
         {/* Lets password managers store the new password for the right account. */}
         <input type="text" name="username" autoComplete="username" defaultValue={view.account.handle} hidden readOnly />
         <Field id="current_password" name="current_password" label={t("account:password.current")} type="password" autoComplete="current-password" required error={errors.current_password} />
-        <Field
-          id="new_password"
-          name="new_password"
-          label={t("account:password.new")}
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={view.minLength}
-          hint={t("account:password.newHint", { count: view.minLength })}
-          error={errors.new_password}
-        />
-        <Field id="confirm_password" name="confirm_password" label={t("account:password.again")} type="password" autoComplete="new-password" required error={errors.confirm_password} />
+        <NewPasswordFields minLength={view.minLength} errors={errors} />
         {errors.form ? <ErrorMessage>{errors.form}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} self-start`}>
           {t("account:password.submit")}

@@ -1,30 +1,23 @@
 import type { RecoverView, ResetView } from "../../.server/screens/account/views";
-import { BrandFooter, BrandHeader } from "../ui/brand";
-import { Card } from "../ui/card";
 import { Field } from "../ui/field";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
 import { ErrorMessage, Notice } from "../ui/messages";
 import { linkStyle, primaryButton } from "../ui/styles";
+import { NewPasswordFields } from "./new-password-fields";
+import { SignedOutPage } from "./signed-out-page";
 
 type Errors = { errors: Record<string, string>; values: Record<string, string> };
 
 function Frame({ title, children }: { title: string; children: React.ReactNode }) {
   const { t } = useT();
   return (
-    <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
-      <BrandHeader className="px-2" />
-      <main id="main">
-        <Card className="flex flex-col gap-5">
-          <h1 className="text-2xl font-semibold">{title}</h1>
-          {children}
-          <a href="/account" className={`${linkStyle} self-start`}>
-            {t("account:recovery.backToSignIn")}
-          </a>
-        </Card>
-      </main>
-      <BrandFooter />
-    </div>
+    <SignedOutPage title={title}>
+      {children}
+      <a href="/account" className={`${linkStyle} self-start`}>
+        {t("account:recovery.backToSignIn")}
+      </a>
+    </SignedOutPage>
   );
 }
 
@@ -103,18 +96,7 @@ export function ResetPage({ view, errors }: { view: ResetView } & Errors) {
       <form method="post" className="flex flex-col gap-4" noValidate>
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
         <input type="hidden" name="code" value={view.code} />
-        <Field
-          id="new_password"
-          name="new_password"
-          label={t("account:recovery.newPassword")}
-          type="password"
-          autoComplete="new-password"
-          required
-          minLength={view.minLength}
-          hint={t("account:password.newHint", { count: view.minLength })}
-          error={errors.new_password}
-        />
-        <Field id="confirm_password" name="confirm_password" label={t("account:recovery.confirmPassword")} type="password" autoComplete="new-password" required error={errors.confirm_password} />
+        <NewPasswordFields minLength={view.minLength} errors={errors} />
         <Option id="remove_passkeys" label={t("account:recovery.removePasskeys")} hint={t("account:recovery.removePasskeysHint")} />
         <Option id="disconnect_apps" label={t("account:recovery.disconnectApps")} hint={t("account:recovery.disconnectAppsHint")} />
         {formError ? <ErrorMessage id="reset-error">{formError}</ErrorMessage> : null}

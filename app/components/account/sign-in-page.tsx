@@ -1,10 +1,9 @@
 import type { SignInView } from "../../.server/screens/account/views";
 import { PasskeySignIn } from "../passkey/passkey-sign-in";
-import { BrandFooter, BrandHeader } from "../ui/brand";
-import { Card } from "../ui/card";
 import { Field } from "../ui/field";
-import { ErrorMessage, Notice } from "../ui/messages";
+import { ErrorMessage } from "../ui/messages";
 import { useT } from "../ui/i18n";
+import { SignedOutPage } from "./signed-out-page";
 import { linkStyle, primaryButton } from "../ui/styles";
 import { StaySignedIn } from "./stay-signed-in";
 
@@ -16,75 +15,64 @@ export function AccountSignIn({ view, errors, values }: Props) {
   const adding = view.accounts.length > 0;
   const { t } = useT();
   return (
-    <div className="mx-auto flex min-h-screen w-full max-w-md flex-col gap-4 px-3 py-6 sm:justify-center sm:px-6">
-      <BrandHeader className="px-2" />
-      <main id="main">
-        <Card className="flex flex-col gap-5">
-          <div className="flex flex-col gap-1">
-            <h1 className="text-2xl font-semibold">{adding ? t("account:signIn.addTitle") : t("account:titles.signIn")}</h1>
-            <p className="text-slate-700 dark:text-slate-200">{adding ? t("account:signIn.addIntro") : t("account:signInIntro")}</p>
-          </div>
-          {view.notice ? <Notice>{view.notice}</Notice> : null}
-          <form method="post" className="flex flex-col gap-4" noValidate>
-            <input type="hidden" name="csrf_token" value={view.csrfToken} />
-            <input type="hidden" name="next" value={view.next} />
-            <Field
-              id="identifier"
-              name="identifier"
-              label={t("account:signIn.identifier")}
-              autoComplete="username webauthn"
-              required
-              defaultValue={values.identifier ?? ""}
-              error={errors.identifier}
-              invalid={Boolean(formError)}
-              describedBy={formError ? "sign-in-error" : undefined}
-            />
-            <Field
-              id="password"
-              name="password"
-              label={t("account:signIn.password")}
-              type="password"
-              autoComplete="current-password"
-              required
-              error={errors.password}
-              invalid={Boolean(formError)}
-              describedBy={formError ? "sign-in-error" : undefined}
-            />
-            <a href="/account/recover" className={`${linkStyle} self-start text-sm`}>
-              {t("account:signIn.forgotPassword")}
-            </a>
-            <StaySignedIn />
-            {formError ? <ErrorMessage id="sign-in-error">{formError}</ErrorMessage> : null}
-            <button type="submit" className={`${primaryButton} w-full`}>
-              {t("account:signIn.submit")}
-            </button>
-          </form>
-          {view.passkey ? (
-            <div className="flex flex-col gap-3">
-              <PasskeySignIn
-                options={view.passkey.options}
-                postUrl="/account/passkey-auth"
-                refreshUrl="/account/passkey-auth"
-                fields={{ csrf_token: view.csrfToken, next: view.next }}
-                staySignedInId="stay_signed_in"
-                autofill
-              />
-            </div>
-          ) : null}
-          {adding ? (
-            <a href="/account?choose=1" className={`${linkStyle} self-start`}>
-              {t("account:signIn.backToAccounts")}
-            </a>
-          ) : null}
-          <p className="text-sm text-slate-600 dark:text-slate-300">
-            {t("account:newHere")}{" "}
-            <a href="/" className={linkStyle}>
-              {t("account:aboutServer")}
-            </a>
-          </p>
-        </Card>
-      </main>
-      <BrandFooter />
-    </div>
+    <SignedOutPage title={adding ? t("account:signIn.addTitle") : t("account:titles.signIn")} intro={adding ? t("account:signIn.addIntro") : t("account:signInIntro")} notice={view.notice}>
+      <form method="post" className="flex flex-col gap-4" noValidate>
+        <input type="hidden" name="csrf_token" value={view.csrfToken} />
+        <input type="hidden" name="next" value={view.next} />
+        <Field
+          id="identifier"
+          name="identifier"
+          label={t("account:signIn.identifier")}
+          autoComplete="username webauthn"
+          required
+          defaultValue={values.identifier ?? ""}
+          error={errors.identifier}
+          invalid={Boolean(formError)}
+          describedBy={formError ? "sign-in-error" : undefined}
+        />
+        <Field
+          id="password"
+          name="password"
+          label={t("account:signIn.password")}
+          type="password"
+          autoComplete="current-password"
+          required
+          error={errors.password}
+          invalid={Boolean(formError)}
+          describedBy={formError ? "sign-in-error" : undefined}
+        />
+        <a href="/account/recover" className={`${linkStyle} self-start text-sm`}>
+          {t("account:signIn.forgotPassword")}
+        </a>
+        <StaySignedIn />
+        {formError ? <ErrorMessage id="sign-in-error">{formError}</ErrorMessage> : null}
+        <button type="submit" className={`${primaryButton} w-full`}>
+          {t("account:signIn.submit")}
+        </button>
+      </form>
+      {view.passkey ? (
+        <div className="flex flex-col gap-3">
+          <PasskeySignIn
+            options={view.passkey.options}
+            postUrl="/account/passkey-auth"
+            refreshUrl="/account/passkey-auth"
+            fields={{ csrf_token: view.csrfToken, next: view.next }}
+            staySignedInId="stay_signed_in"
+            autofill
+          />
+        </div>
+      ) : null}
+      {adding ? (
+        <a href="/account?choose=1" className={`${linkStyle} self-start`}>
+          {t("account:signIn.backToAccounts")}
+        </a>
+      ) : null}
+      <p className="text-sm text-slate-600 dark:text-slate-300">
+        {t("account:newHere")}{" "}
+        <a href="/" className={linkStyle}>
+          {t("account:aboutServer")}
+        </a>
+      </p>
+    </SignedOutPage>
   );
 }
