@@ -135,6 +135,30 @@ describe("password recovery by email", () => {
     expect((await rowOf<{ usedAt: number | null }>(server.database(), sql`SELECT "usedAt" FROM "RecoveryCode" WHERE "accountDid" = ${dids.carol!}`))!.usedAt).toBeNull();
   });
 
+  it("sign-ins with the old password running while the reset lands: none of them keeps a session", async () => {
+    const { did } = await createAccount(server, { handle: "frank.test", email: "frank@example.com", password: PASSWORD });
+    await ask("frank.test");
+    const link = resetLinkIn(await smtp.next());
+    // Whoever knows the old password signs in again and again from four browsers (each success forgives its attempt).
+    let stop = false;
+    const thieves = await Promise.all([0, 1, 2, 3].map(() => newBrowser(server, newAddress())));
+    const signIns = thieves.map(async (thief) => {
+      while (!stop) {
+        const answer = await postForm(thief, "/account", { csrf_token: thief.csrfToken, identifier: "frank.test", password: PASSWORD, stay_signed_in: "on" });
+        if (answer.status === 429) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const done = await reset(await newBrowser(server, newAddress()), link, { new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
+    expect(done.answer.status).toBe(303);
+    // Let the sign-ins that were being checked when the reset landed finish.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stop = true;
+    await Promise.all(signIns);
+    expect(await rowsOf(server.database(), sql`SELECT "idHash" FROM "BrowserSession" WHERE "accountDid" = ${did}`)).toEqual([]);
+    for (const thief of thieves) expect(pageText((await openPage(thief, "/account")).html)).not.toContain("@frank.test");
+  });
+
   it("two resets with one link at once: exactly one sets its password", async () => {
     const { did } = await createAccount(server, { handle: "dora.test", email: "dora@example.com", password: PASSWORD });
     await ask("dora.test");

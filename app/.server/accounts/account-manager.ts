@@ -96,10 +96,18 @@ export class AccountManager {
    * named nobody), a check against a dummy hash that takes the same time.
    */
   async passwordMatches(did: string | undefined, password: string): Promise<boolean> {
-    if (password.length === 0 || password.length > PASSWORD_MAX_LENGTH) return false;
+    return (await this.passwordProof(did, password)) !== undefined;
+  }
+
+  /** The same check, answering with the hash the password matched: a session made on it checks it again (SessionStore.create). */
+  async passwordProof(did: string | undefined, password: string): Promise<{ passwordHash: string } | undefined> {
+    if (password.length === 0 || password.length > PASSWORD_MAX_LENGTH) return undefined;
     const account = did === undefined ? undefined : await this.store.find("did", did);
-    if (!account) return verifyAgainstDummy(password);
-    return verifyPassword(password, account.passwordHash);
+    if (!account) {
+      await verifyAgainstDummy(password);
+      return undefined;
+    }
+    return (await verifyPassword(password, account.passwordHash)) ? { passwordHash: account.passwordHash } : undefined;
   }
 
   async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean } | undefined> {
@@ -129,14 +137,17 @@ export class AccountManager {
     return account;
   }
 
-  /** A signed-in person changing their own password: the current one must be right. */
-  async changePassword(did: string, currentPassword: string, newPassword: string): Promise<void> {
+  /**
+   * A signed-in person changing their own password: the current one must be right. Every other session of the
+   * account ends in the same step (`keepSessionIdHash`: the browser that made the change).
+   */
+  async changePassword(did: string, currentPassword: string, newPassword: string, keepSessionIdHash: string): Promise<void> {
     const account = await this.store.find("did", did);
     if (!account || !(await verifyPassword(currentPassword, account.passwordHash))) {
       throw new AccountError("password_wrong", "The current password is not right", "password");
     }
     const checked = parseField(passwordSchema, newPassword, "password");
-    await this.store.setPasswordHash(did, await hashPassword(checked), this.now());
+    await this.store.setPasswordHash(did, await hashPassword(checked), this.now(), { keepSessionIdHash });
   }
 
   /** Deletes the account and, by cascade, its sessions, codes, grants and tokens. */

@@ -26,7 +26,11 @@ export interface AccountStore {
   list(): Promise<StoredAccount[]>;
   /** Changes the handle unless another account holds it (checked and written atomically). False: taken. */
   updateHandle(did: string, handle: string, now: number): Promise<boolean>;
-  setPasswordHash(did: string, passwordHash: string, now: number): Promise<void>;
+  /**
+   * Sets the password hash; with `signOut`, also ends every other session of the account in the same step, so that
+   * no session made with the old password outlives the change (docs/decisions/0007).
+   */
+  setPasswordHash(did: string, passwordHash: string, now: number, signOut?: { keepSessionIdHash: string }): Promise<void>;
   /** Deletes the account and, by cascade, everything it owns. */
   delete(did: string): Promise<void>;
   /**

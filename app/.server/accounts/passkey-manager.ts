@@ -190,8 +190,8 @@ export class PasskeyManager {
     return generateAuthenticationOptions({ rpID: this.rpId, userVerification: "preferred", allowCredentials: [], challenge: challengeBytes(challenge) });
   }
 
-  /** Verifies a sign-in and returns the account's DID; the challenge is spent whatever the outcome. */
-  async authenticate(response: AuthenticationResponseJSON, binding: PasskeyBinding): Promise<string> {
+  /** Verifies a sign-in and returns the account's DID and the passkey that signed; the challenge is spent whatever the outcome. */
+  async authenticate(response: AuthenticationResponseJSON, binding: PasskeyBinding): Promise<{ accountDid: string; credentialId: string }> {
     const challenge = challengeOf(response.response.clientDataJSON);
     if (!(await this.challenges.consume(challenge, "authenticate", binding))) {
       throw new PasskeyError("challengeSpent");
@@ -219,7 +219,7 @@ export class PasskeyManager {
     if (!verification.verified) throw new PasskeyError("notVerified");
     const { newCounter, credentialBackedUp } = verification.authenticationInfo;
     await this.store.recordUse(passkey.credentialId, newCounter, credentialBackedUp, this.now());
-    return passkey.accountDid;
+    return { accountDid: passkey.accountDid, credentialId: passkey.credentialId };
   }
 
   async list(accountDid: string): Promise<PasskeySummary[]> {

@@ -2,7 +2,7 @@ import { randomToken, sha256Base64url } from "../util/crypto.ts";
 import { HOUR, MINUTE } from "../util/time.ts";
 import { summary, type AccountSummary } from "./account-manager.ts";
 import { isRecentAuthentication } from "./recent-authentication.ts";
-import type { SessionStore } from "./session-store.ts";
+import type { CredentialProof, SessionStore } from "./session-store.ts";
 
 export type BrowserSession = {
   account: AccountSummary;
@@ -38,13 +38,15 @@ export class SessionManager {
 
   /**
    * A session for a browser that has just signed in (password or passkey): it starts recently authenticated. It
-   * lives the configured lifetime when the person chose to stay signed in, SHORT_SESSION_MS otherwise.
+   * lives the configured lifetime when the person chose to stay signed in, SHORT_SESSION_MS otherwise. Its id, or
+   * undefined when `proof` no longer holds: the password was changed or reset, or the passkey removed, while the
+   * sign-in was being checked (SessionStore.create).
    */
-  async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string; staySignedIn?: boolean }): Promise<string> {
+  async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string; staySignedIn?: boolean }, proof: CredentialProof): Promise<string | undefined> {
     const staySignedIn = meta.staySignedIn ?? false;
     const id = randomToken("ses");
     const now = this.now();
-    await this.store.create({
+    const session = {
       idHash: sha256Base64url(id),
       accountDid,
       userAgent: meta.userAgent?.slice(0, 512) ?? null,
@@ -54,8 +56,8 @@ export class SessionManager {
       expiresAt: now + (staySignedIn ? this.lifetimeMs : Math.min(this.lifetimeMs, SHORT_SESSION_MS)),
       authenticatedAt: now,
       staySignedIn,
-    });
-    return id;
+    };
+    return (await this.store.create(session, proof)) ? id : undefined;
   }
 
   async resolve(id: string | undefined): Promise<BrowserSession | undefined> {

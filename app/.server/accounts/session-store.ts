@@ -15,9 +15,19 @@ export type StoredSession = {
   staySignedIn: boolean;
 };
 
+/**
+ * What a sign-in proved, checked again where its session is stored: the password hash the password matched, or the
+ * passkey that signed. A reset, a password change or a lockdown that lands while the sign-in is still checking
+ * (a password check takes a noticeable time) then leaves it without a session (docs/decisions/0020).
+ */
+export type CredentialProof = { passwordHash: string } | { passkey: string };
+
 export interface SessionStore {
-  /** Stores a new session (and drops a few expired ones). */
-  create(session: StoredSession): Promise<void>;
+  /**
+   * Stores a new session (and drops a few expired ones), in the same step that checks `proof` still holds: the
+   * account's password hash unchanged, or the passkey still registered to it. False, and no session, otherwise.
+   */
+  create(session: StoredSession, proof: CredentialProof): Promise<boolean>;
   /** The session and its account; an expired session is deleted and absent (lazy expiry). */
   find(idHash: string, now: number): Promise<{ session: StoredSession; account: StoredAccount } | undefined>;
   touch(idHash: string, now: number): Promise<void>;

@@ -5,6 +5,7 @@ import { hasCode } from "../errors/atrium-error.ts";
 import { NO_METRICS, type Metrics, type SignInMethod } from "../observability/metrics.ts";
 import type { ClaimedAttempt, SignInSubject, SignInThrottle } from "../security/sign-in-throttle.ts";
 import type { AccountManager, AccountSummary } from "./account-manager.ts";
+import type { CredentialProof } from "./session-store.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
 import { PasskeyError, type PasskeyBinding, type PasskeyManager } from "./passkey-manager.ts";
 
@@ -14,6 +15,9 @@ export class SignInError extends AtriumError {
     super("sign_in_failed", english("errors:signIn.failed"), { status: 400, field: "password", messageKey: "errors:signIn.failed" });
   }
 }
+
+/** An account that just proved itself, with what it proved: its session is stored only while that still holds. */
+export type SignedInAccount = AccountSummary & { proof: CredentialProof };
 
 /**
  * Every way a person signs in (consent screen, account pages), behind the
@@ -44,13 +48,13 @@ export class SignIn {
     password: string,
     address: string | undefined,
     knownDevice: (accountDid: string) => string | undefined = () => undefined,
-  ): Promise<AccountSummary> {
+  ): Promise<SignedInAccount> {
     const account = await this.accounts.findByIdentifier(identifier);
     const device = account ? knownDevice(account.did) : undefined;
     const subject: SignInSubject = !account ? { typed: canonicalIdentifier(identifier) } : device ? { device: { account: account.did, id: device } } : { account: account.did };
-    await this.check(await this.claim(subject, address), () => this.accounts.passwordMatches(account?.did, password));
-    // No account matches no password (passwordMatches checks a dummy hash then), so `check` has thrown without one.
-    return account!;
+    const proof = await this.check(await this.claim(subject, address), () => this.accounts.passwordProof(account?.did, password));
+    // No account matches no password (passwordProof checks a dummy hash then), so `check` has thrown without one.
+    return { ...account!, proof };
   }
 
   /**
@@ -60,15 +64,17 @@ export class SignIn {
    * account elsewhere can keep the owner from it.
    */
   async confirmPassword(accountDid: string, password: string, sessionIdHash: string): Promise<void> {
-    await this.check(await this.claim({ session: sessionIdHash }, undefined), () => this.accounts.passwordMatches(accountDid, password));
+    await this.check(await this.claim({ session: sessionIdHash }, undefined), () => this.accounts.passwordProof(accountDid, password));
   }
 
-  private async check(attempt: ClaimedAttempt, verify: () => Promise<boolean>): Promise<void> {
-    if (!(await verify())) {
+  private async check<P>(attempt: ClaimedAttempt, verify: () => Promise<P | undefined>): Promise<P> {
+    const proof = await verify();
+    if (proof === undefined) {
       await this.failed(attempt, "password");
       throw new SignInError();
     }
     await this.throttle.succeeded(attempt);
+    return proof;
   }
 
   /** Claims an attempt; a refusal (a wait) is counted as a sign-in rate limit. */
@@ -86,21 +92,21 @@ export class SignIn {
     this.metrics.signInFailed(method);
   }
 
-  async withPasskey(response: AuthenticationResponseJSON, binding: PasskeyBinding, address: string | undefined): Promise<AccountSummary> {
+  async withPasskey(response: AuthenticationResponseJSON, binding: PasskeyBinding, address: string | undefined): Promise<SignedInAccount> {
     const attempt = await this.claim({ passkey: response.id }, address);
-    let did: string;
+    let signed: { accountDid: string; credentialId: string };
     try {
-      did = await this.passkeys.authenticate(response, binding);
+      signed = await this.passkeys.authenticate(response, binding);
     } catch (error) {
       await this.failed(attempt, "passkey");
       throw error;
     }
     await this.throttle.succeeded(attempt);
-    const account = await this.accounts.findByDid(did);
+    const account = await this.accounts.findByDid(signed.accountDid);
     if (!account) {
       this.metrics.signInFailed("passkey");
       throw new PasskeyError("accountGone");
     }
-    return account;
+    return { ...account, proof: { passkey: signed.credentialId } };
   }
 }

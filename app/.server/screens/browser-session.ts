@@ -1,4 +1,6 @@
 import type { AccountSummary } from "../accounts/account-manager.ts";
+import { PasskeyError } from "../accounts/passkey-manager.ts";
+import { SignInError, type SignedInAccount } from "../accounts/sign-in.ts";
 import { cookieNames, csrfFor, deviceCookie, isSameOriginPost, isValidCsrf, knownDeviceId, readCookie, requestClientAddress, serializeCookie } from "../http/browser.ts";
 import type { Services } from "../services.ts";
 
@@ -129,14 +131,17 @@ function selectionCookie(services: Services, accountDid: string | undefined): st
  * sessions', the selected account, and the one that records this browser as a known device of the account
  * (docs/decisions/0009).
  */
-export async function startSession(services: Services, request: Request, accountDid: string, staySignedIn = false): Promise<string[]> {
+export async function startSession(services: Services, request: Request, account: SignedInAccount, staySignedIn = false): Promise<string[]> {
   const { config } = services;
+  const accountDid = account.did;
   const held = await heldSessions(services, request);
-  const sessionId = await services.sessions.create(accountDid, {
-    userAgent: request.headers.get("user-agent") ?? undefined,
-    ipAddress: requestClientAddress(request),
-    staySignedIn,
-  });
+  const sessionId = await services.sessions.create(
+    accountDid,
+    { userAgent: request.headers.get("user-agent") ?? undefined, ipAddress: requestClientAddress(request), staySignedIn },
+    account.proof,
+  );
+  // The password changed, or the passkey went, while this sign-in was checked: it signs in nobody.
+  if (sessionId === undefined) throw "passwordHash" in account.proof ? new SignInError() : new PasskeyError("unknownPasskey");
   const others = held.filter((session) => session.account.did !== accountDid);
   const dropped = [...held.filter((session) => session.account.did === accountDid), ...others.slice(0, Math.max(0, others.length - (MAX_ACCOUNTS_PER_BROWSER - 1)))];
   for (const session of dropped) await services.sessions.destroy(session.id);
@@ -191,7 +196,7 @@ export async function signInWithPassword(
   const { config, cookieSecret } = services;
   const knownDevice = (accountDid: string) => knownDeviceId(request, config, cookieSecret, accountDid);
   const account = await services.signIn.withPassword(identifier, password, requestClientAddress(request), knownDevice);
-  return { account, setCookies: await startSession(services, request, account.did, staySignedIn) };
+  return { account, setCookies: await startSession(services, request, account, staySignedIn) };
 }
 
 /** Where to go after signing in: only a path of the account area (never another site). */

@@ -9,6 +9,16 @@ function* lockIdentifiers(...values: string[]): Program<void> {
 }
 
 /**
+ * Serialises the changes of an account's credentials (password, passkeys, lockdown) with the sign-ins that store a
+ * session on the strength of them (SqlSessionStore.create): on PostgreSQL an advisory lock, since READ COMMITTED
+ * would let a sign-in read the old password hash while a reset's transaction is still open; on SQLite every
+ * transaction is already serial.
+ */
+export function* lockCredentials(did: string): Program<void> {
+  yield* lock(`account-credentials:${did}`);
+}
+
+/**
  * The account lockdown, as a step of a caller's transaction: ends every session of the account but
  * `keepSessionIdHash` (all of them without it) and, when asked, removes its passkeys and disconnects its apps
  * (grants, their tokens and unredeemed codes, remembered consent). "Secure your account" (docs/decisions/0007) and
@@ -18,6 +28,7 @@ export function* lockdown(
   did: string,
   options: { keepSessionIdHash?: string; removePasskeys: boolean; disconnectApps: boolean },
 ): Program<LockdownResult> {
+  yield* lockCredentials(did);
   const passkeys = options.removePasskeys ? yield* run(sql`DELETE FROM "Passkey" WHERE "accountDid" = ${did}`) : 0;
   const otherSessions =
     options.keepSessionIdHash === undefined
@@ -71,9 +82,11 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
-  async setPasswordHash(did: string, passwordHash: string, now: number) {
-    return this.db.execute(function* (): Program<void> {
+  async setPasswordHash(did: string, passwordHash: string, now: number, signOut?: { keepSessionIdHash: string }) {
+    return this.db.transaction(function* (): Program<void> {
+      yield* lockCredentials(did);
       yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      if (signOut) yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${signOut.keepSessionIdHash}`);
     });
   }
 

@@ -1,7 +1,8 @@
 import type { StoredAccount } from "../accounts/account-store.ts";
-import type { SessionStore, StoredSession } from "../accounts/session-store.ts";
+import type { CredentialProof, SessionStore, StoredSession } from "../accounts/session-store.ts";
 import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
+import { lockCredentials } from "./sql-account-store.ts";
 
 const cleanupSessions = expiredRowsCleanup("BrowserSession", "idHash");
 
@@ -14,17 +15,29 @@ type JoinedRow = StoredSession & {
   accountCreatedAt: number;
 };
 
+function* proofHolds(did: string, proof: CredentialProof): Program<boolean> {
+  const found =
+    "passwordHash" in proof
+      ? yield* get(sql`SELECT 1 AS "holds" FROM "Account" WHERE "did" = ${did} AND "passwordHash" = ${proof.passwordHash}`)
+      : yield* get(sql`SELECT 1 AS "holds" FROM "Passkey" WHERE "credentialId" = ${proof.passkey} AND "accountDid" = ${did}`);
+  return found !== undefined;
+}
+
 /** Browser sessions (docs/architecture.md, "Browser security"). */
 export class SqlSessionStore implements SessionStore {
   constructor(private readonly db: Database) {}
 
-  async create(session: StoredSession) {
-    return this.db.transaction(function* (): Program<void> {
+  async create(session: StoredSession, proof: CredentialProof) {
+    return this.db.transaction(function* (): Program<boolean> {
+      // After any change of the account's credentials that took the lock first; one taking it later sees this session.
+      yield* lockCredentials(session.accountDid);
+      if (!(yield* proofHolds(session.accountDid, proof))) return false;
       // Browsers that never come back: a few of their sessions go at each sign-in.
       yield* run(cleanupSessions(session.createdAt));
       yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt", "staySignedIn")
         VALUES (${session.idHash}, ${session.accountDid}, ${session.userAgent}, ${session.ipAddress}, ${at(session.createdAt)},
           ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)}, ${session.staySignedIn})`);
+      return true;
     });
   }
 

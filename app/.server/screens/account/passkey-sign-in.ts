@@ -34,7 +34,7 @@ export async function accountPasskeySignIn(services: Services, request: Request,
   }
   try {
     const account = await services.signIn.withPasskey(parsed.data.response as never, {}, requestClientAddress(request));
-    const cookie = await startSession(services, request, account.did, parsed.data.stay_signed_in ?? false);
+    const cookie = await startSession(services, request, account, parsed.data.stay_signed_in ?? false);
     const next = accountReturnPath(parsed.data.next);
     return {
       status: 200,

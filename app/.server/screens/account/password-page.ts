@@ -77,14 +77,13 @@ async function changePassword(
   try {
     // Counted on this browser session's own counter: nobody elsewhere can keep its owner from changing the password.
     await services.signIn.confirmPassword(account.did, current, sessionIdHash);
-    await services.accounts.changePassword(account.did, current, next);
+    await services.accounts.changePassword(account.did, current, next, sessionIdHash);
   } catch (error) {
     if (hasCode(error, "sign_in_failed", "password_wrong")) return formErrors("password", { current_password: t("errors:form.currentPasswordWrong") });
     if (hasCode(error, "password_invalid")) return formErrors("password", { new_password: t("errors:form.passwordRejected") });
     // A wait belongs to the whole form.
     return formErrorOf(error, t, "password", "form");
   }
-  await services.sessions.destroyOthers(account.did, sessionIdHash);
   // The current password was just checked: that is a recent authentication (docs/decisions/0007).
   await services.sessions.markAuthenticated(sessionIdHash);
   return redirectTo(withNotice("/account/password", "password-changed"));

@@ -50,7 +50,7 @@ export async function consentPasskeySignIn(services: Services, request: Request,
     next.searchParams.set("request_uri", pending.requestUri);
     // The account just signed in is the one the screen continues with, whoever else is signed in here.
     next.searchParams.set("account", account.did);
-    return { status: 200, body: { ok: true, handle: account.handle, next: next.pathname + next.search }, headers: { "Set-Cookie": await startSession(services, request, account.did, input.stay_signed_in ?? false) } };
+    return { status: 200, body: { ok: true, handle: account.handle, next: next.pathname + next.search }, headers: { "Set-Cookie": await startSession(services, request, account, input.stay_signed_in ?? false) } };
   } catch (error) {
     return jsonErrorOf(error, t);
   }
