@@ -87,4 +87,11 @@ describe.each(ENGINES)("SqlRecoveryStore on %s", (engine) => {
     const winner = results.findIndex((result) => result !== undefined);
     expect(await passwordHash()).toBe(`scrypt$${winner}`);
   });
+  it("race: twenty links asked for at once, from four connections: exactly one works afterwards", async () => {
+    const stores = [store, ...Array.from({ length: 3 }, () => new SqlRecoveryStore(test.connect()))];
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.issue({ codeHash: `hash-${i}`, accountDid: ALICE, createdAt: T, expiresAt: T + 15 * 60_000 })));
+    expect(Number(await count("RecoveryCode"))).toBe(1);
+    const live = await Promise.all(Array.from({ length: 20 }, (_, i) => store.find(`hash-${i}`, T + 1000)));
+    expect(live.filter((found) => found !== undefined)).toEqual([ALICE]);
+  });
 });

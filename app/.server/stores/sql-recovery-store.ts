@@ -1,5 +1,5 @@
 import type { RecoveryReset, RecoveryResult, RecoveryStore, StoredRecoveryCode } from "../accounts/recovery-store.ts";
-import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 import { lockdown } from "./sql-account-store.ts";
 
@@ -12,7 +12,9 @@ export class SqlRecoveryStore implements RecoveryStore {
   async issue(code: StoredRecoveryCode) {
     return this.db.transaction(function* (): Program<void> {
       yield* run(cleanupCodes(code.createdAt));
-      // Only the newest link of an account works.
+      // Only the newest link of an account works. The lock orders requests for one account: on PostgreSQL two at
+      // once would otherwise each delete the codes committed before them and both keep their own.
+      yield* lock(`recovery-codes:${code.accountDid}`);
       yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${code.accountDid} AND "usedAt" IS NULL`);
       yield* run(sql`INSERT INTO "RecoveryCode" ("codeHash", "accountDid", "createdAt", "expiresAt")
         VALUES (${code.codeHash}, ${code.accountDid}, ${at(code.createdAt)}, ${at(code.expiresAt)})`);
