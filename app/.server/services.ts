@@ -45,7 +45,8 @@ export type Services = Awaited<ReturnType<typeof createServices>>;
 
 /**
  * Password-recovery requests and resets (docs/decisions/0020), counted like sign-ins on counters of their own: three
- * emails per account (twelve per address) at once, then a growing wait from a minute, remembered for an hour.
+ * emails per account at once (capped quietly), twelve requests per address (then a 429), then a growing wait from a
+ * minute, remembered for an hour.
  */
 const RECOVERY_THROTTLE = { freeAttempts: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, memoryMs: HOUR };
 

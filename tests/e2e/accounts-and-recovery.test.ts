@@ -233,7 +233,7 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
     expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Choose a new password");
     await audit(page, "recover-new-password");
     await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);
-    await page.getByLabel("New password again").fill(NEW_PASSWORD);
+    await page.getByLabel("New password, again").fill(NEW_PASSWORD);
     await page.getByLabel("Also remove every passkey of this account").check();
     await page.getByRole("button", { name: "Set the new password" }).click();
     await visibleText(page.getByText("Your password was reset"));

@@ -4,7 +4,7 @@ import type { Language } from "../../i18n/languages.ts";
 import type { SignInThrottle } from "../security/sign-in-throttle.ts";
 import type { Mailer } from "../email/mailer.ts";
 import { randomToken, sha256Base64url } from "../util/crypto.ts";
-import type { AccountManager } from "./account-manager.ts";
+import type { AccountManager, AccountSummary } from "./account-manager.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./password.ts";
 import type { RecoveryResult, RecoveryStore } from "./recovery-store.ts";
@@ -25,16 +25,16 @@ export type PasswordRecoveryOptions = {
   /** How long a link works (15 minutes). */
   lifetimeMs: number;
   email: RecoveryEmail;
-  /** Sending happens after the answer (the answer must not depend on it); failures go here. */
+  /** Issuing and sending happen after the answer (the answer must not depend on them); failures go here. */
   onSendError: (error: unknown) => void;
   now?: () => number;
 };
 
 /**
  * "Forgot password?" by email (docs/decisions/0020). A request names an account by handle, email or DID; whatever
- * it names, the answer and the work done before answering are the same (a throttle claim on the account's or the
- * text's counter and the address's, then one small write), and the email goes out after the answer, so neither
- * the words nor the time tell whether an account exists. The link carries a random code of 256 bits; only its
+ * it names, the answer and the work done before answering are the same (the address's throttle claim and the
+ * account's or the text's quiet one), and the link is issued and sent after the answer, so neither the words nor
+ * the time tell whether an account exists. The link carries a random code of 256 bits; only its
  * SHA-256 is stored; it works once, for `lifetimeMs`, and only the newest link of an account works. Requests and
  * resets are throttled like sign-ins, on counters of their own.
  */
@@ -53,14 +53,26 @@ export class PasswordRecovery {
   }
 
   /**
-   * Sends a link to the account's email address, in `language`, if the identifier names an account; the same either
-   * way. Throws a 429 while waiting.
+   * Sends a link to the account's email address, in `language`, if the identifier names an account; the same answer
+   * either way, after the same work: a claim on the client address's counter (the one refusal anyone sees: a 429
+   * while it waits) and a quiet claim on the account's (or the typed text's) counter, which caps the emails an
+   * account gets without a refusal that would tell which handle and which email belong together. Issuing the code
+   * and sending the email happen after the answer, so that their time is not in it.
    */
   async request(identifier: string, address: string | undefined, language: Language): Promise<void> {
     const account = await this.accounts.findByIdentifier(identifier);
-    const attempt = await this.throttle.claim(account ? { account: account.did } : { typed: canonicalIdentifier(identifier) }, address);
     // Every request counts until the memory passes: a mailbox is not flooded, an address cannot probe for long.
-    await this.throttle.failed(attempt);
+    await this.throttle.failed(await this.throttle.claimAddress(address));
+    const mailbox = await this.throttle.claimQuietly(account ? { account: account.did } : { typed: canonicalIdentifier(identifier) });
+    if (mailbox) await this.throttle.failed(mailbox);
+    const recipient = account && mailbox && this.mailer ? account : undefined;
+    setImmediate(() => {
+      this.afterAnswer(recipient, language).catch(this.options.onSendError);
+    });
+  }
+
+  /** What follows a request's answer: the link and its email for an account that may get one, else a little cleanup. */
+  private async afterAnswer(account: AccountSummary | undefined, language: Language): Promise<void> {
     const now = this.now();
     if (!account || !this.mailer) {
       await this.store.prune(now);
@@ -71,9 +83,7 @@ export class PasswordRecovery {
     const link = new URL("/account/reset", this.options.issuer);
     link.searchParams.set("code", code);
     const message = this.options.email({ service: this.options.serviceName, link: link.href, minutes: Math.round(this.options.lifetimeMs / 60_000), handle: account.handle }, language);
-    const mailer = this.mailer;
-    // Not awaited: the answer must not wait on (or reveal) the SMTP server.
-    void mailer.send({ to: account.email, ...message }).catch(this.options.onSendError);
+    await this.mailer.send({ to: account.email, ...message });
   }
 
   /** Whether a link still works (the form is shown only then). */

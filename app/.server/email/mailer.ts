@@ -11,7 +11,8 @@ export interface Mailer {
 /**
  * Email through the operator's SMTP server (ATRIUM_SMTP_URL, ATRIUM_EMAIL_FROM) with nodemailer: smtp:// upgrades
  * with STARTTLS when offered (nodemailer's URL options such as ?requireTLS=true apply), smtps:// is TLS from the
- * start. One pooled transport per process.
+ * start. One transport per process; each email opens its own connection (recovery email is rare, and an idle
+ * pool would hold a connection to the operator's server for nothing).
  */
 export class SmtpMailer implements Mailer {
   private readonly transport: Transporter;

@@ -72,6 +72,26 @@ export class SignInThrottle {
   async claim(subject: SignInSubject, address: string | undefined): Promise<ClaimedAttempt> {
     const keys = [subjectKey(subject, this.purpose)];
     if (address && countsAddress(subject)) keys.push(`${this.addressPrefix}${limitBucketOf(address)}`);
+    return this.claimKeys(keys);
+  }
+
+  /** Counts an attempt against the client address alone, or throws TooManyRequestsError while it is waiting. */
+  async claimAddress(address: string | undefined): Promise<ClaimedAttempt> {
+    return this.claimKeys(address ? [`${this.addressPrefix}${limitBucketOf(address)}`] : []);
+  }
+
+  /**
+   * Counts an attempt against `subject` alone, without a refusal anyone sees: undefined (and nothing counted) while
+   * its counter is waiting. Password recovery caps its emails per account this way, so that a refusal cannot tell
+   * which handle and which email belong to one account (docs/decisions/0020).
+   */
+  async claimQuietly(subject: SignInSubject): Promise<ClaimedAttempt | undefined> {
+    const keys = [subjectKey(subject, this.purpose)];
+    return (await this.store.claim(keys, this.now(), this.rule)) > 0 ? undefined : { keys };
+  }
+
+  private async claimKeys(keys: string[]): Promise<ClaimedAttempt> {
+    if (keys.length === 0) return { keys };
     const wait = await this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
