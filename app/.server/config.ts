@@ -74,6 +74,15 @@ const trustProxyVar = z
     return z.NEVER;
   });
 
+/** `text` as a URL, or undefined when it is not one. */
+function parsedUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A link the screens show for the operator (docs/decisions/0018): an absolute https URL (or, where `mailto` is
  * allowed, a mailto: address), without credentials; unset or empty means no link. Anything else is refused: a
@@ -86,12 +95,7 @@ function brandUrlVar(options: { mailto?: boolean } = {}) {
     .transform((value, ctx) => {
       const text = (value ?? "").trim();
       if (!text) return undefined;
-      let url: URL | undefined;
-      try {
-        url = new URL(text);
-      } catch {
-        url = undefined;
-      }
+      const url = parsedUrl(text);
       const allowed = url && (url.protocol === "https:" || (options.mailto && url.protocol === "mailto:"));
       if (!url || !allowed || url.username || url.password || /\s/.test(text)) {
         ctx.addIssue({
@@ -115,12 +119,7 @@ const smtpUrlVar = z
   .transform((value, ctx) => {
     const text = (value ?? "").trim();
     if (!text) return undefined;
-    let url: URL | undefined;
-    try {
-      url = new URL(text);
-    } catch {
-      url = undefined;
-    }
+    const url = parsedUrl(text);
     if (!url || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || !url.hostname) {
       ctx.addIssue({ code: z.ZodIssueCode.custom, message: "must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:password@mail.example.com:587" });
       return z.NEVER;
