@@ -332,12 +332,8 @@ export function isLoopbackHost(hostname: string): boolean {
 
 function parseIssuer(raw: string | undefined, port: number): URL {
   const text = raw ?? `http://localhost:${port}`;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new ConfigError(`PUBLIC_URL is not a URL: ${JSON.stringify(text)}`);
-  }
+  const url = parsedUrl(text);
+  if (!url) throw new ConfigError(`PUBLIC_URL is not a URL: ${JSON.stringify(text)}`);
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new ConfigError("PUBLIC_URL must use https (or http for a loopback host)");
   }
@@ -484,12 +480,8 @@ export function unsafeConfigWarnings(config: Config): string[] {
 /** The host of a PostgreSQL URL that is not on this machine and does not ask for TLS; undefined otherwise. */
 function plaintextDatabaseHost(database: DatabaseSettings): string | undefined {
   if (database.engine !== "postgresql") return undefined;
-  let url: URL;
-  try {
-    url = new URL(database.url);
-  } catch {
-    return undefined;
-  }
+  const url = parsedUrl(database.url);
+  if (!url) return undefined;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const local = host === "" || host === "localhost" || host === "::1" || host.startsWith("127.") || url.searchParams.get("host")?.startsWith("/");
   const tls = ["require", "verify-ca", "verify-full"].includes(url.searchParams.get("sslmode") ?? "") || url.searchParams.get("ssl") === "true";
