@@ -84,28 +84,35 @@ function parsedUrl(text: string): URL | undefined {
 }
 
 /**
- * A link the screens show for the operator (docs/decisions/0018): an absolute https URL (or, where `mailto` is
- * allowed, a mailto: address), without credentials; unset or empty means no link. Anything else is refused: a
- * javascript: or http: link on the sign-in screen is exactly what a phishing page would put there.
+ * An optional setting: unset or blank is undefined; otherwise `parse` gives its value, or why it is refused (a
+ * phrase that starts with "must", which the start-up error puts after the variable's name).
  */
-function brandUrlVar(options: { mailto?: boolean } = {}) {
+function optionalSetting<T>(parse: (text: string) => { value: T } | { refused: string }) {
   return z
     .string()
     .optional()
     .transform((value, ctx) => {
       const text = (value ?? "").trim();
       if (!text) return undefined;
-      const url = parsedUrl(text);
-      const allowed = url && (url.protocol === "https:" || (options.mailto && url.protocol === "mailto:"));
-      if (!url || !allowed || url.username || url.password || /\s/.test(text)) {
-        ctx.addIssue({
-          code: z.ZodIssueCode.custom,
-          message: `must be an https URL${options.mailto ? " or a mailto: address" : ""}, without user or password (got ${JSON.stringify(value)})`,
-        });
-        return z.NEVER;
-      }
-      return url.href;
+      const parsed = parse(text);
+      if ("value" in parsed) return parsed.value;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: parsed.refused });
+      return z.NEVER;
     });
+}
+
+/**
+ * A link the screens show for the operator (docs/decisions/0018): an absolute https URL (or, where `mailto` is
+ * allowed, a mailto: address), without credentials; unset or empty means no link. Anything else is refused: a
+ * javascript: or http: link on the sign-in screen is exactly what a phishing page would put there.
+ */
+function brandUrlVar(options: { mailto?: boolean } = {}) {
+  return optionalSetting((text) => {
+    const url = parsedUrl(text);
+    const allowed = url && (url.protocol === "https:" || (options.mailto && url.protocol === "mailto:"));
+    if (url && allowed && !url.username && !url.password && !/\s/.test(text)) return { value: url.href };
+    return { refused: `must be an https URL${options.mailto ? " or a mailto: address" : ""}, without user or password (got ${JSON.stringify(text)})` };
+  });
 }
 
 /**
@@ -113,56 +120,30 @@ function brandUrlVar(options: { mailto?: boolean } = {}) {
  * when the server offers it; add ?requireTLS=true to insist) or smtps:// (TLS from the start), with the user and
  * password URL-encoded. Unset or empty: no email, and the recovery screen says how to reach the operator.
  */
-const smtpUrlVar = z
-  .string()
-  .optional()
-  .transform((value, ctx) => {
-    const text = (value ?? "").trim();
-    if (!text) return undefined;
-    const url = parsedUrl(text);
-    if (!url || (url.protocol !== "smtp:" && url.protocol !== "smtps:") || !url.hostname) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:password@mail.example.com:587" });
-      return z.NEVER;
-    }
-    return url.href;
-  });
+const smtpUrlVar = optionalSetting((text) => {
+  const url = parsedUrl(text);
+  if (url && (url.protocol === "smtp:" || url.protocol === "smtps:") && url.hostname) return { value: url.href };
+  return { refused: "must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:password@mail.example.com:587" };
+});
 
 /** ATRIUM_EMAIL_FROM: the sender of the recovery email, `address` or `Name <address>`. */
-const emailFromVar = z
-  .string()
-  .optional()
-  .transform((value, ctx) => {
-    const text = (value ?? "").trim();
-    if (!text) return undefined;
-    const address = /<([^<>]+)>$/.exec(text)?.[1] ?? text;
-    if (!z.string().email().safeParse(address).success || /[\r\n]/.test(text)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be an email address or Name <address> (got ${JSON.stringify(value)})` });
-      return z.NEVER;
-    }
-    return text;
-  });
+const emailFromVar = optionalSetting((text) => {
+  const address = /<([^<>]+)>$/.exec(text)?.[1] ?? text;
+  if (z.string().email().safeParse(address).success && !/[\r\n]/.test(text)) return { value: text };
+  return { refused: `must be an email address or Name <address> (got ${JSON.stringify(text)})` };
+});
 
 /** The most characters of ATRIUM_SERVICE_NAME: it stands in every page's header and tab title. */
 export const SERVICE_NAME_MAX_LENGTH = 60;
 
-const serviceNameVar = z
-  .string()
-  .optional()
-  .transform((value, ctx) => {
-    const text = (value ?? "").trim().replace(/\s+/g, " ");
-    if (!text) return undefined;
-    // The name is shown as the server's own voice: bidi controls or control characters could make it read as
-    // something else (docs/decisions/0018), so they are refused rather than quietly removed.
-    if (hasHiddenCharacters(text)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: "must not contain control or bidirectional formatting characters" });
-      return z.NEVER;
-    }
-    if ([...text].length > SERVICE_NAME_MAX_LENGTH) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be at most ${SERVICE_NAME_MAX_LENGTH} characters` });
-      return z.NEVER;
-    }
-    return text;
-  });
+const serviceNameVar = optionalSetting((trimmed) => {
+  const text = trimmed.replace(/\s+/g, " ");
+  // The name is shown as the server's own voice: bidi controls or control characters could make it read as
+  // something else (docs/decisions/0018), so they are refused rather than quietly removed.
+  if (hasHiddenCharacters(text)) return { refused: "must not contain control or bidirectional formatting characters" };
+  if ([...text].length > SERVICE_NAME_MAX_LENGTH) return { refused: `must be at most ${SERVICE_NAME_MAX_LENGTH} characters` };
+  return { value: text };
+});
 
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
@@ -222,18 +203,9 @@ const envSchema = z.object({
   // docs/decisions/0018: the operator's brand on every screen.
   ATRIUM_SERVICE_NAME: serviceNameVar,
   ATRIUM_LOGO_URL: brandUrlVar(),
-  ATRIUM_PRIMARY_COLOR: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      const text = (value ?? "").trim();
-      if (!text) return undefined;
-      if (!/^#[0-9a-fA-F]{6}$/.test(text)) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `must be a colour written #rrggbb, e.g. #0b6e4f (got ${JSON.stringify(value)})` });
-        return z.NEVER;
-      }
-      return text.toLowerCase();
-    }),
+  ATRIUM_PRIMARY_COLOR: optionalSetting((text) =>
+    /^#[0-9a-fA-F]{6}$/.test(text) ? { value: text.toLowerCase() } : { refused: `must be a colour written #rrggbb, e.g. #0b6e4f (got ${JSON.stringify(text)})` },
+  ),
   ATRIUM_TERMS_URL: brandUrlVar(),
   ATRIUM_PRIVACY_URL: brandUrlVar(),
   ATRIUM_SUPPORT_URL: brandUrlVar({ mailto: true }),
