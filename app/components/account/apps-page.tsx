@@ -1,10 +1,10 @@
 import { SignedInFormFields } from "./form-account";
 import type { AppsView, ConnectedAppView } from "../../.server/screens/account/views";
 import { ClaimedIdentity, IdentityCaution, VerifiedName, verifiedNameText } from "../consent/client-identity";
+import { ScopeList } from "../consent/scope-list";
 import { PermissionGroupsView } from "../consent/permission-groups";
 import { DateTime } from "../ui/date-time";
 import { useT } from "../ui/i18n";
-import { Identifier } from "../ui/identifier";
 import { dangerButton, linkStyle, summaryStyle } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 
@@ -80,16 +80,7 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
         <div className="mt-3 text-base">
           <PermissionGroupsView groups={app.groups} idPrefix={`app-${index}-permissions`} />
         </div>
-        <ul className="mt-3 flex flex-col font-mono text-xs text-slate-600 dark:text-slate-300">
-          {app.scope
-            .split(" ")
-            .filter(Boolean)
-            .map((value) => (
-              <li key={value}>
-                <Identifier text={value} />
-              </li>
-            ))}
-        </ul>
+        <ScopeList scope={app.scope} className="mt-3 flex flex-col font-mono text-xs text-slate-600 dark:text-slate-300" />
       </details>
     </article>
   );

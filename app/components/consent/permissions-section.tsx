@@ -1,5 +1,6 @@
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { Identifier } from "../ui/identifier";
+import { ScopeList } from "./scope-list";
 import { summaryStyle } from "../ui/styles";
 import { isEmptyGroupsView } from "./permission-groups-util";
 import { PermissionGroupsView } from "./permission-groups";
@@ -50,16 +51,7 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
           <div>
             <dt className="font-semibold">{t("consent:scope")}</dt>
             <dd>
-              <ul id="granted-scope" className="mt-1 flex flex-col font-mono">
-                {view.scope
-                  .split(" ")
-                  .filter(Boolean)
-                  .map((value) => (
-                    <li key={value}>
-                      <Identifier text={value} />
-                    </li>
-                  ))}
-              </ul>
+              <ScopeList scope={view.scope} id="granted-scope" className="mt-1 flex flex-col font-mono" />
             </dd>
           </div>
           <div>
