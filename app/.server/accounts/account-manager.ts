@@ -92,14 +92,10 @@ export class AccountManager {
   }
 
   /**
-   * Whether `password` is the account's; for no account (an identifier that
-   * named nobody), a check against a dummy hash that takes the same time.
+   * The hash `password` matched, when it is the account's (a session made on it checks it again:
+   * SessionStore.create); undefined otherwise. For no account (an identifier that named nobody), a check against a
+   * dummy hash that takes the same time.
    */
-  async passwordMatches(did: string | undefined, password: string): Promise<boolean> {
-    return (await this.passwordProof(did, password)) !== undefined;
-  }
-
-  /** The same check, answering with the hash the password matched: a session made on it checks it again (SessionStore.create). */
   async passwordProof(did: string | undefined, password: string): Promise<{ passwordHash: string } | undefined> {
     if (password.length === 0 || password.length > PASSWORD_MAX_LENGTH) return undefined;
     const account = did === undefined ? undefined : await this.store.find("did", did);

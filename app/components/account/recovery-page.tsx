@@ -9,10 +9,10 @@ import { SignedOutPage } from "./signed-out-page";
 
 type Errors = { errors: Record<string, string>; values: Record<string, string> };
 
-function Frame({ title, children }: { title: string; children: React.ReactNode }) {
+function Frame({ title, intro, children }: { title: string; intro?: string; children: React.ReactNode }) {
   const { t } = useT();
   return (
-    <SignedOutPage title={title}>
+    <SignedOutPage title={title} intro={intro}>
       {children}
       <a href="/account" className={`${linkStyle} self-start`}>
         {t("account:recovery.backToSignIn")}
@@ -26,8 +26,7 @@ export function RecoverPage({ view, errors, values }: { view: RecoverView } & Er
   const { t } = useT();
   if (!view.available) {
     return (
-      <Frame title={t("account:recovery.title")}>
-        <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.noEmail")}</p>
+      <Frame title={t("account:recovery.title")} intro={t("account:recovery.noEmail")}>
         <p className="text-slate-700 dark:text-slate-200">
           {view.supportUrl
             ? fill(t("account:recovery.contactOperator", { service: view.serviceName, ...slots("link") }), {
@@ -51,8 +50,7 @@ export function RecoverPage({ view, errors, values }: { view: RecoverView } & Er
   }
   const formError = errors.form;
   return (
-    <Frame title={t("account:recovery.title")}>
-      <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.intro")}</p>
+    <Frame title={t("account:recovery.title")} intro={t("account:recovery.intro")}>
       <form method="post" className="flex flex-col gap-4" noValidate>
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
         <Field
@@ -81,8 +79,7 @@ export function ResetPage({ view, errors }: { view: ResetView } & Errors) {
   // `link`: the server found the link spent or expired when the form was sent (answerReset).
   if (view.kind === "reset-invalid" || errors.link) {
     return (
-      <Frame title={t("account:recovery.invalidTitle")}>
-        <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.invalidLink")}</p>
+      <Frame title={t("account:recovery.invalidTitle")} intro={t("account:recovery.invalidLink")}>
         <a href="/account/recover" className={`${primaryButton} w-full`}>
           {t("account:recovery.askAgain")}
         </a>
@@ -91,8 +88,7 @@ export function ResetPage({ view, errors }: { view: ResetView } & Errors) {
   }
   const formError = errors.form;
   return (
-    <Frame title={t("account:recovery.resetTitle")}>
-      <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.resetIntro")}</p>
+    <Frame title={t("account:recovery.resetTitle")} intro={t("account:recovery.resetIntro")}>
       <form method="post" className="flex flex-col gap-4" noValidate>
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
         <input type="hidden" name="code" value={view.code} />
