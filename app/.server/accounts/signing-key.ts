@@ -1,4 +1,5 @@
 import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { P256Keypair } from "@atproto/crypto";
 
 /**
  * Each account has its own ES256 (P-256) signing key, used for service auth
@@ -23,3 +24,22 @@ export async function importSigningKey(stored: string): Promise<CryptoKey | Uint
   return key;
 }
 
+
+const keypairs = new Map<string, P256Keypair>();
+
+/**
+ * The account's signing key as an @atproto/crypto keypair: what signs its repository commits and, through the DID
+ * document's `#atproto` verification method, what the network checks. @atproto/crypto signs with low-S ECDSA
+ * signatures, which atproto requires (jose does not normalise S).
+ */
+export async function accountKeypair(stored: string): Promise<P256Keypair> {
+  let keypair = keypairs.get(stored);
+  if (!keypair) {
+    const { d } = JSON.parse(stored) as JWK;
+    if (typeof d !== "string") throw new Error("The stored signing key has no private part");
+    keypair = await P256Keypair.import(Buffer.from(d, "base64url"), { exportable: false });
+    if (keypairs.size > 1000) keypairs.clear();
+    keypairs.set(stored, keypair);
+  }
+  return keypair;
+}
