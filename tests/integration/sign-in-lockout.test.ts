@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { at, sql } from "../../app/.server/db/sql.ts";
-import { newBrowser, openPage, postForm, signedIn, type Browser } from "../helpers/account.ts";
+import { sha256Base64url } from "../../app/.server/util/crypto.ts";
+import { newBrowser, openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
 import { execute, rowOf } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
@@ -37,7 +38,7 @@ async function account(name: string) {
 
 /**
  * `count` wrong passwords for the account, all at once, each from a new address, spread over both processes. The
- * account's counter is then held as if its latest attempt had just been counted: the first wait runs 1 s from that
+ * account's counter, and that of the handle as typed, are then held as if their latest attempt had just been counted: the first wait runs 1 s from that
  * attempt (docs/decisions/0009), and on a busy machine the answers (each a password check) can take longer than
  * that, so that what follows would find the wait already over. What the tests check is who waits, not how fast
  * this machine answers.
@@ -45,9 +46,9 @@ async function account(name: string) {
 async function attack(owner: { did: string; handle: string }, count: number): Promise<number[]> {
   const browsers = await Promise.all(Array.from({ length: count }, (_, i) => newBrowser(i % 2 ? second : server, newAddress())));
   const answers = await Promise.all(browsers.map((browser) => postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: owner.handle, password: "a guess", next: "/account" })));
-  const key = `sign-in:account:${owner.did}`;
-  const held = await execute(server.database(), sql`UPDATE "RateLimit" SET "lastAttemptAt" = ${at(Date.now())} WHERE "key" = ${key} AND "count" >= 5`);
-  expect(held, "the attack left the account's counter at its free attempts or more").toBe(1);
+  const keys = [`sign-in:account:${owner.did}`, `sign-in:typed:${sha256Base64url(owner.handle)}`];
+  const held = await execute(server.database(), sql`UPDATE "RateLimit" SET "lastAttemptAt" = ${at(Date.now())} WHERE "key" IN (${keys[0]!}, ${keys[1]!}) AND "count" >= 5`);
+  expect(held, "the attack left the account's and the handle's counters at their free attempts or more").toBe(2);
   return answers.map((answer) => answer.status);
 }
 
@@ -63,9 +64,15 @@ describe("an attacker who knows the handle", () => {
 
     const statuses = await attack(owner, 12);
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
-    // A browser never used for this account waits like the attacker…
+    // A browser never used for this account waits like the attacker when it types the handle the attacker typed…
     const stranger = await newBrowser(server, newAddress());
     expect((await signInFrom(stranger, owner.handle, owner.password)).status).toBe(429);
+    // …and typing another alias, is answered as for a wrong password, unchecked: the account's counter caps quietly,
+    // so that a refusal never tells which email belongs to the handle (docs/decisions/0023a).
+    const quietly = await signInFrom(stranger, owner.email, owner.password);
+    expect(quietly.status).toBe(400);
+    expect(pageText(quietly.html)).toContain("The handle, email or password is not right.");
+    expect(stranger.jar.get("atrium_session")).toBeUndefined();
     // …the owner's own browser does not, even from a new address, and even by another alias.
     const again = await openPage({ ...home, address: newAddress() }, "/account");
     const answer = await signInFrom({ ...home, address: newAddress(), csrfToken: again.csrfToken! }, owner.email.toUpperCase(), owner.password);

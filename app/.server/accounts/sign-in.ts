@@ -36,12 +36,11 @@ export class SignIn {
   ) {}
 
   /**
-   * `identifier` is whatever names the account: handle, email or DID, in any
-   * case. Attempts count against the account itself, so every alias shares
-   * one counter, and against the client address; from a browser that signed
-   * in to the account before (`knownDevice`), against that browser's own
-   * counter only. An identifier that names no account gets a counter of its
-   * own and is otherwise treated exactly alike (same checks, same time).
+   * `identifier` is whatever names the account: handle, email or DID, in any case. From a browser that signed in to
+   * the account before (`knownDevice`), the attempt counts against that browser's own counter only. Otherwise it
+   * counts against what was typed and the client address, which refuse visibly, and quietly against the account
+   * itself, which every alias shares (docs/decisions/0009, 0023a). An identifier that names no account is treated
+   * exactly alike (same checks, same answers, same time).
    */
   async withPassword(
     identifier: string,
@@ -51,8 +50,8 @@ export class SignIn {
   ): Promise<SignedInAccount> {
     const account = await this.accounts.findByIdentifier(identifier);
     const device = account ? knownDevice(account.did) : undefined;
-    const subject: SignInSubject = !account ? { typed: canonicalIdentifier(identifier) } : device ? { device: { account: account.did, id: device } } : { account: account.did };
-    const proof = await this.check(await this.claim(subject, address), () => this.accounts.passwordProof(account?.did, password));
+    const attempt = device ? await this.claim({ device: { account: account!.did, id: device } }, address) : await this.claimPassword(identifier, password, account?.did, address);
+    const proof = await this.check(attempt, () => this.accounts.passwordProof(account?.did, password));
     // No account matches no password (passwordProof checks a dummy hash then), so `check` has thrown without one.
     return { ...account!, proof };
   }
@@ -77,10 +76,29 @@ export class SignIn {
     return proof;
   }
 
+  /**
+   * A password attempt from a browser the account does not know. While the account's counter is waiting, the
+   * password is not checked (guessing stays capped) and the answer is a wrong password's, after the same work: a
+   * check of what was typed against a dummy hash (an empty or overlong password is refused at once either way), and
+   * the attempt counted as failed on what was typed and the address.
+   */
+  private async claimPassword(identifier: string, password: string, accountDid: string | undefined, address: string | undefined): Promise<ClaimedAttempt> {
+    const { attempt, capped } = await this.countRefusals(() => this.throttle.claimPassword(canonicalIdentifier(identifier), accountDid, address));
+    if (!capped) return attempt;
+    this.metrics.rateLimited("sign_in");
+    await this.accounts.passwordProof(undefined, password);
+    await this.throttle.failed(attempt);
+    throw new SignInError();
+  }
+
   /** Claims an attempt; a refusal (a wait) is counted as a sign-in rate limit. */
   private async claim(subject: SignInSubject, address: string | undefined): Promise<ClaimedAttempt> {
+    return this.countRefusals(() => this.throttle.claim(subject, address));
+  }
+
+  private async countRefusals<T>(claim: () => Promise<T>): Promise<T> {
     try {
-      return await this.throttle.claim(subject, address);
+      return await claim();
     } catch (error) {
       if (hasCode(error, "temporarily_unavailable")) this.metrics.rateLimited("sign_in");
       throw error;

@@ -112,6 +112,44 @@ describe.each(ENGINES)("SignInThrottle on %s", (engine) => {
     expect(outcomes.filter((wait) => wait === 1)).toHaveLength(27);
   });
 
+  describe("a password sign-in: visible refusals only from what was typed and the address (docs/decisions/0023a)", () => {
+    it("the account's counter caps quietly: after the handle's free attempts, its email is capped without a refusal, a stranger's email is not", async () => {
+      const t = throttle();
+      const did = "did:plc:gwen";
+      for (let i = 0; i < 3; i++) await t.failed((await t.claimPassword("gwen.test", did, `10.0.2.${i}`)).attempt);
+      // The handle itself waits visibly (its own counter, keyed on what was typed).
+      expect(await waitOf(() => t.claimPassword("gwen.test", did, "10.0.2.9"))).toBe(1);
+      // The account's email: no refusal, but capped (its password must not be checked).
+      const email = await t.claimPassword("gwen@example.com", did, "10.0.2.10");
+      expect(email.capped).toBe(true);
+      // Another email, naming nobody: no refusal either, and not capped.
+      const stranger = await t.claimPassword("someone@example.com", undefined, "10.0.2.11");
+      expect(stranger.capped).toBe(false);
+      // Once the wait is over, the account is checked again.
+      now += SECOND;
+      expect((await t.claimPassword("GWEN@example.com", did, "10.0.2.12")).capped).toBe(false);
+    });
+
+    it("RACE: 30 attempts at once under ten spellings, from three processes: exactly the free attempts are checked, none refused", async () => {
+      const throttles = [throttle(1), throttle(2), throttle(3)];
+      const did = "did:plc:hana";
+      const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => throttles[i % 3]!.claimPassword(`alias-${i % 10}`, did, `10.0.3.${i}`)));
+      expect(outcomes.filter((outcome) => !outcome.capped)).toHaveLength(3);
+    });
+
+    it("a capped attempt still counts on what was typed and the address", async () => {
+      const t = throttle();
+      const did = "did:plc:ivan";
+      for (let i = 0; i < 3; i++) await t.failed((await t.claimPassword(`ivan-${i}.test`, did, `10.0.4.${i}`)).attempt);
+      for (let i = 0; i < 3; i++) {
+        const capped = await t.claimPassword("ivan@example.com", did, "10.0.4.9");
+        expect(capped.capped).toBe(true);
+        await t.failed(capped.attempt);
+      }
+      expect(await waitOf(() => t.claimPassword("ivan@example.com", did, "10.0.4.10"))).toBe(1);
+    });
+  });
+
   describe("what a success and a failure leave behind", () => {
     it("successes do not prolong the memory of earlier failures", async () => {
       const t = throttle();

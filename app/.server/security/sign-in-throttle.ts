@@ -34,9 +34,20 @@ const ADDRESS_ALLOWANCE = 4;
  *   counter only, so nobody elsewhere can make its owner wait;
  * - `session`: confirming the password of the account a browser session is signed in to (a recent authentication, a
  *   password change): that session's own counter only;
- * - `passkey`: a passkey by its credential ID, and the client address.
+ * - `passkey`: a passkey by its credential ID, and the client address;
+ * - `unnamed`: in the place of an account's counter, text that names no account (a password sign-in claims one of
+ *   the two quietly, so that known and unknown identifiers do the same work: `claimPassword`).
  */
-export type SignInSubject = { account: string } | { typed: string } | { device: { account: string; id: string } } | { session: string } | { passkey: string };
+export type SignInSubject =
+  | { account: string }
+  | { typed: string }
+  | { device: { account: string; id: string } }
+  | { session: string }
+  | { passkey: string }
+  | { unnamed: string };
+
+/** A password attempt claimed by `claimPassword`: `capped` when the account's counter is waiting (the answer is a wrong password's). */
+export type ClaimedPasswordAttempt = { attempt: ClaimedAttempt; capped: boolean };
 
 /** An attempt that was counted before its credentials were checked; its outcome is told back. */
 export type ClaimedAttempt = { readonly keys: readonly string[] };
@@ -73,6 +84,21 @@ export class SignInThrottle {
     const keys = [subjectKey(subject, this.purpose)];
     if (address && countsAddress(subject)) keys.push(`${this.addressPrefix}${limitBucketOf(address)}`);
     return this.claimKeys(keys);
+  }
+
+  /**
+   * A password sign-in from a browser the account does not know (docs/decisions/0009, 0023a). Only counters keyed on
+   * what was typed and on the client address refuse visibly (a 429 with its wait); the account's counter, which
+   * every alias shares, caps quietly. A visible refusal from it would tell which email belongs to a public handle:
+   * a few wrong passwords on the handle, then one with a guessed email, refused only when the email is the
+   * account's (found in review, issue 16). `capped`: the account is waiting, so the caller must not check the
+   * password and answers as for a wrong one; the attempt still counts on what was typed and the address.
+   * `account` is the DID the text names, or undefined when it names nobody (then a counter of the text stands in).
+   */
+  async claimPassword(typed: string, account: string | undefined, address: string | undefined): Promise<ClaimedPasswordAttempt> {
+    const visible = await this.claim({ typed }, address);
+    const quiet = await this.claimQuietly(account === undefined ? { unnamed: typed } : { account });
+    return { attempt: { keys: [...visible.keys, ...(quiet?.keys ?? [])] }, capped: quiet === undefined };
   }
 
   /** Counts an attempt against the client address alone, or throws TooManyRequestsError while it is waiting. */
@@ -131,6 +157,7 @@ function subjectKey(subject: SignInSubject, purpose: string): string {
   if ("device" in subject) return `${purpose}:device:${subject.device.account}:${subject.device.id}`;
   if ("session" in subject) return `${purpose}:session:${subject.session}`;
   if ("passkey" in subject) return `${purpose}:passkey:${sha256Base64url(subject.passkey)}`;
+  if ("unnamed" in subject) return `${purpose}:unnamed:${sha256Base64url(subject.unnamed)}`;
   // What was typed can be anything, of any length: its counter is named by its hash.
   return `${purpose}:typed:${sha256Base64url(subject.typed)}`;
 }
