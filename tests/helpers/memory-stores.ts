@@ -4,6 +4,7 @@
  * (app/.server/stores/), on a clock the test controls. Single-threaded
  * JavaScript makes each method atomic, as each store method must be.
  */
+import type { ConsentStore, StoredConsent } from "../../app/.server/accounts/consent-store.ts";
 import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
 import type { CachedClient, ClientStore } from "../../app/.server/oauth/client/client-store.ts";
 import type { ReplayStore } from "../../app/.server/oauth/replay/replay-store.ts";
@@ -224,4 +225,34 @@ export function memoryClientManager(issuer: string, now: () => number, store: Me
     assertionMaxFutureMs: 10_000,
     now,
   });
+}
+
+/** Remembered consent; `forget` disconnects the app in `grants` too, as the SQL store does in one transaction. */
+export class MemoryConsentStore implements ConsentStore {
+  readonly rows = new Map<string, StoredConsent & { accountDid: string }>();
+
+  constructor(private readonly grants?: MemoryGrantStore) {}
+
+  async remember(accountDid: string, clientId: string, scopeValues: readonly string[], now: number): Promise<void> {
+    const id = `${accountDid}\u0000${clientId}`;
+    const existing = this.rows.get(id);
+    const scope = [...new Set([...(existing?.scope ?? "").split(" ").filter(Boolean), ...scopeValues])].join(" ");
+    this.rows.set(id, { accountDid, clientId, scope, createdAt: existing?.createdAt ?? now, updatedAt: now });
+  }
+
+  async find(accountDid: string, clientId: string): Promise<StoredConsent | undefined> {
+    const row = this.rows.get(`${accountDid}\u0000${clientId}`);
+    return row && { clientId: row.clientId, scope: row.scope, createdAt: row.createdAt, updatedAt: row.updatedAt };
+  }
+
+  async list(accountDid: string): Promise<StoredConsent[]> {
+    const own = [...this.rows.values()].filter((row) => row.accountDid === accountDid);
+    own.sort((a, b) => b.updatedAt - a.updatedAt || (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+    return own.map(({ accountDid: _accountDid, ...consent }) => consent);
+  }
+
+  async forget(accountDid: string, clientId: string): Promise<{ grants: number; consent: boolean }> {
+    const grants = (await this.grants?.revokeClientGrants(accountDid, clientId)) ?? 0;
+    return { grants, consent: this.rows.delete(`${accountDid}\u0000${clientId}`) };
+  }
 }

@@ -243,12 +243,22 @@ describe("the consent screen with several accounts", () => {
     const carol = await push({ prompt: "none", login_hint: "carol.test" });
     expect(location(await fetch(carol.authorizeUrl, { headers: { cookie: jar.header() }, redirect: "manual" })).searchParams.get("error")).toBe("login_required");
 
-    // A browser where only Alice stays signed in, and she never allowed this app: consent_required.
+    // A browser where only Alice stays signed in, and she never allowed this app: login_required, as for any browser,
+    // so that the app cannot tell who is signed in here (docs/decisions/0023b).
     const browser = await newBrowser(server);
     await signIn(browser, "alice", true);
     const alice = await push({ prompt: "none" });
     const answer = location(await fetch(alice.authorizeUrl, { headers: { cookie: browser.jar.header() }, redirect: "manual" }));
-    expect(answer.searchParams.get("error")).toBe("consent_required");
+    expect(answer.searchParams.get("error")).toBe("login_required");
     expect(answer.searchParams.get("code")).toBeNull();
+
+    // Once she allowed it part of what it asks (atproto alone), it may learn that she must approve the rest: consent_required.
+    const narrower = await push({ scope: "atproto" });
+    const screen = await openConsentPage(narrower.authorizeUrl, browser.jar);
+    expect(location(await submitConsent(narrower.authorizeUrl, browser.jar, { decision: "allow", account: dids.alice!, csrfToken: screen.csrfToken })).searchParams.get("code")).toBeTruthy();
+    const wider = await push({ prompt: "none" });
+    const asked = location(await fetch(wider.authorizeUrl, { headers: { cookie: browser.jar.header() }, redirect: "manual" }));
+    expect(asked.searchParams.get("error")).toBe("consent_required");
+    expect(asked.searchParams.get("code")).toBeNull();
   });
 });

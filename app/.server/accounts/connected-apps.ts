@@ -1,4 +1,5 @@
 import type { GrantStore } from "../oauth/token/grant-store.ts";
+import type { RememberedConsent } from "../oauth/authorize/prompt-rules.ts";
 import type { ConsentStore } from "./consent-store.ts";
 
 export type ConnectedApp = {
@@ -32,10 +33,18 @@ export class ConnectedApps {
 
   /** True when the account already allowed this client every value of `scope` (or a broader set that contains them). */
   async covers(accountDid: string, clientId: string, scope: string): Promise<boolean> {
+    return (await this.consentFor(accountDid, clientId, scope)) === "covers";
+  }
+
+  /**
+   * What the account allowed this client, measured against `scope`: never (or not since it disconnected the app),
+   * less than `scope`, or all of it (oauth/authorize/prompt-rules.ts).
+   */
+  async consentFor(accountDid: string, clientId: string, scope: string): Promise<RememberedConsent> {
     const existing = await this.consents.find(accountDid, clientId);
-    if (!existing) return false;
+    if (!existing) return "never";
     const granted = new Set(scopeValues(existing.scope));
-    return scopeValues(scope).every((value) => granted.has(value));
+    return scopeValues(scope).every((value) => granted.has(value)) ? "covers" : "narrower";
   }
 
   async list(accountDid: string): Promise<ConnectedApp[]> {

@@ -1,9 +1,16 @@
 import type { AccountSummary } from "../../accounts/account-manager.ts";
-import { canonicalIdentifier } from "../../accounts/identifiers.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { AuthorizationPageError, AuthorizationReturnError, type PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
-import { csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies, type SignedIn } from "../browser-session.ts";
+import {
+  allowingAccount,
+  claimsRememberedConsent,
+  screenStep,
+  setAsideByPromptLogin,
+  silentAnswer,
+  type ScreenChoice,
+} from "../../oauth/authorize/prompt-rules.ts";
+import { csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
 
@@ -13,55 +20,14 @@ import { consentView, type ConsentView } from "./consent-view.ts";
  * (screens/respond.ts), like the account pages.
  */
 
-/**
- * The accounts signed in here that may answer this request (docs/decisions/0020):
- * - OIDC Core §3.1.2.1: prompt=login "SHOULD prompt the End-User for
- *   reauthentication": a session from before the request does not count, one
- *   started on this screen (password or passkey) does.
- * - OIDC Core §3.1.2.1: login_hint is a "hint to the Authorization Server
- *   about the login identifier the End-User might use": a session of another
- *   account is not the one the app asked for, so the person signs in (and
- *   prompt=none gets login_required) instead of the app silently receiving a
- *   code for someone else.
- */
-function eligible(accounts: readonly SignedIn[], pending: PendingAuthorization): SignedIn[] {
-  const { parameters, createdAt } = pending.request;
-  return accounts.filter(
-    (signedIn) =>
-      (parameters.prompt !== "login" || signedIn.signedInAt.getTime() >= createdAt) &&
-      (parameters.login_hint === undefined || hintNames(parameters.login_hint, signedIn.account)),
-  );
-}
-
-/** What the screen asks of the person: to allow as one account, to choose among several, or to sign in. */
-type Step = { kind: "account"; signedIn: SignedIn } | { kind: "choose"; accounts: SignedIn[] } | { kind: "sign-in" };
-
-/**
- * The screen's step for this browser. `?add=1` ("Use another account") asks for a sign-in that adds an account;
- * `?account=<did>` is an account chosen on the chooser (only one signed in here that may answer counts);
- * prompt=select_account and `?choose=1` show the chooser whenever there is an account to choose; otherwise one
- * account is used as it is, and several are offered to choose from.
- */
-function stepFor(url: URL, pending: PendingAuthorization, accounts: readonly SignedIn[]): Step {
-  if (url.searchParams.get("add") === "1") return { kind: "sign-in" };
-  const candidates = eligible(accounts, pending);
-  const chosen = candidates.find((signedIn) => signedIn.account.did === url.searchParams.get("account"));
-  if (chosen) return { kind: "account", signedIn: chosen };
-  const wantsChooser = pending.request.parameters.prompt === "select_account" || url.searchParams.get("choose") === "1";
-  if (candidates.length === 0) return { kind: "sign-in" };
-  if (candidates.length === 1 && !wantsChooser) return { kind: "account", signedIn: candidates[0]! };
-  return { kind: "choose", accounts: candidates };
-}
-
 /** The screen's own address with its step's parameters (the request's client_id and request_uri, and one of ours). */
 function screenAddress(pending: PendingAuthorization, extra: Record<string, string> = {}): string {
   return `/oauth/authorize?${new URLSearchParams({ client_id: pending.client.clientId, request_uri: pending.requestUri, ...extra })}`;
 }
 
-/** Whether a login_hint (handle, email or DID, in any case, with or without "@") names this account. */
-function hintNames(hint: string, account: AccountSummary): boolean {
-  const text = canonicalIdentifier(hint);
-  return text === account.handle || text === account.email || text === account.did;
+/** What the person chose on the screen's own links (oauth/authorize/prompt-rules.ts reads it). */
+function choiceOf(url: URL): ScreenChoice {
+  return { add: url.searchParams.get("add") === "1", account: url.searchParams.get("account"), choose: url.searchParams.get("choose") === "1" };
 }
 
 /** Only request_uris issued by /oauth/par are accepted here (RFC 9126 §4; `require_pushed_authorization_requests`). */
@@ -100,25 +66,17 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   const { parameters } = pending.request;
   const accounts = await signedInAccounts(services, request);
 
-  // OIDC Core §3.1.2.1: prompt=none never shows a screen. It answers silently only for the one account that may
-  // answer, when its person chose to stay signed in on this device and has allowed this before
-  // (docs/decisions/0020); otherwise the client is told why not.
+  // The prompt, login_hint and remembered-consent rules are oauth/authorize/prompt-rules.ts's; this renders them.
   if (parameters.prompt === "none") {
-    const candidates = eligible(accounts, pending);
-    if (candidates.length > 1) {
-      return redirectTo(await services.authorize.reject(pending, "account_selection_required", "Several accounts are signed in; the user must choose one"));
-    }
-    const only = candidates[0];
-    if (!only || !only.staySignedIn) return redirectTo(await services.authorize.reject(pending, "login_required", "The user is not signed in"));
-    if (await services.connectedApps.covers(only.account.did, pending.client.clientId, parameters.scope)) return redirectTo(await approve(services, pending, only.account));
-    return redirectTo(await services.authorize.reject(pending, "consent_required", "The user must approve this request"));
+    const answer = await silentAnswer(services.connectedApps, pending.request, accounts);
+    if (answer.kind === "approve") return redirectTo(await approve(services, pending, answer.signedIn.account));
+    return redirectTo(await services.authorize.reject(pending, answer.error, answer.description));
   }
 
-  const step = stepFor(url, pending, accounts);
+  const choice = choiceOf(url);
+  const step = screenStep(pending.request, accounts, choice);
   const account = step.kind === "account" ? step.signedIn.account : undefined;
-  const remembered = account ? await services.connectedApps.covers(account.did, pending.client.clientId, parameters.scope) : false;
-  // prompt=consent always shows the screen: remembered consent is then not claimed.
-  const rememberedConsent = remembered && parameters.prompt !== "consent";
+  const rememberedConsent = account ? await claimsRememberedConsent(services.connectedApps, pending.request, account.did) : false;
   const headers = new Headers();
   const token = csrfToken(services, request, headers);
   // Offered whenever any passkey is registered here, whatever login_hint says: offering it only for hinted accounts
@@ -128,7 +86,7 @@ async function consentPage(services: Services, request: Request, t: Translate): 
       ? await services.passkeys.authenticationOptions({ requestIdHash: pending.request.idHash })
       : undefined;
   // prompt=login set aside this browser's sessions: the screen names the account (to fill in) and says why.
-  const earlier = parameters.prompt === "login" && step.kind === "sign-in" && url.searchParams.get("add") !== "1" ? (await currentSession(services, request))?.account : undefined;
+  const earlier = setAsideByPromptLogin(pending.request, step, choice) ? (await currentSession(services, request))?.account : undefined;
   const service = { serviceName: services.config.brand.serviceName, issuer: services.config.issuer };
   return view(
     consentView(
@@ -189,9 +147,7 @@ async function consentForm(services: Services, request: Request, form: (name: st
   } else {
     // The account the screen was shown for (its hidden field), when it is signed in here and may answer; a form
     // without one (an older page) stands for the only account that may.
-    const candidates = eligible(await signedInAccounts(services, request), pending);
-    const named = form("account");
-    account = (named ? candidates.find((signedIn) => signedIn.account.did === named) : candidates.length === 1 ? candidates[0] : undefined)?.account;
+    account = allowingAccount(pending.request, await signedInAccounts(services, request), form("account"))?.account;
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
   return redirectTo(await approve(services, pending, account), headers);
