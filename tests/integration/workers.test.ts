@@ -88,7 +88,22 @@ describe("ATRIUM_WORKERS=2: two worker processes behind one port", () => {
     expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
     const refreshed = await client.refresh(tokens.refresh_token);
     expect(refreshed.status).toBe(200);
-    expect(server.output()).toContain("A worker process ended unexpectedly");
+    // The death is readable: which worker, killed by which signal (no exit code then), said once each and unmasked.
+    const death = server.output().split("\n").find((line) => line.includes("A worker process ended unexpectedly"));
+    expect(death).toBeDefined();
+    expect(death).not.toContain("[redacted]");
+    expect(death!.match(/"pid":/g)).toHaveLength(1);
+    expect(JSON.parse(death!)).toMatchObject({ level: "error", pid: server.pid, workerPid: victim, exitCode: null, signal: "SIGKILL" });
+
+    // A worker that exits by itself (SIGTERM sent to it alone: it finishes and exits 0) is logged with its exit code.
+    process.kill(replacement, "SIGTERM");
+    const deaths = () => server.output().split("\n").filter((line) => line.includes("A worker process ended unexpectedly"));
+    const second = await until(() => deaths()[1], "the second death to be logged");
+    expect(second).not.toContain("[redacted]");
+    expect(JSON.parse(second)).toMatchObject({ pid: server.pid, workerPid: replacement, exitCode: 0, signal: null });
+    const third = await until(() => workerPids(server.pid).find((pid) => pid !== survivor && pid !== replacement), "another replacement");
+    const thirdListening = (line: string) => line.includes(`"pid":${third},`) && line.includes('"msg":"Worker process listening"');
+    await until(() => (server.output().split("\n").some(thirdListening) ? true : undefined), "the next replacement to listen");
   });
 
   it("SIGTERM to the primary stops every worker, and the primary exits", async () => {
