@@ -34,6 +34,10 @@ const PATHS = [
   "//evil.example/oauth/authorize?client_id=x",
   "/.//evil.example/x",
   "//%65vil.example/x",
+  // Doubled slashes before this server's own pages.
+  "//account",
+  "/\\account/recover",
+  "/account//evil.example",
 ];
 
 /** Every URL a page points the browser at: links, scripts, stylesheets, images, form targets. */
