@@ -1,12 +1,12 @@
-import { PassThrough } from "node:stream";
 import type { ActionFunctionArgs, AppLoadContext, EntryContext, LoaderFunctionArgs } from "@remix-run/node";
-import { createReadableStreamFromReadable } from "@remix-run/node";
 import { isRouteErrorResponse, RemixServer } from "@remix-run/react";
-import { renderToPipeableStream } from "react-dom/server";
+import { streamPage } from "./.server/screens/stream-page";
 
-const ABORT_DELAY = 5_000;
-
-/** Renders the screens to a stream; the CSP nonce from server.ts goes on every script. */
+/**
+ * Renders the screens to a stream; the CSP nonce from server.ts goes on every script. No fixed abort timer: a
+ * render ends when it is complete, when the client goes away, or at the entry's response timeout, and every error
+ * it meets is logged (app/.server/screens/stream-page.ts, docs/decisions/0024).
+ */
 export default function handleRequest(
   request: Request,
   responseStatusCode: number,
@@ -15,29 +15,15 @@ export default function handleRequest(
   loadContext: AppLoadContext,
 ) {
   const nonce = typeof loadContext.cspNonce === "string" ? loadContext.cspNonce : undefined;
-  return new Promise<Response>((resolve, reject) => {
-    let shellRendered = false;
-    const { pipe, abort } = renderToPipeableStream(
-      <RemixServer context={remixContext} url={request.url} abortDelay={ABORT_DELAY} nonce={nonce} />,
-      {
-        nonce,
-        onAllReady() {
-          shellRendered = true;
-          const body = new PassThrough();
-          responseHeaders.set("Content-Type", "text/html; charset=utf-8");
-          resolve(new Response(createReadableStreamFromReadable(body), { headers: responseHeaders, status: responseStatusCode }));
-          pipe(body);
-        },
-        onShellError(error: unknown) {
-          reject(error);
-        },
-        onError(error: unknown) {
-          responseStatusCode = 500;
-          if (shellRendered) loadContext.services.reportError("Unexpected error while rendering a page", error, request.headers.get("X-Request-Id"));
-        },
-      },
-    );
-    setTimeout(abort, ABORT_DELAY);
+  const { services } = loadContext;
+  const requestId = request.headers.get("X-Request-Id");
+  return streamPage(<RemixServer context={remixContext} url={request.url} nonce={nonce} />, {
+    status: responseStatusCode,
+    headers: responseHeaders,
+    nonce,
+    signal: request.signal,
+    deadlineMs: services.config.requestTimeoutMs,
+    report: (message, error) => services.reportError(message, error, requestId),
   });
 }
 

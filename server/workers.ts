@@ -63,7 +63,9 @@ export async function runPrimary(config: Config, log: PinoLogger): Promise<void>
     // A worker that dies is replaced; one that keeps dying at once is replaced ever more slowly, so a broken
     // deployment does not spin (and its log says why).
     restartDelay = lived < QUICK_DEATH_MS ? Math.min(MAX_RESTART_DELAY_MS, Math.max(1_000, restartDelay * 2)) : 0;
-    log.error({ pid: worker.process.pid, code, signal, restartInMs: restartDelay }, "A worker process ended unexpectedly; starting another");
+    // Named so that nothing hides them: every line already carries the primary's own `pid`, and the redaction list
+    // masks any field called `code` (docs/decisions/0014), which is an OAuth code's name before an exit code's.
+    log.error({ workerPid: worker.process.pid, exitCode: code, signal, restartInMs: restartDelay }, "A worker process ended unexpectedly; starting another");
     setTimeout(fork, restartDelay);
   });
 

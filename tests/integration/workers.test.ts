@@ -56,6 +56,9 @@ describe("ATRIUM_WORKERS=2: two worker processes behind one port", () => {
   });
   afterAll(() => server?.stop());
 
+  /** The primary's lines about dead workers, in order. */
+  const deaths = () => server.output().split("\n").filter((line) => line.includes("A worker process ended unexpectedly"));
+
   it("starts two workers under the primary, and both serve requests of one flow", async () => {
     expect(workerPids(server.pid)).toHaveLength(2);
     const client = await newClient(server);
@@ -88,7 +91,25 @@ describe("ATRIUM_WORKERS=2: two worker processes behind one port", () => {
     expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
     const refreshed = await client.refresh(tokens.refresh_token);
     expect(refreshed.status).toBe(200);
-    expect(server.output()).toContain("A worker process ended unexpectedly");
+    // The death is readable: which worker, killed by which signal (no exit code then), said once each and unmasked.
+    const death = server.output().split("\n").find((line) => line.includes("A worker process ended unexpectedly"));
+    expect(death).toBeDefined();
+    expect(death).not.toContain("[redacted]");
+    expect(death!.match(/"pid":/g)).toHaveLength(1);
+    expect(JSON.parse(death!)).toMatchObject({ level: "error", pid: server.pid, workerPid: victim, exitCode: null, signal: "SIGKILL" });
+  });
+
+  it("logs the exit code of a worker that exits by itself (SIGTERM to it alone: it finishes and exits 0)", { timeout: 90_000 }, async () => {
+    const deathsBefore = deaths().length;
+    const [leaving, staying] = workerPids(server.pid);
+    process.kill(leaving!, "SIGTERM");
+    const death = await until(() => deaths()[deathsBefore], "the death to be logged", 1200);
+    expect(death).not.toContain("[redacted]");
+    expect(JSON.parse(death)).toMatchObject({ pid: server.pid, workerPid: leaving, exitCode: 0, signal: null });
+    // Its replacement (started after a crash-loop delay) listens before the next test stops them all.
+    const replacement = await until(() => workerPids(server.pid).find((pid) => pid !== leaving && pid !== staying), "a replacement worker", 1200);
+    const listening = (line: string) => line.includes(`"pid":${replacement},`) && line.includes('"msg":"Worker process listening"');
+    await until(() => (server.output().split("\n").some(listening) ? true : undefined), "the replacement to listen", 1200);
   });
 
   it("SIGTERM to the primary stops every worker, and the primary exits", async () => {

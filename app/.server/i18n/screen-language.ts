@@ -9,7 +9,7 @@ import { translatorFor, type Translate } from "./translate.ts";
  * 1. `lng` in the address: the language picker's links, on the page where the person just picked it;
  * 2. the authorization request's `ui_locales` (OIDC Core §3.1.2.1), on the screens of that request (the address
  *    carries its request_uri);
- * 3. the language the person picked earlier, remembered in a cookie;
+ * 3. the language the person picked earlier on this site, remembered in a cookie (`pickedOnThisSite`);
  * 4. the browser's Accept-Language;
  * 5. English.
  * Each candidate is matched against the shipped languages: exactly, then by its base language ("fr-CA" → French,
@@ -103,17 +103,41 @@ export function firstShipped(tags: readonly string[]): Language | undefined {
 export type ScreenLanguage = {
   language: Language;
   t: Translate;
-  /** Set when the address picked a language the cookie does not hold yet: remembers it. */
+  /** Set when the person picked, on this site, a language the cookie does not hold yet: remembers it. */
   setCookie?: string;
 };
 
-/** The screen's language, its words, and the cookie that remembers a language just picked. */
+/**
+ * Whether the request comes from a page of this origin: the picker's link, or a form of that page posting with its
+ * `lng`. Any site can link here with `?lng=`; that shows the page in that language, but only a choice made on this
+ * site is remembered for a year (issue 16, docs/decisions/0024).
+ *
+ * Fetch Metadata (W3C, "Sec-Fetch-Site"): "same-origin" when the navigation or form post started on a page of this
+ * origin. "same-site" (a sibling host, which on a PDS may be anyone's), "cross-site" and "none" (typed, bookmarked,
+ * or opened by another program) are not a pick made here. Browsers without Fetch Metadata send no such header: then
+ * the `Origin` of a post, or the `Referer` of a link (the screens send it to their own origin only, docs/decisions/0004),
+ * must be this origin. A request with none of them (a script, a link without a referrer) is not remembered.
+ */
+export function pickedOnThisSite(request: Request, origin: string): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null) return site === "same-origin";
+  if (request.headers.get("origin") === origin) return true;
+  const referer = request.headers.get("referer");
+  if (!referer) return false;
+  try {
+    return new URL(referer).origin === origin;
+  } catch {
+    return false;
+  }
+}
+
+/** The screen's language, its words, and the cookie that remembers a language just picked on this site. */
 export async function screenI18n(sources: LanguageSources, request: Request): Promise<ScreenLanguage> {
   const language = await screenLanguage(sources, request);
   const { cookie } = detectorOf(sources);
   const picked = new URL(request.url).searchParams.get("lng");
   let setCookie: string | undefined;
-  if (picked !== null && picked === language) {
+  if (picked !== null && picked === language && pickedOnThisSite(request, sources.config.publicUrl.origin)) {
     const remembered = await cookie.parse(request.headers.get("Cookie")).catch(() => undefined);
     if (remembered !== language) setCookie = await cookie.serialize(language);
   }

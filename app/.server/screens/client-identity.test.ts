@@ -1,3 +1,4 @@
+import { domainToASCII } from "node:url";
 import { describe, expect, it } from "vitest";
 import { claimWarnings, clientIdentity, type ServiceIdentity } from "./client-identity.ts";
 
@@ -48,6 +49,26 @@ describe("claimWarnings", () => {
     expect(reasons({ hostname: "photos.example", name: "𝐁𝐥𝐮𝐞𝐬𝐤𝐲" })).toEqual(["official:name", "lookalike:name"]);
     expect(reasons({ hostname: "photos.example", name: "Skуline" })).toEqual(["lookalike:name"]);
     expect(reasons({ hostname: "photos.example", name: "Exarnple Social" })).toEqual(["service-name:name", "lookalike:name"]);
+  });
+
+  // Issue 16: the review's `bşky.app` and `ƅsky.app` passed without a word.
+  it.each(["bşky.app", "ƅsky.app", "ƀsky.app", "bsķy.app", "bskÿ.app", "bsky.àpp", "web.bşky.app", "bşky.social", "bѕky.app", "bsky.sociał", "bsky.socıal"])(
+    "flags Bluesky's host spelled with look-alike letters: %j",
+    (unicode) => {
+      const clientId = `https://${domainToASCII(unicode)}/client-metadata.json`;
+      const identity = clientIdentity({ clientId, name: "Skyline" }, SERVICE);
+      expect(identity.hostUnicode).toBe(unicode);
+      expect(identity.warnings).toContainEqual({ reason: "lookalike", in: ["address"] });
+    },
+  );
+
+  it("flags a name that spells Bluesky's host with look-alike letters, and not Bluesky's own hosts", () => {
+    expect(reasons({ hostname: "photos.example", name: "ƅsky.app" })).toEqual(["lookalike:name"]);
+    expect(reasons({ hostname: "photos.example", name: "Bşky.app client" })).toEqual(["lookalike:name"]);
+    expect(reasons({ hostname: "bsky.app", name: "Bluesky" })).toEqual([]);
+    expect(reasons({ hostname: "web.bsky.app", name: "bsky.app" })).toEqual([]);
+    // Mentioning the real host plainly is not an imitation by its letters.
+    expect(reasons({ hostname: "photos.example", name: "Photos for bsky.app" })).toEqual([]);
   });
 
   it("flags an internationalised host whose Unicode form mixes scripts", () => {

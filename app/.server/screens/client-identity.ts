@@ -105,7 +105,8 @@ type Claims = { hostname?: string; hostUnicode?: string; name?: string; nameHadH
  *   the address is not this server's own host or one under it;
  * - official: it looks like it contains "Bluesky" or "official", and the address is not one of Bluesky's own;
  * - lookalike: a word mixes Latin, Cyrillic, Greek, Armenian or Cherokee letters, is entirely made of look-alikes,
- *   uses styled letters, or matches one of the names above only through look-alike letters;
+ *   uses styled letters, or matches one of the names above or one of Bluesky's hosts only through look-alike letters
+ *   or removed diacritics;
  * - hidden-characters: the name held bidi or control characters (removed) or invisible format characters.
  */
 export function claimWarnings(claims: Claims, service: ServiceIdentity): ClaimWarning[] {
@@ -137,12 +138,21 @@ export function claimWarnings(claims: Claims, service: ServiceIdentity): ClaimWa
     };
     if (!isOwnHost) check(serviceTerms, "service-name");
     if (!isBlueskyHost) check(OFFICIAL_TERMS, "official");
-    if (looksDeceptive(text)) add("lookalike", where);
+    if (looksDeceptive(text) || imitatesBlueskyHost(text)) add("lookalike", where);
   }
   if (claims.nameHadHiddenCharacters || (claims.name !== undefined && hasInvisibleCharacters(claims.name))) add("hidden-characters", "name");
 
   const order: ClaimWarningReason[] = ["service-name", "official", "lookalike", "hidden-characters"];
   return order.filter((reason) => found.has(reason)).map((reason) => ({ reason, in: [...found.get(reason)!].sort() }));
+}
+
+/**
+ * Bluesky's own hosts spelled with look-alike letters (`bşky.app`, `ƅsky.app`, `bѕky.social`): the text reads as one
+ * of them only once diacritics are removed and look-alikes mapped. A text that plainly contains one (`web.bsky.app`,
+ * or a name mentioning bsky.app) is not an imitation by its letters.
+ */
+function imitatesBlueskyHost(text: string): boolean {
+  return BLUESKY_HOSTS.some((host) => looksLikeItContains(text, host) && !plainFold(text).includes(plainFold(host)));
 }
 
 /** Lower case, letters and digits only, nothing mapped: what a text says without look-alike reading. */

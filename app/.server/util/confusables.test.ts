@@ -19,6 +19,51 @@ describe("skeletons", () => {
     expect(skeletons("vvidget")).toEqual(["widget"]);
   });
 
+  // Issue 16: Latin look-alikes of a well-known host. Diacritics go with NFD; letters drawn with a stroke, hook or
+  // tail (which NFD leaves whole) are read through the table.
+  it.each([
+    "bşky.app", // s with cedilla
+    "ƅsky.app", // tone six
+    "ƀsky.app", // b with stroke
+    "ɓsky.app", // b with hook
+    "bśky.app",
+    "bšky.app",
+    "bsķy.app",
+    "bsĸy.app", // kra
+    "bskÿ.app",
+    "bskŷ.app",
+    "bsky.àpp",
+    "bsky.ąpp",
+    "bsky.aƥp", // p with hook
+    "b\u0301s\u0323ky.app", // combining marks
+    "ｂｓｋｙ.app", // fullwidth
+    "bѕky.app", // Cyrillic dze
+    "BŞKY.APP",
+    "Ƀsky.app",
+  ])("reads %j as bsky.app", (text) => {
+    expect(skeletons(text)).toContain("bskyapp");
+  });
+
+  it.each([
+    ["łogin", "login"],
+    ["ŁOGIN", "login"],
+    ["bøøk", "book"],
+    ["ØFFICIAL", "official"],
+    ["đomain", "domain"],
+    ["ħello", "hello"],
+    ["ıd", "id"],
+    ["ȷump", "jump"],
+    ["ŧoken", "token"],
+    ["ƶero", "zero"],
+    ["ɱail", "mail"],
+    ["ŋews", "news"],
+    ["ʋote", "vote"],
+    ["ƴes", "yes"],
+    ["æsop", "aesop"],
+  ])("reads the letters NFD leaves whole: %j as %j", (text, plain) => {
+    expect(skeletons(text)).toContain(plain);
+  });
+
   it("reads a capital I as a small l too, without losing the plain reading", () => {
     expect(skeletons("BIuesky")).toEqual(["biuesky", "bluesky"]);
     expect(skeletons("OFFICIAL")).toContain("official");

@@ -6,7 +6,9 @@
  *
  * The rules:
  * - **Skeleton** (TR #39 §4, reduced): NFKC (folds fullwidth and "mathematical" letters such as 𝐁𝐥𝐮𝐞 to Blue),
- *   diacritics removed (Blüesky → Bluesky), the look-alike letters below mapped to their Latin twin, then lower
+ *   diacritics removed (NFD, then every combining mark: Blüesky → Bluesky, bşky → bsky), the look-alike letters
+ *   below mapped to their Latin twin (other scripts' letters, and Latin letters drawn with a stroke or hook that NFD
+ *   does not separate: ƅ, ł, ø, đ, ħ, ı → b, l, o, d, h, i), then lower
  *   case, `rn` read as `m` and `vv` as `w`, and everything but letters and digits dropped (spaces, dots, dashes,
  *   zero-width characters: "B l u e-s.k y" → bluesky). Two texts whose skeletons match look alike.
  *   Capital I is also read as small l (identical in sans-serif fonts: "BIuesky"); since that would hide
@@ -36,6 +38,16 @@ const LOOKALIKES: Readonly<Record<string, string>> = {
   Ꭺ: "A", Ᏼ: "B", Ꮯ: "C", Ꭼ: "E", Ꮋ: "H", Ꮶ: "K", Ꮇ: "M", Ꮲ: "P", Ꭲ: "T", Ꮃ: "W", Ꮪ: "S",
   // Latin letters and digits that pass for others
   ı: "i", ɩ: "i", ʟ: "l", ɡ: "g", "0": "o", "1": "l", "|": "l",
+  // Latin letters whose stroke, hook, bar or tail is part of the letter, not a combining mark, so NFD leaves them
+  // whole (ƅsky, bsĸy, łogin): read as the plain letter they are drawn from, like the diacritics NFD removes.
+  ƀ: "b", ƅ: "b", ɓ: "b", ƈ: "c", ȼ: "c", ɕ: "c", đ: "d", ð: "d", ɗ: "d", ɖ: "d", ƌ: "d", ȡ: "d", ɇ: "e", ƒ: "f",
+  ɠ: "g", ǥ: "g", ħ: "h", ɦ: "h", ɨ: "i", ȷ: "j", ɉ: "j", ʝ: "j", ƙ: "k", ĸ: "k", ł: "l", ƚ: "l", ɫ: "l", ɬ: "l",
+  ɭ: "l", ǀ: "l", ɱ: "m", ɲ: "n", ɳ: "n", ƞ: "n", ŋ: "n", ȵ: "n", ø: "o", ɵ: "o", ƥ: "p", ʠ: "q", ɋ: "q", ɍ: "r",
+  ɽ: "r", ɾ: "r", ʂ: "s", ȿ: "s", ŧ: "t", ƭ: "t", ʈ: "t", ƫ: "t", ȶ: "t", ʉ: "u", ʋ: "v", ⱱ: "v", ⱳ: "w", ƴ: "y",
+  ɏ: "y", ƶ: "z", ȥ: "z", ʐ: "z", ʑ: "z", ɀ: "z", æ: "ae", œ: "oe",
+  Ɓ: "B", Ƀ: "B", Ƈ: "C", Ȼ: "C", Đ: "D", Ð: "D", Ɖ: "D", Ɗ: "D", Ɇ: "E", Ƒ: "F", Ǥ: "G", Ɠ: "G", Ħ: "H", Ɨ: "I",
+  Ɉ: "J", Ƙ: "K", Ł: "L", Ƚ: "L", Ɲ: "N", Ŋ: "N", Ø: "O", Ɵ: "O", Ƥ: "P", Ɋ: "Q", Ɍ: "R", Ŧ: "T", Ƭ: "T", Ʈ: "T",
+  Ʉ: "U", Ʋ: "V", Ƴ: "Y", Ɏ: "Y", Ƶ: "Z", Ȥ: "Z", Æ: "AE", Œ: "OE",
 };
 
 const CONFUSABLE_SCRIPTS = ["Latin", "Cyrillic", "Greek", "Armenian", "Cherokee"] as const;
