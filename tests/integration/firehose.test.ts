@@ -1,0 +1,240 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { HOUR } from "../../app/.server/util/time.ts";
+import { FirehoseConsumer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
+import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.ts";
+import { accountEvent, commitEvent, identityEvent, syncEvent } from "../helpers/repo-events.ts";
+
+/**
+ * com.atproto.sync.subscribeRepos over a real WebSocket on the server's own
+ * port (docs/decisions/0029): the real server module started in this process
+ * with an in-memory event log, consumers that decode every frame and check it
+ * against the lexicon (tests/helpers/subscribe-repos-lexicon.ts).
+ */
+
+const ALICE = "did:plc:alice2222222222222222222";
+const BOB = "did:plc:bob22222222222222222222222";
+
+let server: InProcessServer | undefined;
+const consumers: FirehoseConsumer[] = [];
+
+function consumer(query?: string): FirehoseConsumer {
+  const made = new FirehoseConsumer(server!.firehoseUrl(query));
+  consumers.push(made);
+  return made;
+}
+
+afterEach(async () => {
+  for (const made of consumers.splice(0)) {
+    made.resume();
+    made.close();
+    await made.closed;
+  }
+  await server?.stop();
+  server = undefined;
+});
+
+/** Appends `count` one-record commits of `did`, numbered from `from`, one append each. */
+async function appendCommits(did: string, from: number, count: number, padding = 0): Promise<void> {
+  for (let n = from; n < from + count; n++) await server!.eventLog.append([await commitEvent(did, n, padding)], Date.now());
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe("subscribeRepos frames", () => {
+  it("replays everything from cursor=0, every frame valid against the lexicon, then goes on live", async () => {
+    server = await startInProcessServer();
+    const log = server.eventLog;
+    await log.append([identityEvent(ALICE, "alice.test"), accountEvent(ALICE, true)], Date.now());
+    await appendCommits(ALICE, 1, 2);
+    await log.append([await syncEvent(ALICE, 3), accountEvent(ALICE, false, "deactivated")], Date.now());
+
+    const replaying = consumer("cursor=0");
+    await replaying.opened;
+    await replaying.untilSeq(6);
+    expect(replaying.summary()).toEqual(["#identity:1", "#account:2", "#commit:3", "#commit:4", "#sync:5", "#account:6"]);
+    const [identity, account, first, second] = replaying.frames.map((frame) => (frame.kind === "message" ? frame.body : {}));
+    expect(identity).toMatchObject({ seq: 1, did: ALICE, handle: "alice.test" });
+    expect(account).toMatchObject({ seq: 2, did: ALICE, active: true });
+    // The deprecated fields the lexicon still requires are there; `since` is null on a repository's first commit.
+    expect(first).toMatchObject({ seq: 3, repo: ALICE, rebase: false, tooBig: false, blobs: [], since: null });
+    expect(first).not.toHaveProperty("prevData");
+    expect(second).toMatchObject({ seq: 4, since: (first as { rev: string }).rev });
+    expect(second).toHaveProperty("prevData");
+
+    await log.append([identityEvent(BOB, "bob.test")], Date.now());
+    await replaying.untilSeq(7);
+    expect(replaying.seqs()).toEqual(range(1, 7));
+  });
+
+  it("without a cursor sends only what is appended after the subscription", async () => {
+    server = await startInProcessServer();
+    await appendCommits(ALICE, 1, 3);
+    const live = consumer();
+    await live.opened;
+    // A second subscriber that replays: when it has seq 4, the tail has delivered seq 4 to the live one too.
+    await appendCommits(ALICE, 4, 1);
+    await live.untilSeq(4);
+    expect(live.seqs()).toEqual([4]);
+  });
+
+  it("a cursor at the newest event sends nothing old, then what comes", async () => {
+    server = await startInProcessServer();
+    await appendCommits(ALICE, 1, 3);
+    const caughtUp = consumer("cursor=3");
+    await caughtUp.opened;
+    await appendCommits(ALICE, 4, 2);
+    await caughtUp.untilSeq(5);
+    expect(caughtUp.seqs()).toEqual([4, 5]);
+  });
+});
+
+describe("subscribeRepos cursors", () => {
+  it("a cursor older than the backfill window gets #info OutdatedCursor, then the window from its first event", async () => {
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "1" });
+    const log = server.eventLog;
+    for (let n = 1; n <= 3; n++) await log.append([await commitEvent(ALICE, n)], Date.now() - 2 * HOUR);
+    for (let n = 4; n <= 5; n++) await log.append([await commitEvent(ALICE, n)], Date.now());
+
+    const outdated = consumer("cursor=1");
+    await outdated.untilSeq(5);
+    expect(outdated.summary()).toEqual(["#info:OutdatedCursor", "#commit:4", "#commit:5"]);
+
+    // cursor=3: the next event (4) is in the window, so nothing is missing and no #info.
+    const inWindow = consumer("cursor=3");
+    await inWindow.untilSeq(5);
+    expect(inWindow.summary()).toEqual(["#commit:4", "#commit:5"]);
+  });
+
+  it("a cursor in the future is an error frame on an accepted socket, which then closes", async () => {
+    server = await startInProcessServer();
+    await appendCommits(ALICE, 1, 2);
+    const future = consumer("cursor=7");
+    await future.opened;
+    const closed = await future.closeReceived();
+    expect(future.frames).toEqual([{ kind: "error", error: "FutureCursor", message: expect.stringContaining("7") }]);
+    expect(closed.code).toBe(1008);
+  });
+
+  it.each(["abc", "-1", "1.5", "1e3", "99999999999999999", "1&cursor=2"])("a malformed cursor (%s) is an InvalidRequest error frame", async (cursor) => {
+    server ??= await startInProcessServer();
+    const malformed = consumer(`cursor=${cursor}`);
+    await malformed.opened;
+    const closed = await malformed.closeReceived();
+    expect(malformed.frames).toEqual([{ kind: "error", error: "InvalidRequest", message: expect.any(String) }]);
+    expect(closed.code).toBe(1008);
+    await server.stop();
+    server = undefined;
+  });
+});
+
+describe("the switch from replay to live", () => {
+  it("keeps seq order without gaps or duplicates for subscribers joining while events are appended", async () => {
+    server = await startInProcessServer();
+    // More than one batch (500) of history, so replays take several reads.
+    const history = 1_200;
+    const events = [];
+    for (let n = 1; n <= history; n++) events.push(await commitEvent(ALICE, n));
+    await server.eventLog.append(events, Date.now());
+
+    const total = history + 300;
+    const joined: Array<{ made: FirehoseConsumer; cursor: number | undefined; joinedAt: number }> = [];
+    let appended = history;
+    // Appends and subscriptions interleave: a subscriber joins at every 60th append, two replaying for one live.
+    while (appended < total) {
+      await server.eventLog.append([await commitEvent(BOB, appended + 1)], Date.now());
+      appended++;
+      // Lets the sockets make progress (connect, replay, join) between appends: a turn of the event loop, not a wait.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (appended % 60 !== 0) continue;
+      const cursor = joined.length % 3 === 2 ? undefined : (joined.length * 97) % appended;
+      joined.push({ made: consumer(cursor === undefined ? undefined : `cursor=${cursor}`), cursor, joinedAt: appended });
+    }
+    // One more once everyone is in, so that the last live subscriber has something to receive.
+    for (const { made } of joined) await made.opened;
+    await server.eventLog.append([await commitEvent(BOB, total + 1)], Date.now());
+    for (const { made } of joined) await made.untilSeq(total + 1);
+    for (const { made, cursor, joinedAt } of joined) {
+      const seqs = made.seqs();
+      // Live subscribers start with whatever was appended once they were in; replaying ones right after their cursor.
+      const first = cursor === undefined ? seqs[0]! : cursor + 1;
+      if (cursor === undefined) expect(first).toBeGreaterThan(joinedAt);
+      expect(seqs).toEqual(range(first, total + 1));
+    }
+  });
+});
+
+/** Turns of the event loop until `condition` holds (state another socket's events change), never a timed wait. */
+async function eventually(condition: () => boolean): Promise<void> {
+  for (let turn = 0; !condition(); turn++) {
+    if (turn > 100_000) throw new Error("the condition never held");
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe("slow consumers", () => {
+  it("cuts off a consumer that never reads with ConsumerTooSlow, its queue in the server never past the bound", async () => {
+    const bound = 64 * 1024;
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: String(bound) });
+    const firehose = server.started.sync!.firehose;
+    const slow = consumer();
+    await slow.opened;
+    slow.pause();
+    // A consumer that reads: once it has an event, the tail has handed that event to the slow one too.
+    const witness = consumer();
+    await witness.opened;
+
+    let seq = 0;
+    let highest = 0;
+    while (firehose.stats().subscribers === 2) {
+      if (seq >= 5_000) throw new Error(`not cut off after ${seq} events`);
+      seq++;
+      await server.eventLog.append([await commitEvent(ALICE, seq, 32 * 1024)], Date.now());
+      await witness.untilSeq(seq);
+      highest = Math.max(highest, firehose.stats().maxBufferedBytes);
+    }
+    // The kernel's socket buffers filled first; then the server's queue grew to the bound, never past it.
+    expect(highest).toBeLessThanOrEqual(bound);
+    expect(highest).toBeGreaterThan(bound / 2);
+    expect(witness.seqs()).toEqual(range(1, seq));
+
+    slow.resume();
+    const closed = await slow.closeReceived();
+    const received = slow.seqs();
+    // What it got before the cut is the stream without gaps, then the error frame.
+    expect(received).toEqual(range(1, received.length));
+    expect(received.length).toBeLessThan(seq);
+    expect(slow.frames.at(-1)).toEqual({ kind: "error", error: "ConsumerTooSlow", message: expect.any(String) });
+    expect(closed.code).toBe(1008);
+  });
+});
+
+describe("connections", () => {
+  it("refuses an address past its cap with 429 (X-Forwarded-For from a direct client changes nothing), and takes it again once one closes", async () => {
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: "2" });
+    const first = consumer();
+    const second = consumer("cursor=0");
+    await Promise.all([first.opened, second.opened]);
+    expect(await upgradeRefusal(server.firehoseUrl())).toBe(429);
+    expect(await upgradeRefusal(server.firehoseUrl(), { "X-Forwarded-For": "192.0.2.7" })).toBe(429);
+
+    first.close();
+    await first.closed;
+    await eventually(() => server!.started.sync!.firehose.stats().subscribers === 1);
+    const third = consumer();
+    await third.opened;
+    await server.eventLog.append([identityEvent(ALICE, "alice.test")], Date.now());
+    await third.untilSeq(1);
+    await second.untilSeq(1);
+  });
+
+  it("refuses upgrades to anything but subscribeRepos with a plain 404", async () => {
+    server = await startInProcessServer();
+    const base = `ws://127.0.0.1:${server.port}`;
+    expect(await upgradeRefusal(`${base}/`)).toBe(404);
+    expect(await upgradeRefusal(`${base}/xrpc/com.atproto.sync.getRepo`)).toBe(404);
+    expect(await upgradeRefusal(`${base}/xrpc/com.atproto.sync.subscribeRepos/extra`)).toBe(404);
+    // The server goes on answering plain HTTP on the same port.
+    const health = await fetch(`${server.issuer}/xrpc/_health`);
+    expect(health.status).toBe(200);
+  });
+});
