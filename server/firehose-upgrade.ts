@@ -22,9 +22,18 @@ const SUBSCRIBE_REPOS = "/xrpc/com.atproto.sync.subscribeRepos";
 const MAX_INCOMING_BYTES = 4 * 1024;
 /** RFC 6455 §7.4.1: "a message that violates its policy". */
 const POLICY_VIOLATION = 1008;
+/**
+ * Every subscriber is pinged this often: a quiet stream stays open through proxies that close idle connections
+ * (nginx after 60 s by default), and a peer that has not answered the previous ping (gone, or not reading at all) is
+ * dropped, which also ends a replay stalled on a consumer that stopped reading.
+ */
+const HEARTBEAT_MS = 30_000;
 
 export function serveFirehose(server: Server, config: Config, sync: Sync | undefined): void {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES, perMessageDeflate: false, clientTracking: false });
+  const answered = new Map<WebSocket, boolean>();
+  const heartbeat = setInterval(() => beat(answered), HEARTBEAT_MS).unref();
+  server.on("close", () => clearInterval(heartbeat));
   server.on("upgrade", (req, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
     const target = originFormOf(req.url, config.issuer);
@@ -34,7 +43,12 @@ export function serveFirehose(server: Server, config: Config, sync: Sync | undef
     if (!release) return refuse(socket, 429, "Too Many Requests", "Too many firehose connections from this address.");
     // Also when the handshake is refused (ws answers it and destroys the socket without calling back).
     socket.once("close", release);
-    sockets.handleUpgrade(req, socket, head, (ws) => subscribe(ws, sync, url.searchParams));
+    sockets.handleUpgrade(req, socket, head, (ws) => {
+      answered.set(ws, true);
+      ws.on("pong", () => answered.set(ws, true));
+      ws.once("close", () => answered.delete(ws));
+      subscribe(ws, sync, url.searchParams);
+    });
   });
 }
 
@@ -55,6 +69,17 @@ function subscribe(ws: WebSocket, sync: Sync, query: URLSearchParams): void {
   };
   const { ended } = sync.firehose.subscribe(socket, params.cursor);
   ws.once("close", ended);
+}
+
+function beat(answered: Map<WebSocket, boolean>): void {
+  for (const [ws, alive] of answered) {
+    if (!alive) {
+      ws.terminate();
+      continue;
+    }
+    answered.set(ws, false);
+    ws.ping();
+  }
 }
 
 function refuse(socket: Duplex, status: number, statusText: string, text: string): void {

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HOUR } from "../../app/.server/util/time.ts";
 import { FirehoseConsumer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.ts";
+import { startNginx } from "../helpers/nginx.ts";
+import { startRelayStandIn } from "../helpers/relay-stand-in.ts";
 import { accountEvent, commitEvent, identityEvent, syncEvent } from "../helpers/repo-events.ts";
 
 /**
@@ -71,7 +73,6 @@ describe("subscribeRepos frames", () => {
     await appendCommits(ALICE, 1, 3);
     const live = consumer();
     await live.opened;
-    // A second subscriber that replays: when it has seq 4, the tail has delivered seq 4 to the live one too.
     await appendCommits(ALICE, 4, 1);
     await live.untilSeq(4);
     expect(live.seqs()).toEqual([4]);
@@ -236,5 +237,44 @@ describe("connections", () => {
     // The server goes on answering plain HTTP on the same port.
     const health = await fetch(`${server.issuer}/xrpc/_health`);
     expect(health.status).toBe(200);
+  });
+});
+
+describe("ATRIUM_CRAWLERS", () => {
+  it("tells the configured relays with requestCrawl when this process appends, naming PUBLIC_URL's host", async () => {
+    const relay = await startRelayStandIn();
+    try {
+      server = await startInProcessServer({ ATRIUM_CRAWLERS: `${relay.url}/` });
+      await server.eventLog.append([await commitEvent(ALICE, 1)], Date.now());
+      await relay.received(1);
+      expect(relay.requests).toEqual([{ path: "POST /xrpc/com.atproto.sync.requestCrawl", contentType: "application/json", body: { hostname: `127.0.0.1:${server.port}` } }]);
+    } finally {
+      await relay.stop();
+    }
+  });
+});
+
+describe("behind nginx", () => {
+  it("subscribes through the README's nginx configuration, which passes the WebSocket upgrade on", async () => {
+    server = await startInProcessServer();
+    const nginx = await startNginx({ upstreamPorts: [server.port] });
+    try {
+      await appendCommits(ALICE, 1, 2);
+      const proxied = new FirehoseConsumer(`ws://127.0.0.1:${nginx.port}/xrpc/com.atproto.sync.subscribeRepos?cursor=0`);
+      consumers.push(proxied);
+      await proxied.untilSeq(2);
+      await appendCommits(ALICE, 3, 1);
+      await proxied.untilSeq(3);
+      expect(proxied.seqs()).toEqual([1, 2, 3]);
+      // The error frames cross the proxy too.
+      const future = new FirehoseConsumer(`ws://127.0.0.1:${nginx.port}/xrpc/com.atproto.sync.subscribeRepos?cursor=99`);
+      consumers.push(future);
+      await future.closeReceived();
+      expect(future.frames).toEqual([{ kind: "error", error: "FutureCursor", message: expect.any(String) }]);
+      proxied.close();
+      await proxied.closed;
+    } finally {
+      await nginx.stop();
+    }
   });
 });
