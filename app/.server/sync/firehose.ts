@@ -40,6 +40,8 @@ export type FirehoseSettings = {
 /** WebSocket close codes (RFC 6455 §7.4.1): 1008 "a message that violates its policy", 1001 "going away". */
 const POLICY_VIOLATION = 1008;
 const GOING_AWAY = 1001;
+/** The most bytes of recent frames kept for reuse. */
+const FRAME_CACHE_BYTES = 4 * 1024 * 1024;
 
 class Subscription {
   /** The last seq sent (or skipped as before the window). */
@@ -59,6 +61,7 @@ export class Firehose {
   private stopped = false;
   /** Frames of recent events, so that replaying subscribers and the tail encode each event once. */
   private readonly frames = new Map<number, Uint8Array>();
+  private cachedBytes = 0;
 
   constructor(
     private readonly log: EventLog,
@@ -265,16 +268,20 @@ export class Firehose {
     if (!frame) {
       frame = eventFrame(event);
       this.frames.set(event.seq, frame);
+      this.cachedBytes += frame.length;
     }
     return frame;
   }
 
-  /** Keeps the frames of the last few batches (Map iterates in insertion order: the oldest go first). */
+  /**
+   * Keeps the newest frames up to one batch and FRAME_CACHE_BYTES (Map iterates in insertion order: the oldest go
+   * first): replays that run close behind the tail reuse them; older ones are framed again, once per replay.
+   */
   private forgetOldFrames(): void {
-    const keep = this.settings.batchSize * 4;
-    for (const seq of this.frames.keys()) {
-      if (this.frames.size <= keep) break;
+    for (const [seq, frame] of this.frames) {
+      if (this.frames.size <= this.settings.batchSize && this.cachedBytes <= FRAME_CACHE_BYTES) break;
       this.frames.delete(seq);
+      this.cachedBytes -= frame.length;
     }
   }
 }
