@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HOUR } from "../../app/.server/util/time.ts";
 import { FirehoseConsumer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.ts";
+import { MemoryEventLog } from "../helpers/memory-event-log.ts";
 import { startNginx } from "../helpers/nginx.ts";
 import { startRelayStandIn } from "../helpers/relay-stand-in.ts";
 import { accountEvent, commitEvent, identityEvent, syncEvent } from "../helpers/repo-events.ts";
@@ -86,6 +87,31 @@ describe("subscribeRepos frames", () => {
     await appendCommits(ALICE, 4, 2);
     await caughtUp.untilSeq(5);
     expect(caughtUp.seqs()).toEqual([4, 5]);
+  });
+});
+
+describe("live tailing", () => {
+  it("sends this process's appends at once, without waiting for the poll (a minute here, twice the test timeout)", async () => {
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "60000" });
+    const live = consumer();
+    await live.opened;
+    for (let n = 1; n <= 3; n++) {
+      await appendCommits(ALICE, n, 1);
+      await live.untilSeq(n);
+    }
+    expect(live.seqs()).toEqual([1, 2, 3]);
+  });
+
+  it("finds what was appended without a signal (another process, another machine) at the next poll", async () => {
+    const unsignalled = new MemoryEventLog();
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "20" }, unsignalled);
+    const live = consumer();
+    await live.opened;
+    await unsignalled.append([await commitEvent(ALICE, 1)], Date.now());
+    await live.untilSeq(1);
+    await unsignalled.append([await commitEvent(ALICE, 2), await commitEvent(ALICE, 3)], Date.now());
+    await live.untilSeq(3);
+    expect(live.seqs()).toEqual([1, 2, 3]);
   });
 });
 
