@@ -3,6 +3,7 @@ import { HOUR } from "../../app/.server/util/time.ts";
 import { FirehoseConsumer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.ts";
 import { MemoryEventLog } from "../helpers/memory-event-log.ts";
+import { rawExchange } from "../helpers/raw-http.ts";
 import { startNginx } from "../helpers/nginx.ts";
 import { startRelayStandIn } from "../helpers/relay-stand-in.ts";
 import { accountEvent, commitEvent, identityEvent, syncEvent } from "../helpers/repo-events.ts";
@@ -132,6 +133,16 @@ describe("subscribeRepos cursors", () => {
     expect(inWindow.summary()).toEqual(["#commit:4", "#commit:5"]);
   });
 
+  it("a cursor when every event is older than the window gets OutdatedCursor, then what comes live", async () => {
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "1" });
+    for (let n = 1; n <= 2; n++) await server.eventLog.append([await commitEvent(ALICE, n)], Date.now() - 2 * HOUR);
+    const outdated = consumer("cursor=0");
+    await outdated.until((frames) => frames.length === 1);
+    await appendCommits(ALICE, 3, 1);
+    await outdated.untilSeq(3);
+    expect(outdated.summary()).toEqual(["#info:OutdatedCursor", "#commit:3"]);
+  });
+
   it("a cursor in the future is an error frame on an accepted socket, which then closes", async () => {
     server = await startInProcessServer();
     await appendCommits(ALICE, 1, 2);
@@ -254,12 +265,28 @@ describe("connections", () => {
     await second.untilSeq(1);
   });
 
+  it("closes every subscription with 1001 (going away) when the server shuts down", async () => {
+    server = await startInProcessServer();
+    const live = consumer();
+    const replaying = consumer("cursor=0");
+    await Promise.all([live.opened, replaying.opened]);
+    server.started.sync!.close();
+    expect((await live.closeReceived()).code).toBe(1001);
+    expect((await replaying.closeReceived()).code).toBe(1001);
+  });
+
   it("refuses upgrades to anything but subscribeRepos with a plain 404", async () => {
     server = await startInProcessServer();
     const base = `ws://127.0.0.1:${server.port}`;
     expect(await upgradeRefusal(`${base}/`)).toBe(404);
     expect(await upgradeRefusal(`${base}/xrpc/com.atproto.sync.getRepo`)).toBe(404);
     expect(await upgradeRefusal(`${base}/xrpc/com.atproto.sync.subscribeRepos/extra`)).toBe(404);
+    // An h2c upgrade (curl --http2 on http://) is refused the same way, and the server closes the connection.
+    const h2c = await rawExchange(server.port, (socket) =>
+      socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${server!.port}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n`),
+    );
+    expect(h2c.text).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+    expect(h2c.closedByServer).toBe(true);
     // The server goes on answering plain HTTP on the same port.
     const health = await fetch(`${server.issuer}/xrpc/_health`);
     expect(health.status).toBe(200);
