@@ -116,6 +116,28 @@ describe("live tailing", () => {
   });
 });
 
+describe("a failing event log", () => {
+  it("tells the subscriber with an InternalServerError frame, and serves the next one once the log answers again", async () => {
+    // The log fails its first read, as a database that is briefly unreachable would.
+    const flaky = new MemoryEventLog();
+    let failures = 1;
+    const latestSeq = flaky.latestSeq.bind(flaky);
+    flaky.latestSeq = async () => {
+      if (failures-- > 0) throw new Error("the database is unreachable");
+      return latestSeq();
+    };
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "20" }, flaky);
+    const first = consumer("cursor=0");
+    await first.closeReceived();
+    expect(first.frames).toEqual([{ kind: "error", error: "InternalServerError", message: expect.any(String) }]);
+
+    await flaky.append([await commitEvent(ALICE, 1)], Date.now());
+    const second = consumer("cursor=0");
+    await second.untilSeq(1);
+    expect(second.seqs()).toEqual([1]);
+  });
+});
+
 describe("subscribeRepos cursors", () => {
   it("a cursor older than the backfill window gets #info OutdatedCursor, then the window from its first event", async () => {
     server = await startInProcessServer({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "1" });

@@ -187,10 +187,17 @@ export class Firehose {
   }
 
   private startTail(): Promise<void> {
-    this.starting ??= this.log.latestSeq().then((latest) => {
-      this.head = latest;
-      void this.runTail();
-    });
+    this.starting ??= this.log.latestSeq().then(
+      (latest) => {
+        this.head = latest;
+        void this.runTail();
+      },
+      (error: unknown) => {
+        // The next subscriber tries again (the database may be back by then).
+        this.starting = undefined;
+        throw error;
+      },
+    );
     return this.starting;
   }
 
