@@ -59,6 +59,8 @@ export class Firehose {
   private wake: (() => void) | undefined;
   private wakeRequested = false;
   private stopped = false;
+  /** The tail's last read failed (reported once until one succeeds). */
+  private failing = false;
   /** Frames of recent events, so that replaying subscribers and the tail encode each event once. */
   private readonly frames = new Map<number, Uint8Array>();
   private cachedBytes = 0;
@@ -208,8 +210,11 @@ export class Firehose {
       let events: LoggedEvent[] = [];
       try {
         events = await this.log.after(this.head!, this.settings.batchSize);
+        this.failing = false;
       } catch (error) {
-        this.report("Reading the event log for the firehose failed", error);
+        // Once per outage, not once per poll; the tail keeps polling and resumes where it was.
+        if (!this.failing) this.report("Reading the event log for the firehose failed", error);
+        this.failing = true;
       }
       if (events.length > 0) this.deliver(events);
       if (events.length < this.settings.batchSize) await this.nextWake();
