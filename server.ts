@@ -17,6 +17,10 @@ import { RequestRecorder } from "./server/http-common.ts";
 import { createLogger } from "./server/logger.ts";
 import { PrometheusMetrics, registryMetrics, serveMetrics } from "./server/metrics.ts";
 import { runPrimary, type WorkerReady } from "./server/workers.ts";
+import { serveFirehose } from "./server/firehose-upgrade.ts";
+import type { AppendSignal } from "./app/.server/sync/append-signal.ts";
+import type { EventLog } from "./app/.server/sync/event-log.ts";
+import { createSync, type Sync } from "./app/.server/sync/sync-service.ts";
 import { originFormOf, refuseConnect, refuseRequestTarget } from "./server/request-target.ts";
 import { screenRouteMatcher } from "./server/screen-routes.ts";
 import {
@@ -66,10 +70,16 @@ async function loadBuild(dev: boolean) {
   return { build, routes: (await build()).routes, runtime, vite };
 }
 
-/** `shutdown`: after the server stopped taking requests, writes what is still in memory and closes the database. */
-export type Started = { server: Server; metricsServer: Server | undefined; shutdown: () => Promise<void> };
+/**
+ * `shutdown`: after the server stopped taking requests, writes what is still in memory and closes the database.
+ * `sync`: the firehose (docs/decisions/0029), when an event log was given.
+ */
+export type Started = { server: Server; metricsServer: Server | undefined; sync: Sync | undefined; shutdown: () => Promise<void> };
 
-export async function startServer(config: Config, options: { dev: boolean; log: PinoLogger }): Promise<Started> {
+/** The event log the firehose serves and the signal of this process's appends (docs/decisions/0029). */
+export type SyncSource = { eventLog: EventLog; appended: AppendSignal };
+
+export async function startServer(config: Config, options: { dev: boolean; log: PinoLogger; sync?: SyncSource }): Promise<Started> {
   const { log } = options;
   for (const warning of unsafeConfigWarnings(config)) log.warn({}, warning);
   const { applied } = await applyMigrations(config.database);
@@ -136,12 +146,14 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
     else serveApi(req, res, api.route, api.path);
   });
   server.on("connect", refuseConnect);
+  const sync = options.sync && createSync({ config, ...options.sync, log, now: services.now, report: services.reportError });
+  serveFirehose(server, config, sync);
   // Never on the public port: a listener of its own, on ATRIUM_METRICS_HOST (loopback by default).
   const metricsServer = metrics && config.metrics && cluster.isPrimary ? await serveMetrics(registryMetrics(metrics), config.metrics.host, config.metrics.port, log) : undefined;
   server.on("close", () => metricsServer?.close());
   const shutdown = () => services.close();
   return new Promise((resolve) => {
-    server.listen(config.port, config.host, () => resolve({ server, metricsServer, shutdown }));
+    server.listen(config.port, config.host, () => resolve({ server, metricsServer, sync, shutdown }));
     // Slow clients cannot hold a connection open forever (slowloris); a lower request timeout lowers the headers' too.
     server.headersTimeout = Math.min(15_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
@@ -149,13 +161,15 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   });
 }
 
-function installShutdown({ server, shutdown }: Started, log: PinoLogger) {
+function installShutdown({ server, sync, shutdown }: Started, log: PinoLogger) {
   let stopping = false;
   const stop = (signal: string) => {
     // A worker under a primary may get both the terminal's SIGINT and the primary's SIGTERM: stop once.
     if (stopping) return;
     stopping = true;
     log.info({ signal }, `${signal} received: finishing in-flight requests, then exiting`);
+    // Subscriptions never end by themselves: close them so that the server's close can complete.
+    sync?.close();
     server.close(() => {
       shutdown().then(
         () => process.exit(0),

@@ -261,6 +261,35 @@ describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
   });
 });
 
+describe("loadConfig: the firehose and crawlers (docs/decisions/0029)", () => {
+  it("replays 72 hours, caps 8 connections per address and 8 MiB of queue per subscriber, polls every 200 ms, tells no relay, by default", () => {
+    const config = loadConfig({});
+    expect(config.firehose).toEqual({ backfillMs: 72 * 3600 * 1000, maxConnectionsPerAddress: 8, maxBufferedBytes: 8 * 1024 * 1024, pollIntervalMs: 200 });
+    expect(config.crawlers).toEqual([]);
+  });
+
+  it("reads the settings and the relays' URLs (https, or http on loopback), once each", () => {
+    const config = loadConfig({
+      ATRIUM_FIREHOSE_BACKFILL_HOURS: "24",
+      ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: "2",
+      ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: "65536",
+      ATRIUM_FIREHOSE_POLL_MS: "50",
+      ATRIUM_CRAWLERS: "https://bsky.network, https://relay.example.com/,http://127.0.0.1:2470,https://bsky.network",
+    });
+    expect(config.firehose).toEqual({ backfillMs: 24 * 3600 * 1000, maxConnectionsPerAddress: 2, maxBufferedBytes: 65536, pollIntervalMs: 50 });
+    expect(config.crawlers).toEqual(["https://bsky.network", "https://relay.example.com", "http://127.0.0.1:2470"]);
+  });
+
+  it.each(["http://relay.example.com", "bsky.network", "https://relay.example.com/xrpc", "https://user:pw@relay.example.com"])("refuses %s as a crawler", (crawler) => {
+    expect(() => loadConfig({ ATRIUM_CRAWLERS: crawler })).toThrow(/ATRIUM_CRAWLERS/);
+  });
+
+  it("refuses a backfill window of 0 hours and a queue bound under 64 KiB", () => {
+    expect(() => loadConfig({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "0" })).toThrow(/ATRIUM_FIREHOSE_BACKFILL_HOURS/);
+    expect(() => loadConfig({ ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: "1000" })).toThrow(/ATRIUM_FIREHOSE_MAX_BUFFER_BYTES/);
+  });
+});
+
 describe("unsafeConfigWarnings", () => {
   it("warns loudly when private client documents are allowed", () => {
     const warnings = unsafeConfigWarnings(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1", PUBLIC_URL: "https://pds.example.com" }));

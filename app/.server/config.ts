@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
-import { DAY, MINUTE, SECOND } from "./util/time.ts";
+import { DAY, HOUR, MINUTE, SECOND } from "./util/time.ts";
 import { hasHiddenCharacters } from "./util/visible-text.ts";
 
 const booleanFlag = z
@@ -145,6 +145,27 @@ const serviceNameVar = optionalSetting((trimmed) => {
   return { value: text };
 });
 
+/**
+ * ATRIUM_CRAWLERS (docs/decisions/0029): relays told with requestCrawl after writes, comma-separated base URLs; https,
+ * or http for a loopback host (a relay on this machine, tests).
+ */
+const crawlersVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const urls: string[] = [];
+    for (const text of (value ?? "").split(",").map((part) => part.trim()).filter(Boolean)) {
+      const url = parsedUrl(text);
+      const allowed = url && (url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname)));
+      if (!url || !allowed || url.username || url.password || url.search || url.hash || (url.pathname !== "/" && url.pathname !== "")) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `ATRIUM_CRAWLERS must be relay base URLs (https, or http on loopback), comma-separated (got ${JSON.stringify(text)})` });
+        return z.NEVER;
+      }
+      urls.push(url.origin);
+    }
+    return [...new Set(urls)];
+  });
+
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -209,6 +230,12 @@ const envSchema = z.object({
   ATRIUM_TERMS_URL: brandUrlVar(),
   ATRIUM_PRIVACY_URL: brandUrlVar(),
   ATRIUM_SUPPORT_URL: brandUrlVar({ mailto: true }),
+  // docs/decisions/0029: the firehose (com.atproto.sync.subscribeRepos) and the relays told of new events.
+  ATRIUM_FIREHOSE_BACKFILL_HOURS: integerVar("ATRIUM_FIREHOSE_BACKFILL_HOURS", 1, 24 * 365, 72),
+  ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: integerVar("ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS", 1, 100_000, 8),
+  ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: integerVar("ATRIUM_FIREHOSE_MAX_BUFFER_BYTES", 64 * 1024, 1024 * 1024 * 1024, 8 * 1024 * 1024),
+  ATRIUM_FIREHOSE_POLL_MS: integerVar("ATRIUM_FIREHOSE_POLL_MS", 10, 60_000, 200),
+  ATRIUM_CRAWLERS: crawlersVar,
   // docs/decisions/0020: password recovery by email.
   ATRIUM_SMTP_URL: smtpUrlVar,
   ATRIUM_EMAIL_FROM: emailFromVar,
@@ -273,6 +300,19 @@ export type Config = {
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   brand: Brand;
+  /** com.atproto.sync.subscribeRepos (docs/decisions/0029). */
+  firehose: {
+    /** How far back a cursor replays; the event log keeps (at least) this much. */
+    backfillMs: number;
+    /** Open subscriptions per client address, per process. */
+    maxConnectionsPerAddress: number;
+    /** A subscriber whose unsent bytes would pass this is cut off (ConsumerTooSlow). */
+    maxBufferedBytes: number;
+    /** How often each process reads the log for events other processes appended, while it has subscribers. */
+    pollIntervalMs: number;
+  };
+  /** Relays told with requestCrawl after writes, at most every 20 minutes each (ATRIUM_CRAWLERS). */
+  crawlers: string[];
   /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
   email: { smtpUrl: string; from: string } | undefined;
   /** Lifetimes (README.md lists them), fixed except the grants' (docs/decisions/0010). */
@@ -390,6 +430,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       privacyUrl: e.ATRIUM_PRIVACY_URL,
       supportUrl: e.ATRIUM_SUPPORT_URL,
     },
+    firehose: {
+      backfillMs: e.ATRIUM_FIREHOSE_BACKFILL_HOURS * HOUR,
+      maxConnectionsPerAddress: e.ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS,
+      maxBufferedBytes: e.ATRIUM_FIREHOSE_MAX_BUFFER_BYTES,
+      pollIntervalMs: e.ATRIUM_FIREHOSE_POLL_MS,
+    },
+    crawlers: e.ATRIUM_CRAWLERS,
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
     lifetimes: {
       requestUri: 5 * MINUTE,

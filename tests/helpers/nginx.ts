@@ -8,7 +8,8 @@ import { freePort, startTestServer, type TestServer } from "./test-server.ts";
 /**
  * A real nginx in front of Atrium, configured as README "Behind a reverse
  * proxy" says: it appends the peer it saw to X-Forwarded-For
- * ($proxy_add_x_forwarded_for) and balances round-robin over its upstreams.
+ * ($proxy_add_x_forwarded_for), passes WebSocket upgrades on (the
+ * firehose) and balances round-robin over its upstreams.
  * Tests that attack through it see what a deployment sees.
  *
  * nginx runs in the foreground (`daemon off`) as a child of the test, with
@@ -61,6 +62,10 @@ http {
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
   client_max_body_size 20m;
+  map $http_upgrade $connection_upgrade {
+    default upgrade;
+    ''      close;
+  }
   upstream atrium {
 ${servers}
   }
@@ -71,6 +76,8 @@ ${servers}
       proxy_http_version 1.1;
       proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
     }
   }
 }
