@@ -89,9 +89,11 @@ async function codeFor(page: Page, pushed: { redirectUri: string; state: string;
 }
 
 describe("ways back to the app", { timeout: E2E_TIMEOUT }, () => {
-  it("an expired request link and a used one return to the app with access_denied and the state", async () => {
+  it("an expired request link and a used one return the browser they were shown in to the app with access_denied and the state", async () => {
     const { context, page } = await newPage();
     const expired = await pushRequest(client, app.redirectUri);
+    // Only the browser the screen was shown to goes back unasked (docs/decisions/0022).
+    await page.goto(expired.authorizeUrl);
     await execute(server.database(), sql`UPDATE "AuthorizationRequest" SET "expiresAt" = ${at(Date.now() - 60_000)}
       WHERE "idHash" = ${sha256Base64url(new URL(expired.authorizeUrl).searchParams.get("request_uri")!)}`);
     await page.goto(expired.authorizeUrl);

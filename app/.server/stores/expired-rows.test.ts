@@ -36,7 +36,10 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
           ON t."table_schema" = c."table_schema" AND t."table_name" = c."table_name" AND t."constraint_type" = 'PRIMARY KEY'
         JOIN information_schema.key_column_usage k
           ON k."constraint_schema" = t."constraint_schema" AND k."constraint_name" = t."constraint_name" AND k."ordinal_position" = 1
-        WHERE c."table_schema" = current_schema() AND c."column_name" IN ('expiresAt', 'windowEndsAt')
+        WHERE c."table_schema" = current_schema() AND c."column_name" IN ('expiresAt', 'windowEndsAt', 'purgeAt')
+          -- A table with "purgeAt" is cleaned up by it (docs/decisions/0022); its "expiresAt" is not the cleanup's.
+          AND NOT (c."column_name" = 'expiresAt' AND EXISTS (SELECT 1 FROM information_schema.columns p
+            WHERE p."table_schema" = c."table_schema" AND p."table_name" = c."table_name" AND p."column_name" = 'purgeAt'))
         ORDER BY c."table_name"`);
     }
     const tables = await rowsOf<{ name: string }>(
@@ -46,7 +49,8 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
     const found: ExpiringTable[] = [];
     for (const { name } of tables) {
       const columns = await rowsOf<{ name: string; pk: number }>(test.db, sql`SELECT name, pk FROM pragma_table_info(${name})`);
-      const expiry = columns.find((column) => column.name === "expiresAt" || column.name === "windowEndsAt");
+      // A table with "purgeAt" is cleaned up by it (docs/decisions/0022).
+      const expiry = columns.find((column) => column.name === "purgeAt") ?? columns.find((column) => column.name === "expiresAt" || column.name === "windowEndsAt");
       const key = columns.find((column) => column.pk === 1);
       if (expiry && key) found.push({ table: name, key: key.name, expiry: expiry.name });
     }
@@ -55,7 +59,7 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
 
   it("finds the expiring tables (control: the query above sees the schema)", async () => {
     const names = (await expiringTables()).map((entry) => entry.table);
-    expect(names).toEqual(expect.arrayContaining(["AccessToken", "RefreshToken", "ReplayRecord", "RateLimit", "BrowserSession"]));
+    expect(names).toEqual(expect.arrayContaining(["AccessToken", "RefreshToken", "ReplayRecord", "RateLimit", "BrowserSession", "AuthorizationRequest"]));
   });
 
   it("plans every cleanup as an index search, never a full scan", async () => {
