@@ -4,6 +4,7 @@ import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts"
 import { sql } from "../db/sql.ts";
 import { deleteExpiredSql } from "./expired-rows.ts";
 import { BLOB_SQL } from "./sql-blob-store.ts";
+import { REQUEST_SQL } from "./sql-request-store.ts";
 
 type ExpiringTable = { table: string; key: string; expiry: string };
 
@@ -103,5 +104,26 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
       expect.arrayContaining([expect.objectContaining({ index: "Blob_did_unreferencedSince_size_idx", indexCond: expect.stringMatching(/did = .*"unreferencedSince" <=/) })]),
     );
     expect(plan.filter((node) => node.nodeType === "Seq Scan")).toEqual([]);
+  });
+
+  /** docs/decisions/0022: pushed requests are cleaned up by "purgeAt" in two statements, and counted per address. */
+  it("plans the pushed requests' cleanup statements and the per-address count as index searches", async () => {
+    const statements = [
+      { name: "shrinkExpiredShown", text: REQUEST_SQL.shrinkExpiredShown, values: { sqlite: [0, 0], postgresql: [CUTOFF.postgresql, CUTOFF.postgresql] }, cond: "purgeAt" },
+      { name: "deletePastTheirTime", text: REQUEST_SQL.deletePastTheirTime, values: { sqlite: [0], postgresql: [CUTOFF.postgresql] }, cond: "purgeAt" },
+      { name: "pendingFrom", text: REQUEST_SQL.pendingFrom, values: { sqlite: ["192.0.2.1", 0], postgresql: ["192.0.2.1", CUTOFF.postgresql] }, cond: "pushedFrom" },
+    ];
+    for (const { name, text, values, cond } of statements) {
+      if (engine === "sqlite") {
+        const plan = sqlitePlan(test.db, text, ...values.sqlite);
+        expect({ name, plan }).toEqual({ name, plan: expect.arrayContaining([expect.stringMatching(new RegExp(`^SEARCH AuthorizationRequest USING (COVERING )?INDEX .*\\(${cond}[<=]`))]) });
+        expect({ name, scans: plan.filter((detail) => detail.startsWith("SCAN AuthorizationRequest")) }).toEqual({ name, scans: [] });
+      } else {
+        const plan = await postgresPlan(test.db, text, values.postgresql);
+        const searched = expect.objectContaining({ index: expect.stringMatching(/^AuthorizationRequest_/), indexCond: expect.stringContaining(`"${cond}"`) });
+        expect({ name, plan }).toEqual({ name, plan: expect.arrayContaining([searched]) });
+        expect({ name, scans: plan.filter((node) => node.nodeType === "Seq Scan") }).toEqual({ name, scans: [] });
+      }
+    }
   });
 });

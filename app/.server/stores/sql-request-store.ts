@@ -1,4 +1,4 @@
-import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import { at, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import type { AuthorizationParameters, Created, FoundRequest, PendingBound, RequestStore, ReturnAddress, Showing, StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
 import type { NewAuthorizationCode } from "../oauth/token/grant-store.ts";
 import { clientKeyColumns, clientKeyFromColumns, type ClientKeyColumns } from "./client-key-columns.ts";
@@ -27,16 +27,29 @@ type StoredWayBack = Pick<AuthorizationParameters, "redirect_uri" | "state" | "r
  * "purgeAt" index: the first shrinks expired requests whose screen was shown to their way back, the second deletes
  * every other row past its time. Each skips only the rows the other takes, so neither reads far.
  */
-function shrinkExpiredShown(now: number, keptUntil: number) {
-  return sql`UPDATE "AuthorizationRequest" SET "parameters" = NULL, "pushedFrom" = NULL, "purgeAt" = ${at(keptUntil)}
+export const REQUEST_SQL = {
+  /** Parameters: the time the way back is kept until, now. */
+  shrinkExpiredShown: `UPDATE "AuthorizationRequest" SET "parameters" = NULL, "pushedFrom" = NULL, "purgeAt" = ?
     WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
-      WHERE "purgeAt" <= ${at(now)} AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL LIMIT ${CLEANUP_BATCH})`;
+      WHERE "purgeAt" <= ? AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL LIMIT ${CLEANUP_BATCH})`,
+  /** Parameter: now. */
+  deletePastTheirTime: `DELETE FROM "AuthorizationRequest"
+    WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+      WHERE "purgeAt" <= ? AND ("parameters" IS NULL OR "wayBack" IS NULL) LIMIT ${CLEANUP_BATCH})`,
+  /** Parameters: the address's limit bucket, now. */
+  pendingFrom: `SELECT COUNT(*) AS "n", MIN("expiresAt") AS "soonest" FROM "AuthorizationRequest" WHERE "pushedFrom" = ? AND "expiresAt" > ?`,
+};
+
+const shrinkExpiredShownStatement = statementOf(REQUEST_SQL.shrinkExpiredShown);
+const deletePastTheirTimeStatement = statementOf(REQUEST_SQL.deletePastTheirTime);
+const pendingFrom = statementOf(REQUEST_SQL.pendingFrom);
+
+function shrinkExpiredShown(now: number, keptUntil: number) {
+  return shrinkExpiredShownStatement(at(keptUntil), at(now));
 }
 
 function deletePastTheirTime(now: number) {
-  return sql`DELETE FROM "AuthorizationRequest"
-    WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
-      WHERE "purgeAt" <= ${at(now)} AND ("parameters" IS NULL OR "wayBack" IS NULL) LIMIT ${CLEANUP_BATCH})`;
+  return deletePastTheirTimeStatement(at(now));
 }
 
 /**
@@ -82,8 +95,7 @@ export class SqlRequestStore implements RequestStore {
       if (bound) {
         // Two pushes from one address at once must not both see room for one more (PostgreSQL; SQLite is serial).
         yield* lock(`pending-requests:${bound.from}`);
-        const pending = yield* get<{ n: number; soonest: number | null }>(sql`SELECT COUNT(*) AS "n", MIN("expiresAt") AS "soonest"
-          FROM "AuthorizationRequest" WHERE "pushedFrom" = ${bound.from} AND "expiresAt" > ${at(now)}`);
+        const pending = yield* get<{ n: number; soonest: number | null }>(pendingFrom(bound.from, at(now)));
         if (pending && Number(pending.n) >= bound.max) return { created: false, retryAt: pending.soonest ?? now };
       }
       yield* run(sql`INSERT INTO "AuthorizationRequest"
