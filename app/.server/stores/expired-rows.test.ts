@@ -111,7 +111,7 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
     const statements = [
       { name: "shrinkExpiredShown", text: REQUEST_SQL.shrinkExpiredShown, values: { sqlite: [0, 0], postgresql: [CUTOFF.postgresql, CUTOFF.postgresql] }, cond: "purgeAt" },
       { name: "deletePastTheirTime", text: REQUEST_SQL.deletePastTheirTime, values: { sqlite: [0], postgresql: [CUTOFF.postgresql] }, cond: "purgeAt" },
-      { name: "pendingFrom", text: REQUEST_SQL.pendingFrom, values: { sqlite: ["192.0.2.1", 0], postgresql: ["192.0.2.1", CUTOFF.postgresql] }, cond: "pushedFrom" },
+      { name: "pendingFrom", text: REQUEST_SQL.pendingFrom, values: { sqlite: ["192.0.2.1", 0, 500], postgresql: ["192.0.2.1", CUTOFF.postgresql, 500] }, cond: "pushedFrom" },
     ];
     for (const { name, text, values, cond } of statements) {
       if (engine === "sqlite") {

@@ -36,8 +36,12 @@ export const REQUEST_SQL = {
   deletePastTheirTime: `DELETE FROM "AuthorizationRequest"
     WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
       WHERE "purgeAt" <= ? AND ("parameters" IS NULL OR "wayBack" IS NULL) LIMIT ${CLEANUP_BATCH})`,
-  /** Parameters: the address's limit bucket, now. */
-  pendingFrom: `SELECT COUNT(*) AS "n", MIN("expiresAt") AS "soonest" FROM "AuthorizationRequest" WHERE "pushedFrom" = ? AND "expiresAt" > ?`,
+  /**
+   * Parameters: the address's limit bucket, now, the bound. Reads at most the bound's worth of index entries, however
+   * many the address has waiting.
+   */
+  pendingFrom: `SELECT COUNT(*) AS "n", MIN("expiresAt") AS "soonest" FROM (SELECT "expiresAt" FROM "AuthorizationRequest"
+    WHERE "pushedFrom" = ? AND "expiresAt" > ? ORDER BY "expiresAt" LIMIT ?) AS "pending"`,
 };
 
 const shrinkExpiredShownStatement = statementOf(REQUEST_SQL.shrinkExpiredShown);
@@ -95,7 +99,7 @@ export class SqlRequestStore implements RequestStore {
       if (bound) {
         // Two pushes from one address at once must not both see room for one more (PostgreSQL; SQLite is serial).
         yield* lock(`pending-requests:${bound.from}`);
-        const pending = yield* get<{ n: number; soonest: number | null }>(pendingFrom(bound.from, at(now)));
+        const pending = yield* get<{ n: number; soonest: number | null }>(pendingFrom(bound.from, at(now), bound.max));
         if (pending && Number(pending.n) >= bound.max) return { created: false, retryAt: pending.soonest ?? now };
       }
       yield* run(sql`INSERT INTO "AuthorizationRequest"
