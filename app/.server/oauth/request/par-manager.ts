@@ -88,9 +88,10 @@ export class ParManager {
     const max = this.options.pendingPerAddress;
     const created = await this.requests.create(stored, from === undefined ? undefined : { from, max });
     if (!created.created) {
-      // RFC 9126 §2.3 lists 429 (Too Many Requests) among the PAR endpoint's answers, for a client whose requests
-      // exceed the number the authorization server allows. Without this bound one address could keep any number of
-      // requests (loopback clients need no registration) stored at once (docs/decisions/0022).
+      // RFC 9126 §2.3: "429: If the number of requests from a client during a particular time period exceeds the
+      // number the authorization server allows, the authorization server responds with an HTTP 429 (Too Many
+      // Requests) status code." Without this bound one address could keep any number of requests (loopback clients
+      // need no registration) stored at once (docs/decisions/0022).
       const wait = Math.max(1, Math.ceil((created.retryAt - now) / SECOND));
       throw new TooManyRequestsError(`Too many authorization requests from this address are waiting for an answer (at most ${max}); try again in ${wait} seconds`, wait);
     }
