@@ -88,8 +88,8 @@ export class AuthorizeManager {
       throw new AuthorizationPageError("request_invalid", "otherClient");
     }
     if (found.status !== "active") {
-      // RFC 9700 §4.11.2: "The authorization server MUST only automatically redirect the user agent if it trusts the
-      // redirect URI. If the URI is not trusted, the authorization server MAY inform the user and rely on the user to
+      // RFC 9700 §4.11.2: "The authorization server SHOULD only automatically redirect the user agent if it trusts the
+      // redirection URI. If the URI is not trusted, the authorization server MAY inform the user and rely on the user to
       // make the correct decision." Anyone may publish metadata naming any redirect URI, so only the browser this
       // request was shown to goes back unasked; for any other the link would be a redirector (docs/decisions/0022).
       throw this.returnToApp(found.status, found.returnAddress, browser !== undefined && found.shownTo === browser);
