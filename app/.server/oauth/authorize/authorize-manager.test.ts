@@ -200,4 +200,13 @@ describe("ways back (docs/decisions/0020)", () => {
     clock += 5 * MINUTE;
     expect(await pageError(manager.load(CLIENT_ID, requestUri, BROWSER))).toBe("request_expired");
   });
+
+  it("a native app's private-use scheme, which has no host, names the app by its scheme", async () => {
+    const requestUri = pushed({ redirect_uri: "com.example.app:/callback" });
+    const pending = await manager.load(CLIENT_ID, requestUri, BROWSER);
+    await manager.reject(pending, "access_denied", "no");
+    const other = (await manager.load(CLIENT_ID, requestUri, "browser-b").catch((thrown: unknown) => thrown)) as AuthorizationReturnError;
+    expect({ automatic: other.automatic, host: other.host }).toEqual({ automatic: false, host: "com.example.app" });
+    expect(other.location.startsWith("com.example.app:/callback?error=access_denied&")).toBe(true);
+  });
 });

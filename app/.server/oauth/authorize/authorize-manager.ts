@@ -43,10 +43,19 @@ export class AuthorizationReturnError extends AuthorizationPageError {
     readonly location: string,
     readonly automatic: boolean,
   ) {
-    const host = new URL(location).host;
+    const host = appHostOf(location);
     super(status === "expired" ? "request_expired" : "request_answered", automatic ? status : "otherBrowser", { host });
     this.host = host;
   }
+}
+
+/**
+ * What names the app a redirect URI goes to: its host (with a port), or, for a native app's private-use scheme
+ * (RFC 8252 §7.1, "com.example.app:/callback"), which has none, that scheme.
+ */
+function appHostOf(location: string): string {
+  const url = new URL(location);
+  return url.host || url.protocol.slice(0, -1);
 }
 
 export type PendingAuthorization = { request: StoredAuthorizationRequest; client: OAuthClient; requestUri: string };
