@@ -46,7 +46,7 @@ export function apiRouteOf(routes: ApiRouteTable, url: string | undefined): { ro
 
 export function createApiServer({ config, limiter, recorder, metrics, report }: ApiServerOptions) {
   const perMinute = { par: config.rateLimits.parPerMinute, token: config.rateLimits.tokenPerMinute, xrpc: config.rateLimits.xrpcPerMinute };
-  const context: ApiContext = { issuer: config.issuer, recorder, report, requestTimeoutMs: config.requestTimeoutMs };
+  const context: ApiContext = { issuer: config.issuer, recorder, report, requestTimeoutMs: config.requestTimeoutMs, trustProxy: config.trustProxy };
 
   /** Per-address limits: 429 with Retry-After, or undefined when the request may go on. */
   const checkLimit = (req: IncomingMessage, route: ApiRoute): Awaitable<ApiResponse | undefined> => {
@@ -93,7 +93,7 @@ function admit(request: NodeApiRequest, limited: ApiResponse | undefined): void 
 }
 
 /** What every request of the API handler shares: made once, referenced by each request. */
-type ApiContext = { issuer: string; recorder: RequestRecorder; report: ErrorReporter; requestTimeoutMs: number };
+type ApiContext = { issuer: string; recorder: RequestRecorder; report: ErrorReporter; requestTimeoutMs: number; trustProxy: Config["trustProxy"] };
 
 const TOO_LATE_ERROR = new AtriumError("temporarily_unavailable", TOO_LATE.message, {
   status: 503,
@@ -160,6 +160,11 @@ export class NodeApiRequest implements ApiRequest {
     const query = req.url!.indexOf("?");
     this.method = req.method ?? "GET";
     this.url = context.issuer + path + (query === -1 ? "" : req.url!.slice(query));
+  }
+
+  /** Read only by the endpoints that need it (PAR's per-address bound). */
+  get clientAddress(): string {
+    return clientAddress(this.req, this.context.trustProxy);
   }
 
   get(name: string): string | null {

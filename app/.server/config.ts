@@ -185,6 +185,8 @@ const envSchema = z.object({
   ATRIUM_SIGN_IN_FREE_ATTEMPTS: integerVar("ATRIUM_SIGN_IN_FREE_ATTEMPTS", 1, 1000, DEFAULT_SIGN_IN_THROTTLE.freeAttempts),
   ATRIUM_SIGN_IN_FIRST_WAIT_SECONDS: integerVar("ATRIUM_SIGN_IN_FIRST_WAIT_SECONDS", 1, 900, DEFAULT_SIGN_IN_THROTTLE.baseDelayMs / SECOND),
   ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_PAR_PER_MINUTE", 1, 1_000_000, 300),
+  // docs/decisions/0022: how many pushed requests of one address may wait for an answer at once.
+  ATRIUM_PAR_PENDING_PER_ADDRESS: integerVar("ATRIUM_PAR_PENDING_PER_ADDRESS", 1, 1_000_000, 500),
   ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE", 1, 1_000_000, 600),
   ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE", 1, 10_000_000, 6000),
   ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE", 1, 1_000_000, 300),
@@ -297,6 +299,8 @@ export type Config = {
   signInThrottle: SignInThrottleOptions;
   /** Requests per client address per minute (docs/architecture.md, "Abuse limits"). */
   rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number; screenPerMinute: number };
+  /** Pushed requests one client address may have waiting for an answer at once (docs/decisions/0022). */
+  parPendingPerAddress: number;
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   brand: Brand;
@@ -318,7 +322,7 @@ export type Config = {
   /** Lifetimes (README.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
-    /** How long an expired or answered request keeps its way back to the app (docs/decisions/0020). */
+    /** How long an expired or answered request whose screen was shown keeps its way back to the app (docs/decisions/0020, 0022). */
     requestRetention: number;
     code: number;
     accessToken: number;
@@ -415,6 +419,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       xrpcPerMinute: e.ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE,
       screenPerMinute: e.ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE,
     },
+    parPendingPerAddress: e.ATRIUM_PAR_PENDING_PER_ADDRESS,
     requestTimeoutMs: e.ATRIUM_REQUEST_TIMEOUT_SECONDS * SECOND,
     permissionSets: {
       directory: e.ATRIUM_PERMISSION_SETS_DIR,

@@ -122,6 +122,7 @@ export async function createServices(config: Config, observability: { log?: Logg
     sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
+      pendingPerAddress: config.parPendingPerAddress,
       permissionSets: permissionSetResolver(config, db, log),
       now,
     }),

@@ -49,6 +49,8 @@ export async function startServer(options: { nodeFlags?: string[]; databaseUrl?:
       ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",
       ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "10000000",
       ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
+      // The PAR case leaves thousands of requests waiting from one address: counted on every push, never refused.
+      ATRIUM_PAR_PENDING_PER_ADDRESS: "1000000",
       ATRIUM_WORKERS: String(workers),
     },
   }).catch((error: unknown) => {

@@ -89,9 +89,11 @@ async function codeFor(page: Page, pushed: { redirectUri: string; state: string;
 }
 
 describe("ways back to the app", { timeout: E2E_TIMEOUT }, () => {
-  it("an expired request link and a used one return to the app with access_denied and the state", async () => {
+  it("an expired request link and a used one return the browser they were shown in to the app with access_denied and the state", async () => {
     const { context, page } = await newPage();
     const expired = await pushRequest(client, app.redirectUri);
+    // Only the browser the screen was shown to goes back unasked (docs/decisions/0022).
+    await page.goto(expired.authorizeUrl);
     await execute(server.database(), sql`UPDATE "AuthorizationRequest" SET "expiresAt" = ${at(Date.now() - 60_000)}
       WHERE "idHash" = ${sha256Base64url(new URL(expired.authorizeUrl).searchParams.get("request_uri")!)}`);
     await page.goto(expired.authorizeUrl);
@@ -111,6 +113,22 @@ describe("ways back to the app", { timeout: E2E_TIMEOUT }, () => {
     expect(again.get("error")).toBe("access_denied");
     expect(again.get("state")).toBe(used.state);
     expect(again.get("code")).toBeNull();
+
+    // Another browser opening the used link is not sent anywhere: a page names the app's host, and only its button
+    // goes there (docs/decisions/0022).
+    const other = await newPage();
+    const response = await other.page.goto(used.authorizeUrl);
+    expect(response?.status()).toBe(400);
+    const host = new URL(used.redirectUri).host;
+    expect(await other.page.getByRole("heading", { level: 1 }).textContent()).toBe("This sign-in request is no longer open");
+    const button = other.page.getByRole("link", { name: `Go back to ${host}` });
+    await audit(other.page, "way-back-other-browser");
+    await button.click();
+    const followed = await callbackParams(other.page, used.redirectUri);
+    expect(followed.get("error")).toBe("access_denied");
+    expect(followed.get("state")).toBe(used.state);
+    expect(other.csp).toEqual([]);
+    await other.context.close();
     await context.close();
   });
 });

@@ -8,7 +8,7 @@ import type { ConsentStore, StoredConsent } from "../../app/.server/accounts/con
 import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
 import type { CachedClient, ClientStore } from "../../app/.server/oauth/client/client-store.ts";
 import type { ReplayStore } from "../../app/.server/oauth/replay/replay-store.ts";
-import { returnAddressOf, type FoundRequest, type RequestStore, type StoredAuthorizationRequest } from "../../app/.server/oauth/request/request-store.ts";
+import type { Created, FoundRequest, PendingBound, RequestStore, ReturnAddress, Showing, StoredAuthorizationRequest } from "../../app/.server/oauth/request/request-store.ts";
 import type {
   AccessTokenOwner,
   Grant,
@@ -32,8 +32,18 @@ export class MemoryReplayStore implements ReplayStore {
   }
 }
 
+type RequestRow = StoredAuthorizationRequest & {
+  consumedAt: number | null;
+  /** False once the request can no longer be answered (its parameters dropped). */
+  full: boolean;
+  wayBack: ReturnAddress | null;
+  shownTo: string | null;
+  pushedFrom: string | null;
+  purgeAt: number;
+};
+
 export class MemoryRequestStore implements RequestStore {
-  readonly rows = new Map<string, StoredAuthorizationRequest & { consumedAt: number | null }>();
+  readonly rows = new Map<string, RequestRow>();
 
   /** `codes`: where an approved request's code goes (the grant store, as in the SQL stores). */
   constructor(
@@ -41,32 +51,44 @@ export class MemoryRequestStore implements RequestStore {
     private readonly retentionMs = 24 * 60 * 60 * 1000,
   ) {}
 
-  async create(request: StoredAuthorizationRequest): Promise<void> {
-    this.rows.set(request.idHash, { ...request, consumedAt: null });
+  async create(request: StoredAuthorizationRequest, bound?: PendingBound): Promise<Created> {
+    if (bound) {
+      const pending = [...this.rows.values()].filter((row) => row.pushedFrom === bound.from && row.expiresAt > request.createdAt);
+      if (pending.length >= bound.max) return { created: false, retryAt: Math.min(...pending.map((row) => row.expiresAt)) };
+    }
+    const row = { ...request, consumedAt: null, full: true, wayBack: null, shownTo: null, pushedFrom: bound?.from ?? null, purgeAt: request.expiresAt };
+    this.rows.set(request.idHash, row);
+    return { created: true };
   }
 
   async find(idHash: string, now: number): Promise<FoundRequest | undefined> {
     const row = this.rows.get(idHash);
     if (!row) return undefined;
-    if (row.expiresAt + this.retentionMs <= now) {
+    if (row.full && row.consumedAt === null && row.expiresAt > now) {
+      const { consumedAt: _c, full: _f, wayBack: _w, shownTo: _s, pushedFrom: _p, purgeAt: _u, ...request } = row;
+      return { status: "active", request };
+    }
+    if (!row.wayBack || (!row.full && row.purgeAt <= now)) {
       this.rows.delete(idHash);
       return undefined;
     }
-    if (row.consumedAt !== null) return { status: "answered", returnAddress: returnAddressOf(row.parameters) };
-    if (row.expiresAt <= now) return { status: "expired", returnAddress: returnAddressOf(row.parameters) };
-    const { consumedAt: _consumedAt, ...request } = row;
-    return { status: "active", request };
+    if (row.full) Object.assign(row, { full: false, pushedFrom: null, purgeAt: now + this.retentionMs });
+    return { status: row.consumedAt === null ? "expired" : "answered", returnAddress: row.wayBack, shownTo: row.shownTo };
   }
 
-  async extend(idHash: string, until: number): Promise<void> {
+  async show(idHash: string, showing: Showing): Promise<void> {
     const row = this.rows.get(idHash);
-    if (row && row.consumedAt === null) row.expiresAt = Math.max(row.expiresAt, until);
+    if (!row || !row.full || row.consumedAt !== null || row.expiresAt <= showing.now) return;
+    row.expiresAt = Math.max(row.expiresAt, showing.until);
+    row.wayBack = showing.wayBack ?? null;
+    row.shownTo = showing.browser ?? null;
+    row.purgeAt = row.expiresAt;
   }
 
   async consume(idHash: string, now: number): Promise<boolean> {
     const row = this.rows.get(idHash);
-    if (!row || row.consumedAt !== null || row.expiresAt <= now) return false;
-    row.consumedAt = now;
+    if (!row || !row.full || row.consumedAt !== null || row.expiresAt <= now) return false;
+    Object.assign(row, { consumedAt: now, full: false, pushedFrom: null, purgeAt: row.wayBack ? now + this.retentionMs : now });
     return true;
   }
 

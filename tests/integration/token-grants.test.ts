@@ -350,9 +350,13 @@ describe("single use of the request_uri", () => {
       expect(location.searchParams.get("state")).toBe("single-use");
       expect(location.searchParams.has("code")).toBe(false);
     };
-    // The same browser (now signed in) opens the link again, and so does a fresh one.
+    // The same browser (now signed in) opens the link again; a fresh one is not sent anywhere on its own, and gets no
+    // code either (docs/decisions/0022).
     expectBackToAppWithoutCode(await fetch(authorizeUrl, { headers: { cookie: jar.header() }, redirect: "manual" }));
-    expectBackToAppWithoutCode(await fetch(authorizeUrl, { redirect: "manual" }));
+    const fresh = await fetch(authorizeUrl, { redirect: "manual" });
+    expect(fresh.status).toBe(400);
+    expect(fresh.headers.get("location")).toBeNull();
+    expect(await fresh.text()).not.toMatch(/[?&#]code=/);
 
     // Posting the form a second time does not issue another code.
     const repost = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier: ALICE.handle, password: ALICE.password, csrfToken: page.csrfToken });

@@ -8,13 +8,14 @@ import { ALICE, CLIENT_ID, createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 /**
- * Ways back (docs/decisions/0020): a link to a request that expired or was answered already sends the browser back
- * to the app's redirect_uri with access_denied, its state and iss (RFC 9207), in the request's response_mode; only
- * a link whose app cannot be identified shows a page.
+ * Ways back (docs/decisions/0020, 0022): a link to a request that expired or was answered already sends the browser
+ * its screen was shown to back to the app's redirect_uri with access_denied, its state and iss (RFC 9207), in the
+ * request's response_mode. Any other browser gets a page naming the app's host with a button there (RFC 9700
+ * §4.11.2: one link must not become a redirector for whoever opens it); a link whose app cannot be identified, or
+ * whose screen was never shown, a page with one sentence.
  */
 
 const REDIRECT = "http://127.0.0.1:47999/callback";
-const DAY = 24 * 60 * 60 * 1000;
 
 let server: TestServer;
 let client: DpopClient;
@@ -33,8 +34,25 @@ async function push(state: string, extra: Record<string, string> = {}): Promise<
   return { authorizeUrl: client.authorizeUrl(par.body.request_uri), idHash: sha256Base64url(par.body.request_uri) };
 }
 
+/** Moves the request's expiry `ago` into the past (and the time the cleanup looks at it with it, as the server set it). */
 async function expire(idHash: string, ago: number): Promise<void> {
-  await execute(server.database(), sql`UPDATE "AuthorizationRequest" SET "expiresAt" = ${at(Date.now() - ago)} WHERE "idHash" = ${idHash}`);
+  const time = at(Date.now() - ago);
+  await execute(server.database(), sql`UPDATE "AuthorizationRequest" SET "expiresAt" = ${time}, "purgeAt" = ${time} WHERE "idHash" = ${idHash}`);
+}
+
+/** Opens the link in the browser of `jar` (a GET, with its cookies). */
+async function open(authorizeUrl: string, jar = new CookieJar()): Promise<Response> {
+  return fetch(authorizeUrl, { headers: { cookie: jar.header() }, redirect: "manual" });
+}
+
+/** The page another browser gets: no redirect, the app's host named, and a button to the way back. */
+async function otherBrowserPage(response: Response): Promise<{ text: string; button: URL }> {
+  expect(response.status).toBe(400);
+  expect(response.headers.get("location")).toBeNull();
+  const html = await response.text();
+  const href = /<a [^>]*href="(http:\/\/127\.0\.0\.1:47999\/callback[^"]*)"/.exec(html)?.[1];
+  expect(href).toBeDefined();
+  return { text: visibleText(html), button: new URL(href!.replaceAll("&amp;", "&")) };
 }
 
 /** The answer's way back: a 303 to the app, read from the query or the fragment. */
@@ -46,10 +64,12 @@ function backToApp(response: Response): { params: URLSearchParams; url: URL } {
 }
 
 describe("an expired request", () => {
-  it("GET returns to the app with access_denied, state and iss (query)", async () => {
+  it("GET in the browser it was shown to returns to the app with access_denied, state and iss (query)", async () => {
     const { authorizeUrl, idHash } = await push("expired-query");
+    const jar = new CookieJar();
+    expect((await openConsentPage(authorizeUrl, jar)).status).toBe(200);
     await expire(idHash, 60_000);
-    const { params, url } = backToApp(await fetch(authorizeUrl, { redirect: "manual" }));
+    const { params, url } = backToApp(await open(authorizeUrl, jar));
     expect(url.hash).toBe("");
     expect(params.get("error")).toBe("access_denied");
     expect(params.get("error_description")).toMatch(/expired/);
@@ -57,8 +77,19 @@ describe("an expired request", () => {
     expect(params.get("iss")).toBe(server.issuer);
     expect(params.get("code")).toBeNull();
     // Only the way back is kept now: no scope, hint or PKCE challenge.
-    const row = await rowOf<{ parameters: string }>(server.database(), sql`SELECT "parameters" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
-    expect(Object.keys(JSON.parse(row!.parameters) as object).sort()).toEqual(["client_id", "redirect_uri", "response_mode", "state"]);
+    const row = await rowOf<{ parameters: string | null; wayBack: string }>(server.database(), sql`SELECT "parameters", "wayBack" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
+    expect(row?.parameters).toBeNull();
+    expect(Object.keys(JSON.parse(row!.wayBack) as object).sort()).toEqual(["redirect_uri", "response_mode", "state"]);
+  });
+
+  it("never shown to anyone: the link is unknown (a page with one sentence), and the row is gone", async () => {
+    const { authorizeUrl, idHash } = await push("never-shown");
+    await expire(idHash, 60_000);
+    const response = await open(authorizeUrl);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("location")).toBeNull();
+    expect(visibleText(await response.text())).toContain("Go back to the app and start signing in again.");
+    expect(await rowOf(server.database(), sql`SELECT "idHash" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`)).toBeUndefined();
   });
 
   it("in the fragment when the app asked for response_mode=fragment; a form posted after expiry goes back too", async () => {
@@ -77,8 +108,12 @@ describe("an expired request", () => {
 
   it("past the grace period the link is unknown: a page with one sentence, and the row is gone", async () => {
     const { authorizeUrl, idHash } = await push("long-gone");
-    await expire(idHash, DAY + 60_000);
-    const response = await fetch(authorizeUrl, { redirect: "manual" });
+    const jar = new CookieJar();
+    await openConsentPage(authorizeUrl, jar);
+    await expire(idHash, 60_000);
+    backToApp(await open(authorizeUrl, jar));
+    await execute(server.database(), sql`UPDATE "AuthorizationRequest" SET "purgeAt" = ${at(Date.now() - 1000)} WHERE "idHash" = ${idHash}`);
+    const response = await open(authorizeUrl, jar);
     expect(response.status).toBe(400);
     expect(response.headers.get("location")).toBeNull();
     expect(visibleText(await response.text())).toContain("Go back to the app and start signing in again.");
@@ -113,14 +148,72 @@ describe("an answered request", () => {
     const jar = new CookieJar();
     const page = await openConsentPage(authorizeUrl, jar);
     backToApp(await submitConsent(authorizeUrl, jar, { decision: "deny", csrfToken: page.csrfToken }));
-    const again = backToApp(await fetch(authorizeUrl, { redirect: "manual" }));
+    const again = backToApp(await open(authorizeUrl, jar));
     expect(again.params.get("state")).toBe("denied-once");
+  });
+});
+
+describe("only the browser a request was shown to goes back unasked (RFC 9700 §4.11.2)", () => {
+  const OPENS = 12;
+
+  it(`answered in browser A, then opened ${OPENS} times at once by A, by B (a browser that never saw it) and by browsers without cookies: only A is redirected`, async () => {
+    const { authorizeUrl } = await push("answered-in-a");
+    const a = new CookieJar();
+    const b = new CookieJar();
+    // B has a browser cookie of this server (it opened another request), just never this request.
+    await openConsentPage((await push("b-has-its-own")).authorizeUrl, b);
+    expect(b.header()).not.toBe("");
+    const page = await openConsentPage(authorizeUrl, a);
+    backToApp(await submitConsent(authorizeUrl, a, { decision: "deny", csrfToken: page.csrfToken }));
+
+    const opens = await Promise.all(Array.from({ length: 3 * OPENS }, (_, i) => open(authorizeUrl, [a, b, new CookieJar()][i % 3])));
+    const byBrowser = (n: number) => opens.filter((_, i) => i % 3 === n);
+    for (const response of byBrowser(0)) expect(backToApp(response).params.get("state")).toBe("answered-in-a");
+    for (const response of [...byBrowser(1), ...byBrowser(2)]) {
+      const { text, button } = await otherBrowserPage(response);
+      expect(text).toContain("This sign-in request is no longer open");
+      expect(text).toContain("Go back to 127.0.0.1:47999 only if you were signing in to that app.");
+      // The button is the way back A got: access_denied and state, never a code.
+      expect(`${button.origin}${button.pathname}`).toBe(REDIRECT);
+      expect(button.searchParams.get("error")).toBe("access_denied");
+      expect(button.searchParams.get("state")).toBe("answered-in-a");
+      expect(button.searchParams.get("code")).toBeNull();
+    }
+  });
+
+  it("expired after browser A was shown it: A goes back, B gets the page, in parallel; the page speaks B's language", async () => {
+    const { authorizeUrl, idHash } = await push("expired-in-a", { response_mode: "fragment" });
+    const a = new CookieJar();
+    expect((await openConsentPage(authorizeUrl, a)).status).toBe(200);
+    await expire(idHash, 60_000);
+    const b = new CookieJar();
+    const [forA, forB, forFrenchB] = await Promise.all([
+      open(authorizeUrl, a),
+      open(authorizeUrl, b),
+      fetch(authorizeUrl, { headers: { "Accept-Language": "fr" }, redirect: "manual" }),
+    ]);
+    expect(backToApp(forA).params.get("state")).toBe("expired-in-a");
+    const { button } = await otherBrowserPage(forB);
+    expect(new URLSearchParams(button.hash.slice(1)).get("state")).toBe("expired-in-a");
+    expect((await otherBrowserPage(forFrenchB)).text).toContain("Retournez sur 127.0.0.1:47999 seulement si vous vous connectiez à cette application.");
+  });
+
+  it("the browser that answered is the one redirected, even when another opened the screen first", async () => {
+    const { authorizeUrl } = await push("opened-by-b-first");
+    const a = new CookieJar();
+    const b = new CookieJar();
+    await openConsentPage(authorizeUrl, b);
+    const page = await openConsentPage(authorizeUrl, a);
+    backToApp(await submitConsent(authorizeUrl, a, { decision: "deny", csrfToken: page.csrfToken }));
+    backToApp(await open(authorizeUrl, a));
+    await otherBrowserPage(await open(authorizeUrl, b));
   });
 });
 
 describe("an app that cannot be identified gets a page, never a redirect", () => {
   it("unknown request_uri, malformed link, another client_id", async () => {
     const { authorizeUrl, idHash } = await push("mismatch");
+    await openConsentPage(authorizeUrl, new CookieJar());
     await expire(idHash, 60_000);
     const other = new URL(authorizeUrl);
     other.searchParams.set("client_id", `http://localhost?${new URLSearchParams({ redirect_uri: "http://127.0.0.1/callback", scope: "atproto" })}`);

@@ -10,6 +10,7 @@ import { defaultPostgresMigrationsDir, MIGRATION_LOCK_KEY, migratePostgres } fro
 
 const run = promisify(execFile);
 const APPLIER = path.join(import.meta.dirname, "migrate-postgres.ts");
+const WAYS_BACK_MIGRATION = "20261126061420_pushed_request_ways_back";
 
 /**
  * The PostgreSQL applier against the test cluster (tests/helpers/postgres.ts):
@@ -135,6 +136,28 @@ describe("migratePostgres", () => {
       await holder.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
       expect(await migrating).toEqual({ applied: projectMigrations });
     });
+  });
+
+  it("keeps pushed requests through the ways-back migration: a live one whole, an answered one as its way back (docs/decisions/0022)", async () => {
+    const url = await freshDatabase();
+    const before = mkdtempSync(path.join(dir, "migrations-"));
+    for (const name of projectMigrations) if (name < WAYS_BACK_MIGRATION) cpSync(path.join(defaultPostgresMigrationsDir(), name), path.join(before, name), { recursive: true });
+    await migratePostgres(url, before);
+    const full = JSON.stringify({ client_id: "c", redirect_uri: "https://app.example/cb", scope: "atproto", state: "s1", code_challenge: "x", response_mode: "query" });
+    const wayBack = JSON.stringify({ client_id: "c", redirect_uri: "https://app.example/cb", state: "s2", response_mode: "fragment" });
+    await withClient(url, async (client) => {
+      const insert = `INSERT INTO "AuthorizationRequest" ("idHash", "clientId", "parameters", "dpopJkt", "createdAt", "expiresAt", "consumedAt") VALUES ($1, 'c', $2, 'j', $3, $4, $5)`;
+      await client.query(insert, ["live", full, "2026-11-01T00:00:00Z", "2026-11-01T00:05:00Z", null]);
+      await client.query(insert, ["answered", wayBack, "2026-11-01T00:00:00Z", "2026-11-01T00:05:00Z", "2026-11-01T00:01:00Z"]);
+    });
+    expect((await migratePostgres(url)).applied).toContain(WAYS_BACK_MIGRATION);
+    const rows = await withClient(url, async (client) =>
+      (await client.query(`SELECT "idHash", "parameters", "wayBack", "shownTo", "pushedFrom", to_char("purgeAt", 'YYYY-MM-DD HH24:MI') AS "purgeAt" FROM "AuthorizationRequest" ORDER BY "idHash"`)).rows,
+    );
+    expect(rows).toEqual([
+      { idHash: "answered", parameters: null, wayBack, shownTo: null, pushedFrom: null, purgeAt: "2026-11-02 00:05" },
+      { idHash: "live", parameters: full, wayBack: null, shownTo: null, pushedFrom: null, purgeAt: "2026-11-01 00:05" },
+    ]);
   });
 
   describe("a migration that fails", () => {

@@ -7,6 +7,7 @@ import { defaultMigrationsDir, migrateDatabase } from "./migrate.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const GRANT_LIFETIME_MIGRATION = "20261123170000_client_keys_grant_lifetime";
+const WAYS_BACK_MIGRATION = "20261126061420_pushed_request_ways_back";
 
 /**
  * Upgrading a database that holds data: every migration applied to rows
@@ -60,6 +61,27 @@ describe("migrateDatabase on a database with data", () => {
       { id: "public", expiresAt: created + 90 * DAY, endsAt: created + 90 * DAY },
     ]);
     expect(after.pragma("foreign_key_check")).toEqual([]);
+    after.close();
+  });
+
+  it("keeps pushed requests through the ways-back migration: a live one whole, an answered one as its way back (docs/decisions/0022)", () => {
+    migrationsUpTo(WAYS_BACK_MIGRATION);
+    migrateDatabase(file, migrations);
+    const created = Date.UTC(2026, 10, 1);
+    const full = JSON.stringify({ client_id: "c", redirect_uri: "https://app.example/cb", scope: "atproto", state: "s1", code_challenge: "x", response_mode: "query" });
+    const wayBack = JSON.stringify({ client_id: "c", redirect_uri: "https://app.example/cb", state: "s2", response_mode: "fragment" });
+    const db = new Database(file);
+    const insert = db.prepare(`INSERT INTO "AuthorizationRequest" (idHash, clientId, parameters, dpopJkt, createdAt, expiresAt, consumedAt) VALUES (?, 'c', ?, 'j', ?, ?, ?)`);
+    insert.run("live", full, created, created + 5 * 60_000, null);
+    insert.run("answered", wayBack, created, created + 5 * 60_000, created + 60_000);
+    db.close();
+
+    expect(migrateDatabase(file, defaultMigrationsDir()).applied).toContain(WAYS_BACK_MIGRATION);
+    const after = new Database(file, { readonly: true });
+    expect(after.prepare(`SELECT idHash, parameters, wayBack, shownTo, pushedFrom, expiresAt, purgeAt FROM "AuthorizationRequest" ORDER BY idHash`).all()).toEqual([
+      { idHash: "answered", parameters: null, wayBack, shownTo: null, pushedFrom: null, expiresAt: created + 5 * 60_000, purgeAt: created + 5 * 60_000 + DAY },
+      { idHash: "live", parameters: full, wayBack: null, shownTo: null, pushedFrom: null, expiresAt: created + 5 * 60_000, purgeAt: created + 5 * 60_000 },
+    ]);
     after.close();
   });
 

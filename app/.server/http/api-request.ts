@@ -12,4 +12,6 @@ export type ApiRequest = {
   arrayBuffer(): Promise<ArrayBuffer>;
   /** The id the entry gave this request (X-Request-Id), for the log lines about it. */
   requestId?: string;
+  /** The client's address as the entry found it (docs/decisions/0006); undefined when the entry did not say. */
+  readonly clientAddress?: string;
 };

@@ -11,6 +11,7 @@ import { oauthEndpoint, noStoreJson } from "./endpoint.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
 import { publicRequestUrl, readForm } from "./request-input.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
+import { limitBucketOf } from "./forwarded-address.ts";
 import { oauthErrorAnswer, xrpcErrorAnswer } from "./error-answers.ts";
 
 /**
@@ -126,7 +127,8 @@ export function apiRoutes(services: Services): ApiRouteTable {
       metadataName: "pushed_authorization_request_endpoint",
       handle: oauthEndpoint(async (request) => {
         const input = parParametersSchema.parse(await form(request));
-        return noStoreJson(await services.par.push(input, (await proofOf(request)).jkt), 201);
+        const from = request.clientAddress === undefined ? undefined : limitBucketOf(request.clientAddress);
+        return noStoreJson(await services.par.push(input, (await proofOf(request)).jkt, from), 201);
       }, { report }),
     },
     {

@@ -52,12 +52,21 @@ export function serializeCookie(config: Config, name: string, value: string, max
   return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax${maxAge}${secure}`;
 }
 
-export type CsrfState = { token: string; setCookie?: string };
+/**
+ * `browser`: what identifies this browser to the server (a MAC of the same per-browser value, under another label),
+ * e.g. to recall which browser a sign-in request was shown to (docs/decisions/0022); never sent to a page.
+ */
+export type CsrfState = { token: string; setCookie?: string; browser: string };
 
 const CSRF_COOKIE_MAX_AGE = 60 * 60 * 24;
 
+/** One per request: a browser without the cookie gets one new value, however many parts of the answer ask. */
+const issued = new WeakMap<Request, CsrfState>();
+
 /** The CSRF token for this browser, creating its cookie when missing. */
 export function csrfFor(request: Request, config: Config, secret: string): CsrfState {
+  const known = issued.get(request);
+  if (known) return known;
   const names = cookieNames(config);
   let seed = readCookie(request, names.csrf);
   let setCookie: string | undefined;
@@ -65,7 +74,9 @@ export function csrfFor(request: Request, config: Config, secret: string): CsrfS
     seed = randomBytes(24).toString("base64url");
     setCookie = serializeCookie(config, names.csrf, seed, CSRF_COOKIE_MAX_AGE);
   }
-  return { token: hmacBase64url(secret, `csrf:${seed}`), setCookie };
+  const state = { token: hmacBase64url(secret, `csrf:${seed}`), setCookie, browser: hmacBase64url(secret, `browser:${seed}`) };
+  issued.set(request, state);
+  return state;
 }
 
 export function isValidCsrf(request: Request, config: Config, secret: string, token: string | undefined): boolean {

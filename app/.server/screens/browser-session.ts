@@ -90,6 +90,15 @@ export async function currentSession(services: Services, request: Request, accou
   return accounts.at(-1);
 }
 
+/**
+ * What identifies this browser (a MAC of its per-browser cookie, docs/decisions/0022). A browser without the cookie
+ * gets the value that this answer's CSRF token will set (`csrfToken`), or, when the answer sets none, one it never
+ * holds.
+ */
+export function browserOf(services: Services, request: Request): string {
+  return csrfFor(request, services.config, services.cookieSecret).browser;
+}
+
 /** This browser's CSRF token; `headers` carries the cookie when it had none yet. */
 export function csrfToken(services: Services, request: Request, headers: Headers): string {
   const csrf = csrfFor(request, services.config, services.cookieSecret);

@@ -12,7 +12,8 @@ import type { Translate } from "../i18n/translate.ts";
  * (docs/decisions/0019).
  */
 
-export type ErrorView = { kind: "error"; status: number; title: string; message: string };
+/** `action`: one link onwards that a person may follow by clicking it (a way back to an app, docs/decisions/0022). */
+export type ErrorView = { kind: "error"; status: number; title: string; message: string; action?: { href: string; label: string } };
 
 export type PageOutcome<V> =
   | { kind: "view"; view: V; status?: number; headers: Headers }
@@ -78,9 +79,11 @@ function titleOf(error: AtriumError, t: Translate): string {
   return status === undefined ? t("errors:page.titles.other") : t(`errors:page.titles.${status}`);
 }
 
-/** The page renderer of the one error model: an error, as an error page in the screen's language. */
-export function errorPageOf<V>(error: AtriumError, t: Translate): PageOutcome<V> {
-  return errorOutcome(error.status, titleOf(error, t), messageOf(error, t), errorHeaders(error));
+/** The page renderer of the one error model: an error, as an error page in the screen's language (with `action`, a link onwards). */
+export function errorPageOf<V>(error: AtriumError, t: Translate, action?: ErrorView["action"]): PageOutcome<V> {
+  const page = errorOutcome<V>(error.status, titleOf(error, t), messageOf(error, t), errorHeaders(error));
+  if (action && page.kind === "error") page.error.action = action;
+  return page;
 }
 
 /**

@@ -4,6 +4,7 @@ import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts"
 import { sql } from "../db/sql.ts";
 import { deleteExpiredSql } from "./expired-rows.ts";
 import { BLOB_SQL } from "./sql-blob-store.ts";
+import { REQUEST_SQL } from "./sql-request-store.ts";
 
 type ExpiringTable = { table: string; key: string; expiry: string };
 
@@ -36,7 +37,10 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
           ON t."table_schema" = c."table_schema" AND t."table_name" = c."table_name" AND t."constraint_type" = 'PRIMARY KEY'
         JOIN information_schema.key_column_usage k
           ON k."constraint_schema" = t."constraint_schema" AND k."constraint_name" = t."constraint_name" AND k."ordinal_position" = 1
-        WHERE c."table_schema" = current_schema() AND c."column_name" IN ('expiresAt', 'windowEndsAt')
+        WHERE c."table_schema" = current_schema() AND c."column_name" IN ('expiresAt', 'windowEndsAt', 'purgeAt')
+          -- A table with "purgeAt" is cleaned up by it (docs/decisions/0022); its "expiresAt" is not the cleanup's.
+          AND NOT (c."column_name" = 'expiresAt' AND EXISTS (SELECT 1 FROM information_schema.columns p
+            WHERE p."table_schema" = c."table_schema" AND p."table_name" = c."table_name" AND p."column_name" = 'purgeAt'))
         ORDER BY c."table_name"`);
     }
     const tables = await rowsOf<{ name: string }>(
@@ -46,7 +50,8 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
     const found: ExpiringTable[] = [];
     for (const { name } of tables) {
       const columns = await rowsOf<{ name: string; pk: number }>(test.db, sql`SELECT name, pk FROM pragma_table_info(${name})`);
-      const expiry = columns.find((column) => column.name === "expiresAt" || column.name === "windowEndsAt");
+      // A table with "purgeAt" is cleaned up by it (docs/decisions/0022).
+      const expiry = columns.find((column) => column.name === "purgeAt") ?? columns.find((column) => column.name === "expiresAt" || column.name === "windowEndsAt");
       const key = columns.find((column) => column.pk === 1);
       if (expiry && key) found.push({ table: name, key: key.name, expiry: expiry.name });
     }
@@ -55,7 +60,7 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
 
   it("finds the expiring tables (control: the query above sees the schema)", async () => {
     const names = (await expiringTables()).map((entry) => entry.table);
-    expect(names).toEqual(expect.arrayContaining(["AccessToken", "RefreshToken", "ReplayRecord", "RateLimit", "BrowserSession"]));
+    expect(names).toEqual(expect.arrayContaining(["AccessToken", "RefreshToken", "ReplayRecord", "RateLimit", "BrowserSession", "AuthorizationRequest"]));
   });
 
   it("plans every cleanup as an index search, never a full scan", async () => {
@@ -99,5 +104,26 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
       expect.arrayContaining([expect.objectContaining({ index: "Blob_did_unreferencedSince_size_idx", indexCond: expect.stringMatching(/did = .*"unreferencedSince" <=/) })]),
     );
     expect(plan.filter((node) => node.nodeType === "Seq Scan")).toEqual([]);
+  });
+
+  /** docs/decisions/0022: pushed requests are cleaned up by "purgeAt" in two statements, and counted per address. */
+  it("plans the pushed requests' cleanup statements and the per-address count as index searches", async () => {
+    const statements = [
+      { name: "shrinkExpiredShown", text: REQUEST_SQL.shrinkExpiredShown, values: { sqlite: [0, 0], postgresql: [CUTOFF.postgresql, CUTOFF.postgresql] }, cond: "purgeAt" },
+      { name: "deletePastTheirTime", text: REQUEST_SQL.deletePastTheirTime, values: { sqlite: [0], postgresql: [CUTOFF.postgresql] }, cond: "purgeAt" },
+      { name: "pendingFrom", text: REQUEST_SQL.pendingFrom, values: { sqlite: ["192.0.2.1", 0, 500], postgresql: ["192.0.2.1", CUTOFF.postgresql, 500] }, cond: "pushedFrom" },
+    ];
+    for (const { name, text, values, cond } of statements) {
+      if (engine === "sqlite") {
+        const plan = sqlitePlan(test.db, text, ...values.sqlite);
+        expect({ name, plan }).toEqual({ name, plan: expect.arrayContaining([expect.stringMatching(new RegExp(`^SEARCH AuthorizationRequest USING (COVERING )?INDEX .*\\(${cond}[<=]`))]) });
+        expect({ name, scans: plan.filter((detail) => detail.startsWith("SCAN AuthorizationRequest")) }).toEqual({ name, scans: [] });
+      } else {
+        const plan = await postgresPlan(test.db, text, values.postgresql);
+        const searched = expect.objectContaining({ index: expect.stringMatching(/^AuthorizationRequest_/), indexCond: expect.stringContaining(`"${cond}"`) });
+        expect({ name, plan }).toEqual({ name, plan: expect.arrayContaining([searched]) });
+        expect({ name, scans: plan.filter((node) => node.nodeType === "Seq Scan") }).toEqual({ name, scans: [] });
+      }
+    }
   });
 });

@@ -65,44 +65,131 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
     expect(await active("req-unknown", now)).toBeUndefined();
   });
 
-  it("an expired request keeps only its way back for the retention time, then is absent and its row deleted (lazy expiry)", async () => {
+  const WAY_BACK = { clientId: "https://app.example/client-metadata.json", redirectUri: "https://app.example/callback", state: "state-ü-✓", responseMode: "query" } as const;
+
+  /** The screen was shown to `browser` at `at`, for the usual five more minutes. */
+  async function shown(idHash: string, browser: string, at = now) {
+    await store.show(idHash, { now: at, until: at + LIFETIME, browser, wayBack: WAY_BACK });
+  }
+
+  async function storedRow(idHash: string) {
+    return rowOf<{ parameters: string | null; wayBack: string | null; shownTo: string | null; pushedFrom: string | null }>(
+      shared.db,
+      sql`SELECT "parameters", "wayBack", "shownTo", "pushedFrom" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`,
+    );
+  }
+
+  async function expiryOf(idHash: string) {
+    return (await rowOf<{ expiresAt: number }>(shared.db, sql`SELECT "expiresAt" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`))?.expiresAt;
+  }
+
+  it("a request whose screen was never shown keeps nothing once expired: absent, and its row deleted", async () => {
     await store.create(pushed("req-a"));
-    const wayBack = { clientId: "https://app.example/client-metadata.json", redirectUri: "https://app.example/callback", state: "state-ü-✓", responseMode: "query" };
-    expect(await store.find("req-a", now + LIFETIME)).toEqual({ status: "expired", returnAddress: wayBack });
-    // Nothing but the way back stays: the scope, the PKCE challenge and the hint are gone from the row.
-    const row = await rowOf<{ parameters: string }>(shared.db, sql`SELECT "parameters" FROM "AuthorizationRequest" WHERE "idHash" = 'req-a'`);
-    expect(row?.parameters).not.toContain("calendar");
-    expect(row?.parameters).not.toContain("alice.test");
-    expect(await store.find("req-a", now + LIFETIME + RETENTION - 1)).toEqual({ status: "expired", returnAddress: wayBack });
-    expect(await store.find("req-a", now + LIFETIME + RETENTION)).toBeUndefined();
+    expect(await store.find("req-a", now + LIFETIME)).toBeUndefined();
+    expect(await countRows(shared.db, "AuthorizationRequest")).toBe(0);
+    // Answered without a screen (prompt=none): nothing to go back to either.
+    await store.create(pushed("req-b"));
+    expect(await store.consume("req-b", now)).toBe(true);
+    expect(await store.find("req-b", now + 1)).toBeUndefined();
     expect(await countRows(shared.db, "AuthorizationRequest")).toBe(0);
   });
 
-  it("an answered request is found as answered, with its way back", async () => {
+  it("a shown request, once expired, keeps only its way back and the browser for the retention time, then is absent and deleted", async () => {
+    await store.create(pushed("req-a"), { from: "192.0.2.1", max: 10 });
+    await shown("req-a", "browser-a");
+    const expiry = now + LIFETIME;
+    expect(await store.find("req-a", expiry)).toEqual({ status: "expired", returnAddress: WAY_BACK, shownTo: "browser-a" });
+    // Nothing but the way back stays: the scope, the PKCE challenge, the hint and the pushing address are gone.
+    const row = await storedRow("req-a");
+    expect(row?.parameters).toBeNull();
+    expect(row?.pushedFrom).toBeNull();
+    expect(JSON.parse(row!.wayBack!)).toEqual({ redirect_uri: "https://app.example/callback", state: "state-ü-✓", response_mode: "query" });
+    expect(await store.find("req-a", expiry + RETENTION - 1)).toEqual({ status: "expired", returnAddress: WAY_BACK, shownTo: "browser-a" });
+    expect(await store.find("req-a", expiry + RETENTION)).toBeUndefined();
+    expect(await countRows(shared.db, "AuthorizationRequest")).toBe(0);
+  });
+
+  it("an answered request is found as answered, with its way back and the browser it was last shown to", async () => {
     await store.create(pushed("req-a"));
+    await shown("req-a", "browser-a");
+    await shown("req-a", "browser-b");
     expect(await store.consume("req-a", now)).toBe(true);
-    expect(await store.find("req-a", now + 1)).toMatchObject({ status: "answered", returnAddress: { redirectUri: "https://app.example/callback", state: "state-ü-✓" } });
+    expect(await store.find("req-a", now + 1)).toEqual({ status: "answered", returnAddress: WAY_BACK, shownTo: "browser-b" });
+    expect((await storedRow("req-a"))?.parameters).toBeNull();
   });
 
-  it("creating a request removes a batch of expired ones", async () => {
-    for (let i = 0; i < 25; i++) await store.create(pushed(`old-${i}`, { createdAt: now - RETENTION - 2 * LIFETIME, expiresAt: now - RETENTION - LIFETIME }));
+  it("creating a request removes a batch of rows past their time: expired unshown ones at once, shown ones a day later", async () => {
+    for (let i = 0; i < 10; i++) await store.create(pushed(`unshown-${i}`, { createdAt: now - 2 * LIFETIME, expiresAt: now - LIFETIME }));
+    for (let i = 0; i < 10; i++) {
+      await store.create(pushed(`shown-${i}`, { createdAt: now - 2 * LIFETIME, expiresAt: now - LIFETIME }));
+      await shown(`shown-${i}`, "browser-a", now - 2 * LIFETIME);
+    }
     await store.create(pushed("fresh"));
-    expect(await countRows(shared.db, "AuthorizationRequest")).toBe(6);
+    // The unshown ten went; the shown ten, never read since they expired, keep only their way back for a day.
+    expect(await countRows(shared.db, "AuthorizationRequest")).toBe(11);
+    for (let i = 0; i < 10; i++) expect((await storedRow(`shown-${i}`))?.parameters).toBeNull();
+    await store.create(pushed("next-day", { createdAt: now + RETENTION, expiresAt: now + RETENTION + LIFETIME }));
+    expect(await countRows(shared.db, "AuthorizationRequest")).toBe(1);
   });
 
-  it("extend pushes the expiry out, never earlier, and not for a consumed request", async () => {
+  it("show pushes the expiry out, never earlier, and touches no request that was answered or expired", async () => {
     await store.create(pushed("req-a"));
-    await store.extend("req-a", now + 2 * LIFETIME);
+    await store.show("req-a", { now, until: now + 2 * LIFETIME, browser: "browser-a", wayBack: WAY_BACK });
     expect((await active("req-a", now))?.expiresAt).toBe(now + 2 * LIFETIME);
-    await store.extend("req-a", now + LIFETIME);
+    await store.show("req-a", { now, until: now + LIFETIME, browser: "browser-a", wayBack: WAY_BACK });
     expect((await active("req-a", now))?.expiresAt).toBe(now + 2 * LIFETIME);
     expect(await active("req-a", now + 2 * LIFETIME - 1)).toBeDefined();
 
     await store.create(pushed("req-b"));
     expect(await store.consume("req-b", now)).toBe(true);
-    await store.extend("req-b", now + 10 * LIFETIME);
-    const row = await rowOf<{ expiresAt: number }>(shared.db, sql`SELECT "expiresAt" FROM "AuthorizationRequest" WHERE "idHash" = 'req-b'`);
-    expect(row?.expiresAt).toBe(now + LIFETIME);
+    await store.show("req-b", { now, until: now + 10 * LIFETIME, browser: "browser-b", wayBack: WAY_BACK });
+    const row = await rowOf<{ expiresAt: number; shownTo: string | null }>(shared.db, sql`SELECT "expiresAt", "shownTo" FROM "AuthorizationRequest" WHERE "idHash" = 'req-b'`);
+    expect(row).toEqual({ expiresAt: now + LIFETIME, shownTo: null });
+  });
+
+  it("a request shrunk at expiry by one reader is never revived by a showing from a clock behind it: Allow then answers false, not a failure", async () => {
+    await store.create(pushed("req-a"));
+    await shown("req-a", "browser-a");
+    // One process, its clock at the expiry, shrinks it; another, a second behind, had found it live and now shows it.
+    expect(await store.find("req-a", now + LIFETIME)).toMatchObject({ status: "expired" });
+    await store.show("req-a", { now: now + LIFETIME - 1000, until: now + 2 * LIFETIME, browser: "browser-a", wayBack: WAY_BACK });
+    expect(await active("req-a", now + LIFETIME - 1000)).toBeUndefined();
+    expect(await expiryOf("req-a")).toBe(now + LIFETIME);
+    expect(await store.exchangeForCode("req-a", now + LIFETIME - 1000, newCode("code-a"))).toBe(false);
+    expect(await countRows(shared.db, "AuthorizationCode")).toBe(0);
+  });
+
+  it("RACE: showings and shrinks at expiry of one request at once, from four processes: never a revived request, never a failed Allow", async () => {
+    const stores = shared.others(4).map((db) => new SqlRequestStore(db, RETENTION));
+    for (let round = 0; round < 5; round++) {
+      const id = `contested-${round}`;
+      await store.create(pushed(id));
+      await shown(id, "browser-a");
+      const behind = now + LIFETIME - 1000;
+      await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          i % 2 === 0 ? stores[i % 4]!.find(id, now + LIFETIME) : stores[i % 4]!.show(id, { now: behind, until: now + 2 * LIFETIME, browser: "browser-a", wayBack: WAY_BACK }),
+        ),
+      );
+      // Whichever went first, the request is either live with all of its parameters or only its way back, and Allow
+      // (at the clock behind) either issues a code with its scope or refuses; it never throws.
+      const found = await store.find(id, behind);
+      if (found?.status === "active") expect(found.request.parameters.code_challenge).toBe(pushed(id).parameters.code_challenge);
+      else expect({ parameters: (await storedRow(id))?.parameters, expiresAt: await expiryOf(id) }).toEqual({ parameters: null, expiresAt: now + LIFETIME });
+      const issued = await store.exchangeForCode(id, behind, newCode(`code-${round}`));
+      expect(issued).toBe(found?.status === "active");
+    }
+  });
+
+  it("RACE: 20 pushes from one address at once, from four processes, with room for 5: exactly 5 stored, each refusal saying when to retry", async () => {
+    const stores = shared.others(4).map((db) => new SqlRequestStore(db, RETENTION));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.create(pushed(`from-one-${i}`), { from: "192.0.2.7", max: 5 })));
+    expect(results.filter((result) => result.created)).toHaveLength(5);
+    expect(results.filter((result) => !result.created)).toEqual(Array.from({ length: 15 }, () => ({ created: false, retryAt: now + LIFETIME })));
+    expect(await countRows(shared.db, "AuthorizationRequest")).toBe(5);
+    // Another address has its own room; an answered request no longer waits.
+    expect(await store.create(pushed("from-another"), { from: "192.0.2.8", max: 5 })).toEqual({ created: true });
+    expect(await store.consume("from-one-0", now)).toBe(results[0]!.created);
   });
 
   it("consumes a request once; a consumed or expired one is not active and cannot be consumed", async () => {

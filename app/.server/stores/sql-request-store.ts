@@ -1,45 +1,86 @@
-import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
-import { returnAddressOf, type AuthorizationParameters, type FoundRequest, type RequestStore, type StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
+import { at, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import type { AuthorizationParameters, Created, FoundRequest, PendingBound, RequestStore, ReturnAddress, Showing, StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
 import type { NewAuthorizationCode } from "../oauth/token/grant-store.ts";
 import { clientKeyColumns, clientKeyFromColumns, type ClientKeyColumns } from "./client-key-columns.ts";
-import { expiredRowsCleanup } from "./expired-rows.ts";
+import { CLEANUP_BATCH } from "./expired-rows.ts";
 import { insertCode } from "./sql-grant-store.ts";
 
 type Row = ClientKeyColumns & {
   idHash: string;
   clientId: string;
-  parameters: string;
+  parameters: string | null;
+  wayBack: string | null;
+  shownTo: string | null;
   dpopJkt: string;
   createdAt: number;
   expiresAt: number;
+  purgeAt: number;
   consumedAt: number | null;
 };
 
-const cleanupRequests = expiredRowsCleanup("AuthorizationRequest", "idHash");
+/** The way back as stored: in the parameters' own names, the client_id being the row's. */
+type StoredWayBack = Pick<AuthorizationParameters, "redirect_uri" | "state" | "response_mode">;
 
-/** Only what the way back needs (docs/decisions/0020): a request that can no longer be answered keeps nothing else. */
-function returnOnly(parameters: string): string {
-  // In the parameters' own shape, so that a row read later parses the same way whichever it holds.
-  const { client_id, redirect_uri, state, response_mode } = JSON.parse(parameters) as AuthorizationParameters;
-  return JSON.stringify({ client_id, redirect_uri, state, response_mode });
-}
-
-/**
- * Marks the request used, if it is live and unused: 1 for the one caller that wins, 0 for every other. Its
- * parameters shrink to its return address in the same statement; they cannot change between the read and the
- * update, since only this step writes them and its condition decides which caller does.
+/*
+ * "purgeAt" is when the lazy cleanup next acts on a row (docs/decisions/0022): its expiry while it can be answered;
+ * once it keeps only its way back, `retention` after that began. Two statements of a batch each, both searching the
+ * "purgeAt" index: the first shrinks expired requests whose screen was shown to their way back, the second deletes
+ * every other row past its time. Each skips only the rows the other takes, so neither reads far.
  */
-function* consume(idHash: string, now: number): Program<number> {
-  const row = yield* get<{ parameters: string }>(sql`SELECT "parameters" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
-  if (!row) return 0;
-  return yield* run(sql`UPDATE "AuthorizationRequest" SET "consumedAt" = ${at(now)}, "parameters" = ${returnOnly(row.parameters)}
-    WHERE "idHash" = ${idHash} AND "consumedAt" IS NULL AND "expiresAt" > ${at(now)}`);
+export const REQUEST_SQL = {
+  /** Parameters: the time the way back is kept until, now. */
+  shrinkExpiredShown: `UPDATE "AuthorizationRequest" SET "parameters" = NULL, "pushedFrom" = NULL, "purgeAt" = ?
+    WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+      WHERE "purgeAt" <= ? AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL LIMIT ${CLEANUP_BATCH})`,
+  /** Parameter: now. */
+  deletePastTheirTime: `DELETE FROM "AuthorizationRequest"
+    WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+      WHERE "purgeAt" <= ? AND ("parameters" IS NULL OR "wayBack" IS NULL) LIMIT ${CLEANUP_BATCH})`,
+  /**
+   * Parameters: the address's limit bucket, now, the bound. Reads at most the bound's worth of index entries, however
+   * many the address has waiting.
+   */
+  pendingFrom: `SELECT COUNT(*) AS "n", MIN("expiresAt") AS "soonest" FROM (SELECT "expiresAt" FROM "AuthorizationRequest"
+    WHERE "pushedFrom" = ? AND "expiresAt" > ? ORDER BY "expiresAt" LIMIT ?) AS "pending"`,
+};
+
+const shrinkExpiredShownStatement = statementOf(REQUEST_SQL.shrinkExpiredShown);
+const deletePastTheirTimeStatement = statementOf(REQUEST_SQL.deletePastTheirTime);
+const pendingFrom = statementOf(REQUEST_SQL.pendingFrom);
+
+function shrinkExpiredShown(now: number, keptUntil: number) {
+  return shrinkExpiredShownStatement(at(keptUntil), at(now));
+}
+
+function deletePastTheirTime(now: number) {
+  return deletePastTheirTimeStatement(at(now));
 }
 
 /**
- * Pushed authorization requests (RFC 9126), stored under the hash of their request_uri. An expired or answered
- * request stays `retentionMs` past its expiry as its return address only (docs/decisions/0020); the lazy cleanup
- * counts from there.
+ * Marks the request used, if it can still be answered: 1 for the one caller that wins, 0 for every other. Its
+ * parameters go in the same statement: what remains is the way back written when its screen was shown, kept until
+ * `keptUntil`, or nothing (the cleanup may take the row at once: its creation is past).
+ */
+function consume(idHash: string, now: number, keptUntil: number) {
+  return run(sql`UPDATE "AuthorizationRequest" SET "consumedAt" = ${at(now)}, "parameters" = NULL, "pushedFrom" = NULL,
+      "purgeAt" = CASE WHEN "wayBack" IS NULL THEN "createdAt" ELSE ${at(keptUntil)} END
+    WHERE "idHash" = ${idHash} AND "parameters" IS NOT NULL AND "consumedAt" IS NULL AND "expiresAt" > ${at(now)}`);
+}
+
+function storedWayBack(address: ReturnAddress): string {
+  const stored: StoredWayBack = { redirect_uri: address.redirectUri, state: address.state, response_mode: address.responseMode };
+  return JSON.stringify(stored);
+}
+
+function returnAddressOfRow(clientId: string, wayBack: string): ReturnAddress {
+  const stored = JSON.parse(wayBack) as StoredWayBack;
+  return { clientId, redirectUri: stored.redirect_uri, state: stored.state, responseMode: stored.response_mode };
+}
+
+/**
+ * Pushed authorization requests (RFC 9126), stored under the hash of their request_uri. A request that can no longer
+ * be answered loses its parameters; one whose screen was shown stays `retentionMs` longer as its way back
+ * (docs/decisions/0020, 0022), any other goes (at once when read, else with the lazy cleanup of inserts).
  */
 export class SqlRequestStore implements RequestStore {
   constructor(
@@ -47,67 +88,93 @@ export class SqlRequestStore implements RequestStore {
     private readonly retentionMs: number,
   ) {}
 
-  async create(request: StoredAuthorizationRequest) {
+  async create(request: StoredAuthorizationRequest, bound?: PendingBound): Promise<Created> {
     const key = clientKeyColumns(request.clientKey);
     const parameters = JSON.stringify(request.parameters);
-    const cutoff = request.createdAt - this.retentionMs;
-    return this.db.transaction(function* (): Program<void> {
-      yield* run(cleanupRequests(cutoff));
+    const now = request.createdAt;
+    const keptUntil = now + this.retentionMs;
+    return this.db.transaction(function* (): Program<Created> {
+      yield* run(shrinkExpiredShown(now, keptUntil));
+      yield* run(deletePastTheirTime(now));
+      if (bound) {
+        // Two pushes from one address at once must not both see room for one more (PostgreSQL; SQLite is serial).
+        yield* lock(`pending-requests:${bound.from}`);
+        const pending = yield* get<{ n: number; soonest: number | null }>(pendingFrom(bound.from, at(now), bound.max));
+        if (pending && Number(pending.n) >= bound.max) return { created: false, retryAt: pending.soonest ?? now };
+      }
       yield* run(sql`INSERT INTO "AuthorizationRequest"
-          ("idHash", "clientId", "parameters", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "expiresAt")
-        VALUES (${request.idHash}, ${request.clientId}, ${parameters}, ${request.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
-          ${key.clientKeyJkt}, ${at(request.createdAt)}, ${at(request.expiresAt)})`);
+          ("idHash", "clientId", "parameters", "pushedFrom", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "expiresAt", "purgeAt")
+        VALUES (${request.idHash}, ${request.clientId}, ${parameters}, ${bound?.from ?? null}, ${request.dpopJkt}, ${key.clientKeyId},
+          ${key.clientKeyAlg}, ${key.clientKeyJkt}, ${at(request.createdAt)}, ${at(request.expiresAt)}, ${at(request.expiresAt)})`);
+      return { created: true };
     });
   }
 
   async find(idHash: string, now: number) {
-    const retentionMs = this.retentionMs;
+    const keptUntil = now + this.retentionMs;
     return this.db.execute(function* (): Program<FoundRequest | undefined> {
       const row = yield* get<Row>(sql`SELECT * FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
       if (!row) return undefined;
-      if (row.expiresAt + retentionMs <= now) {
-        yield* run(sql`DELETE FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
+      if (row.parameters !== null && row.consumedAt === null && row.expiresAt > now) {
+        return {
+          status: "active",
+          request: {
+            idHash: row.idHash,
+            clientId: row.clientId,
+            parameters: JSON.parse(row.parameters) as AuthorizationParameters,
+            dpopJkt: row.dpopJkt,
+            clientKey: clientKeyFromColumns(row),
+            createdAt: row.createdAt,
+            expiresAt: row.expiresAt,
+          },
+        };
+      }
+      if (row.wayBack === null) {
+        // Never shown (or its state too long to keep): it can no longer be answered, and nothing of it is kept.
+        yield* run(sql`DELETE FROM "AuthorizationRequest"
+          WHERE "idHash" = ${idHash} AND "wayBack" IS NULL AND ("consumedAt" IS NOT NULL OR "expiresAt" <= ${at(now)})`);
         return undefined;
       }
-      const parameters = JSON.parse(row.parameters) as AuthorizationParameters;
-      if (row.consumedAt !== null) return { status: "answered", returnAddress: returnAddressOf(parameters) };
-      if (row.expiresAt <= now) {
+      if (row.parameters !== null) {
         // Expired unanswered: from now on only its way back is kept (a no-op when another reader did it first).
-        yield* run(sql`UPDATE "AuthorizationRequest" SET "parameters" = ${returnOnly(row.parameters)}
-          WHERE "idHash" = ${idHash} AND "consumedAt" IS NULL AND "expiresAt" <= ${at(now)}`);
-        return { status: "expired", returnAddress: returnAddressOf(parameters) };
+        yield* run(sql`UPDATE "AuthorizationRequest" SET "parameters" = NULL, "pushedFrom" = NULL, "purgeAt" = ${at(keptUntil)}
+          WHERE "idHash" = ${idHash} AND "parameters" IS NOT NULL AND "consumedAt" IS NULL AND "expiresAt" <= ${at(now)}`);
+      } else if (row.purgeAt <= now) {
+        yield* run(sql`DELETE FROM "AuthorizationRequest" WHERE "idHash" = ${idHash} AND "parameters" IS NULL AND "purgeAt" <= ${at(now)}`);
+        return undefined;
       }
-      return {
-        status: "active",
-        request: {
-          idHash: row.idHash,
-          clientId: row.clientId,
-          parameters,
-          dpopJkt: row.dpopJkt,
-          clientKey: clientKeyFromColumns(row),
-          createdAt: row.createdAt,
-          expiresAt: row.expiresAt,
-        },
-      };
+      const status = row.consumedAt === null ? "expired" : "answered";
+      return { status, returnAddress: returnAddressOfRow(row.clientId, row.wayBack), shownTo: row.shownTo };
     });
   }
 
-  async extend(idHash: string, until: number) {
-    return this.db.execute(function* (): Program<void> {
-      yield* run(sql`UPDATE "AuthorizationRequest" SET "expiresAt" = ${at(until)}
-        WHERE "idHash" = ${idHash} AND "consumedAt" IS NULL AND "expiresAt" < ${at(until)}`);
+  async show(idHash: string, showing: Showing) {
+    const wayBack = showing.wayBack ? storedWayBack(showing.wayBack) : null;
+    return this.db.transaction(function* (): Program<void> {
+      yield* lock(`request:${idHash}`);
+      const row = yield* get<{ expiresAt: number }>(sql`SELECT "expiresAt" FROM "AuthorizationRequest"
+        WHERE "idHash" = ${idHash} AND "parameters" IS NOT NULL AND "consumedAt" IS NULL AND "expiresAt" > ${at(showing.now)}`);
+      if (!row) return;
+      const expiresAt = Math.max(row.expiresAt, showing.until);
+      // Conditional on the full request again: a request answered, or shrunk at expiry by another process whose clock
+      // is ahead, between the read and this write is left as it is (never revived with only its way back).
+      yield* run(sql`UPDATE "AuthorizationRequest" SET "expiresAt" = ${at(expiresAt)}, "purgeAt" = ${at(expiresAt)}, "wayBack" = ${wayBack},
+          "shownTo" = ${showing.browser ?? null}
+        WHERE "idHash" = ${idHash} AND "parameters" IS NOT NULL AND "consumedAt" IS NULL AND "expiresAt" = ${at(row.expiresAt)}`);
     });
   }
 
   async consume(idHash: string, now: number) {
+    const keptUntil = now + this.retentionMs;
     return this.db.transaction(function* (): Program<boolean> {
-      return (yield* consume(idHash, now)) === 1;
+      return (yield* consume(idHash, now, keptUntil)) === 1;
     });
   }
 
   async exchangeForCode(idHash: string, now: number, code: NewAuthorizationCode) {
+    const keptUntil = now + this.retentionMs;
     return this.db.transaction(function* (): Program<boolean> {
-      if ((yield* consume(idHash, now)) !== 1) return false;
+      if ((yield* consume(idHash, now, keptUntil)) !== 1) return false;
       yield* insertCode(code);
       return true;
     });

@@ -1,14 +1,15 @@
 import { BrandFooter, BrandHeader } from "./brand";
 import { useT } from "./i18n";
-import { linkStyle } from "./styles";
+import { linkStyle, secondaryButton } from "./styles";
 import { nextStepKey, saysWhatToDo } from "./text";
 
 /**
  * An error page: the brand, the status, the title, the message and, when the message does not already say what
  * to do, one next step (never the same advice twice), and the ways back. Title and message arrive in the screen's
- * language (the server translated them: screens/outcome.ts).
+ * language (the server translated them: screens/outcome.ts). `action`: a link onwards that the server chose (a way back
+ * to an app that a person follows only by clicking it, docs/decisions/0022).
  */
-export function ErrorPage({ status, title, message }: { status: number; title: string; message: string }) {
+export function ErrorPage({ status, title, message, action }: { status: number; title: string; message: string; action?: { href: string; label: string } }) {
   const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-8 p-6">
@@ -18,6 +19,13 @@ export function ErrorPage({ status, title, message }: { status: number; title: s
         <h1 className="text-2xl font-semibold sm:text-3xl">{title}</h1>
         <p className="text-lg text-slate-800 dark:text-slate-200">{message}</p>
         {saysWhatToDo(message, t("common:errorPage.instructionOpeners")) ? null : <p className="text-slate-700 dark:text-slate-300">{t(nextStepKey(status))}</p>}
+        {action ? (
+          <p>
+            <a className={secondaryButton} href={action.href} rel="noreferrer">
+              {action.label}
+            </a>
+          </p>
+        ) : null}
         <nav aria-label={t("common:errorPage.whereToGo")} className="flex flex-wrap gap-x-6 gap-y-2">
           <a className={linkStyle} href="/">
             {t("common:errorPage.startPage")}

@@ -4,7 +4,7 @@ import { hasCode } from "../../errors/atrium-error.ts";
 import { sha256Base64url } from "../../util/crypto.ts";
 import { HOUR, MINUTE } from "../../util/time.ts";
 import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
-import type { AuthorizationParameters } from "../request/request-store.ts";
+import { WAY_BACK_MAX_STATE, type AuthorizationParameters } from "../request/request-store.ts";
 import { AuthorizationReturnError, AuthorizeManager } from "./authorize-manager.ts";
 
 /**
@@ -15,6 +15,8 @@ import { AuthorizationReturnError, AuthorizeManager } from "./authorize-manager.
 const ISSUER = "https://pds.example.com";
 const CLIENT_ID = `http://localhost?${new URLSearchParams({ redirect_uri: "http://127.0.0.1/callback", scope: "atproto" })}`;
 const REDIRECT = "http://127.0.0.1:4000/callback";
+/** What identifies the browser the screen is shown to (a MAC of its cookie, in the app). */
+const BROWSER = "browser-a";
 
 let clock: number;
 const now = () => clock;
@@ -66,17 +68,17 @@ async function pageError(promise: Promise<unknown> | (() => unknown)): Promise<s
 
 describe("AuthorizeManager.load", () => {
   it("finds the pushed request for its client", async () => {
-    const pending = await manager.load(CLIENT_ID, pushed());
+    const pending = await manager.load(CLIENT_ID, pushed(), BROWSER);
     expect(pending.client.clientId).toBe(CLIENT_ID);
     expect(pending.request.parameters.state).toBe("the-state");
   });
 
   it("refuses a request_uri that is not one, an unknown one, a missing or other client_id (RFC 9126 §4)", async () => {
-    expect(await pageError(manager.load(CLIENT_ID, null))).toBe("request_invalid");
-    expect(await pageError(manager.load(CLIENT_ID, "https://evil.example/request"))).toBe("request_invalid");
-    expect(await pageError(manager.load(CLIENT_ID, `${REQUEST_URI_PREFIX}never-pushed`))).toBe("request_expired");
-    expect(await pageError(manager.load(null, pushed()))).toBe("request_invalid");
-    expect(await pageError(manager.load("http://localhost?scope=atproto", pushed()))).toBe("request_invalid");
+    expect(await pageError(manager.load(CLIENT_ID, null, BROWSER))).toBe("request_invalid");
+    expect(await pageError(manager.load(CLIENT_ID, "https://evil.example/request", BROWSER))).toBe("request_invalid");
+    expect(await pageError(manager.load(CLIENT_ID, `${REQUEST_URI_PREFIX}never-pushed`, BROWSER))).toBe("request_expired");
+    expect(await pageError(manager.load(null, pushed(), BROWSER))).toBe("request_invalid");
+    expect(await pageError(manager.load("http://localhost?scope=atproto", pushed(), BROWSER))).toBe("request_invalid");
   });
 
   it("showing the screen keeps the request alive while the person reads, but at most an hour after it was pushed", async () => {
@@ -84,17 +86,17 @@ describe("AuthorizeManager.load", () => {
     const idHash = sha256Base64url(requestUri);
     for (let minute = 4; minute < 60; minute += 4) {
       clock += 4 * MINUTE;
-      await manager.load(CLIENT_ID, requestUri);
+      await manager.load(CLIENT_ID, requestUri, BROWSER);
     }
     expect(requests.rows.get(idHash)!.expiresAt).toBe(Date.UTC(2026, 10, 1, 12, 0, 0) + HOUR);
     clock = Date.UTC(2026, 10, 1, 12, 0, 0) + HOUR;
-    expect(await pageError(manager.load(CLIENT_ID, requestUri))).toBe("request_expired");
+    expect(await pageError(manager.load(CLIENT_ID, requestUri, BROWSER))).toBe("request_expired");
   });
 });
 
 describe("AuthorizeManager.approve and reject", () => {
   it("approve issues one code, redirected with code, state and iss (RFC 9207); the request is then answered", async () => {
-    const pending = await manager.load(CLIENT_ID, pushed());
+    const pending = await manager.load(CLIENT_ID, pushed(), BROWSER);
     const location = new URL(await manager.approve(pending, "did:plc:alice"));
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
     expect(location.searchParams.get("state")).toBe("the-state");
@@ -107,7 +109,7 @@ describe("AuthorizeManager.approve and reject", () => {
   });
 
   it("reject redirects with the error, in the fragment when the client asked for it", async () => {
-    const pending = await manager.load(CLIENT_ID, pushed({ response_mode: "fragment" }));
+    const pending = await manager.load(CLIENT_ID, pushed({ response_mode: "fragment" }), BROWSER);
     const location = new URL(await manager.reject(pending, "access_denied", "The user denied the request"));
     expect(location.search).toBe("");
     const fragment = new URLSearchParams(location.hash.slice(1));
@@ -115,7 +117,7 @@ describe("AuthorizeManager.approve and reject", () => {
   });
 
   it("an expired request is not approved", async () => {
-    const pending = await manager.load(CLIENT_ID, pushed());
+    const pending = await manager.load(CLIENT_ID, pushed(), BROWSER);
     clock += 5 * MINUTE;
     expect(await pageError(() => manager.approve(pending, "did:plc:alice"))).toBe("request_expired");
     expect(grants.codes.size).toBe(0);
@@ -133,10 +135,11 @@ describe("ways back (docs/decisions/0020)", () => {
     throw new Error("expected a way back to the app");
   }
 
-  it("an expired request sends the browser back with access_denied, state and iss, in the request's response_mode", async () => {
+  it("an expired request sends the browser it was shown to back with access_denied, state and iss, in the request's response_mode", async () => {
     const requestUri = pushed({ response_mode: "fragment", state: "s-expired" });
+    await manager.load(CLIENT_ID, requestUri, BROWSER);
     clock += 5 * MINUTE;
-    const { code, location } = await returned(manager.load(CLIENT_ID, requestUri));
+    const { code, location } = await returned(manager.load(CLIENT_ID, requestUri, BROWSER));
     expect(code).toBe("request_expired");
     expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
     expect(location.search).toBe("");
@@ -149,9 +152,9 @@ describe("ways back (docs/decisions/0020)", () => {
 
   it("an answered request goes back without a code, and cannot be answered again", async () => {
     const requestUri = pushed();
-    const pending = await manager.load(CLIENT_ID, requestUri);
+    const pending = await manager.load(CLIENT_ID, requestUri, BROWSER);
     await manager.approve(pending, "did:plc:alice");
-    const { code, location } = await returned(manager.load(CLIENT_ID, requestUri));
+    const { code, location } = await returned(manager.load(CLIENT_ID, requestUri, BROWSER));
     expect(code).toBe("request_answered");
     expect(location.searchParams.get("error")).toBe("access_denied");
     expect(location.searchParams.get("state")).toBe("the-state");
@@ -162,10 +165,48 @@ describe("ways back (docs/decisions/0020)", () => {
 
   it("another client_id never redirects, and past the grace period the link is unknown", async () => {
     const requestUri = pushed();
+    await manager.load(CLIENT_ID, requestUri, BROWSER);
     clock += 5 * MINUTE;
-    expect(await pageError(manager.load("http://localhost?scope=atproto", requestUri))).toBe("request_invalid");
+    expect(await pageError(manager.load("http://localhost?scope=atproto", requestUri, BROWSER))).toBe("request_invalid");
     clock += 24 * HOUR;
-    expect(await pageError(manager.load(CLIENT_ID, requestUri))).toBe("request_expired");
+    expect(await pageError(manager.load(CLIENT_ID, requestUri, BROWSER))).toBe("request_expired");
     expect(requests.rows.size).toBe(0);
+  });
+
+  it("any other browser gets a page naming the app's host, with the way back as a link, never a redirect (RFC 9700 §4.11.2)", async () => {
+    const requestUri = pushed();
+    const pending = await manager.load(CLIENT_ID, requestUri, BROWSER);
+    await manager.reject(pending, "access_denied", "no");
+    for (const browser of ["browser-b", undefined]) {
+      const error = await manager.load(CLIENT_ID, requestUri, browser).catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(AuthorizationReturnError);
+      const other = error as AuthorizationReturnError;
+      expect({ automatic: other.automatic, host: other.host, messageKey: other.messageKey }).toEqual({ automatic: false, host: "127.0.0.1:4000", messageKey: "errors:authorize.otherBrowser.message" });
+      expect(new URL(other.location).searchParams.get("error")).toBe("access_denied");
+    }
+    expect((await returned(manager.load(CLIENT_ID, requestUri, BROWSER))).code).toBe("request_answered");
+  });
+
+  it("a request whose screen was never shown keeps nothing once expired: the link is unknown", async () => {
+    const requestUri = pushed();
+    clock += 5 * MINUTE;
+    expect(await pageError(manager.load(CLIENT_ID, requestUri, BROWSER))).toBe("request_expired");
+    expect(requests.rows.size).toBe(0);
+  });
+
+  it("a state longer than a way back keeps gets no way back: once expired, the link is unknown", async () => {
+    const requestUri = pushed({ state: "s".repeat(WAY_BACK_MAX_STATE + 1) });
+    await manager.load(CLIENT_ID, requestUri, BROWSER);
+    clock += 5 * MINUTE;
+    expect(await pageError(manager.load(CLIENT_ID, requestUri, BROWSER))).toBe("request_expired");
+  });
+
+  it("a native app's private-use scheme, which has no host, names the app by its scheme", async () => {
+    const requestUri = pushed({ redirect_uri: "com.example.app:/callback" });
+    const pending = await manager.load(CLIENT_ID, requestUri, BROWSER);
+    await manager.reject(pending, "access_denied", "no");
+    const other = (await manager.load(CLIENT_ID, requestUri, "browser-b").catch((thrown: unknown) => thrown)) as AuthorizationReturnError;
+    expect({ automatic: other.automatic, host: other.host }).toEqual({ automatic: false, host: "com.example.app" });
+    expect(other.location.startsWith("com.example.app:/callback?error=access_denied&")).toBe(true);
   });
 });

@@ -4,7 +4,7 @@ import { OAuthError } from "../errors/oauth-error.ts";
 import type { ClientManager } from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
 import { REQUEST_URI_PREFIX } from "../request/par-manager.ts";
-import { returnAddressOf, type RequestStore, type ReturnAddress, type StoredAuthorizationRequest } from "../request/request-store.ts";
+import { returnAddressOf, wayBackOf, type RequestStore, type ReturnAddress, type StoredAuthorizationRequest } from "../request/request-store.ts";
 import { randomToken, sha256Base64url } from "../../util/crypto.ts";
 import { HOUR } from "../../util/time.ts";
 
@@ -12,7 +12,7 @@ import { HOUR } from "../../util/time.ts";
 export type AuthorizationPageErrorCode = "request_invalid" | "request_unsupported" | "request_expired" | "request_answered" | "client_unreachable";
 
 /** Which page explains it: the key of its title and message in the catalogue (errors:authorize.<page>, docs/decisions/0019). */
-export type AuthorizationPage = "notPushed" | "expired" | "noClientId" | "otherClient" | "unreachable" | "answered" | "unsupported" | "noRequestUri";
+export type AuthorizationPage = "notPushed" | "expired" | "noClientId" | "otherClient" | "unreachable" | "answered" | "unsupported" | "noRequestUri" | "otherBrowser";
 
 /**
  * A failure on the authorization screen that must not be sent to the
@@ -32,15 +32,30 @@ export class AuthorizationPageError extends AtriumError {
  * A request that can no longer be answered (it expired, or was answered already) but whose app is known: the
  * browser goes back to the app with `access_denied` (docs/decisions/0020) instead of a dead end. `location` is
  * built only from what that very request stored at PAR (its validated redirect_uri, state and response_mode), and
- * carries no code.
+ * carries no code. `automatic`: this browser was shown the request, so it is sent there at once; any other gets a
+ * page naming `host` with a button to `location` (docs/decisions/0022).
  */
 export class AuthorizationReturnError extends AuthorizationPageError {
+  readonly host: string;
+
   constructor(
     status: "expired" | "answered",
     readonly location: string,
+    readonly automatic: boolean,
   ) {
-    super(status === "expired" ? "request_expired" : "request_answered", status);
+    const host = appHostOf(location);
+    super(status === "expired" ? "request_expired" : "request_answered", automatic ? status : "otherBrowser", { host });
+    this.host = host;
   }
+}
+
+/**
+ * What names the app a redirect URI goes to: its host (with a port), or, for a native app's private-use scheme
+ * (RFC 8252 §7.1, "com.example.app:/callback"), which has none, that scheme.
+ */
+function appHostOf(location: string): string {
+  const url = new URL(location);
+  return url.host || url.protocol.slice(0, -1);
 }
 
 export type PendingAuthorization = { request: StoredAuthorizationRequest; client: OAuthClient; requestUri: string };
@@ -59,8 +74,11 @@ export class AuthorizeManager {
     private readonly options: { requestUriLifetimeMs: number; codeLifetimeMs: number; now?: () => number },
   ) {}
 
-  /** Loads the pending request behind a request_uri, for the screen. */
-  async load(clientId: string | null, requestUri: string | null): Promise<PendingAuthorization> {
+  /**
+   * Loads the pending request behind a request_uri, for the screen, and records that it was shown to `browser` (a MAC
+   * of its per-browser cookie; undefined: nothing to record).
+   */
+  async load(clientId: string | null, requestUri: string | null, browser: string | undefined): Promise<PendingAuthorization> {
     if (!requestUri || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 512) {
       throw new AuthorizationPageError("request_invalid", "notPushed");
     }
@@ -78,7 +96,13 @@ export class AuthorizeManager {
     if (clientId !== pushedBy) {
       throw new AuthorizationPageError("request_invalid", "otherClient");
     }
-    if (found.status !== "active") throw this.returnToApp(found.status, found.returnAddress);
+    if (found.status !== "active") {
+      // RFC 9700 §4.11.2: "The authorization server SHOULD only automatically redirect the user agent if it trusts the
+      // redirection URI. If the URI is not trusted, the authorization server MAY inform the user and rely on the user to
+      // make the correct decision." Anyone may publish metadata naming any redirect URI, so only the browser this
+      // request was shown to goes back unasked; for any other the link would be a redirector (docs/decisions/0022).
+      throw this.returnToApp(found.status, found.returnAddress, browser !== undefined && found.shownTo === browser);
+    }
     const { request } = found;
     let client: OAuthClient;
     try {
@@ -87,9 +111,9 @@ export class AuthorizeManager {
       const detail = error instanceof OAuthError ? error.description : "no details";
       throw new AuthorizationPageError("client_unreachable", "unreachable", { detail }, 502);
     }
-    // Showing the screen keeps the request alive while the person reads it.
-    const extended = Math.min(now + this.options.requestUriLifetimeMs, request.createdAt + MAX_REQUEST_LIFETIME);
-    if (extended > request.expiresAt) await this.requests.extend(request.idHash, extended);
+    // Showing the screen keeps the request alive while the person reads it, and gives it a way back for this browser.
+    const until = Math.min(now + this.options.requestUriLifetimeMs, request.createdAt + MAX_REQUEST_LIFETIME);
+    await this.requests.show(request.idHash, { now, until, browser, wayBack: wayBackOf(request.parameters) });
     return { request, client, requestUri };
   }
 
@@ -135,19 +159,22 @@ export class AuthorizeManager {
     return this.options.now?.() ?? Date.now();
   }
 
-  /** Answered in the meantime (another tab, a second click) or expired while the screen was open: back to the app. */
+  /**
+   * Answered in the meantime (another tab, a second click) or expired while the screen was open: back to the app. This
+   * browser has just been shown the request (it answered it), so it goes back at once.
+   */
   private alreadyUsed(request: StoredAuthorizationRequest): AuthorizationReturnError {
     const expired = request.expiresAt <= this.now();
-    return this.returnToApp(expired ? "expired" : "answered", returnAddressOf(request.parameters));
+    return this.returnToApp(expired ? "expired" : "answered", returnAddressOf(request.parameters), true);
   }
 
   /**
    * RFC 6749 §4.1.2.1: the app learns that this request will not be answered (`access_denied`), with its `state`,
    * so that it can start again; the person lands back in the app rather than on a dead end.
    */
-  private returnToApp(status: "expired" | "answered", address: ReturnAddress): AuthorizationReturnError {
+  private returnToApp(status: "expired" | "answered", address: ReturnAddress, automatic: boolean): AuthorizationReturnError {
     const description = status === "expired" ? "This authorization request expired before it was answered" : "This authorization request was already answered";
-    return new AuthorizationReturnError(status, this.redirectUrl(address, { error: "access_denied", error_description: description }));
+    return new AuthorizationReturnError(status, this.redirectUrl(address, { error: "access_denied", error_description: description }), automatic);
   }
 
   /**

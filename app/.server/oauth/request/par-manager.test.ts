@@ -20,6 +20,7 @@ const loopbackClient = (...redirects: string[]) => {
 const ONE_REDIRECT = loopbackClient("http://127.0.0.1/callback");
 const TWO_REDIRECTS = loopbackClient("http://127.0.0.1/callback", "http://127.0.0.1/other");
 const DPOP_JKT = "proof-key-thumbprint";
+const PENDING = 3;
 
 let clock: number;
 const now = () => clock;
@@ -30,7 +31,7 @@ beforeEach(() => {
   clock = Date.UTC(2026, 10, 1, 12, 0, 0);
   requests = new MemoryRequestStore();
   const clients = memoryClientManager(ISSUER, now);
-  par = new ParManager(clients, requests, { requestUriLifetimeMs: 5 * MINUTE, now });
+  par = new ParManager(clients, requests, { requestUriLifetimeMs: 5 * MINUTE, pendingPerAddress: PENDING, now });
 });
 
 function input(overrides: Partial<ParInput> = {}): ParInput {
@@ -57,6 +58,22 @@ async function refusal(overrides: Partial<ParInput>, dpopJkt = DPOP_JKT): Promis
 }
 
 describe("ParManager.push", () => {
+  it("refuses a push from an address whose requests waiting for an answer are at the bound: 429 with Retry-After (docs/decisions/0022)", async () => {
+    for (let i = 0; i < PENDING; i++) await par.push(input(), DPOP_JKT, "192.0.2.1");
+    clock += MINUTE;
+    const refused = await par.push(input(), DPOP_JKT, "192.0.2.1").catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(AtriumError);
+    expect(refused).toMatchObject({ status: 429, code: "temporarily_unavailable", retryAfterSeconds: 4 * 60 });
+    expect(requests.rows.size).toBe(PENDING);
+    // Another address is not held up; an answered request no longer waits; an expired one neither.
+    await par.push(input(), DPOP_JKT, "192.0.2.2");
+    const first = [...requests.rows.keys()][0]!;
+    expect(await requests.consume(first, clock)).toBe(true);
+    await par.push(input(), DPOP_JKT, "192.0.2.1");
+    clock += 4 * MINUTE;
+    await par.push(input(), DPOP_JKT, "192.0.2.1");
+  });
+
   it("stores only the hash of the request_uri, with the proof key, and answers its lifetime", async () => {
     const result = await par.push(input(), DPOP_JKT);
     expect(result.request_uri.startsWith(REQUEST_URI_PREFIX)).toBe(true);

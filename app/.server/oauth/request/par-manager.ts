@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { InvalidRequestError, UnsupportedResponseTypeError } from "../errors/oauth-error.ts";
+import { InvalidRequestError, TooManyRequestsError, UnsupportedResponseTypeError } from "../errors/oauth-error.ts";
 import { assertDistinctDpopKey, clientKeyOf, type ClientCredentials, type ClientManager } from "../client/client-manager.ts";
 import { redirectUriMatches, type OAuthClient } from "../client/client-metadata.ts";
 import type { PermissionSetResolver } from "../scopes/permission-sets/permission-set-resolver.ts";
 import { resolveRequestedScope } from "../scopes/requested-scope.ts";
 import { randomToken, sha256Base64url } from "../../util/crypto.ts";
-import { secondsUntil } from "../../util/time.ts";
+import { SECOND, secondsUntil } from "../../util/time.ts";
 import type { AuthorizationParameters, RequestStore, StoredAuthorizationRequest } from "./request-store.ts";
 
 /** RFC 9126 §2.2: the request_uri is a URN; only its hash is stored. */
@@ -51,10 +51,17 @@ export class ParManager {
   constructor(
     private readonly clients: ClientManager,
     private readonly requests: RequestStore,
-    private readonly options: { requestUriLifetimeMs: number; permissionSets?: PermissionSetResolver; now?: () => number },
+    private readonly options: {
+      requestUriLifetimeMs: number;
+      /** How many requests one address may have waiting for an answer at once (docs/decisions/0022). */
+      pendingPerAddress: number;
+      permissionSets?: PermissionSetResolver;
+      now?: () => number;
+    },
   ) {}
 
-  async push(input: ParInput, dpopJkt: string): Promise<ParResult> {
+  /** `from`: the limit bucket of the address that pushed (docs/decisions/0006); undefined when none is known. */
+  async push(input: ParInput, dpopJkt: string, from?: string): Promise<ParResult> {
     const client = await this.clients.getClient(input.client_id);
     const credentials: ClientCredentials = {
       client_assertion: input.client_assertion,
@@ -78,7 +85,16 @@ export class ParManager {
       createdAt: now,
       expiresAt: now + this.options.requestUriLifetimeMs,
     };
-    await this.requests.create(stored);
+    const max = this.options.pendingPerAddress;
+    const created = await this.requests.create(stored, from === undefined ? undefined : { from, max });
+    if (!created.created) {
+      // RFC 9126 §2.3: "429: If the number of requests from a client during a particular time period exceeds the
+      // number the authorization server allows, the authorization server responds with an HTTP 429 (Too Many
+      // Requests) status code." Without this bound one address could keep any number of requests (loopback clients
+      // need no registration) stored at once (docs/decisions/0022).
+      const wait = Math.max(1, Math.ceil((created.retryAt - now) / SECOND));
+      throw new TooManyRequestsError(`Too many authorization requests from this address are waiting for an answer (at most ${max}); try again in ${wait} seconds`, wait);
+    }
     return { request_uri: requestUri, expires_in: secondsUntil(stored.expiresAt, now) };
   }
 }

@@ -10,8 +10,8 @@ import {
   silentAnswer,
   type ScreenChoice,
 } from "../../oauth/authorize/prompt-rules.ts";
-import { csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
-import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
+import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies, type SignedIn } from "../browser-session.ts";
+import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
 
 /**
@@ -37,32 +37,34 @@ export function refuseConventionalRequest(url: URL): never {
 }
 
 /**
- * A request that expired or was answered already, but whose app is known, sends the browser back to that app with
- * access_denied (docs/decisions/0020); everything else goes on as thrown.
+ * A request that expired or was answered already, but whose app is known, sends the browser it was shown to back to
+ * that app with access_denied (docs/decisions/0020); any other browser gets a page naming the app's host, with a
+ * button there (docs/decisions/0022). Everything else goes on as thrown.
  */
-async function orBackToApp<V>(outcome: () => Promise<PageOutcome<V>>): Promise<PageOutcome<V>> {
+async function orBackToApp<V>(t: Translate, outcome: () => Promise<PageOutcome<V>>): Promise<PageOutcome<V>> {
   try {
     return await outcome();
   } catch (error) {
-    if (error instanceof AuthorizationReturnError) return redirectTo(error.location);
-    throw error;
+    if (!(error instanceof AuthorizationReturnError)) throw error;
+    if (error.automatic) return redirectTo(error.location);
+    return errorPageOf(error, t, { href: error.location, label: t("errors:authorize.otherBrowser.continue", { host: error.host }) });
   }
 }
 
 /** GET /oauth/authorize. */
 export async function showConsentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView>> {
-  return orBackToApp(() => consentPage(services, request, t));
+  return orBackToApp(t, () => consentPage(services, request, t));
 }
 
 /** POST /oauth/authorize: the screen's own form (Origin and CSRF checked first). */
 export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
-  return orBackToApp(() => consentForm(services, request, form, t));
+  return orBackToApp(t, () => consentForm(services, request, form, t));
 }
 
 async function consentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView>> {
   const url = new URL(request.url);
   if (!url.searchParams.get("request_uri")) refuseConventionalRequest(url);
-  const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));
+  const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"), browserOf(services, request));
   const { parameters } = pending.request;
   const accounts = await signedInAccounts(services, request);
 
@@ -116,7 +118,7 @@ async function consentForm(services: Services, request: Request, form: (name: st
   if (!isTrustedPost(services, request, form("csrf_token"))) {
     return forbiddenForm(t);
   }
-  const pending = await services.authorize.load(form("client_id"), form("request_uri"));
+  const pending = await services.authorize.load(form("client_id"), form("request_uri"), browserOf(services, request));
   const decision = form("decision");
   if (decision === "deny") {
     // Denying never needs a password.

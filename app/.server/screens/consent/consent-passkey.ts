@@ -3,7 +3,7 @@ import { authenticationResponseSchema } from "../../accounts/passkey-manager.ts"
 import { requestClientAddress } from "../../http/browser.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
-import { isTrustedPost, startSession } from "../browser-session.ts";
+import { browserOf, isTrustedPost, startSession } from "../browser-session.ts";
 import { jsonError, jsonErrorOf, type JsonOutcome } from "../outcome.ts";
 
 /**
@@ -27,7 +27,7 @@ const passkeyAuthInput = z.object({
 export async function consentPasskeyOptions(services: Services, request: Request, t: Translate): Promise<JsonOutcome> {
   const url = new URL(request.url);
   try {
-    const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"));
+    const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"), browserOf(services, request));
     return { status: 200, body: await services.passkeys.authenticationOptions({ requestIdHash: pending.request.idHash }) };
   } catch (error) {
     return jsonErrorOf(error, t);
@@ -43,7 +43,7 @@ export async function consentPasskeySignIn(services: Services, request: Request,
     return jsonError(403, "invalid_request", t("errors:json.staleForm"));
   }
   try {
-    const pending = await services.authorize.load(input.client_id, input.request_uri);
+    const pending = await services.authorize.load(input.client_id, input.request_uri, browserOf(services, request));
     const account = await services.signIn.withPasskey(input.response as never, { requestIdHash: pending.request.idHash }, requestClientAddress(request));
     const next = new URL("/oauth/authorize", services.config.issuer);
     next.searchParams.set("client_id", pending.client.clientId);
