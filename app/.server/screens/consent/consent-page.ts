@@ -10,7 +10,7 @@ import {
   silentAnswer,
   type ScreenChoice,
 } from "../../oauth/authorize/prompt-rules.ts";
-import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies, type SignedIn } from "../browser-session.ts";
+import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
 import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
 
