@@ -67,7 +67,7 @@ export const serverMethods: XrpcMethods = {
       }
       const signingKey = await services.accounts.signingKeyOf(caller.did);
       if (!signingKey) throw invalidRequest("The account has no signing key");
-      return { token: await createServiceJwt({ iss: caller.did, aud: input.aud, lxm: input.lxm, expiresAt, signingKey }) };
+      return { token: await createServiceJwt({ iss: caller.did, aud: input.aud, lxm: input.lxm, expiresAt, signingKey, now }) };
     },
   },
 };
