@@ -17,14 +17,21 @@ import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
 import { rowOf } from "../helpers/databases.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
 import { freePort, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { call, callAnonymous, tokensForScopes, type ScopedToken } from "../helpers/xrpc.ts";
+import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
+import { call, callAnonymous, expectInsufficientScope, tokensForScopes, type ScopedToken } from "../helpers/xrpc.ts";
+import { loopbackClient, pushScope } from "../helpers/xrpc-extra.ts";
 
 const run = promisify(execFile);
 const directoryUrl = inject("plcDirectoryUrl");
 
 let server: TestServer;
 let alice: { did: string; handle: string };
-let tokens: Record<"generic", ScopedToken>;
+let tokens: Record<"generic" | "move" | "atproto", ScopedToken>;
+
+const CREATE_ACCOUNT = "com.atproto.server.createAccount";
+const NEW_PDS = "did:web:newpds.example";
+/** Only the first step of moving to NEW_PDS (its #atproto_pds service). */
+const MOVE_SCOPE = `atproto rpc:${CREATE_ACCOUNT}?aud=${NEW_PDS}%23atproto_pds`;
 
 type DidDocument = {
   id: string;
@@ -87,7 +94,7 @@ async function accountCount(handle: string): Promise<number> {
 beforeAll(async () => {
   server = await startTestServer({ ATRIUM_USER_DOMAINS: ".test" });
   alice = await createAlice(server);
-  tokens = await tokensForScopes(server, { generic: "atproto transition:generic" });
+  tokens = await tokensForScopes(server, { generic: "atproto transition:generic", move: MOVE_SCOPE, atproto: "atproto" });
 });
 afterAll(async () => {
   await server?.stop();
@@ -235,5 +242,47 @@ describe("an account made before DIDs were registered", () => {
     const result = await accountCli(["register", "--handle", ALICE.handle]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ did: alice.did, unchanged: true });
+  });
+});
+
+describe("moving away starts with a service token for com.atproto.server.createAccount (issue 18, item 7)", () => {
+  async function serviceToken(token: ScopedToken, aud: string) {
+    return call<{ token: string }>(token, "com.atproto.server.getServiceAuth", { params: { aud, lxm: CREATE_ACCOUNT } });
+  }
+
+  it("transition:generic gets one for the new PDS, and it verifies against the account's DID document", async () => {
+    const result = await serviceToken(tokens.generic, NEW_PDS);
+    expect(result.status).toBe(200);
+    const [header, payload, signature] = result.body.token.split(".") as [string, string, string];
+    const key = atprotoKeyOf(await didDocument(alice.did));
+    expect(await verifySignature(key, new TextEncoder().encode(`${header}.${payload}`), Buffer.from(signature, "base64url"))).toBe(true);
+    expect(JSON.parse(Buffer.from(payload, "base64url").toString())).toMatchObject({ iss: alice.did, aud: NEW_PDS, lxm: CREATE_ACCOUNT });
+  });
+
+  it("rpc:com.atproto.server.createAccount for the new PDS gets one for that PDS only", async () => {
+    expect((await serviceToken(tokens.move, NEW_PDS)).status).toBe(200);
+    expect((await serviceToken(tokens.move, `${NEW_PDS}#atproto_pds`)).status).toBe(200);
+    expectInsufficientScope(await serviceToken(tokens.move, "did:web:elsewhere.example"), `rpc:${CREATE_ACCOUNT}?aud=did:web:elsewhere.example%23atproto_pds`);
+    // Nothing else with that scope.
+    const other = await call(tokens.move, "com.atproto.server.getServiceAuth", { params: { aud: NEW_PDS, lxm: "app.bsky.feed.getTimeline" } });
+    expect(other.status).toBe(403);
+  });
+
+  it("a session without that permission is refused", async () => {
+    expectInsufficientScope(await serviceToken(tokens.atproto, NEW_PDS), `rpc:${CREATE_ACCOUNT}?aud=${NEW_PDS}%23atproto_pds`);
+  });
+
+  it("the consent screen says so in plain words, with a caution", async () => {
+    for (const [scope, words] of [
+      [MOVE_SCOPE, "Start moving your account to newpds.example (atproto_pds)"],
+      ["atproto transition:generic", "Ask another server to open an account in your name: the first step of moving your account away"],
+    ] as const) {
+      const client = await loopbackClient(server, scope);
+      const par = await pushScope(client, scope);
+      expect(par.status).toBe(201);
+      const page = await openConsentPage(client.authorizeUrl(par.body.request_uri!), new CookieJar());
+      expect(page.status).toBe(200);
+      expect(visibleText(page.html)).toContain(words);
+    }
   });
 });
