@@ -9,6 +9,7 @@ import { clockTicksPerSecond } from "./lib/cpu.ts";
 import { Driver } from "./lib/driver.ts";
 import { measureFloor, measurePostgresFloor, type PostgresFloor } from "./lib/floor.ts";
 import { CONCURRENCY, runSequential, runThroughput, timedRequest, type Counters, type Meters, type ThroughputResult } from "./lib/measure.ts";
+import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { startBenchPostgres, type BenchPostgres } from "./lib/postgres.ts";
 import { PROJECT_ROOT as ROOT } from "../scripts/lib/server-process.ts";
 import { startServer } from "./lib/server.ts";
@@ -521,8 +522,17 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+// Accounts are registered did:plc identities (docs/decisions/0028a-plc-identity.md): a real directory on loopback,
+// in memory, for the servers and the account CLI this run starts (they inherit the environment).
+const plc = process.env.ATRIUM_PLC_DIRECTORY_URL ? undefined : await startPlcDirectory();
+if (plc) {
+  process.env.ATRIUM_PLC_DIRECTORY_URL = plc.url;
+  stoppers.push(() => plc.stop());
+}
+
 if (values.profile) {
   for (const engine of engines) await profile(path.resolve(values["profile-dir"]), Number(values["profile-requests"]), engine);
 } else {
   await bench(engines);
 }
+await plc?.stop();

@@ -3,19 +3,25 @@ import { AccountError, AccountManager } from "../app/.server/accounts/account-ma
 import { ConfigError, loadConfig } from "../app/.server/config.ts";
 import { openDatabase } from "../app/.server/db/index.ts";
 import { applyMigrations } from "../app/.server/db/migrations.ts";
+import { IdentityError } from "../app/.server/identity/identity-error.ts";
+import { plcIdentity } from "../app/.server/services.ts";
 import { SqlAccountStore } from "../app/.server/stores/sql-account-store.ts";
 
 /**
  * Account administration on the command line:
- *   npm run account -- create --handle alice.test --email alice@example.com --password '…' [--did did:plc:…]
+ *   npm run account -- create --handle alice.test --email alice@example.com --password '…'
+ *   npm run account -- register --handle alice.test [--new-did]
  *   npm run account -- list
  *   npm run account -- set-password --handle alice.test --password '…'
  *   npm run account -- delete --handle alice.test
+ * `create` registers the account's did:plc at ATRIUM_PLC_DIRECTORY_URL before it stores the account and prints it;
+ * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md).
  * Each success prints one JSON line; failures print a message to stderr and exit 1.
  */
 
 const USAGE = `Usage:
-  npm run account -- create --handle <handle> --email <email> --password <password> [--did <did>]
+  npm run account -- create --handle <handle> --email <email> --password <password>
+  npm run account -- register (--handle <handle> | --email <email> | --did <did>) [--new-did]
   npm run account -- list
   npm run account -- set-password (--handle <handle> | --email <email> | --did <did>) --password <password>
   npm run account -- delete (--handle <handle> | --email <email> | --did <did>)`;
@@ -40,6 +46,7 @@ async function run(argv: string[]): Promise<void> {
       email: { type: "string" },
       password: { type: "string" },
       did: { type: "string" },
+      "new-did": { type: "boolean" },
     },
     strict: true,
   });
@@ -47,22 +54,29 @@ async function run(argv: string[]): Promise<void> {
   await applyMigrations(config.database);
   const db = openDatabase(config.database);
   try {
-    await runCommand(command, values, new AccountManager(new SqlAccountStore(db)));
+    await runCommand(command, values, new AccountManager(new SqlAccountStore(db), await plcIdentity(config, db, Date.now())));
   } finally {
     await db.close();
   }
 }
 
-async function runCommand(command: string | undefined, values: { handle?: string; email?: string; password?: string; did?: string }, accounts: AccountManager): Promise<void> {
+type Values = { handle?: string; email?: string; password?: string; did?: string; "new-did"?: boolean };
+
+async function runCommand(command: string | undefined, values: Values, accounts: AccountManager): Promise<void> {
   switch (command) {
     case "create": {
+      if (values.did !== undefined) throw new AccountError("usage", "--did is not taken by create: the DID is derived from the account's registration at the PLC directory");
       const account = await accounts.create({
         handle: required(values.handle, "--handle"),
         email: required(values.email, "--email"),
         password: required(values.password, "--password"),
-        did: values.did,
       });
       console.log(JSON.stringify({ did: account.did, handle: account.handle }));
+      return;
+    }
+    case "register": {
+      const { account, previousDid } = await accounts.register(identifierOf(values), { newDid: values["new-did"] === true });
+      console.log(JSON.stringify({ did: account.did, handle: account.handle, registered: true, ...(previousDid ? { previousDid } : { unchanged: true }) }));
       return;
     }
     case "list":
@@ -88,7 +102,7 @@ async function runCommand(command: string | undefined, values: { handle?: string
 try {
   await run(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof AccountError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+  if (error instanceof AccountError || error instanceof IdentityError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
     console.error(`error: ${(error as Error).message}`);
     process.exitCode = 1;
   } else {

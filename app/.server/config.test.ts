@@ -109,6 +109,24 @@ describe("loadConfig", () => {
     expect(configError({ ATRIUM_COOKIE_SECRET: "short" }).message).toMatch(/ATRIUM_COOKIE_SECRET/);
   });
 
+  it("ATRIUM_PLC_DIRECTORY_URL: https, or http on loopback with a warning; anything else refused at start", () => {
+    expect(loadConfig({}).plc.directoryUrl).toBe("https://plc.directory");
+    expect(loadConfig({ ATRIUM_PLC_DIRECTORY_URL: "https://plc.example.com/" }).plc.directoryUrl).toBe("https://plc.example.com");
+    const local = loadConfig({ ATRIUM_PLC_DIRECTORY_URL: "http://127.0.0.1:2582" });
+    expect(local.plc.directoryUrl).toBe("http://127.0.0.1:2582");
+    expect(local.permissionSets.plcDirectoryUrl).toBe("http://127.0.0.1:2582"); // one setting for both
+    expect(unsafeConfigWarnings(local).join("\n")).toMatch(/ATRIUM_PLC_DIRECTORY_URL is http:\/\/127\.0\.0\.1:2582/);
+    for (const refused of ["http://plc.example.com", "ftp://127.0.0.1", "https://user:pass@plc.example.com", "not a url"]) {
+      expect(configError({ ATRIUM_PLC_DIRECTORY_URL: refused }).message).toMatch(/ATRIUM_PLC_DIRECTORY_URL: must be an https URL/);
+    }
+  });
+
+  it("ATRIUM_PLC_ROTATION_KEY: 64 hex digits or unset", () => {
+    expect(loadConfig({}).plc.rotationKeyHex).toBeUndefined();
+    expect(loadConfig({ ATRIUM_PLC_ROTATION_KEY: "AB".repeat(32) }).plc.rotationKeyHex).toBe("ab".repeat(32));
+    expect(configError({ ATRIUM_PLC_ROTATION_KEY: "abc" }).message).toMatch(/ATRIUM_PLC_ROTATION_KEY: must be a secp256k1 private key/);
+  });
+
   it("refuses an unknown boolean flag value", () => {
     expect(configError({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "maybe" }).message).toMatch(/ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS/);
   });

@@ -205,7 +205,16 @@ const envSchema = z.object({
   ATRIUM_PERMISSION_SETS_DIR: z.string().min(1).optional(),
   ATRIUM_PERMISSION_SETS_NETWORK: booleanFlag,
   ATRIUM_DNS_SERVERS: z.string().optional(),
-  ATRIUM_PLC_DIRECTORY_URL: z.string().url().default("https://plc.directory"),
+  // docs/decisions/0028a-plc-identity.md: one directory for the accounts' DIDs and the permission sets' authorities.
+  ATRIUM_PLC_DIRECTORY_URL: optionalSetting((text) => {
+    const url = parsedUrl(text);
+    const allowed = url && (url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname)));
+    if (url && allowed && !url.username && !url.password && !url.search && !url.hash) return { value: url.href.replace(/\/+$/, "") };
+    return { refused: `must be an https URL (or http on a loopback host, for development and tests), without credentials (got ${JSON.stringify(text)})` };
+  }),
+  ATRIUM_PLC_ROTATION_KEY: optionalSetting((text) =>
+    /^[0-9a-fA-F]{64}$/.test(text) ? { value: text.toLowerCase() } : { refused: "must be a secp256k1 private key written as 64 hexadecimal digits" },
+  ),
   NODE_ENV: z.string().optional(),
   ATRIUM_LOG_LEVEL: logLevelVar,
   ATRIUM_LOG_REQUESTS: optionalFlag,
@@ -303,6 +312,11 @@ export type Config = {
   parPendingPerAddress: number;
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
+  /**
+   * The accounts' did:plc identities (docs/decisions/0028a-plc-identity.md): the directory (ATRIUM_PLC_DIRECTORY_URL,
+   * the permission sets' too) and the rotation key's hex, or undefined: generated and kept in the database.
+   */
+  plc: { directoryUrl: string; rotationKeyHex: string | undefined };
   brand: Brand;
   /** com.atproto.sync.subscribeRepos (docs/decisions/0029). */
   firehose: {
@@ -339,6 +353,8 @@ export type Config = {
 };
 
 export class ConfigError extends Error {}
+
+export const DEFAULT_PLC_DIRECTORY_URL = "https://plc.directory";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -425,8 +441,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       directory: e.ATRIUM_PERMISSION_SETS_DIR,
       network: e.ATRIUM_PERMISSION_SETS_NETWORK,
       dnsServers: e.ATRIUM_DNS_SERVERS?.split(",").map((server) => server.trim()).filter(Boolean),
-      plcDirectoryUrl: e.ATRIUM_PLC_DIRECTORY_URL.replace(/\/$/, ""),
+      plcDirectoryUrl: e.ATRIUM_PLC_DIRECTORY_URL ?? DEFAULT_PLC_DIRECTORY_URL,
     },
+    plc: { directoryUrl: e.ATRIUM_PLC_DIRECTORY_URL ?? DEFAULT_PLC_DIRECTORY_URL, rotationKeyHex: e.ATRIUM_PLC_ROTATION_KEY },
     brand: {
       serviceName: e.ATRIUM_SERVICE_NAME ?? publicUrl.hostname,
       logoUrl: e.ATRIUM_LOGO_URL,
@@ -482,6 +499,9 @@ export function unsafeConfigWarnings(config: Config): string[] {
     warnings.push(
       "ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS is on: client metadata may be fetched over plain http and from loopback or private addresses. Never enable this in production.",
     );
+  }
+  if (config.plc.directoryUrl.startsWith("http:")) {
+    warnings.push(`ATRIUM_PLC_DIRECTORY_URL is ${config.plc.directoryUrl}: a development PLC directory on loopback. Accounts registered there exist nowhere else on the network.`);
   }
   if (config.publicUrl.protocol === "http:") {
     warnings.push(`The issuer ${config.issuer} uses plain http: fine for local development only.`);

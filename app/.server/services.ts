@@ -37,6 +37,9 @@ import { SqlSessionStore } from "./stores/sql-session-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
 import type { PermissionSetResolver } from "./oauth/scopes/permission-sets/permission-set-resolver.ts";
+import { PlcDirectory } from "./identity/plc-directory.ts";
+import { PlcIdentity } from "./identity/plc-identity.ts";
+import { loadRotationKey } from "./identity/rotation-key.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
 import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
@@ -67,6 +70,14 @@ export function permissionSetResolver(config: Config, db: Database, log: Logger 
 }
 
 /**
+ * The accounts' did:plc identities at ATRIUM_PLC_DIRECTORY_URL, signed with the server's rotation key
+ * (docs/decisions/0028a-plc-identity.md). The account CLI builds the same.
+ */
+export async function plcIdentity(config: Config, db: Database, now: number): Promise<PlcIdentity> {
+  return new PlcIdentity(new PlcDirectory(config.plc.directoryUrl), await loadRotationKey(config.plc.rotationKeyHex, db, now), config.issuer);
+}
+
+/**
  * Wires the provider from configuration: the one place that knows every
  * implementation. Called once by the entry (server.ts), which hands the result
  * to both the API handler and the screens (docs/decisions/0013); `close()`
@@ -94,7 +105,8 @@ export async function createServices(config: Config, observability: { log?: Logg
     assertionMaxFutureMs: config.dpopMaxFutureMs,
     now,
   });
-  const accounts = new AccountManager(new SqlAccountStore(db), now);
+  // The firehose's #identity event is appended here once the event log exists (onIdentityChanged).
+  const accounts = new AccountManager(new SqlAccountStore(db), await plcIdentity(config, db, now()), now);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);

@@ -75,5 +75,5 @@ export async function startServer(options: { nodeFlags?: string[]; databaseUrl?:
 
 /** Creates an account through the real command line tool, on the server's database. */
 export function createAccount(server: BenchServer, account: { handle: string; email: string; password: string }) {
-  return createAccountOn(server.databaseUrl, account);
+  return createAccountOn(server.databaseUrl, account, server.issuer);
 }

@@ -94,13 +94,18 @@ export async function spawnServer(options: {
   return { child, issuer, output: () => output, exit, stop };
 }
 
-/** Creates an account through the real command line tool, on the given database (DATABASE_URL). */
+/**
+ * Creates an account through the real command line tool, on the given database (DATABASE_URL), for the server at
+ * `publicUrl` (its DID document's PDS). The CLI registers its did:plc at ATRIUM_PLC_DIRECTORY_URL (from the
+ * environment: the tests' directory, tests/helpers/postgres-global-setup.ts).
+ */
 export async function createAccountOn(
   databaseUrl: string,
-  account: { handle: string; email: string; password: string; did?: string },
+  account: { handle: string; email: string; password: string },
+  publicUrl?: string,
 ): Promise<{ did: string; handle: string }> {
   const args = ["--import", "tsx", "scripts/account.ts", "create", "--handle", account.handle, "--email", account.email, "--password", account.password];
-  if (account.did) args.push("--did", account.did);
-  const { stdout } = await run(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, DATABASE_URL: databaseUrl } });
+  const env = { ...process.env, DATABASE_URL: databaseUrl, ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}) };
+  const { stdout } = await run(process.execPath, args, { cwd: PROJECT_ROOT, env });
   return JSON.parse(stdout.trim()) as { did: string; handle: string };
 }

@@ -1,14 +1,17 @@
+import { P256Keypair, type Keypair } from "@atproto/crypto";
+import * as plc from "@did-plc/lib";
+import { blocksToCarFile, concatBytesAsync, getRecords, MemoryBlockstore, readCarWithRoot, Repo, WriteOpAction } from "@atproto/repo";
 import { CarWriter } from "@ipld/car";
 import * as dagCbor from "@ipld/dag-cbor";
 import { CID } from "multiformats/cid";
 import { sha256 } from "multiformats/hashes/sha2";
 
 /**
- * Builds what a PDS answers to com.atproto.sync.getRecord for a lexicon
- * record (collection com.atproto.lexicon.schema, rkey = the NSID): a CAR
- * file whose root is a repo commit, holding the commit, a one-entry MST node
- * and the DAG-CBOR record. The commit's signature is a placeholder (nothing
- * in Atrium verifies it).
+ * Builds what a PDS answers to com.atproto.sync.getRecord for a lexicon record (collection
+ * com.atproto.lexicon.schema, rkey = the NSID): a real atproto repository made with the reference's own
+ * @atproto/repo, its commit signed with the authority's key, and the proof CAR @atproto/repo's getRecords writes
+ * (the signed commit, the MST nodes on the path to the record, the record). Options break one part of it, as a
+ * dishonest or broken PDS would.
  */
 
 export const CAR_CONTENT_TYPE = "application/vnd.ipld.car";
@@ -36,39 +39,55 @@ export function permissionSetLexicon(
   };
 }
 
+/** A lexicon authority: its DID and the key its DID document names as #atproto. */
+export type LexiconAuthority = { did: string; key: Keypair };
+
 export type LexiconCarOptions = {
-  did: string;
+  authority: LexiconAuthority;
   /** The record key (the lexicon's NSID). */
   nsid: string;
   /** The lexicon document; `$type: "com.atproto.lexicon.schema"` is added. Its `id` is used as given. */
   document: Record<string, unknown>;
-  /** More blocks to put in the CAR. */
-  extraBlocks?: Block[];
+  /** Sign the commit with this key instead of the authority's. */
+  signWith?: Keypair;
   /** Flip a byte of the record block while keeping its CID, so its hash no longer matches. */
   tamperRecord?: boolean;
+  /**
+   * The signed repository holds another record, not this one; the CAR carries the (absence) proof for this key and
+   * the record block beside it, outside the proof.
+   */
+  recordOutsideProof?: boolean;
 };
 
 export async function buildLexiconCar(options: LexiconCarOptions): Promise<Uint8Array> {
-  const record = await encodeBlock({ $type: LEXICON_COLLECTION, ...options.document });
-  const mst = await encodeBlock({
-    l: null,
-    e: [{ p: 0, k: new TextEncoder().encode(`${LEXICON_COLLECTION}/${options.nsid}`), v: record.cid, t: null }],
+  const record = { $type: LEXICON_COLLECTION, ...options.document };
+  const rkey = options.recordOutsideProof ? `${options.nsid}Other` : options.nsid;
+  const storage = new MemoryBlockstore();
+  const repo = await Repo.create(storage, options.authority.did, options.signWith ?? options.authority.key, [
+    { action: WriteOpAction.Create, collection: LEXICON_COLLECTION, rkey, record },
+  ]);
+  let car = await concatBytesAsync(getRecords(storage, repo.cid, [{ collection: LEXICON_COLLECTION, rkey: options.nsid }]));
+  if (options.recordOutsideProof) car = await withBlock(car, await encodeBlock(record));
+  if (options.tamperRecord) car = await withTamperedRecord(car, (await encodeBlock(record)).cid);
+  return car;
+}
+
+async function withBlock(car: Uint8Array, block: Block): Promise<Uint8Array> {
+  const { root, blocks } = await readCarWithRoot(car);
+  blocks.set(block.cid as never, block.bytes);
+  return blocksToCarFile(root, blocks);
+}
+
+/** The same CAR with the record block's last byte flipped (its CID kept), written without @atproto/repo's checks. */
+async function withTamperedRecord(car: Uint8Array, recordCid: CID): Promise<Uint8Array> {
+  const { root, blocks } = await readCarWithRoot(car);
+  const out: Block[] = [];
+  blocks.forEach((bytes, cid) => {
+    const copy = Uint8Array.from(bytes);
+    if (cid.toString() === recordCid.toString()) copy[copy.length - 1] = copy[copy.length - 1]! ^ 0x01;
+    out.push({ cid: CID.parse(cid.toString()), bytes: copy });
   });
-  const commit = await encodeBlock({
-    did: options.did,
-    version: 3,
-    data: mst.cid,
-    rev: "3l5q5s2qzbk2a",
-    prev: null,
-    sig: new Uint8Array(64),
-  });
-  if (options.tamperRecord) {
-    const bytes = Uint8Array.from(record.bytes);
-    const last = bytes.length - 1;
-    bytes[last] = bytes[last]! ^ 0x01;
-    record.bytes = bytes;
-  }
-  return writeCar([commit.cid], [commit, mst, record, ...(options.extraBlocks ?? [])]);
+  return writeCar([CID.parse(root.toString())], out);
 }
 
 export async function writeCar(roots: CID[], blocks: Block[]): Promise<Uint8Array> {
@@ -83,13 +102,31 @@ export async function writeCar(roots: CID[], blocks: Block[]): Promise<Uint8Arra
   return Buffer.concat(chunks);
 }
 
-/** A DID document whose #atproto_pds service is `pdsEndpoint`. */
-export function atprotoDidDocument(did: string, pdsEndpoint: string): Record<string, unknown> {
+/** A did:web authority's DID document: its #atproto_pds service is `pdsEndpoint`, its #atproto key `key` (Multikey). */
+export function atprotoDidDocument(did: string, pdsEndpoint: string, key?: Keypair): Record<string, unknown> {
   return {
-    "@context": ["https://www.w3.org/ns/did/v1"],
+    "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
     id: did,
     alsoKnownAs: [],
-    verificationMethod: [],
+    verificationMethod: key ? [{ id: `${did}#atproto`, type: "Multikey", controller: did, publicKeyMultibase: key.did().slice("did:key:".length) }] : [],
     service: [{ id: "#atproto_pds", type: "AtprotoPersonalDataServer", serviceEndpoint: pdsEndpoint }],
   };
+}
+
+/** A fresh P-256 key for an authority. */
+export function newAuthorityKey(): Promise<P256Keypair> {
+  return P256Keypair.create({ exportable: false });
+}
+
+/**
+ * A did:plc authority registered at a real PLC directory (the test run's, tests/helpers/postgres-global-setup.ts):
+ * its document names `key` as #atproto and `pdsEndpoint` as its PDS. Registered with @did-plc/lib, the
+ * reference's own client.
+ */
+export async function registerPlcAuthority(directoryUrl: string, pdsEndpoint: string, handle = "lexicons.example.com"): Promise<LexiconAuthority> {
+  const key = await newAuthorityKey();
+  const rotation = await P256Keypair.create({ exportable: false });
+  const { op, did } = await plc.createOp({ signingKey: key.did(), handle, pds: pdsEndpoint, rotationKeys: [rotation.did()], signer: rotation });
+  await new plc.Client(directoryUrl).sendOperation(did, op);
+  return { did, key };
 }

@@ -65,10 +65,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   };
 }
 
-/** Creates an account through the real command line tool. */
-export async function createAccount(
-  server: TestServer,
-  account: { handle: string; email: string; password: string; did?: string },
-): Promise<{ did: string; handle: string }> {
-  return createAccountOn(server.databaseUrl, account);
+/** Creates an account through the real command line tool, its did:plc registered at the test run's PLC directory. */
+export async function createAccount(server: TestServer, account: { handle: string; email: string; password: string }): Promise<{ did: string; handle: string }> {
+  return createAccountOn(server.databaseUrl, account, server.issuer);
 }

@@ -7,7 +7,15 @@ import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
 import { rowsOf } from "../helpers/databases.ts";
 import { startDnsStandIn, type DnsStandIn } from "../helpers/dns-stand-in.ts";
 import { createAlice } from "../helpers/flow.ts";
-import { atprotoDidDocument, buildLexiconCar, CAR_CONTENT_TYPE, LEXICON_COLLECTION, permissionSetLexicon } from "../helpers/lexicon-car.ts";
+import type { Keypair } from "@atproto/crypto";
+import {
+  atprotoDidDocument,
+  buildLexiconCar,
+  CAR_CONTENT_TYPE,
+  LEXICON_COLLECTION,
+  newAuthorityKey,
+  permissionSetLexicon,
+} from "../helpers/lexicon-car.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   loopbackClient,
@@ -52,6 +60,8 @@ let netServer: TestServer;
 let dns: DnsStandIn;
 let lexiconHost: LocalHttpServer;
 let lexiconDid: string;
+/** The lexicon authority's #atproto key: it signs the repository that holds the permission set. */
+let lexiconKey: Keypair;
 const lexiconRequests: URL[] = [];
 const dids: Record<string, string> = {};
 
@@ -62,7 +72,7 @@ async function startLexiconHost(): Promise<LocalHttpServer> {
     lexiconRequests.push(url);
     if (url.pathname === "/.well-known/did.json") {
       response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify(atprotoDidDocument(lexiconDid, host.url)));
+      response.end(JSON.stringify(atprotoDidDocument(lexiconDid, host.url, lexiconKey)));
       return;
     }
     const wanted =
@@ -71,7 +81,7 @@ async function startLexiconHost(): Promise<LocalHttpServer> {
       url.searchParams.get("collection") === LEXICON_COLLECTION &&
       url.searchParams.get("rkey") === SET_NSID;
     if (wanted) {
-      car ??= await buildLexiconCar({ did: lexiconDid, nsid: SET_NSID, document: SET_DOCUMENT });
+      car ??= await buildLexiconCar({ authority: { did: lexiconDid, key: lexiconKey }, nsid: SET_NSID, document: SET_DOCUMENT });
       response.writeHead(200, { "content-type": CAR_CONTENT_TYPE });
       response.end(car);
       return;
@@ -86,6 +96,7 @@ beforeAll(async () => {
   lexiconDir = mkdtempSync(path.join(os.tmpdir(), "atrium-lexicons-"));
   writeFileSync(path.join(lexiconDir, `${SET_NSID}.json`), JSON.stringify(SET_DOCUMENT, null, 2));
 
+  lexiconKey = await newAuthorityKey();
   [dns, lexiconHost] = await Promise.all([startDnsStandIn(), startLexiconHost()]);
   lexiconDid = `did:web:127.0.0.1%3A${lexiconHost.port}`;
   dns.setTxt("_lexicon.calendar.example.com", [`did=${lexiconDid}`]);

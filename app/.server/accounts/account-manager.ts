@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { AtriumError } from "../errors/atrium-error.ts";
 import type { AccountStore, LockdownResult, StoredAccount } from "./account-store.ts";
-import { canonicalIdentifier, didSchema, emailSchema, generatePlcDid, handleSchema } from "./identifiers.ts";
+import type { IdentityRegistry } from "../identity/plc-identity.ts";
+import { canonicalIdentifier, emailSchema, handleSchema } from "./identifiers.ts";
 import { generateSigningKey } from "./signing-key.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDummy, verifyPassword } from "./password.ts";
 
@@ -14,7 +15,13 @@ export type AccountField = "handle" | "email" | "password" | "did";
  * (`handle_invalid`, `handle_taken`, … for each field), a wrong current
  * password, an identifier that names no account, a command line misused.
  */
-export type AccountErrorCode = `${AccountField}_invalid` | `${AccountField}_taken` | "password_wrong" | "account_not_found" | "usage";
+export type AccountErrorCode =
+  | `${AccountField}_invalid`
+  | `${AccountField}_taken`
+  | "did_unregistered"
+  | "password_wrong"
+  | "account_not_found"
+  | "usage";
 
 /** A refusal a person can act on: taken or malformed handle, email, password. */
 export class AccountError extends AtriumError {
@@ -30,7 +37,7 @@ const passwordSchema = z
   .min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`)
   .max(PASSWORD_MAX_LENGTH, "password is too long");
 
-export type NewAccount = { handle: string; email: string; password: string; did?: string };
+export type NewAccount = { handle: string; email: string; password: string };
 
 function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, field: AccountField): T {
   const result = schema.safeParse(value);
@@ -39,31 +46,71 @@ function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unkno
 }
 
 export class AccountManager {
+  /**
+   * `identity` registers the accounts' DIDs at the PLC directory and keeps their documents' handles current
+   * (docs/decisions/0028a-plc-identity.md); `onIdentityChanged` is told after a DID's document changed (a handle
+   * change), where the firehose's #identity event is appended.
+   */
   constructor(
     private readonly store: AccountStore,
+    private readonly identity: IdentityRegistry,
     private readonly now: () => number = Date.now,
+    private readonly onIdentityChanged: (did: string) => Promise<void> = async () => {},
   ) {}
 
+  /**
+   * A new account under a did:plc registered first: the DID is the hash of its signed genesis operation, so the
+   * directory must accept it before the account can exist. Nothing is written when the registration fails; a
+   * handle or email already taken here is refused before anything is registered.
+   */
   async create(input: NewAccount): Promise<AccountSummary> {
     const handle = parseField(handleSchema, input.handle, "handle");
     const email = parseField(emailSchema, input.email, "email");
     const password = parseField(passwordSchema, input.password, "password");
-    const did = input.did === undefined ? generatePlcDid() : parseField(didSchema, input.did, "did");
-
-    const account: StoredAccount = {
-      did,
-      handle,
-      email,
-      passwordHash: await hashPassword(password),
-      emailConfirmedAt: null,
-      signingKey: await generateSigningKey(),
-      createdAt: this.now(),
-    };
-    const clash = await this.store.insert(account);
-    if (clash === "handle") throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
-    if (clash === "email") throw new AccountError("email_taken", `email ${email} is already in use`, "email");
-    if (clash === "did") throw new AccountError("did_taken", `did ${did} already has an account`, "did");
+    await this.refuseTaken(handle, email);
+    const passwordHash = await hashPassword(password);
+    const signingKey = await generateSigningKey();
+    const did = await this.identity.register({ handle, signingKey });
+    const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
+    await this.insert(account);
     return summary(account);
+  }
+
+  /**
+   * An account made before DIDs were registered (a random did:plc-shaped identifier the directory never saw): a
+   * did:plc is derived from its genesis operation, so that identifier can never be registered. With `newDid`,
+   * the account is re-created under a freshly registered DID, keeping its handle, email, password and signing key;
+   * what hung on the old DID (sessions, apps, passkeys, records, blobs) is removed with it. Without, refused.
+   * An account whose DID the directory knows is left as it is.
+   */
+  async register(identifier: string, options: { newDid: boolean }): Promise<{ account: AccountSummary; previousDid?: string }> {
+    const existing = await this.requireAccount(identifier);
+    if (await this.identity.isRegistered(existing.did)) return { account: existing };
+    if (!options.newDid) {
+      throw new AccountError(
+        "did_unregistered",
+        `${existing.did} was never registered and cannot be: a did:plc is derived from its first operation. ` +
+          "Re-create the account under a new DID with --new-did (its sessions, apps, passkeys, records and blobs are removed).",
+        "did",
+      );
+    }
+    const stored = (await this.store.find("did", existing.did))!;
+    const did = await this.identity.register({ handle: stored.handle, signingKey: stored.signingKey });
+    const account: StoredAccount = { ...stored, did, createdAt: this.now() };
+    await this.store.replace(existing.did, account);
+    return { account: summary(account), previousDid: existing.did };
+  }
+
+  private async refuseTaken(handle: string, email: string): Promise<void> {
+    if (await this.store.find("handle", handle)) throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
+    if (await this.store.find("email", email)) throw new AccountError("email_taken", `email ${email} is already in use`, "email");
+  }
+
+  private async insert(account: StoredAccount): Promise<void> {
+    const clash = await this.store.insert(account);
+    if (clash === "handle") throw new AccountError("handle_taken", `handle ${account.handle} is already taken`, "handle");
+    if (clash === "email") throw new AccountError("email_taken", `email ${account.email} is already in use`, "email");
+    if (clash === "did") throw new AccountError("did_taken", `did ${account.did} already has an account`, "did");
   }
 
   async list(): Promise<AccountSummary[]> {
@@ -115,12 +162,21 @@ export class AccountManager {
     return (await this.store.find("did", did))?.signingKey;
   }
 
-  /** Changes the account's handle; refuses malformed or taken handles. */
+  /**
+   * Changes the account's handle; refuses malformed or taken handles. The DID document changes first (a signed PLC
+   * update), so that the handle is never claimed here while the network still names the old one; then
+   * `onIdentityChanged` (the firehose's #identity event).
+   */
   async updateHandle(did: string, handle: string): Promise<AccountSummary> {
     const normalized = parseField(handleSchema, handle, "handle");
+    const holder = await this.store.find("handle", normalized);
+    if (holder && holder.did !== did) throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
+    if (!(await this.store.find("did", did))) throw new AccountError("account_not_found", `no account matches ${did}`);
+    await this.identity.updateHandle(did, normalized);
     if (!(await this.store.updateHandle(did, normalized, this.now()))) {
       throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
     }
+    await this.onIdentityChanged(did);
     const account = await this.store.find("did", did);
     if (!account) throw new AccountError("account_not_found", `no account matches ${did}`);
     return summary(account);

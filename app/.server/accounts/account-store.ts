@@ -34,6 +34,11 @@ export interface AccountStore {
   /** Deletes the account and, by cascade, everything it owns. */
   delete(did: string): Promise<void>;
   /**
+   * In one step, deletes the account under `previousDid` (with everything it owns, as `delete`) and stores `account`
+   * (a re-creation under a newly registered DID: AccountManager.register).
+   */
+  replace(previousDid: string, account: StoredAccount): Promise<void>;
+  /**
    * All or nothing: removes every passkey, signs out every browser but
    * `keepSessionIdHash` and, when asked, disconnects every app (grants, their
    * tokens and unredeemed codes, remembered consent). A failure half-way never

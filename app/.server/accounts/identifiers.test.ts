@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { didSchema, emailSchema, generatePlcDid, handleSchema, isHandle } from "./identifiers.ts";
+import { didSchema, emailSchema, handleSchema, isHandle } from "./identifiers.ts";
 
 describe("handleSchema", () => {
   it.each([
@@ -80,20 +80,5 @@ describe("didSchema", () => {
     "",
   ])("refuses %j", (input) => {
     expect(didSchema.safeParse(input).success).toBe(false);
-  });
-});
-
-describe("generatePlcDid", () => {
-  it("makes did:plc identifiers of 24 base32 characters that pass didSchema", () => {
-    for (let i = 0; i < 50; i++) {
-      const did = generatePlcDid();
-      expect(did).toMatch(/^did:plc:[a-z2-7]{24}$/);
-      expect(didSchema.safeParse(did).success).toBe(true);
-    }
-  });
-
-  it("makes a different identifier each time", () => {
-    const dids = new Set(Array.from({ length: 100 }, () => generatePlcDid()));
-    expect(dids.size).toBe(100);
   });
 });

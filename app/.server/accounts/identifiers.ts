@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { z } from "zod";
 
 /**
@@ -27,16 +26,6 @@ export const didSchema = z
   .string()
   .trim()
   .regex(/^did:(plc:[a-z2-7]{24}|web:[a-zA-Z0-9.%-]+(:[a-zA-Z0-9._%-]+)*)$/, "did must be a did:plc or did:web identifier");
-
-const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
-
-/** A fresh did:plc-shaped identifier (this server does not register it with a PLC directory). */
-export function generatePlcDid(): string {
-  const bytes = randomBytes(24);
-  let id = "";
-  for (const byte of bytes) id += BASE32[byte % 32];
-  return `did:plc:${id}`;
-}
 
 /**
  * What a person typed to name an account (handle, email or DID), in the one

@@ -1,18 +1,30 @@
 import { randomBytes } from "node:crypto";
-import { SignJWT } from "jose";
-import { importSigningKey } from "./signing-key.ts";
+import { accountKeypair } from "./signing-key.ts";
 
 /** atproto service auth: a short-lived JWT signed with the account's own key (iss = the account DID). */
-export type ServiceJwtRequest = { iss: string; aud: string; lxm?: string; expiresAt: number; signingKey: string };
+export type ServiceJwtRequest = { iss: string; aud: string; lxm?: string; expiresAt: number; signingKey: string; now: number };
 
+/**
+ * Signed with @atproto/crypto, not jose: the network verifies these tokens against the `#atproto` key of the DID
+ * document with atproto's rules, which refuse high-S ECDSA signatures (https://atproto.com/specs/cryptography:
+ * "only the low-S signature is considered valid"); jose does not normalise S.
+ */
 export async function createServiceJwt(request: ServiceJwtRequest): Promise<string> {
-  const payload: Record<string, string> = { jti: randomBytes(16).toString("hex") };
+  const header = { typ: "JWT", alg: "ES256" };
+  const payload: Record<string, string | number> = {
+    iat: Math.floor(request.now / 1000),
+    iss: request.iss,
+    aud: request.aud,
+    exp: Math.floor(request.expiresAt / 1000),
+    jti: randomBytes(16).toString("hex"),
+  };
   if (request.lxm) payload.lxm = request.lxm;
-  return new SignJWT(payload)
-    .setProtectedHeader({ typ: "JWT", alg: "ES256" })
-    .setIssuer(request.iss)
-    .setAudience(request.aud)
-    .setIssuedAt()
-    .setExpirationTime(Math.floor(request.expiresAt / 1000))
-    .sign(await importSigningKey(request.signingKey));
+  const signingInput = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
+  const keypair = await accountKeypair(request.signingKey);
+  const signature = await keypair.sign(new TextEncoder().encode(signingInput));
+  return `${signingInput}.${Buffer.from(signature).toString("base64url")}`;
+}
+
+function base64url(text: string): string {
+  return Buffer.from(text).toString("base64url");
 }

@@ -12,6 +12,7 @@ import { MAX_BODY_BYTES } from "./limits.ts";
 import { publicRequestUrl, readForm } from "./request-input.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
 import { limitBucketOf } from "./forwarded-address.ts";
+import { handleOfHost } from "../identity/handle-host.ts";
 import { oauthErrorAnswer, xrpcErrorAnswer } from "./error-answers.ts";
 
 /**
@@ -85,6 +86,7 @@ export class ApiRouteTable {
 
 export const WELL_KNOWN_AUTHORIZATION_SERVER = "/.well-known/oauth-authorization-server";
 export const WELL_KNOWN_PROTECTED_RESOURCE = "/.well-known/oauth-protected-resource";
+export const WELL_KNOWN_ATPROTO_DID = "/.well-known/atproto-did";
 
 /** The table, its handlers bound to the services. */
 export function apiRoutes(services: Services): ApiRouteTable {
@@ -109,6 +111,19 @@ export function apiRoutes(services: Services): ApiRouteTable {
       path: WELL_KNOWN_PROTECTED_RESOURCE,
       methods: ["GET", "HEAD"],
       handle: async () => discovery(protectedResourceMetadata(config)),
+    },
+    {
+      // atproto handle resolution (https://atproto.com/specs/handle): the DID of the handle the Host names, as text.
+      ...json,
+      errorShape: "xrpc",
+      path: WELL_KNOWN_ATPROTO_DID,
+      methods: ["GET", "HEAD"],
+      handle: async (request): Promise<ApiResponse> => {
+        const handle = handleOfHost(request.headers.get("host"), config.userDomains);
+        const account = handle === undefined ? undefined : await services.accounts.findByHandle(handle);
+        if (!account) return { status: 404, headers: { "Content-Type": "text/plain; charset=utf-8" }, body: "No account has this handle here\n" };
+        return { status: 200, headers: { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-cache" }, body: account.did };
+      },
     },
     {
       // Any other /.well-known/ document: a JSON 404, not the screens' HTML one.

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { at, get, run, sql, type Awaitable, type Database, type Program } from "../db/sql.ts";
 
-export type SecretName = "dpop_nonce" | "cookie";
+/** `plc_rotation_key`: the PLC rotation key's 32 bytes when ATRIUM_PLC_ROTATION_KEY is not set (identity/rotation-key.ts). */
+export type SecretName = "dpop_nonce" | "cookie" | "plc_rotation_key";
 
 /**
  * Returns the named secret, generating and storing it on first use. Insert

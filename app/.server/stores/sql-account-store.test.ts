@@ -63,6 +63,16 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(await countRows(shared.db, "Account")).toBe(1);
   });
 
+  it("replace: the account under the old DID goes with what it owned, the new one is stored, in one step", async () => {
+    await store.insert(accountFor(ALICE));
+    await populate(shared.db, ALICE);
+    const renamed = accountFor("did:plc:newalice", { handle: "alice.test", email: "alice@example.com", createdAt: NOW + 9 });
+    await store.replace(ALICE, renamed);
+    expect(await store.find("did", ALICE)).toBeUndefined();
+    expect(await store.find("handle", "alice.test")).toMatchObject(renamed);
+    expect(await rowsFor(shared.db, ALICE)).toEqual({ passkeys: 0, sessions: 0, grants: 0, tokens: 0, codes: 0, consents: 0 });
+  });
+
   it("changes a handle unless another account holds it", async () => {
     await store.insert(accountFor(ALICE));
     await store.insert(accountFor(BOB));

@@ -97,6 +97,16 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
+  async replace(previousDid: string, account: StoredAccount) {
+    return this.db.transaction(function* (): Program<void> {
+      yield* lockIdentifiers(previousDid, account.did, account.handle, account.email);
+      yield* run(sql`DELETE FROM "Account" WHERE "did" = ${previousDid}`);
+      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
+        VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},
+          ${account.signingKey}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
+    });
+  }
+
   async secure(did: string, keepSessionIdHash: string, disconnectApps: boolean) {
     return this.db.transaction(function* (): Program<LockdownResult> {
       return yield* lockdown(did, { keepSessionIdHash, removePasskeys: true, disconnectApps });

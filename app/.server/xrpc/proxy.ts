@@ -33,7 +33,7 @@ export async function proxyCall(services: Services, caller: ResourceCaller, nsid
 
   const signingKey = await services.accounts.signingKeyOf(caller.did);
   if (!signingKey) throw invalidRequest("The account has no signing key");
-  const token = await createServiceJwt({ iss: caller.did, aud: did, lxm: nsid, expiresAt: services.now() + MINUTE, signingKey });
+  const token = await createServiceJwt({ iss: caller.did, aud: did, lxm: nsid, expiresAt: services.now() + MINUTE, signingKey, now: services.now() });
 
   const url = new URL(`${upstream}/xrpc/${nsid}`);
   url.search = new URL(request.url).search;

@@ -68,11 +68,27 @@ describe("groupPermissions", () => {
     expect(generic.includes?.filter((power) => power.warning).map((power) => power.title)).toEqual([
       "Change or delete any of your records, your profile included",
       "Change your handle and other identity settings",
+      "Ask another server to open an account in your name: the first step of moving your account away",
     ]);
     expect(generic.excludes).toMatch(/email/);
     expect(groups.account.map((permission) => permission.title)).toEqual(["See your email address"]);
     expect(groups.other.map((permission) => permission.title)).toEqual(["something-else"]);
     expect(groupPermissions("", english)).toMatchObject({ general: [], repository: [], uploads: [], calls: [], account: [], identity: [], other: [], hasWarnings: false });
+  });
+
+  it("an rpc: permission covering com.atproto.server.createAccount says, with a caution, that it starts moving the account", () => {
+    const groups = groupPermissions("atproto rpc:com.atproto.server.createAccount?aud=did:web:newpds.example%23atproto_pds", english);
+    expect(groups.account).toEqual([
+      {
+        scope: "rpc:com.atproto.server.createAccount?aud=did:web:newpds.example%23atproto_pds",
+        title: "Start moving your account to newpds.example (atproto_pds)",
+        detail: expect.stringMatching(/^The app can get a pass with which newpds\.example \(atproto_pds\) opens an account in your name.*Allow this only if you mean to move your account/),
+        warning: true,
+      },
+    ]);
+    expect(groups.hasWarnings).toBe(true);
+    // Any other method: no such caution.
+    expect(groupPermissions("atproto rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview", english).account).toEqual([]);
   });
 
   it("describes a did:web audience by its host", () => {

@@ -37,6 +37,7 @@ export function describeScopeValue(scope: string, t: Translate): PermissionDescr
           { title: t("permissions:scope.generic.includes.handle"), warning: true },
           { title: t("permissions:scope.generic.includes.preferences") },
           { title: t("permissions:scope.generic.includes.services") },
+          { title: t("permissions:scope.generic.includes.moveAccount"), warning: true },
         ],
         excludes: t("permissions:scope.generic.excludes"),
       };
@@ -80,6 +81,18 @@ export function describeScope(scope: string, t: Translate): PermissionDescriptio
     .split(" ")
     .filter(Boolean)
     .map((value) => describeScopeValue(value, t));
+}
+
+const CREATE_ACCOUNT = "com.atproto.server.createAccount";
+
+/**
+ * An rpc: permission that covers com.atproto.server.createAccount lets the app obtain a service token with which
+ * that service opens an account in the person's name: the first step of moving the account away (getServiceAuth,
+ * xrpc/handlers/server.ts). Said in plain words, with a caution.
+ */
+function describeMoveAccount(scope: string, aud: string, t: Translate): PermissionDescription {
+  const service = serviceLabel(aud, t);
+  return { scope, title: t("permissions:scope.moveAccount.title", { service }), detail: t("permissions:scope.moveAccount.detail", { service }), warning: true };
 }
 
 function describeAccount(scope: string, permission: AccountPermission, t: Translate): PermissionDescription {
@@ -234,6 +247,7 @@ export function groupPermissions(scope: string, t: Translate): PermissionGroups 
       const methods = calls.get(rpc.aud) ?? new Set<string>();
       for (const lxm of rpc.lxm) methods.add(lxm);
       calls.set(rpc.aud, methods);
+      if (rpc.lxm.includes(CREATE_ACCOUNT) || rpc.lxm.includes("*")) groups.account.push(describeMoveAccount(value, rpc.aud, t));
       continue;
     }
     const account = AccountPermission.fromString(value);

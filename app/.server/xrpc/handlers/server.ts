@@ -2,6 +2,7 @@ import { z } from "zod";
 import { createServiceJwt } from "../../accounts/service-auth.ts";
 import { canonicalNsid, isNsid } from "../../repo/identifiers.ts";
 import { MINUTE, SECOND } from "../../util/time.ts";
+import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
@@ -57,7 +58,7 @@ export const serverMethods: XrpcMethods = {
       if (input.lxm && PROTECTED_METHODS.has(input.lxm)) {
         throw new XrpcError(403, "Forbidden", `Service tokens for ${input.lxm} are not available to OAuth apps`);
       }
-      caller.requireRpc(input.lxm ?? "*", input.aud);
+      requireServiceRpc(caller, input.lxm ?? "*", input.aud);
       const now = services.now();
       const maxLifetime = input.lxm ? MAX_SERVICE_TOKEN_LIFETIME : MAX_UNBOUND_SERVICE_TOKEN_LIFETIME;
       const expiresAt = input.exp === undefined ? now + MINUTE : input.exp * SECOND;
@@ -67,10 +68,26 @@ export const serverMethods: XrpcMethods = {
       }
       const signingKey = await services.accounts.signingKeyOf(caller.did);
       if (!signingKey) throw invalidRequest("The account has no signing key");
-      return { token: await createServiceJwt({ iss: caller.did, aud: input.aud, lxm: input.lxm, expiresAt, signingKey }) };
+      return { token: await createServiceJwt({ iss: caller.did, aud: input.aud, lxm: input.lxm, expiresAt, signingKey, now }) };
     },
   },
 };
+
+const CREATE_ACCOUNT = "com.atproto.server.createAccount";
+
+/**
+ * The rpc: permission a service token needs. rpc: scopes name a service (`did#service`); a service token's `aud`
+ * may be a bare DID (atproto service auth), as a new PDS asks for com.atproto.server.createAccount. For that method
+ * the bare DID stands for the DID's PDS: `rpc:com.atproto.server.createAccount?aud=<did>#atproto_pds` covers it.
+ */
+function requireServiceRpc(caller: ResourceCaller, lxm: string, aud: string): void {
+  if (lxm !== CREATE_ACCOUNT || aud.includes("#")) return caller.requireRpc(lxm, aud);
+  try {
+    caller.requireRpc(lxm, aud);
+  } catch {
+    caller.requireRpc(lxm, `${aud}#atproto_pds`);
+  }
+}
 
 /**
  * Account management that no OAuth token may perform, whatever its scope:
@@ -90,10 +107,15 @@ export const METHODS_REFUSED_FOR_OAUTH = new Set([
   "com.atproto.server.confirmEmail",
 ]);
 
-/** Methods no service token may be minted for (the refused list plus identity operations). */
+/**
+ * Methods no service token may be minted for (the refused list plus identity operations).
+ * com.atproto.server.createAccount is not among them: as the reference PDS does, a session whose scope covers
+ * rpc:com.atproto.server.createAccount for the audience (transition:generic does) gets one, since moving an account
+ * starts with it at the new PDS (issue 18, item 7). The consent screen says so, with a caution
+ * (permissions:scope.moveAccount, permissions:scope.generic.includes.moveAccount).
+ */
 const PROTECTED_METHODS = new Set([
   ...METHODS_REFUSED_FOR_OAUTH,
-  "com.atproto.server.createAccount",
   "com.atproto.identity.requestPlcOperationSignature",
   "com.atproto.identity.signPlcOperation",
   "com.atproto.identity.submitPlcOperation",

@@ -1,13 +1,17 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { Keypair } from "@atproto/crypto";
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { ENGINES, rowOf } from "../../../../../tests/helpers/databases.ts";
 import { startDnsStandIn, type DnsStandIn } from "../../../../../tests/helpers/dns-stand-in.ts";
 import {
   CAR_CONTENT_TYPE,
   atprotoDidDocument,
   buildLexiconCar,
+  newAuthorityKey,
   permissionSetLexicon,
+  registerPlcAuthority,
+  type LexiconCarOptions,
 } from "../../../../../tests/helpers/lexicon-car.ts";
 import { countRows, useSharedDatabase } from "../../../../../tests/helpers/store-fixtures.ts";
 import { sql } from "../../../db/sql.ts";
@@ -25,10 +29,14 @@ const PERMISSIONS = [
   { resource: "rpc", lxm: ["com.example.calendar.getEvents"], inheritAud: true },
 ];
 
+/** The test run's real PLC directory (tests/helpers/postgres-global-setup.ts). */
+const PLC_DIRECTORY = inject("plcDirectoryUrl");
+
 /**
- * One loopback HTTP server plays every web part: the did:web host
- * (/.well-known/did.json), a PLC directory (/plc/<did>) and the PDS
- * (/xrpc/com.atproto.sync.getRecord, answering CAR files by DID and rkey).
+ * One loopback HTTP server plays the web parts: the did:web host
+ * (/.well-known/did.json) and the PDS (/xrpc/com.atproto.sync.getRecord,
+ * answering CAR files by DID and rkey). did:plc authorities are registered at
+ * the real PLC directory.
  */
 type Web = {
   origin: string;
@@ -61,9 +69,8 @@ async function startWeb(): Promise<Web> {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    if (url.pathname === "/.well-known/did.json" || url.pathname.startsWith("/plc/")) {
-      const did = url.pathname === "/.well-known/did.json" ? web.didWeb : decodeURIComponent(url.pathname.slice("/plc/".length));
-      const document = web.didDocuments.get(did);
+    if (url.pathname === "/.well-known/did.json") {
+      const document = web.didDocuments.get(web.didWeb);
       return document ? json(200, document) : json(404, { message: "DID not registered" });
     }
     if (url.pathname === "/xrpc/com.atproto.sync.getRecord") {
@@ -104,10 +111,15 @@ describe.each(ENGINES)("NetworkPermissionSetResolver on %s", (engine) => {
   let web: Web;
   let clock: number;
   let staleWarnings: string[];
+  /** The did:web authority's #atproto key. */
+  let webKey: Keypair;
+  const keys = new Map<string, Keypair>();
 
   beforeAll(async () => {
     dns = await startDnsStandIn();
     web = await startWeb();
+    webKey = await newAuthorityKey();
+    keys.set(web.didWeb, webKey);
   });
   afterAll(async () => {
     await web.close();
@@ -126,11 +138,11 @@ describe.each(ENGINES)("NetworkPermissionSetResolver on %s", (engine) => {
 
     // The happy path; tests break one link of it.
     dns.setTxt(AUTHORITY_TXT, [`did=${web.didWeb}`]);
-    web.didDocuments.set(web.didWeb, atprotoDidDocument(web.didWeb, web.origin));
+    web.didDocuments.set(web.didWeb, atprotoDidDocument(web.didWeb, web.origin, webKey));
     await publish(web.didWeb, NSID, permissionSetLexicon(NSID, PERMISSIONS, { title: "Calendar" }));
   });
-  async function publish(did: string, nsid: string, document: Record<string, unknown>, options: { tamperRecord?: boolean } = {}) {
-    web.records.set(`${did} ${nsid}`, await buildLexiconCar({ did, nsid, document, ...options }));
+  async function publish(did: string, nsid: string, document: Record<string, unknown>, options: Partial<LexiconCarOptions> = {}) {
+    web.records.set(`${did} ${nsid}`, await buildLexiconCar({ authority: { did, key: keys.get(did)! }, nsid, document, ...options }));
   }
 
   function resolver(options: Partial<NetworkPermissionSetResolverOptions> = {}) {
@@ -138,7 +150,7 @@ describe.each(ENGINES)("NetworkPermissionSetResolver on %s", (engine) => {
       cache: new SqlPermissionSetCache(shared.db),
       allowPrivate: true,
       dnsServers: [dns.server],
-      plcDirectoryUrl: `${web.origin}/plc`,
+      plcDirectoryUrl: PLC_DIRECTORY,
       now: () => clock,
       timeoutMs: 5_000,
       dnsTimeoutMs: 1_000,
@@ -172,16 +184,43 @@ describe.each(ENGINES)("NetworkPermissionSetResolver on %s", (engine) => {
     });
   });
 
-  it("resolves a did:plc authority through the PLC directory, joining split TXT strings", async () => {
-    dns.setTxt(AUTHORITY_TXT, ["v=spf1 -all", ["did=did:plc:", PLC_DID.slice("did:plc:".length)]]);
-    web.didDocuments.set(PLC_DID, {
-      id: PLC_DID,
-      service: [{ id: `${PLC_DID}#atproto_pds`, type: "AtprotoPersonalDataServer", serviceEndpoint: `${web.origin}/` }],
-    });
-    await publish(PLC_DID, NSID, permissionSetLexicon(NSID, PERMISSIONS));
+  it("resolves a did:plc authority registered at the real PLC directory, joining split TXT strings", async () => {
+    const authority = await registerPlcAuthority(PLC_DIRECTORY, `${web.origin}/`);
+    keys.set(authority.did, authority.key);
+    dns.setTxt(AUTHORITY_TXT, ["v=spf1 -all", ["did=did:plc:", authority.did.slice("did:plc:".length)]]);
+    await publish(authority.did, NSID, permissionSetLexicon(NSID, PERMISSIONS));
 
     expect((await resolver().resolve(NSID)).permissions).toHaveLength(2);
-    expect(web.requests[0]).toBe(`/plc/${PLC_DID}`);
+    expect(web.requests).toEqual([
+      `/xrpc/com.atproto.sync.getRecord?did=${encodeURIComponent(authority.did)}&collection=com.atproto.lexicon.schema&rkey=${NSID}`,
+    ]);
+
+    // The same record signed by a key the directory's document does not name is refused.
+    await publish(authority.did, NSID, permissionSetLexicon(NSID, PERMISSIONS), { signWith: await newAuthorityKey() });
+    clock += DAY + MINUTE;
+    expect((await rejection(resolver().resolve(NSID))).message).toMatch(/signature does not verify with did:plc:[a-z2-7]{24}'s #atproto key/);
+  });
+
+  it("refuses a record whose commit is signed by another key than the DID document's #atproto key", async () => {
+    await publish(web.didWeb, NSID, permissionSetLexicon(NSID, PERMISSIONS), { signWith: await newAuthorityKey() });
+    expect((await rejection(resolver().resolve(NSID))).message).toMatch(/is in a commit whose signature does not verify/);
+    expect(await countRows(shared.db, "PermissionSetCache")).toBe(0);
+  });
+
+  it("refuses a record that the signed commit's MST does not reach (a block beside the proof)", async () => {
+    await publish(web.didWeb, NSID, permissionSetLexicon(NSID, PERMISSIONS), { recordOutsideProof: true });
+    expect((await rejection(resolver().resolve(NSID))).message).toMatch(/is not in the signed repository: the proof shows no com\.atproto\.lexicon\.schema\/com\.example\.calendar\.authFull/);
+    expect(await countRows(shared.db, "PermissionSetCache")).toBe(0);
+  });
+
+  it("refuses a commit of another repository, and an authority whose document names no #atproto key", async () => {
+    const other = `did:web:other.example`;
+    keys.set(other, webKey);
+    web.records.set(`${web.didWeb} ${NSID}`, await buildLexiconCar({ authority: { did: other, key: webKey }, nsid: NSID, document: permissionSetLexicon(NSID, PERMISSIONS) }));
+    expect((await rejection(resolver().resolve(NSID))).message).toMatch(/is in a commit of another repository \(did:web:other\.example\)/);
+
+    web.didDocuments.set(web.didWeb, atprotoDidDocument(web.didWeb, web.origin));
+    expect((await rejection(resolver().resolve(NSID))).message).toMatch(/names no usable #atproto signing key/);
   });
 
   it("refuses an NSID whose authority has no TXT record", async () => {
@@ -228,7 +267,7 @@ describe.each(ENGINES)("NetworkPermissionSetResolver on %s", (engine) => {
   it("refuses a CAR whose record has another id, or is not a permission set", async () => {
     await publish(web.didWeb, NSID, permissionSetLexicon("com.example.calendar.other", PERMISSIONS));
     expect((await rejection(resolver().resolve(NSID))).message).toMatch(
-      /holds no com\.atproto\.lexicon\.schema record with id com\.example\.calendar\.authFull/,
+      /is not a com\.atproto\.lexicon\.schema record with id com\.example\.calendar\.authFull/,
     );
 
     await publish(web.didWeb, NSID, { lexicon: 1, id: NSID, defs: { main: { type: "query" } } });
@@ -238,7 +277,7 @@ describe.each(ENGINES)("NetworkPermissionSetResolver on %s", (engine) => {
 
   it("refuses a CAR with a block whose bytes do not match its CID, and bytes that are not a CAR", async () => {
     await publish(web.didWeb, NSID, permissionSetLexicon(NSID, PERMISSIONS), { tamperRecord: true });
-    expect((await rejection(resolver().resolve(NSID))).message).toMatch(/do not match its CID/);
+    expect((await rejection(resolver().resolve(NSID))).message).toMatch(/is not a valid CAR file with one root and blocks matching their CIDs/);
 
     web.records.set(`${web.didWeb} ${NSID}`, new TextEncoder().encode("not a car file"));
     expect((await rejection(resolver().resolve(NSID))).message).toMatch(/is not a valid CAR file/);

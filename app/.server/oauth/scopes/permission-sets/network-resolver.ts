@@ -1,12 +1,10 @@
 import dns from "node:dns";
 import net from "node:net";
-import { CarReader } from "@ipld/car";
-import * as dagCbor from "@ipld/dag-cbor";
 import { isNsid, type LexiconPermissionSet } from "@atproto/oauth-scopes";
-import { equals } from "multiformats/bytes";
+import { def, formatDataKey, MemoryBlockstore, MST, readCarWithRoot, verifyCommitSig } from "@atproto/repo";
 import { CID } from "multiformats/cid";
-import { sha256 } from "multiformats/hashes/sha2";
-import { z } from "zod";
+import { DEFAULT_PLC_DIRECTORY_URL } from "../../../config.ts";
+import { atprotoPdsEndpoint, atprotoSigningKey, didDocumentSchema } from "../../../identity/did-document.ts";
 import { fetchDocumentBytes, fetchJsonDocument } from "../../client/safe-fetch.ts";
 import { DAY, MINUTE, SECOND } from "../../../util/time.ts";
 import { permissionSetFromLexicon } from "./lexicon-document.ts";
@@ -21,13 +19,14 @@ import { PermissionSetResolutionError, type PermissionSetResolver } from "./perm
  *   → authority calendar.example.com (the NSID less its name, reversed)
  *   → DNS TXT _lexicon.calendar.example.com: "did=<did>" (exactly one)
  *   → the DID document (did:plc from the PLC directory, did:web from /.well-known/did.json)
- *   → its #atproto_pds service endpoint
+ *   → its #atproto_pds service endpoint and its #atproto signing key
  *   → GET <pds>/xrpc/com.atproto.sync.getRecord?did=<did>&collection=com.atproto.lexicon.schema&rkey=<nsid>
- *   → a CAR file: every block's CID is checked against the SHA-256 of its bytes, and the
- *     com.atproto.lexicon.schema record with that id is validated as a permission set.
+ *   → a CAR file, verified as the reference's lexicon resolver does (issue 18, item 6): every block's CID matches
+ *     its bytes, the root is a commit of that DID signed by its #atproto key, and the MST under the commit leads to
+ *     the record com.atproto.lexicon.schema/<nsid>; then the record is validated as a permission set.
  *
- * The commit signature and the MST path are not verified: the PDS named by
- * the DID document is trusted for that DID's records.
+ * So the PDS is not trusted: a record it altered, signed with another key, or
+ * that the proof does not reach is refused.
  *
  * Every HTTP request goes through the hardened fetch (https only, no
  * redirects, public addresses only, size caps, timeouts) unless
@@ -40,7 +39,6 @@ import { PermissionSetResolutionError, type PermissionSetResolver } from "./perm
  * row is dropped.
  */
 
-export const DEFAULT_PLC_DIRECTORY_URL = "https://plc.directory";
 export const LEXICON_SCHEMA_COLLECTION = "com.atproto.lexicon.schema";
 
 const FRESH_FOR = 15 * MINUTE;
@@ -155,7 +153,7 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
   private async fetchLexicon(nsid: string): Promise<Fetched> {
     const authority = nsidAuthority(nsid);
     const did = await this.lexiconDid(nsid, authority);
-    const pds = await this.pdsEndpoint(nsid, did);
+    const { pds, signingKey } = await this.authorityService(nsid, did);
     const url = new URL("/xrpc/com.atproto.sync.getRecord", pds);
     url.searchParams.set("did", did);
     url.searchParams.set("collection", LEXICON_SCHEMA_COLLECTION);
@@ -175,7 +173,7 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
         cause: error,
       });
     }
-    const record = await lexiconRecordFromCar(nsid, car);
+    const record = await verifiedLexiconRecord(nsid, did, signingKey, car);
     const document = ipldToJson(record);
     return { document, permissionSet: permissionSetFromLexicon(nsid, document) };
   }
@@ -208,8 +206,8 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
     return valid[0]!;
   }
 
-  /** The #atproto_pds service endpoint of `did`'s DID document. */
-  private async pdsEndpoint(nsid: string, did: string): Promise<URL> {
+  /** The #atproto_pds service endpoint and the #atproto signing key (a did:key) of `did`'s DID document. */
+  private async authorityService(nsid: string, did: string): Promise<{ pds: URL; signingKey: string }> {
     const documentUrl = this.didDocumentUrl(did);
     let raw: unknown;
     try {
@@ -222,17 +220,19 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
     if (parsed.data.id !== did) {
       throw new PermissionSetResolutionError(nsid, `The DID document from ${documentUrl} is for ${parsed.data.id}, not ${did}`);
     }
-    const service = (parsed.data.service ?? []).find(
-      (entry) => (entry.id === "#atproto_pds" || entry.id === `${did}#atproto_pds`) && entry.type === "AtprotoPersonalDataServer",
-    );
-    if (!service || typeof service.serviceEndpoint !== "string") {
+    const serviceEndpoint = atprotoPdsEndpoint(parsed.data);
+    if (serviceEndpoint === undefined) {
       throw new PermissionSetResolutionError(nsid, `The DID document of ${did} names no atproto PDS (#atproto_pds service)`);
+    }
+    const signingKey = atprotoSigningKey(parsed.data);
+    if (signingKey === undefined) {
+      throw new PermissionSetResolutionError(nsid, `The DID document of ${did} names no usable #atproto signing key: its records cannot be verified`);
     }
     let endpoint: URL;
     try {
-      endpoint = new URL(service.serviceEndpoint);
+      endpoint = new URL(serviceEndpoint);
     } catch {
-      throw new PermissionSetResolutionError(nsid, `The PDS endpoint of ${did} is not a URL: ${JSON.stringify(service.serviceEndpoint)}`);
+      throw new PermissionSetResolutionError(nsid, `The PDS endpoint of ${did} is not a URL: ${JSON.stringify(serviceEndpoint)}`);
     }
     if (endpoint.protocol !== "https:" && !(this.allowPrivate && endpoint.protocol === "http:")) {
       throw new PermissionSetResolutionError(nsid, `The PDS endpoint of ${did} must use https: ${endpoint.href}`);
@@ -240,7 +240,7 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
     if (endpoint.username || endpoint.password) {
       throw new PermissionSetResolutionError(nsid, `The PDS endpoint of ${did} must not carry credentials`);
     }
-    return endpoint;
+    return { pds: endpoint, signingKey };
   }
 
   private didDocumentUrl(did: string): string {
@@ -252,14 +252,6 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
     return `${scheme}://${host}/.well-known/did.json`;
   }
 }
-
-const didDocumentSchema = z.object({
-  id: z.string(),
-  service: z
-    .array(z.object({ id: z.string(), type: z.unknown(), serviceEndpoint: z.unknown() }).passthrough())
-    .max(100)
-    .optional(),
-});
 
 /** `com.example.calendar.authFull` → `calendar.example.com`. */
 export function nsidAuthority(nsid: string): string {
@@ -289,42 +281,48 @@ export function didWebHost(did: string): string | undefined {
 }
 
 /**
- * The com.atproto.lexicon.schema record for `nsid` in a CAR file, after
- * checking every block's CID against the SHA-256 of its bytes.
+ * The com.atproto.lexicon.schema record `nsid` of `did`, from the CAR file getRecord answered, verified as the
+ * reference's lexicon resolver verifies it (atproto repository spec, https://atproto.com/specs/repository): every
+ * block's CID matches its bytes; the root is a commit of `did` whose signature verifies with `signingKey` (the DID
+ * document's #atproto key; low-S only); the commit's MST holds the key `com.atproto.lexicon.schema/<nsid>`, walked
+ * node by node through the blocks of the CAR; and the record block it points to is the lexicon with that id.
  */
-export async function lexiconRecordFromCar(nsid: string, car: Uint8Array): Promise<Record<string, unknown>> {
-  let reader: CarReader;
+export async function verifiedLexiconRecord(nsid: string, did: string, signingKey: string, car: Uint8Array): Promise<Record<string, unknown>> {
+  const refuse = (why: string, cause?: unknown) =>
+    new PermissionSetResolutionError(nsid, `The lexicon record of ${nsid} from ${did}'s PDS ${why}`, cause === undefined ? undefined : { cause });
+  let root: Awaited<ReturnType<typeof readCarWithRoot>>;
   try {
-    reader = await CarReader.fromBytes(car);
+    root = await readCarWithRoot(car); // checks each block's CID against its bytes
   } catch (error) {
-    throw new PermissionSetResolutionError(nsid, `The lexicon record of ${nsid} is not a valid CAR file: ${message(error)}`, { cause: error });
+    throw refuse(`is not a valid CAR file with one root and blocks matching their CIDs: ${message(error)}`, error);
   }
-  const found = new Map<string, Record<string, unknown>>();
-  for await (const block of reader.blocks()) {
-    const cid = block.cid as CID;
-    if (cid.multihash.code !== sha256.code) {
-      throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} has a block (${cid}) not hashed with SHA-256`);
-    }
-    const digest = await sha256.digest(block.bytes);
-    if (!equals(digest.digest, cid.multihash.digest)) {
-      throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} has a block whose bytes do not match its CID ${cid}`);
-    }
-    if (cid.code !== dagCbor.code) continue;
-    let value: unknown;
-    try {
-      value = dagCbor.decode(block.bytes);
-    } catch (error) {
-      throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} has a block (${cid}) that is not valid DAG-CBOR`, { cause: error });
-    }
-    if (isPlainObject(value) && value.$type === LEXICON_SCHEMA_COLLECTION && value.id === nsid) found.set(cid.toString(), value);
+  const blocks = new MemoryBlockstore(root.blocks);
+  const signed = await readCommit(blocks, root.root).catch((error: unknown) => {
+    throw refuse(`has no repository commit at its root: ${message(error)}`, error);
+  });
+  if (signed.did !== did) throw refuse(`is in a commit of another repository (${signed.did})`);
+  if (!(await verifyCommitSig(signed, signingKey))) throw refuse(`is in a commit whose signature does not verify with ${did}'s #atproto key`);
+  let recordCid: Awaited<ReturnType<MST["get"]>>;
+  try {
+    recordCid = await MST.load(blocks, signed.data).get(formatDataKey(LEXICON_SCHEMA_COLLECTION, nsid));
+  } catch (error) {
+    throw refuse(`does not carry a complete proof of the record under the signed commit: ${message(error)}`, error);
   }
-  if (found.size === 0) {
-    throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} holds no ${LEXICON_SCHEMA_COLLECTION} record with id ${nsid}`);
+  if (!recordCid) throw refuse(`is not in the signed repository: the proof shows no ${LEXICON_SCHEMA_COLLECTION}/${nsid}`);
+  let value: unknown;
+  try {
+    value = await blocks.readRecord(recordCid);
+  } catch (error) {
+    throw refuse(`is missing or not a record (${recordCid.toString()}): ${message(error)}`, error);
   }
-  if (found.size > 1) {
-    throw new PermissionSetResolutionError(nsid, `The CAR file for ${nsid} holds more than one ${LEXICON_SCHEMA_COLLECTION} record with id ${nsid}`);
+  if (!isPlainObject(value) || value.$type !== LEXICON_SCHEMA_COLLECTION || value.id !== nsid) {
+    throw refuse(`is not a ${LEXICON_SCHEMA_COLLECTION} record with id ${nsid}`);
   }
-  return [...found.values()][0]!;
+  return value;
+}
+
+function readCommit(blocks: MemoryBlockstore, cid: Parameters<MemoryBlockstore["readObj"]>[0]) {
+  return blocks.readObj(cid, def.commit);
 }
 
 /** The atproto JSON form of decoded DAG-CBOR: CIDs as {$link}, bytes as {$bytes} (base64, unpadded). */

@@ -1,0 +1,61 @@
+import type { Keypair } from "@atproto/crypto";
+import { accountKeypair } from "../accounts/signing-key.ts";
+import { IdentityError } from "./identity-error.ts";
+import type { PlcDirectory } from "./plc-directory.ts";
+import { atprotoOperation, didOfGenesis, operationCid, signOperation, type PlcOperation } from "./plc-operation.ts";
+
+/** What account creation and handle changes need from the identity system (docs/decisions/0028a-plc-identity.md). */
+export interface IdentityRegistry {
+  /** Registers a new did:plc naming the handle, the account's key (its stored JWK) and this PDS; answers the DID. */
+  register(account: { handle: string; signingKey: string }): Promise<string>;
+  /** Points the DID's document at the new handle (a signed update operation), before the handle changes here. */
+  updateHandle(did: string, handle: string): Promise<void>;
+  /** Whether the directory knows the DID. */
+  isRegistered(did: string): Promise<boolean>;
+}
+
+/**
+ * did:plc identities at the PLC directory, signed with the server's rotation key. The DID document names the
+ * account's signing key (`#atproto`: what signs its commits and service-auth tokens), `at://<handle>` and this PDS
+ * (`#atproto_pds` = PUBLIC_URL exactly).
+ */
+export class PlcIdentity implements IdentityRegistry {
+  constructor(
+    private readonly directory: PlcDirectory,
+    private readonly rotationKey: Keypair,
+    private readonly pdsEndpoint: string,
+  ) {}
+
+  async register(account: { handle: string; signingKey: string }): Promise<string> {
+    const signingKey = (await accountKeypair(account.signingKey)).did();
+    const unsigned = atprotoOperation({ handle: account.handle, signingKey, pdsEndpoint: this.pdsEndpoint, rotationKeys: [this.rotationKey.did()] }, null);
+    const genesis = await signOperation(unsigned, this.rotationKey);
+    const did = await didOfGenesis(genesis);
+    await this.directory.submit(did, genesis);
+    return did;
+  }
+
+  async updateHandle(did: string, handle: string): Promise<void> {
+    const last = await this.directory.lastOperation(did);
+    if (!last) throw new IdentityError("plc_not_registered", `${did} is not registered at the PLC directory ${this.directory.url} (npm run account -- register)`);
+    if (!last.rotationKeys.includes(this.rotationKey.did())) {
+      throw new IdentityError("plc_refused", `This server's rotation key is not among ${did}'s rotation keys: its DID document is managed elsewhere`);
+    }
+    await this.directory.submit(did, await signOperation(withHandle(last, handle, await operationCid(last)), this.rotationKey));
+  }
+
+  async isRegistered(did: string): Promise<boolean> {
+    return (await this.directory.lastOperation(did)) !== undefined;
+  }
+}
+
+/** The last operation with `at://<handle>` as its first alias (other aliases kept), chained to it. */
+function withHandle(last: PlcOperation, handle: string, prev: string) {
+  const others = last.alsoKnownAs.filter((alias) => !alias.startsWith("at://"));
+  return { ...stripSignature(last), alsoKnownAs: [`at://${handle}`, ...others], prev };
+}
+
+function stripSignature(operation: PlcOperation) {
+  const { sig: _sig, ...unsigned } = operation;
+  return unsigned;
+}
