@@ -3,6 +3,7 @@ import { AccountError, AccountManager } from "../app/.server/accounts/account-ma
 import { ConfigError, loadConfig } from "../app/.server/config.ts";
 import { openDatabase } from "../app/.server/db/index.ts";
 import { applyMigrations } from "../app/.server/db/migrations.ts";
+import { repositories } from "../app/.server/services.ts";
 import { SqlAccountStore } from "../app/.server/stores/sql-account-store.ts";
 
 /**
@@ -47,7 +48,7 @@ async function run(argv: string[]): Promise<void> {
   await applyMigrations(config.database);
   const db = openDatabase(config.database);
   try {
-    await runCommand(command, values, new AccountManager(new SqlAccountStore(db)));
+    await runCommand(command, values, new AccountManager(new SqlAccountStore(db), Date.now, repositories(config, db, Date.now).repoWriter));
   } finally {
     await db.close();
   }

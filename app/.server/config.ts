@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
-import { DAY, MINUTE, SECOND } from "./util/time.ts";
+import { DAY, HOUR, MINUTE, SECOND } from "./util/time.ts";
 import { hasHiddenCharacters } from "./util/visible-text.ts";
 
 const booleanFlag = z
@@ -175,6 +175,8 @@ const envSchema = z.object({
   // docs/decisions/0008: why 1 GiB per account and an hour's grace for unreferenced blobs.
   ATRIUM_BLOB_QUOTA_BYTES: integerVar("ATRIUM_BLOB_QUOTA_BYTES", 1024, 2 ** 40, 2 ** 30),
   ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS: integerVar("ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", 1, 30 * 24 * 3600, 3600),
+  // docs/decisions/0027: how long the sequencer keeps events for the firehose to replay.
+  ATRIUM_FIREHOSE_BACKFILL_HOURS: integerVar("ATRIUM_FIREHOSE_BACKFILL_HOURS", 1, 30 * 24, 72),
   ATRIUM_CLIENT_CACHE_MAX_ENTRIES: integerVar("ATRIUM_CLIENT_CACHE_MAX_ENTRIES", 1, 10_000_000, 5_000),
   ATRIUM_CLIENT_CACHE_MAX_BYTES: integerVar("ATRIUM_CLIENT_CACHE_MAX_BYTES", 64 * 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS: integerVar("ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS", 1, 3650, 90),
@@ -265,6 +267,8 @@ export type Config = {
   blobQuotaBytes: number;
   /** How long an uploaded or dereferenced blob may stay unreferenced before it is deleted. */
   blobUnreferencedGraceMs: number;
+  /** How long repository events are kept for subscribeRepos to replay (events older are pruned lazily). */
+  firehoseBackfillMs: number;
   /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
@@ -362,6 +366,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
     blobQuotaBytes: e.ATRIUM_BLOB_QUOTA_BYTES,
     blobUnreferencedGraceMs: e.ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS * SECOND,
+    firehoseBackfillMs: e.ATRIUM_FIREHOSE_BACKFILL_HOURS * HOUR,
     clientCache: { maxEntries: e.ATRIUM_CLIENT_CACHE_MAX_ENTRIES, maxBytes: e.ATRIUM_CLIENT_CACHE_MAX_BYTES },
     signInThrottle: {
       ...DEFAULT_SIGN_IN_THROTTLE,

@@ -32,6 +32,9 @@ import { SqlPasskeyStore } from "./stores/sql-passkey-store.ts";
 import { SqlPermissionSetCache } from "./stores/sql-permission-set-cache.ts";
 import { SqlReplayStore } from "./stores/sql-replay-store.ts";
 import { SqlRepoStore } from "./stores/sql-repo-store.ts";
+import { SqlEventLog } from "./stores/sql-event-log.ts";
+import { RepoWriter } from "./repo/repo-writer.ts";
+import { migrateRepositories } from "./repo/repository-migration.ts";
 import { SqlRequestStore } from "./stores/sql-request-store.ts";
 import { SqlSessionStore } from "./stores/sql-session-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
@@ -66,6 +69,14 @@ export function permissionSetResolver(config: Config, db: Database, log: Logger 
   return undefined;
 }
 
+/** The repositories' store and writer (docs/decisions/0027); the account CLI makes accounts with them too. */
+export function repositories(config: Config, db: Database, now: () => number) {
+  const repo = new SqlRepoStore(db, { blobGraceMs: config.blobUnreferencedGraceMs, eventRetentionMs: config.firehoseBackfillMs });
+  const accountStore = new SqlAccountStore(db);
+  const repoWriter = new RepoWriter(repo, async (did) => (await accountStore.find("did", did))?.signingKey, now);
+  return { repo, repoWriter };
+}
+
 /**
  * Wires the provider from configuration: the one place that knows every
  * implementation. Called once by the entry (server.ts), which hands the result
@@ -94,7 +105,10 @@ export async function createServices(config: Config, observability: { log?: Logg
     assertionMaxFutureMs: config.dpopMaxFutureMs,
     now,
   });
-  const accounts = new AccountManager(new SqlAccountStore(db), now);
+  const { repo, repoWriter } = repositories(config, db, now);
+  const accounts = new AccountManager(new SqlAccountStore(db), now, repoWriter);
+  // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
+  await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
@@ -143,7 +157,11 @@ export async function createServices(config: Config, observability: { log?: Logg
       now,
     ),
     accessTokens: new AccessTokenVerifier(grants, dpop, now),
-    repo: new SqlRepoStore(db, blobLimits.unreferencedGraceMs),
+    repo,
+    /** Commits to the accounts' repositories (docs/decisions/0027). */
+    repoWriter,
+    /** The sequencer's log, which subscribeRepos replays and tails. */
+    eventLog: new SqlEventLog(db, config.firehoseBackfillMs),
     blobs: new SqlBlobStore(db, blobLimits),
     passkeys,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),

@@ -38,10 +38,16 @@ function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unkno
   return result.data;
 }
 
+/** Where a new account's repository is made (app/.server/repo/repo-writer.ts): its first commit and events. */
+export interface Repositories {
+  createRepository(account: { did: string; signingKey: string; handle: string }): Promise<void>;
+}
+
 export class AccountManager {
   constructor(
     private readonly store: AccountStore,
     private readonly now: () => number = Date.now,
+    private readonly repositories?: Repositories,
   ) {}
 
   async create(input: NewAccount): Promise<AccountSummary> {
@@ -63,7 +69,16 @@ export class AccountManager {
     if (clash === "handle") throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
     if (clash === "email") throw new AccountError("email_taken", `email ${email} is already in use`, "email");
     if (clash === "did") throw new AccountError("did_taken", `did ${did} already has an account`, "did");
+    await this.startRepository(account);
     return summary(account);
+  }
+
+  /**
+   * The account's repository: its first commit, and the #identity and #account events (docs/decisions/0027). A
+   * crash before it is made leaves an account that the repository migration at the next start completes.
+   */
+  private async startRepository(account: StoredAccount): Promise<void> {
+    await this.repositories?.createRepository({ did: account.did, signingKey: account.signingKey, handle: account.handle });
   }
 
   async list(): Promise<AccountSummary[]> {
