@@ -168,12 +168,12 @@ export class SqlRepoStore implements RepoStore {
     const cursor = options.cursor ?? "";
     const rows = await this.db.execute(function* (): Program<Array<{ blobCid: string }>> {
       return since === undefined
-        ? yield* all(sql`SELECT DISTINCT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" ${BYTEWISE} > ${cursor}
-            ORDER BY "blobCid" ${BYTEWISE} LIMIT ${limit}`)
-        : yield* all(sql`SELECT DISTINCT rb."blobCid" FROM "RecordBlob" rb JOIN "Record" r
+        ? yield* all(sql`SELECT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" ${BYTEWISE} > ${cursor}
+            GROUP BY "blobCid" ORDER BY "blobCid" ${BYTEWISE} LIMIT ${limit}`)
+        : yield* all(sql`SELECT rb."blobCid" FROM "RecordBlob" rb JOIN "Record" r
               ON r."did" = rb."did" AND r."collection" = rb."collection" AND r."rkey" = rb."rkey"
             WHERE rb."did" = ${did} AND r."repoRev" ${BYTEWISE} > ${since} AND rb."blobCid" ${BYTEWISE} > ${cursor}
-            ORDER BY rb."blobCid" ${BYTEWISE} LIMIT ${limit}`);
+            GROUP BY rb."blobCid" ORDER BY rb."blobCid" ${BYTEWISE} LIMIT ${limit}`);
     });
     return rows.map((row) => row.blobCid);
   }
