@@ -72,9 +72,9 @@ async function loadBuild(dev: boolean) {
 
 /**
  * `shutdown`: after the server stopped taking requests, writes what is still in memory and closes the database.
- * `sync`: the firehose (docs/decisions/0029), when an event log was given.
+ * `sync`: the firehose (docs/decisions/0029), serving the event log of the services or the one `options.sync` gives.
  */
-export type Started = { server: Server; metricsServer: Server | undefined; sync: Sync | undefined; shutdown: () => Promise<void> };
+export type Started = { server: Server; metricsServer: Server | undefined; sync: Sync; shutdown: () => Promise<void> };
 
 /** The event log the firehose serves and the signal of this process's appends (docs/decisions/0029). */
 export type SyncSource = { eventLog: EventLog; appended: AppendSignal };
@@ -146,7 +146,9 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
     else serveApi(req, res, api.route, api.path);
   });
   server.on("connect", refuseConnect);
-  const sync = options.sync && createSync({ config, ...options.sync, log, now: services.now, report: services.reportError });
+  // The firehose reads the services' event log, or the one a test hands over.
+  const source = options.sync ?? { eventLog: services.eventLog, appended: services.appended };
+  const sync = createSync({ config, ...source, log, now: services.now, report: services.reportError });
   serveFirehose(server, config, sync);
   // Never on the public port: a listener of its own, on ATRIUM_METRICS_HOST (loopback by default).
   const metricsServer = metrics && config.metrics && cluster.isPrimary ? await serveMetrics(registryMetrics(metrics), config.metrics.host, config.metrics.port, log) : undefined;
@@ -169,7 +171,7 @@ function installShutdown({ server, sync, shutdown }: Started, log: PinoLogger) {
     stopping = true;
     log.info({ signal }, `${signal} received: finishing in-flight requests, then exiting`);
     // Subscriptions never end by themselves: close them so that the server's close can complete.
-    sync?.close();
+    sync.close();
     server.close(() => {
       shutdown().then(
         () => process.exit(0),

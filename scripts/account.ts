@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from "../app/.server/config.ts";
 import { openDatabase } from "../app/.server/db/index.ts";
 import { applyMigrations } from "../app/.server/db/migrations.ts";
 import { IdentityError } from "../app/.server/identity/identity-error.ts";
-import { plcIdentity } from "../app/.server/services.ts";
+import { plcIdentity, repositories } from "../app/.server/services.ts";
 import { SqlAccountStore } from "../app/.server/stores/sql-account-store.ts";
 
 /**
@@ -54,7 +54,9 @@ async function run(argv: string[]): Promise<void> {
   await applyMigrations(config.database);
   const db = openDatabase(config.database);
   try {
-    await runCommand(command, values, new AccountManager(new SqlAccountStore(db), await plcIdentity(config, db, Date.now())));
+    const { repoWriter } = repositories(config, db, Date.now);
+    const manager = new AccountManager(new SqlAccountStore(db), await plcIdentity(config, db, Date.now()), Date.now, undefined, repoWriter);
+    await runCommand(command, values, manager);
   } finally {
     await db.close();
   }

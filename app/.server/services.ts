@@ -32,6 +32,11 @@ import { SqlPasskeyStore } from "./stores/sql-passkey-store.ts";
 import { SqlPermissionSetCache } from "./stores/sql-permission-set-cache.ts";
 import { SqlReplayStore } from "./stores/sql-replay-store.ts";
 import { SqlRepoStore } from "./stores/sql-repo-store.ts";
+import { SqlEventLog } from "./stores/sql-event-log.ts";
+import { AppendSignal } from "./sync/append-signal.ts";
+import { identityEventBody } from "./sync/event-bodies.ts";
+import { RepoWriter } from "./repo/repo-writer.ts";
+import { migrateRepositories } from "./repo/repository-migration.ts";
 import { SqlRequestStore } from "./stores/sql-request-store.ts";
 import { SqlSessionStore } from "./stores/sql-session-store.ts";
 import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/directory-resolver.ts";
@@ -67,6 +72,17 @@ export function permissionSetResolver(config: Config, db: Database, log: Logger 
     });
   }
   return undefined;
+}
+
+/** The repositories' store and writer (docs/decisions/0027); the account CLI makes accounts with them too. */
+export function repositories(config: Config, db: Database, now: () => number) {
+  // docs/decisions/0029: events are kept for the firehose's backfill window, then pruned lazily.
+  const repo = new SqlRepoStore(db, { blobGraceMs: config.blobUnreferencedGraceMs, eventRetentionMs: config.firehose.backfillMs });
+  const accountStore = new SqlAccountStore(db);
+  // Tells this process's firehose of every commit at once (other processes' arrive by polling).
+  const appended = new AppendSignal();
+  const repoWriter = new RepoWriter(repo, async (did) => (await accountStore.find("did", did))?.signingKey, now, () => appended.notify());
+  return { repo, repoWriter, eventLog: new SqlEventLog(db, config.firehose.backfillMs), appended };
 }
 
 /**
@@ -105,8 +121,17 @@ export async function createServices(config: Config, observability: { log?: Logg
     assertionMaxFutureMs: config.dpopMaxFutureMs,
     now,
   });
-  // The firehose's #identity event is appended here once the event log exists (onIdentityChanged).
-  const accounts = new AccountManager(new SqlAccountStore(db), await plcIdentity(config, db, now()), now);
+  const { repo, repoWriter, eventLog, appended } = repositories(config, db, now);
+  const accountStore = new SqlAccountStore(db);
+  // docs/decisions/0028a: a handle change is announced on the firehose as an #identity event.
+  const announceIdentity = async (did: string) => {
+    const handle = (await accountStore.find("did", did))?.handle;
+    await eventLog.append([{ did, type: "identity", body: identityEventBody({ did, handle, time: new Date(now()).toISOString() }) }], now());
+    appended.notify();
+  };
+  const accounts = new AccountManager(accountStore, await plcIdentity(config, db, now()), now, announceIdentity, repoWriter);
+  // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
+  await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
@@ -156,7 +181,13 @@ export async function createServices(config: Config, observability: { log?: Logg
       now,
     ),
     accessTokens: new AccessTokenVerifier(grants, dpop, now),
-    repo: new SqlRepoStore(db, blobLimits.unreferencedGraceMs),
+    repo,
+    /** Commits to the accounts' repositories (docs/decisions/0027). */
+    repoWriter,
+    /** The sequencer's log, which subscribeRepos replays and tails. */
+    eventLog,
+    /** Signals this process's appends to its firehose (docs/decisions/0029). */
+    appended,
     blobs: new SqlBlobStore(db, blobLimits),
     passkeys,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),

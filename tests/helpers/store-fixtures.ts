@@ -15,6 +15,9 @@ import { openTestDatabase, type Engine, type TestDatabase } from "./databases.ts
 export const TABLES = [
   "RecordBlob",
   "Record",
+  "RepoBlock",
+  "RepoRoot",
+  "RepoEvent",
   "Blob",
   "Preferences",
   "Passkey",

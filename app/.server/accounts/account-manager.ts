@@ -45,6 +45,11 @@ function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unkno
   return result.data;
 }
 
+/** Where a new account's repository is made (app/.server/repo/repo-writer.ts): its first commit and events. */
+export interface Repositories {
+  createRepository(account: { did: string; signingKey: string; handle: string }): Promise<void>;
+}
+
 export class AccountManager {
   /**
    * `identity` registers the accounts' DIDs at the PLC directory and keeps their documents' handles current
@@ -56,6 +61,7 @@ export class AccountManager {
     private readonly identity: IdentityRegistry,
     private readonly now: () => number = Date.now,
     private readonly onIdentityChanged: (did: string) => Promise<void> = async () => {},
+    private readonly repositories?: Repositories,
   ) {}
 
   /**
@@ -73,6 +79,7 @@ export class AccountManager {
     const did = await this.identity.register({ handle, signingKey });
     const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
     await this.insert(account);
+    await this.startRepository(account);
     return summary(account);
   }
 
@@ -98,6 +105,7 @@ export class AccountManager {
     const did = await this.identity.register({ handle: stored.handle, signingKey: stored.signingKey });
     const account: StoredAccount = { ...stored, did, createdAt: this.now() };
     await this.store.replace(existing.did, account);
+    await this.startRepository(account);
     return { account: summary(account), previousDid: existing.did };
   }
 
@@ -111,6 +119,14 @@ export class AccountManager {
     if (clash === "handle") throw new AccountError("handle_taken", `handle ${account.handle} is already taken`, "handle");
     if (clash === "email") throw new AccountError("email_taken", `email ${account.email} is already in use`, "email");
     if (clash === "did") throw new AccountError("did_taken", `did ${account.did} already has an account`, "did");
+  }
+
+  /**
+   * The account's repository: its first commit, and the #identity and #account events (docs/decisions/0027). A
+   * crash before it is made leaves an account that the repository migration at the next start completes.
+   */
+  private async startRepository(account: StoredAccount): Promise<void> {
+    await this.repositories?.createRepository({ did: account.did, signingKey: account.signingKey, handle: account.handle });
   }
 
   async list(): Promise<AccountSummary[]> {

@@ -1,63 +1,48 @@
-import { createHash, randomInt } from "node:crypto";
+import { createHash } from "node:crypto";
+import { TID } from "@atproto/common-web";
+import { isValidNsid, isValidRecordKey } from "@atproto/syntax";
+import { CID } from "multiformats/cid";
+import { create as digestOf } from "multiformats/hashes/digest";
 
-const BASE32_RFC4648 = "abcdefghijklmnopqrstuvwxyz234567";
-const BASE32_SORTABLE = "234567abcdefghijklmnopqrstuvwxyz";
-
-function base32(bytes: Uint8Array): string {
-  let bits = 0;
-  let value = 0;
-  let out = "";
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32_RFC4648[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += BASE32_RFC4648[(value << (5 - bits)) & 31];
-  return out;
-}
+/** Multicodec codes (multiformats' table): a blob's CID names its raw bytes, hashed with SHA-256. */
+const RAW_CODEC = 0x55;
+const SHA2_256 = 0x12;
 
 /**
- * A CIDv1 string (multibase base32, raw codec 0x55, sha2-256). Records are
- * hashed as their JSON bytes, not DAG-CBOR: this is not a full atproto
- * repository (see README), but the value is a well-formed CID that changes
- * whenever the content does.
+ * The CID of a blob (atproto data model, "Blob"): CIDv1, raw codec, SHA-256, written in base32 by multiformats.
+ * Records are not hashed here: their CID is that of their DAG-CBOR block (record-data.ts).
  */
 export function rawCid(bytes: Uint8Array | string): string {
   const digest = createHash("sha256").update(bytes).digest();
-  return `b${base32(Uint8Array.from([0x01, 0x55, 0x12, 0x20, ...digest]))}`;
+  return CID.createV1(RAW_CODEC, digestOf(SHA2_256, digest)).toString();
 }
 
-let lastTimestamp = 0;
-const clockId = randomInt(0, 1024);
+/** A CID string that multiformats can parse (any codec); the parsed CID, or undefined. */
+export function parseCid(value: string): CID | undefined {
+  try {
+    return CID.parse(value);
+  } catch {
+    return undefined;
+  }
+}
+
+let lastMicros = 0;
+const clockId = Math.floor(Math.random() * 1024);
 
 /**
- * A TID record key (atproto): 53 bits of microseconds since the epoch and a
- * 10-bit clock identifier, in sortable base32, 13 characters; strictly
- * increasing within this process.
+ * A TID record key (atproto "Record Key Type: tid"): microseconds since the epoch from the injected clock and a
+ * random clock identifier, strictly increasing within this process. @atproto/common-web writes it.
  */
-export function nextTid(now = Date.now()): string {
+export function nextTid(now: number): string {
   let micros = now * 1000;
-  if (micros <= lastTimestamp) micros = lastTimestamp + 1;
-  lastTimestamp = micros;
-  let value = (BigInt(micros) << 10n) | BigInt(clockId);
-  let out = "";
-  for (let i = 0; i < 13; i++) {
-    out = BASE32_SORTABLE[Number(value & 31n)] + out;
-    value >>= 5n;
-  }
-  return out;
+  if (micros <= lastMicros) micros = lastMicros + 1;
+  lastMicros = micros;
+  return TID.fromTime(micros, clockId).toString();
 }
 
-/** atproto NSID syntax (domain authority reversed + name). */
+/** atproto NSID syntax, as @atproto/syntax checks it (the one validator: issue 17). */
 export function isNsid(value: string): boolean {
-  return (
-    value.length <= 317 &&
-    /^[a-zA-Z]([a-zA-Z0-9-]{0,62}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,62}[a-zA-Z0-9])?)+\.[a-zA-Z]([a-zA-Z0-9]{0,62})?$/.test(value) &&
-    value.split(".").length >= 3
-  );
+  return isValidNsid(value);
 }
 
 /**
@@ -72,7 +57,7 @@ export function canonicalNsid(nsid: string): string {
   return nsid.slice(0, nameStart).toLowerCase() + nsid.slice(nameStart);
 }
 
-/** atproto record key syntax. */
+/** atproto record key syntax, as @atproto/syntax checks it. */
 export function isRecordKey(value: string): boolean {
-  return /^[A-Za-z0-9._:~-]{1,512}$/.test(value) && value !== "." && value !== "..";
+  return isValidRecordKey(value);
 }

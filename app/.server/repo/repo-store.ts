@@ -1,23 +1,67 @@
+import type { ReadableBlockstore } from "@atproto/repo";
+import type { NewEvent } from "../sync/event-log.ts";
+
 export type StoredRecord = { collection: string; rkey: string; cid: string; value: unknown; createdAt: number; updatedAt: number };
 
-/**
- * One validated write. `create` needs the key free and `update` needs a record
- * there (applyWrites distinguishes them, and a token may hold one action but
- * not the other); `put` (putRecord) is either, and needs both permissions.
- */
-export type RecordWrite =
-  | { action: "create"; collection: string; rkey: string; value: unknown; cid: string }
-  | { action: "update" | "put"; collection: string; rkey: string; value: unknown; cid: string; swapCid?: string | null }
-  | { action: "delete"; collection: string; rkey: string; swapCid?: string | null };
+/** The head of a repository: its latest commit's CID and revision (TID). */
+export type RepoHead = { cid: string; rev: string };
 
-/** Why a write could not be applied; the whole batch is then left unapplied. */
-export type WriteConflict = { kind: "exists" | "missing" | "swap-mismatch"; collection: string; rkey: string };
+/**
+ * How one commit changes the record rows (the MST holds the records' blocks; the rows hold the JSON as written, for
+ * getRecord and listRecords). `restamp` gives an existing row its DAG-CBOR CID (the repository migration).
+ */
+export type RecordChange =
+  | { action: "create" | "update"; collection: string; rkey: string; cid: string; json: string; blobCids: readonly string[] }
+  | { action: "restamp"; collection: string; rkey: string; cid: string }
+  | { action: "delete"; collection: string; rkey: string };
+
+/**
+ * A commit formatted and signed outside the write transaction (repo-writer.ts), to be applied in one: everything a
+ * commit changes lands together, or nothing does (docs/decisions/0027).
+ */
+export type PreparedCommit = {
+  did: string;
+  /** The head it was built on (the compare-and-swap's expected value); null for a repository's first commit. */
+  base: RepoHead | null;
+  head: RepoHead;
+  newBlocks: ReadonlyArray<{ cid: string; bytes: Uint8Array }>;
+  /** Blocks the new head no longer reaches; a record block stays while a record row still has its CID. */
+  removedCids: readonly string[];
+  records: readonly RecordChange[];
+  /** Appended to the event log in order, in the same transaction. */
+  events: readonly NewEvent[];
+};
+
+export type RepoListing = { did: string; head: string; rev: string };
+export type BlobListing = { cids: string[]; cursor?: string };
+export type BlockRow = { cid: string; bytes: Uint8Array };
 
 export interface RepoStore {
   getRecord(did: string, collection: string, rkey: string): Promise<StoredRecord | undefined>;
   listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): Promise<StoredRecord[]>;
-  /** Applies every write or none (one transaction); returns the first conflict instead of applying. */
-  applyWrites(did: string, writes: RecordWrite[], now: number): Promise<WriteConflict | undefined>;
+  /** Every record row of an account (the repository migration), JSON as written. */
+  recordsOf(did: string): Promise<Array<{ collection: string; rkey: string; value: string }>>;
   getPreferences(did: string): Promise<unknown[]>;
   putPreferences(did: string, preferences: unknown[], now: number): Promise<void>;
+
+  head(did: string): Promise<RepoHead | undefined>;
+  /** The account's blocks, for @atproto/repo to read (cached: block-cache.ts). */
+  blockstore(did: string): ReadableBlockstore;
+  /**
+   * One transaction: moves the head from `base` to `head` if it is still at `base` (compare-and-swap), stores the
+   * blocks, changes the record rows and their blob references, appends the events. False, with nothing written,
+   * when the head had moved.
+   */
+  applyCommit(commit: PreparedCommit, now: number): Promise<boolean>;
+  /** The blocks among `cids` that the account's repository holds. */
+  getBlocks(did: string, cids: readonly string[]): Promise<BlockRow[]>;
+  /** A page of the account's blocks in CID order after `afterCid`, only those added after revision `since` if given. */
+  blockPage(did: string, options: { since?: string; afterCid: string; limit: number }): Promise<BlockRow[]>;
+  /** Repositories in DID order after `cursor`. */
+  listRepos(options: { cursor?: string; limit: number }): Promise<RepoListing[]>;
+  /** Accounts that have no repository yet (made before repositories existed, or interrupted at creation). */
+  accountsWithoutRepository(limit: number): Promise<Array<{ did: string; signingKey: string }>>;
+  getBlob(did: string, cid: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined>;
+  /** CIDs of the blobs the account's records reference, in CID order after `cursor`; with `since`, of records written after that revision. */
+  listBlobs(did: string, options: { since?: string; cursor?: string; limit: number }): Promise<string[]>;
 }

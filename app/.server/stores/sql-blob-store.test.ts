@@ -2,15 +2,15 @@ import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowOf, rowsOf } from "../../../tests/helpers/databases.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
-import { countOf, countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import { countOf, countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql, type Database } from "../db/sql.ts";
 import type { SqliteDatabase } from "../db/sqlite-database.ts";
 import type { NewBlob } from "../repo/blob-store.ts";
 import { rawCid } from "../repo/identifiers.ts";
-import type { RecordWrite } from "../repo/repo-store.ts";
+import { RepoError, type WriteRequest } from "../repo/repo-writer.ts";
+import { accountWithRepository, repositoriesOn } from "../../../tests/helpers/repositories.ts";
 import { BLOB_CLEANUP_BATCH, BLOB_SQL, SqlBlobStore, type BlobLimits } from "./sql-blob-store.ts";
-import { SqlRepoStore } from "./sql-repo-store.ts";
 
 /**
  * docs/decisions/0008: the per-account blob quota is one atomic step, and blobs no record references are deleted
@@ -32,23 +32,38 @@ function blob(seed: number, size = SIZE): NewBlob {
 }
 
 const blobRef = (cid: string) => ({ $type: "blob", ref: { $link: cid }, mimeType: "application/octet-stream", size: SIZE });
-const post = (rkey: string, ...cids: string[]): RecordWrite => {
-  const value = { $type: POST, text: rkey, images: cids.map(blobRef) };
-  return { action: "create", collection: POST, rkey, value, cid: rawCid(JSON.stringify(value)) };
-};
-const put = (rkey: string, ...cids: string[]): RecordWrite => ({ ...(post(rkey, ...cids) as RecordWrite & { value: unknown; cid: string }), action: "update" });
-const del = (rkey: string): RecordWrite => ({ action: "delete", collection: POST, rkey });
+const post = (rkey: string, ...cids: string[]): WriteRequest => ({ action: "create", collection: POST, rkey, value: { $type: POST, text: rkey, images: cids.map(blobRef) } });
+const put = (rkey: string, ...cids: string[]): WriteRequest => ({ ...post(rkey, ...cids), action: "update" }) as WriteRequest;
+const del = (rkey: string): WriteRequest => ({ action: "delete", collection: POST, rkey });
+
+/** Record writes of one process as commits (docs/decisions/0027) at the test's time; a refusal's XRPC name, or undefined. */
+function recordWriter(db: Database, graceMs: number) {
+  const clock = { now: 0 };
+  const { writer } = repositoriesOn(db, clock, { blobGraceMs: graceMs, eventRetentionMs: 3600_000 });
+  return {
+    async applyWrites(did: string, writes: WriteRequest[], now: number): Promise<{ kind: string } | undefined> {
+      clock.now = now;
+      try {
+        await writer.write(did, writes);
+        return undefined;
+      } catch (error) {
+        if (error instanceof RepoError) return { kind: error.code };
+        throw error;
+      }
+    },
+  };
+}
 
 describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
   const shared = useSharedDatabase(engine);
   let now: number;
 
-  type Side = { db: Database; blobs: SqlBlobStore; repo: SqlRepoStore };
+  type Side = { db: Database; blobs: SqlBlobStore; repo: ReturnType<typeof recordWriter> };
 
   /** The stores of one server process: the `process`-th handle on the database (0: the suite's own). */
   function open(limits: BlobLimits = { quotaBytes: QUOTA, unreferencedGraceMs: GRACE }, process = 0): Side {
     const db = process === 0 ? shared.db : shared.others(process)[process - 1]!;
-    return { db, blobs: new SqlBlobStore(db, limits), repo: new SqlRepoStore(db, limits.unreferencedGraceMs) };
+    return { db, blobs: new SqlBlobStore(db, limits), repo: recordWriter(db, limits.unreferencedGraceMs) };
   }
 
   const stored = async (side: Side, did = ALICE) => (await rowsOf<{ cid: string }>(side.db, sql`SELECT "cid" FROM "Blob" WHERE "did" = ${did}`)).map((row) => row.cid).sort();
@@ -58,7 +73,7 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
 
   beforeEach(async () => {
     now = 1_800_000_000_000;
-    for (const did of [ALICE, BOB]) await insertAccount(shared.db, did);
+    for (const did of [ALICE, BOB]) await accountWithRepository(shared.db, did, { now });
   });
 
   describe("blob quota: one atomic step per upload", () => {
@@ -293,7 +308,7 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
       const image = blob(1);
       await side.blobs.putBlob(ALICE, image, now);
       await side.repo.applyWrites(ALICE, [post("p1")], now);
-      expect(await side.repo.applyWrites(ALICE, [post("p2", image.cid), post("p1")], now)).toMatchObject({ kind: "exists" });
+      expect(await side.repo.applyWrites(ALICE, [post("p2", image.cid), post("p1")], now)).toMatchObject({ kind: "RecordAlreadyExists" });
       expect(await unreferencedSince(side, image.cid)).toBe(now);
       expect(await countRows(side.db, "RecordBlob")).toBe(0);
     });

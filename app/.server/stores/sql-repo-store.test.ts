@@ -1,112 +1,247 @@
+import { decode } from "@atproto/lex-cbor";
+import { parseCid } from "@atproto/lex-data";
+import { readCarWithRoot, verifyProofs, getRecords } from "@atproto/repo";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, execute } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, rowsOf } from "../../../tests/helpers/databases.ts";
+import { accountWithRepository, exportRepository, repositoriesOn, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
-import { sql } from "../db/sql.ts";
-import type { RecordWrite } from "../repo/repo-store.ts";
-import { SqlRepoStore } from "./sql-repo-store.ts";
+import { at, sql } from "../db/sql.ts";
+import { MAX_COMMIT_BYTES, RepoError, type WriteRequest } from "../repo/repo-writer.ts";
+import { SqlEventLog } from "./sql-event-log.ts";
 
-const NOW = 1_800_000_000_000;
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
 const POST = "app.bsky.feed.post";
-const GRACE = 60_000;
 
-const create = (rkey: string, text = rkey): RecordWrite => ({ action: "create", collection: POST, rkey, value: { $type: POST, text }, cid: `cid-${rkey}-${text}` });
-const put = (rkey: string, text: string, swapCid?: string | null): RecordWrite => ({ ...create(rkey, text), action: "put", ...(swapCid === undefined ? {} : { swapCid }) }) as RecordWrite;
-const update = (rkey: string, text: string): RecordWrite => ({ ...create(rkey, text), action: "update" }) as RecordWrite;
-const remove = (rkey: string, swapCid?: string | null): RecordWrite => ({ action: "delete", collection: POST, rkey, ...(swapCid === undefined ? {} : { swapCid }) });
+const create = (rkey: string, text = rkey): WriteRequest => ({ action: "create", collection: POST, rkey, value: { $type: POST, text } });
+const put = (rkey: string, text: string, swapRecord?: string | null): WriteRequest => ({ action: "put", collection: POST, rkey, value: { $type: POST, text }, ...(swapRecord === undefined ? {} : { swapRecord }) });
+const update = (rkey: string, text: string): WriteRequest => ({ action: "update", collection: POST, rkey, value: { $type: POST, text } });
+const remove = (rkey: string, swapRecord?: string): WriteRequest => ({ action: "delete", collection: POST, rkey, ...(swapRecord === undefined ? {} : { swapRecord }) });
 
-/** Records and preferences on each engine (docs/decisions/0002: applyWrites is all or nothing). */
-describe.each(ENGINES)("SqlRepoStore on %s", (engine) => {
+/** The XRPC name a refused write carries, or "ok". */
+async function outcome(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return "ok";
+  } catch (error) {
+    if (error instanceof RepoError) return error.code;
+    throw error;
+  }
+}
+
+type CommitBody = { repo: string; commit: unknown; rev: string; since: string | null; ops: Array<{ action: string; path: string; cid: unknown; prev?: unknown }>; blocks: Uint8Array; prevData?: unknown; rebase: boolean; tooBig: boolean; blobs: unknown[] };
+
+/**
+ * Repositories on each engine (docs/decisions/0027): every call is one signed commit, applied with its record rows
+ * and its event in one transaction that moves the head by compare-and-swap. What is produced is checked with
+ * @atproto/repo's own verification.
+ */
+describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
   const shared = useSharedDatabase(engine);
-  let store: SqlRepoStore;
+  const clock: Clock = { now: 1_800_000_000_000 };
+  let alice: { didKey: string };
+  const main = () => repositoriesOn(shared.db, clock);
 
   beforeEach(async () => {
-    store = new SqlRepoStore(shared.db, GRACE);
-    await insertAccount(shared.db, ALICE);
-    await insertAccount(shared.db, BOB);
+    clock.now = 1_800_000_000_000;
+    alice = await accountWithRepository(shared.db, ALICE, clock);
+    await accountWithRepository(shared.db, BOB, clock);
   });
 
+  const verified = async (did = ALICE, didKey = alice.didKey) => verifiedRepository(await exportRepository(main().store, did), did, didKey);
+  const paths = async (did = ALICE) => (await verified(did)).creates.map((op) => `${op.collection}/${op.rkey}`).sort();
+  const events = async () => new SqlEventLog(shared.db, 3600_000).after(0, 10_000);
 
-  it("creates a record and reads it back, value and times as written", async () => {
-    expect(await store.applyWrites(ALICE, [create("3k2a")], NOW)).toBeUndefined();
-    expect(await store.getRecord(ALICE, POST, "3k2a")).toEqual({ collection: POST, rkey: "3k2a", cid: "cid-3k2a-3k2a", value: { $type: POST, text: "3k2a" }, createdAt: NOW, updatedAt: NOW });
-    expect(await store.getRecord(BOB, POST, "3k2a")).toBeUndefined();
+  it("a new account's repository is one empty signed commit, announced by #identity, #account and #commit", async () => {
+    const repo = await verified();
+    expect(repo.creates).toEqual([]);
+    const own = (await events()).filter((event) => event.did === ALICE);
+    expect(own.map((event) => event.type)).toEqual(["identity", "account", "commit"]);
+    expect(decode(own[0]!.body)).toMatchObject({ did: ALICE, handle: "alice.test" });
+    expect(decode(own[1]!.body)).toMatchObject({ did: ALICE, active: true });
+    const commit = decode(own[2]!.body) as CommitBody;
+    expect(commit).toMatchObject({ repo: ALICE, since: null, ops: [], rebase: false, tooBig: false, blobs: [] });
+    expect(commit.prevData).toBeUndefined();
+    expect(String(commit.commit)).toBe((await main().store.head(ALICE))!.cid);
   });
 
-  it("create refuses a taken key; update refuses a missing one; put is either", async () => {
-    await store.applyWrites(ALICE, [create("a")], NOW);
-    expect(await store.applyWrites(ALICE, [create("a", "again")], NOW)).toEqual({ kind: "exists", collection: POST, rkey: "a" });
-    expect(await store.applyWrites(ALICE, [update("b", "x")], NOW)).toEqual({ kind: "missing", collection: POST, rkey: "b" });
-    expect(await store.applyWrites(ALICE, [put("b", "new"), put("a", "changed"), update("a", "updated")], NOW + 1)).toBeUndefined();
-    expect(await store.getRecord(ALICE, POST, "a")).toMatchObject({ value: { text: "updated" }, createdAt: NOW, updatedAt: NOW + 1 });
-    expect(await store.getRecord(ALICE, POST, "b")).toMatchObject({ value: { text: "new" } });
+  it("creates a record: its CID is its DAG-CBOR block's, the JSON reads back as written, the repository verifies", async () => {
+    const { writer, store } = main();
+    const value = { $type: POST, text: "hello", langs: ["en"], reply: null, embed: { $type: "app.bsky.embed.external", n: 3 } };
+    const committed = await writer.write(ALICE, [{ action: "create", collection: POST, rkey: "3k2a", value }]);
+    const record = await store.getRecord(ALICE, POST, "3k2a");
+    expect(record).toMatchObject({ cid: committed.results[0]!.cid, value });
+    const repo = await verified();
+    expect(repo.creates.map((op) => [op.collection, op.rkey, op.cid.toString()])).toEqual([[POST, "3k2a", record!.cid]]);
+    expect(parseCid(record!.cid).code).toBe(0x71);
+    expect(committed.commit).toEqual(await store.head(ALICE));
   });
 
-  it("swapCid: the write applies only over the named version (null: only where there is none)", async () => {
-    await store.applyWrites(ALICE, [create("a", "v1")], NOW);
-    expect(await store.applyWrites(ALICE, [put("a", "v2", "cid-a-other")], NOW)).toEqual({ kind: "swap-mismatch", collection: POST, rkey: "a" });
-    expect(await store.applyWrites(ALICE, [put("a", "v2", null)], NOW)).toEqual({ kind: "swap-mismatch", collection: POST, rkey: "a" });
-    expect(await store.applyWrites(ALICE, [put("a", "v2", "cid-a-v1")], NOW)).toBeUndefined();
-    expect(await store.applyWrites(ALICE, [put("b", "v1", null)], NOW)).toBeUndefined();
-    expect(await store.applyWrites(ALICE, [remove("a", "cid-a-v1")], NOW)).toEqual({ kind: "swap-mismatch", collection: POST, rkey: "a" });
-    expect(await store.applyWrites(ALICE, [remove("a", "cid-a-v2")], NOW)).toBeUndefined();
-    expect(await store.getRecord(ALICE, POST, "a")).toBeUndefined();
+  it("$link, $bytes, blob refs and null round-trip as JSON and are held as the data model's links and bytes", async () => {
+    const { writer, store } = main();
+    const link = "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm";
+    const blob = { $type: "blob", ref: { $link: "bafkreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm" }, mimeType: "image/png", size: 3 };
+    const value = { $type: POST, link: { $link: link }, bytes: { $bytes: "aGVsbG8" }, image: blob, none: null, deep: [[{ a: 1 }]] };
+    await writer.write(ALICE, [{ action: "create", collection: POST, rkey: "data", value }]);
+    expect((await store.getRecord(ALICE, POST, "data"))!.value).toEqual(value);
+    const head = (await store.head(ALICE))!;
+    const proof = await collect(getRecords(store.blockstore(ALICE), parseCid(head.cid), [{ collection: POST, rkey: "data" }]));
+    const { blocks } = await readCarWithRoot(proof);
+    const recordCid = parseCid((await store.getRecord(ALICE, POST, "data"))!.cid);
+    const held = decode(blocks.get(recordCid)!) as Record<string, unknown>;
+    expect(String(held.link)).toBe(link);
+    expect(held.bytes).toEqual(new TextEncoder().encode("hello"));
+    expect(held.none).toBeNull();
   });
 
-  it("a batch with one conflict applies none of its writes", async () => {
-    await store.applyWrites(ALICE, [create("a")], NOW);
-    expect(await store.applyWrites(ALICE, [create("b"), update("c", "x"), create("a", "again")], NOW)).toMatchObject({ kind: "missing", rkey: "c" });
-    expect(await store.getRecord(ALICE, POST, "b")).toBeUndefined();
-    expect(await store.getRecord(ALICE, POST, "a")).toMatchObject({ value: { text: "a" } });
-  });
-
-  it("lists records by key, newest key first by default, bytewise on both engines, with cursor and limit", async () => {
-    // The test cluster's databases compare text bytewise (locale C) anyway; a deployment's need not. On PostgreSQL the
-    // key column gets a locale-aware collation here, as in such a database, so that the listing must order bytewise
-    // itself. A handle of its own: statements prepared while the column's collation differs stay on it.
-    const db = shared.test.connect();
-    const own = new SqlRepoStore(db, GRACE);
-    const rkeys = async (options: { limit: number; cursor?: string; reverse: boolean }) => (await own.listRecords(ALICE, POST, options)).map((record) => record.rkey);
-    if (engine === "postgresql") await execute(db, sql`ALTER TABLE "Record" ALTER COLUMN "rkey" TYPE TEXT COLLATE "und-x-icu"`);
-    try {
-      // Keys whose order differs between a bytewise and a locale-aware comparison.
-      const keys = ["B", "a", "_z", "a-b", "aa", "Z9", "~"];
-      await own.applyWrites(ALICE, keys.map((rkey) => create(rkey)), NOW);
-      await own.applyWrites(BOB, [create("zz")], NOW);
-      const bytewise = [...keys].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
-      expect(await rkeys({ limit: 100, reverse: true })).toEqual(bytewise);
-      expect(await rkeys({ limit: 100, reverse: false })).toEqual([...bytewise].reverse());
-      expect(await rkeys({ limit: 2, reverse: false })).toEqual([...bytewise].reverse().slice(0, 2));
-      expect(await rkeys({ limit: 3, reverse: false, cursor: "a" })).toEqual(bytewise.slice(0, bytewise.indexOf("a")).reverse().slice(0, 3));
-      expect(await rkeys({ limit: 3, reverse: true, cursor: "a" })).toEqual(bytewise.slice(bytewise.indexOf("a") + 1).slice(0, 3));
-    } finally {
-      if (engine === "postgresql") await execute(db, sql`ALTER TABLE "Record" ALTER COLUMN "rkey" TYPE TEXT COLLATE "default"`);
+  it("refuses records the data model cannot hold, with InvalidRecord, and writes nothing", async () => {
+    const { writer } = main();
+    const head = await main().store.head(ALICE);
+    for (const value of [{ $type: POST, n: 1.5 }, { $type: POST, l: { $link: "not-a-cid" } }, { $type: POST, b: { $bytes: 5 } }, { $type: POST, i: { $type: "blob", ref: { $link: "x" } } }, { $type: "" }]) {
+      expect(await outcome(writer.write(ALICE, [{ action: "create", collection: POST, rkey: "bad", value }]))).toBe("InvalidRecord");
     }
+    expect(await main().store.head(ALICE)).toEqual(head);
+    expect(await countRows(shared.db, "Record")).toBe(0);
   });
 
-  it("preferences: none at first, then the latest put", async () => {
-    expect(await store.getPreferences(ALICE)).toEqual([]);
-    await store.putPreferences(ALICE, [{ $type: "app.bsky.actor.defs#adultContentPref", enabled: false }], NOW);
-    await store.putPreferences(ALICE, [{ $type: "app.bsky.actor.defs#savedFeedsPrefV2", items: [] }], NOW + 1);
-    expect(await store.getPreferences(ALICE)).toEqual([{ $type: "app.bsky.actor.defs#savedFeedsPrefV2", items: [] }]);
-    expect(await store.getPreferences(BOB)).toEqual([]);
+  it("create refuses a taken key, update a missing one; put is either; each call is one commit", async () => {
+    const { writer, store } = main();
+    await writer.write(ALICE, [create("a")]);
+    expect(await outcome(writer.write(ALICE, [create("a", "again")]))).toBe("RecordAlreadyExists");
+    expect(await outcome(writer.write(ALICE, [update("b", "x")]))).toBe("InvalidRequest");
+    const batch = await writer.write(ALICE, [put("b", "new"), put("a", "changed"), update("a", "updated")]);
+    expect(batch.results.map((result) => result.action)).toEqual(["create", "update", "update"]);
+    expect(await store.getRecord(ALICE, POST, "a")).toMatchObject({ value: { text: "updated" } });
+    const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
+    expect(commits).toHaveLength(3);
+    expect(commits[2]!.ops.map((op) => [op.action, op.path, op.prev === undefined ? "-" : "prev"])).toEqual([
+      ["create", `${POST}/b`, "-"],
+      ["update", `${POST}/a`, "prev"],
+      ["update", `${POST}/a`, "prev"],
+    ]);
+    expect(await paths()).toEqual([`${POST}/a`, `${POST}/b`]);
   });
 
-  it("RACE: 20 creates of one key at once from four processes: one record, the others told it exists", async () => {
-    const stores = shared.others(4).map((db) => new SqlRepoStore(db, GRACE));
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.applyWrites(ALICE, [create("contested", `try ${i}`)], NOW)));
-    expect(results.filter((conflict) => conflict === undefined)).toHaveLength(1);
-    expect(results.filter((conflict) => conflict?.kind === "exists")).toHaveLength(19);
+  it("swapRecord and swapCommit: the write applies only over the named version, else InvalidSwap and nothing written", async () => {
+    const { writer, store } = main();
+    const first = await writer.write(ALICE, [create("a", "v1")]);
+    const v1 = first.results[0]!.cid!;
+    expect(await outcome(writer.write(ALICE, [put("a", "v2", null)]))).toBe("InvalidSwap");
+    expect(await outcome(writer.write(ALICE, [put("a", "v2", "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm")]))).toBe("InvalidSwap");
+    const second = await writer.write(ALICE, [put("a", "v2", v1)]);
+    expect(await outcome(writer.write(ALICE, [put("c", "x")], { swapCommit: first.commit!.cid }))).toBe("InvalidSwap");
+    expect(await outcome(writer.write(ALICE, [put("c", "x")], { swapCommit: second.commit!.cid }))).toBe("ok");
+    expect(await outcome(writer.write(ALICE, [remove("a", v1)]))).toBe("InvalidSwap");
+    expect(await outcome(writer.write(ALICE, [remove("a", second.results[0]!.cid)]))).toBe("ok");
+    expect(await store.getRecord(ALICE, POST, "a")).toBeUndefined();
+    expect(await paths()).toEqual([`${POST}/c`]);
+  });
+
+  it("deleting a record that is not there commits nothing; in a batch it refuses the batch", async () => {
+    const { writer, store } = main();
+    const head = await store.head(ALICE);
+    expect((await writer.write(ALICE, [remove("nothing")])).commit).toBeUndefined();
+    expect(await outcome(writer.write(ALICE, [create("x"), remove("nothing")]))).toBe("InvalidRequest");
+    expect(await store.head(ALICE)).toEqual(head);
+  });
+
+  it("a commit over 200 writes or 2 MB is refused and writes nothing", async () => {
+    const { writer, store } = main();
+    const head = await store.head(ALICE);
+    expect(await outcome(writer.write(ALICE, Array.from({ length: 201 }, (_, i) => create(`k${i}`))))).toBe("InvalidRequest");
+    const big = "x".repeat(100 * 1024);
+    const many = Array.from({ length: Math.ceil(MAX_COMMIT_BYTES / big.length) + 1 }, (_, i) => create(`big${i}`, big));
+    expect(await outcome(writer.write(ALICE, many))).toBe("InvalidRequest");
+    expect(await store.head(ALICE)).toEqual(head);
+    expect(await countRows(shared.db, "Record")).toBe(0);
+  });
+
+  it("a #commit event carries a CAR with the commit, new blocks and the covering proof of each op (verifyProofs)", async () => {
+    const { writer } = main();
+    for (let i = 0; i < 30; i++) await writer.write(ALICE, [create(`r${String(i).padStart(2, "0")}`)]);
+    const committed = await writer.write(ALICE, [update("r07", "changed"), remove("r11"), create("r99")]);
+    const last = decode((await events()).filter((event) => event.type === "commit").at(-1)!.body) as CommitBody;
+    expect(String(last.commit)).toBe(committed.commit!.cid);
+    const { root } = await readCarWithRoot(last.blocks);
+    expect(root.toString()).toBe(committed.commit!.cid);
+    const claims = [
+      { collection: POST, rkey: "r07", cid: parseCid(committed.results[0]!.cid!) },
+      { collection: POST, rkey: "r11", cid: null },
+      { collection: POST, rkey: "r99", cid: parseCid(committed.results[2]!.cid!) },
+    ];
+    const { verified, unverified } = await verifyProofs(last.blocks, claims, ALICE, alice.didKey);
+    expect(unverified).toEqual([]);
+    expect(verified).toHaveLength(3);
+  });
+
+  it("each commit's since and prevData name the commit before it (sync v1.1's chain)", async () => {
+    const { writer, store } = main();
+    const revs = [(await store.head(ALICE))!.rev];
+    for (let i = 0; i < 5; i++) revs.push((await writer.write(ALICE, [create(`c${i}`)])).commit!.rev);
+    const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
+    expect(commits.map((commit) => commit.rev)).toEqual(revs);
+    expect(commits.map((commit) => commit.since)).toEqual([null, ...revs.slice(0, -1)]);
+    expect(commits.slice(1).every((commit) => commit.prevData !== undefined)).toBe(true);
+  });
+
+  it("blocks the head no longer reaches are removed; a record block shared by two records stays while one has it", async () => {
+    const { writer } = main();
+    await writer.write(ALICE, [create("same", "twin"), create("twin", "twin")]);
+    await writer.write(ALICE, [remove("same")]);
+    expect(await paths()).toEqual([`${POST}/twin`]);
+    const blocks = await rowsOf<{ cid: string }>(shared.db, sql`SELECT "cid" FROM "RepoBlock" WHERE "did" = ${ALICE}`);
+    // The commit, one MST node, one record: nothing the head does not reach.
+    expect(blocks).toHaveLength(3);
+  });
+
+  it("RACE: 24 writers at once from four processes: every write is committed, each in its own commit, and the repository verifies", async () => {
+    const sides = shared.others(4).map((db) => repositoriesOn(db, clock));
+    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => sides[i % 4]!.writer.write(ALICE, [create(`w${String(i).padStart(2, "0")}`)])));
+    expect(new Set(results.map((result) => result.commit!.cid)).size).toBe(24);
+    expect(await paths()).toEqual(Array.from({ length: 24 }, (_, i) => `${POST}/w${String(i).padStart(2, "0")}`));
+    // Sequence order is commit order: the chain of since links runs through the log in order.
+    const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
+    for (let i = 1; i < commits.length; i++) expect(commits[i]!.since).toBe(commits[i - 1]!.rev);
+    expect(commits).toHaveLength(25);
+  });
+
+  it("RACE: 20 creates of one key at once from four processes: one commit, the others told it exists", async () => {
+    const sides = shared.others(4).map((db) => repositoriesOn(db, clock));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => outcome(sides[i % 4]!.writer.write(ALICE, [create("contested", `try ${i}`)]))));
+    expect(results.filter((result) => result === "ok")).toHaveLength(1);
+    expect(results.filter((result) => result === "RecordAlreadyExists")).toHaveLength(19);
     expect(await countRows(shared.db, "Record")).toBe(1);
+    expect(await paths()).toEqual([`${POST}/contested`]);
   });
 
-  it("RACE: 20 compare-and-swaps over one version at once from four processes: exactly one applies", async () => {
-    await store.applyWrites(ALICE, [create("contested", "v0")], NOW);
-    const stores = shared.others(4).map((db) => new SqlRepoStore(db, GRACE));
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.applyWrites(ALICE, [put("contested", `v${i + 1}`, "cid-contested-v0")], NOW + 1)));
-    expect(results.filter((conflict) => conflict === undefined)).toHaveLength(1);
-    expect(results.filter((conflict) => conflict?.kind === "swap-mismatch")).toHaveLength(19);
-    expect(await store.getRecord(ALICE, POST, "contested")).toMatchObject({ value: { text: `v${results.indexOf(undefined) + 1}` } });
+  it("the repository migration gives an account's existing records (raw-JSON CIDs) one commit, and is idempotent", async () => {
+    const carol = "did:plc:carol";
+    const { generateSigningKey, accountKeypair } = await import("../accounts/signing-key.ts");
+    const signingKey = await generateSigningKey();
+    await insertAccount(shared.db, carol, { signingKey });
+    const old = [
+      ["one", JSON.stringify({ $type: POST, text: "one" })],
+      ["two", JSON.stringify({ $type: POST, text: "two", link: { $link: "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm" } })],
+      ["float", JSON.stringify({ $type: POST, n: 0.5 })],
+    ];
+    for (const [rkey, value] of old) {
+      await execute(shared.db, sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "createdAt", "updatedAt") VALUES (${carol}, ${POST}, ${rkey!}, ${"bafkreiold"}, ${value!}, ${at(1)}, ${at(1)})`);
+    }
+    const { store, writer } = main();
+    expect((await store.accountsWithoutRepository(10)).map((account) => account.did)).toEqual([carol]);
+    const outcomeOf = await writer.migrateAccount({ did: carol, signingKey });
+    expect(outcomeOf).toEqual({ migrated: true, dropped: [{ path: `${POST}/float`, reason: expect.stringContaining("non-integer") }] });
+    expect((await writer.migrateAccount({ did: carol, signingKey })).migrated).toBe(false);
+    const repo = await verified(carol, (await accountKeypair(signingKey)).did());
+    expect(repo.creates.map((op) => op.rkey).sort()).toEqual(["one", "two"]);
+    const rows = await store.listRecords(carol, POST, { limit: 10, reverse: true });
+    expect(rows.map((row) => [row.rkey, row.cid])).toEqual(repo.creates.map((op) => [op.rkey, op.cid.toString()]).sort());
+    expect((await events()).filter((event) => event.did === carol).map((event) => event.type)).toEqual(["sync"]);
   });
 });
+
+async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  return Buffer.concat(parts);
+}

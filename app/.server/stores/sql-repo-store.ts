@@ -1,6 +1,9 @@
+import { parseCid, type Cid } from "@atproto/lex-data";
+import { ReadableBlockstore, BlockMap } from "@atproto/repo";
 import { all, at, BYTEWISE, get, run, sql, type Database, type Program } from "../db/sql.ts";
-import { blobCidsIn } from "../repo/blob-refs.ts";
-import type { RecordWrite, RepoStore, StoredRecord, WriteConflict } from "../repo/repo-store.ts";
+import { BlockCache } from "../repo/block-cache.ts";
+import type { BlockRow, PreparedCommit, RecordChange, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
+import { appendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 
 type RecordRow = { collection: string; rkey: string; cid: string; value: string; createdAt: number; updatedAt: number };
@@ -12,15 +15,26 @@ function toRecord(row: RecordRow): StoredRecord {
 /** Record keys sort bytewise on both engines (getRecord's cursor walks them in that order). */
 const LAST_KEY = "\uffff";
 
+/** Blocks kept in memory across commits (block-cache.ts): the MST nodes of the repositories being written. */
+const BLOCK_CACHE_BYTES = 32 * 1024 * 1024;
+
+export type RepoStoreSettings = {
+  /** How long a blob may stay unreferenced (the blob store's setting), for the cleanup a record write does. */
+  blobGraceMs: number;
+  /** How long the event log keeps events (the firehose's backfill window). */
+  eventRetentionMs: number;
+};
+
 /**
- * Records and preferences: applyWrites is all-or-nothing (docs/decisions/0002), blob references included
- * (docs/decisions/0008).
+ * Repositories (docs/decisions/0027): the head per account, the blocks, the record rows (JSON as written, with the
+ * DAG-CBOR CID) and their blob references (docs/decisions/0008), and the event each commit appends.
  */
 export class SqlRepoStore implements RepoStore {
+  private readonly cache = new BlockCache(BLOCK_CACHE_BYTES);
+
   constructor(
     private readonly db: Database,
-    /** How long a blob may stay unreferenced (the blob store's setting), for the cleanup a record write does. */
-    private readonly blobGraceMs: number,
+    private readonly settings: RepoStoreSettings,
   ) {}
 
   async getRecord(did: string, collection: string, rkey: string) {
@@ -45,29 +59,10 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
-  async applyWrites(did: string, writes: RecordWrite[], now: number): Promise<WriteConflict | undefined> {
-    // Walked before the transaction: no lock is held while records are searched for blob refs.
-    const blobCids = writes.map((write) => ("value" in write ? blobCidsIn(write.value) : []));
-    const graceMs = this.blobGraceMs;
-    try {
-      return await this.db.transaction(function* (): Program<undefined> {
-        yield* lockAccountData(did);
-        for (const [index, write] of writes.entries()) {
-          // docs/decisions/0008: a record's blob references change with the record, in the same transaction.
-          // A create claims a free key, and a record's references go with it when it is deleted: none to read.
-          const previousBlobCids = write.action === "create" ? [] : yield* blobReferencesOf(did, write.collection, write.rkey);
-          const conflict = yield* applyOne(did, write, now);
-          if (conflict) throw new ConflictSignal(conflict);
-          yield* recordBlobReferences(did, write.collection, write.rkey, previousBlobCids, blobCids[index]!, now);
-        }
-        yield* removeExpiredBlobs(now, graceMs);
-        return undefined;
-      });
-    } catch (error) {
-      // Throwing inside the transaction rolled every write back.
-      if (error instanceof ConflictSignal) return error.conflict;
-      throw error;
-    }
+  async recordsOf(did: string) {
+    return this.db.execute(function* (): Program<Array<{ collection: string; rkey: string; value: string }>> {
+      return yield* all(sql`SELECT "collection", "rkey", "value" FROM "Record" WHERE "did" = ${did}`);
+    });
   }
 
   async getPreferences(did: string) {
@@ -84,37 +79,185 @@ export class SqlRepoStore implements RepoStore {
         ON CONFLICT ("did") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`);
     });
   }
+
+  async head(did: string) {
+    return this.db.execute(function* (): Program<RepoHead | undefined> {
+      return yield* get<RepoHead>(sql`SELECT "cid", "rev" FROM "RepoRoot" WHERE "did" = ${did}`);
+    });
+  }
+
+  blockstore(did: string): ReadableBlockstore {
+    return new SqlBlockstore(this.db, did, this.cache);
+  }
+
+  async applyCommit(commit: PreparedCommit, now: number): Promise<boolean> {
+    const { blobGraceMs, eventRetentionMs } = this.settings;
+    try {
+      await this.db.transaction(function* (): Program<void> {
+        yield* lockAccountData(commit.did);
+        if (!(yield* swapHead(commit, now))) throw new HeadMoved();
+        for (const block of commit.newBlocks) {
+          yield* run(sql`INSERT INTO "RepoBlock" ("did", "cid", "repoRev", "content") VALUES (${commit.did}, ${block.cid}, ${commit.head.rev}, ${block.bytes})
+            ON CONFLICT DO NOTHING`);
+        }
+        for (const change of commit.records) yield* applyRecordChange(commit.did, change, commit.head.rev, now);
+        for (const cid of commit.removedCids) {
+          yield* run(sql`DELETE FROM "RepoBlock" WHERE "did" = ${commit.did} AND "cid" = ${cid}
+            AND NOT EXISTS (SELECT 1 FROM "Record" WHERE "did" = ${commit.did} AND "cid" = ${cid})`);
+        }
+        for (const event of commit.events) yield* appendEvent(event, now, eventRetentionMs);
+        yield* removeExpiredBlobs(now, blobGraceMs);
+      });
+    } catch (error) {
+      // Thrown inside the transaction: nothing was written.
+      if (error instanceof HeadMoved) return false;
+      throw error;
+    }
+    for (const block of commit.newBlocks) this.cache.set(block.cid, block.bytes);
+    return true;
+  }
+
+  async getBlocks(did: string, cids: readonly string[]) {
+    const db = this.db;
+    return db.execute(function* (): Program<BlockRow[]> {
+      const found: BlockRow[] = [];
+      for (const cid of cids) {
+        const row = yield* get<{ content: Uint8Array }>(sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
+        if (row) found.push({ cid, bytes: new Uint8Array(row.content) });
+      }
+      return found;
+    });
+  }
+
+  async blockPage(did: string, options: { since?: string; afterCid: string; limit: number }) {
+    const { since, afterCid, limit } = options;
+    const rows = await this.db.execute(function* (): Program<Array<{ cid: string; content: Uint8Array }>> {
+      return since === undefined
+        ? yield* all(sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" ${BYTEWISE} > ${afterCid}
+            ORDER BY "cid" ${BYTEWISE} LIMIT ${limit}`)
+        : yield* all(sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${since}
+            AND "cid" ${BYTEWISE} > ${afterCid} ORDER BY "cid" ${BYTEWISE} LIMIT ${limit}`);
+    });
+    return rows.map((row) => ({ cid: row.cid, bytes: new Uint8Array(row.content) }));
+  }
+
+  async listRepos(options: { cursor?: string; limit: number }) {
+    const { cursor, limit } = options;
+    return this.db.execute(function* (): Program<RepoListing[]> {
+      return yield* all<RepoListing>(sql`SELECT "did", "cid" AS "head", "rev" FROM "RepoRoot" WHERE "did" ${BYTEWISE} > ${cursor ?? ""}
+        ORDER BY "did" ${BYTEWISE} LIMIT ${limit}`);
+    });
+  }
+
+  async accountsWithoutRepository(limit: number) {
+    return this.db.execute(function* (): Program<Array<{ did: string; signingKey: string }>> {
+      return yield* all(sql`SELECT "did", "signingKey" FROM "Account" WHERE NOT EXISTS (SELECT 1 FROM "RepoRoot" WHERE "RepoRoot"."did" = "Account"."did")
+        ORDER BY "did" LIMIT ${limit}`);
+    });
+  }
+
+  async getBlob(did: string, cid: string) {
+    const row = await this.db.execute(function* (): Program<{ mimeType: string; bytes: Uint8Array } | undefined> {
+      return yield* get(sql`SELECT "mimeType", "bytes" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${cid}`);
+    });
+    return row ? { mimeType: row.mimeType, bytes: new Uint8Array(row.bytes) } : undefined;
+  }
+
+  async listBlobs(did: string, options: { since?: string; cursor?: string; limit: number }) {
+    const { since, limit } = options;
+    const cursor = options.cursor ?? "";
+    const rows = await this.db.execute(function* (): Program<Array<{ blobCid: string }>> {
+      return since === undefined
+        ? yield* all(sql`SELECT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" ${BYTEWISE} > ${cursor}
+            GROUP BY "blobCid" ORDER BY "blobCid" ${BYTEWISE} LIMIT ${limit}`)
+        : yield* all(sql`SELECT rb."blobCid" FROM "RecordBlob" rb JOIN "Record" r
+              ON r."did" = rb."did" AND r."collection" = rb."collection" AND r."rkey" = rb."rkey"
+            WHERE rb."did" = ${did} AND r."repoRev" ${BYTEWISE} > ${since} AND rb."blobCid" ${BYTEWISE} > ${cursor}
+            GROUP BY rb."blobCid" ORDER BY rb."blobCid" ${BYTEWISE} LIMIT ${limit}`);
+    });
+    return rows.map((row) => row.blobCid);
+  }
 }
 
-function* applyOne(did: string, write: RecordWrite, now: number): Program<WriteConflict | undefined> {
-  const { collection, rkey } = write;
-  if (write.action === "create") {
-    const inserted = yield* run(sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "createdAt", "updatedAt")
-      VALUES (${did}, ${collection}, ${rkey}, ${write.cid}, ${JSON.stringify(write.value)}, ${at(now)}, ${at(now)}) ON CONFLICT DO NOTHING`);
-    return inserted === 1 ? undefined : { kind: "exists", collection, rkey };
+/** The compare-and-swap on the head: true when it moved from the commit's base to its new head. */
+function* swapHead(commit: PreparedCommit, now: number): Program<boolean> {
+  const { did, base, head } = commit;
+  if (base === null) {
+    return (yield* run(sql`INSERT INTO "RepoRoot" ("did", "cid", "rev", "updatedAt") VALUES (${did}, ${head.cid}, ${head.rev}, ${at(now)})
+      ON CONFLICT DO NOTHING`)) === 1;
   }
-  if (write.swapCid !== undefined) {
-    const current = yield* get<{ cid: string }>(sql`SELECT "cid" FROM "Record" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
-    // swapRecord null means "only if absent"; a CID means "only if that is the current version".
-    if ((current?.cid ?? null) !== write.swapCid) return { kind: "swap-mismatch", collection, rkey };
+  return (yield* run(sql`UPDATE "RepoRoot" SET "cid" = ${head.cid}, "rev" = ${head.rev}, "updatedAt" = ${at(now)}
+    WHERE "did" = ${did} AND "cid" = ${base.cid}`)) === 1;
+}
+
+/** One record row, with its blob references (docs/decisions/0008), as the commit changes it. */
+function* applyRecordChange(did: string, change: RecordChange, rev: string, now: number): Program<void> {
+  const { collection, rkey } = change;
+  if (change.action === "restamp") {
+    yield* run(sql`UPDATE "Record" SET "cid" = ${change.cid}, "repoRev" = ${rev} WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+    return;
   }
-  if (write.action === "put") {
-    yield* run(sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "createdAt", "updatedAt")
-      VALUES (${did}, ${collection}, ${rkey}, ${write.cid}, ${JSON.stringify(write.value)}, ${at(now)}, ${at(now)})
-      ON CONFLICT ("did", "collection", "rkey") DO UPDATE SET "cid" = excluded."cid", "value" = excluded."value", "updatedAt" = excluded."updatedAt"`);
-  } else if (write.action === "update") {
-    // An update never creates: the reference PDS fails it ("Could not find a record with key").
-    const updated = yield* run(sql`UPDATE "Record" SET "cid" = ${write.cid}, "value" = ${JSON.stringify(write.value)}, "updatedAt" = ${at(now)}
-      WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
-    if (updated !== 1) return { kind: "missing", collection, rkey };
-  } else {
+  const previous = change.action === "create" ? [] : yield* blobReferencesOf(did, collection, rkey);
+  if (change.action === "delete") {
     yield* run(sql`DELETE FROM "Record" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+    yield* recordBlobReferences(did, collection, rkey, previous, [], now);
+    return;
   }
-  return undefined;
+  // The head's compare-and-swap already decided that the key was free (create) or held (update).
+  yield* run(sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "repoRev", "createdAt", "updatedAt")
+    VALUES (${did}, ${collection}, ${rkey}, ${change.cid}, ${change.json}, ${rev}, ${at(now)}, ${at(now)})
+    ON CONFLICT ("did", "collection", "rkey") DO UPDATE SET "cid" = excluded."cid", "value" = excluded."value",
+      "repoRev" = excluded."repoRev", "updatedAt" = excluded."updatedAt"`);
+  yield* recordBlobReferences(did, collection, rkey, previous, change.blobCids, now);
 }
 
-class ConflictSignal extends Error {
-  constructor(readonly conflict: WriteConflict) {
-    super("write conflict");
+class HeadMoved extends Error {
+  constructor() {
+    super("the repository's head moved");
   }
+}
+
+/** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read. */
+class SqlBlockstore extends ReadableBlockstore {
+  constructor(
+    private readonly db: Database,
+    private readonly did: string,
+    private readonly cache: BlockCache,
+  ) {
+    super();
+  }
+
+  async getBytes(cid: Cid): Promise<Uint8Array | null> {
+    const key = cid.toString();
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const did = this.did;
+    const row = await this.db.execute(function* (): Program<{ content: Uint8Array } | undefined> {
+      return yield* get(sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
+    });
+    if (!row) return null;
+    const bytes = new Uint8Array(row.content);
+    this.cache.set(key, bytes);
+    return bytes;
+  }
+
+  async has(cid: Cid): Promise<boolean> {
+    return (await this.getBytes(cid)) !== null;
+  }
+
+  async getBlocks(cids: Cid[]): Promise<{ blocks: BlockMap; missing: Cid[] }> {
+    const blocks = new BlockMap();
+    const missing: Cid[] = [];
+    for (const cid of cids) {
+      const bytes = await this.getBytes(cid);
+      if (bytes) blocks.set(cid, bytes);
+      else missing.push(cid);
+    }
+    return { blocks, missing };
+  }
+}
+
+/** Parses a stored CID (the rows hold their string form). */
+export function storedCid(value: string): Cid {
+  return parseCid(value);
 }

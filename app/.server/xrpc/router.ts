@@ -8,6 +8,8 @@ import { blobMethods } from "./handlers/blob.ts";
 import { identityMethods } from "./handlers/identity.ts";
 import { preferenceMethods } from "./handlers/preferences.ts";
 import { repoMethods } from "./handlers/repo.ts";
+import { syncMethods } from "./handlers/sync.ts";
+import { isBytesAnswer } from "./bytes-answer.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
 import { proxyCall, proxyTarget } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
@@ -20,6 +22,7 @@ const methods: Record<string, XrpcMethod> = {
   ...repoMethods,
   ...blobMethods,
   ...preferenceMethods,
+  ...syncMethods,
 };
 
 const MAX_JSON_BYTES = 1024 * 1024;
@@ -86,7 +89,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   }
   const query = request.url.indexOf("?");
   const params = new URLSearchParams(query === -1 ? "" : request.url.slice(query + 1));
-  if (method.auth === "none") return jsonResponse(await method.handler({ services, request, params }));
+  if (method.auth === "none") return answerOf(await method.handler({ services, request, params }));
 
   const caller = await authenticate(services, request);
   const ctx = { services, request, params, caller };
@@ -95,6 +98,11 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
+}
+
+/** JSON, unless the method built its own answer (a CAR file, a blob). */
+function answerOf(result: unknown): ApiResponse {
+  return isBytesAnswer(result) ? result : jsonResponse(result);
 }
 
 function authenticate(services: Services, request: ApiRequest): Promise<ResourceCaller> {

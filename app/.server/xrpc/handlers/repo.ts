@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { canonicalNsid, isNsid, isRecordKey, nextTid, rawCid } from "../../repo/identifiers.ts";
-import type { RecordWrite, StoredRecord, WriteConflict } from "../../repo/repo-store.ts";
+import { canonicalNsid, isNsid, isRecordKey, nextTid, parseCid } from "../../repo/identifiers.ts";
+import type { StoredRecord } from "../../repo/repo-store.ts";
+import { MAX_COMMIT_OPS, type Committed, type WriteRequest, type WriteResult } from "../../repo/repo-writer.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
@@ -12,7 +13,7 @@ const repoParam = z.string().min(1).max(2048);
 /** Collections are NSIDs: stored and permission-checked in their one canonical spelling. */
 const collection = z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid);
 const rkey = z.string().refine(isRecordKey, "rkey must be a valid record key");
-const cid = z.string().regex(/^b[a-z2-7]{10,}$/, "must be a CID");
+const cid = z.string().refine((value) => parseCid(value) !== undefined, "must be a CID");
 const recordValue = z
   .record(z.unknown())
   .refine((value) => JSON.stringify(value).length <= MAX_RECORD_BYTES, `record must be at most ${MAX_RECORD_BYTES} bytes`);
@@ -23,10 +24,10 @@ const createInput = z.object({
   rkey: rkey.optional(),
   validate: z.boolean().optional(),
   record: recordValue,
-  swapCommit: z.string().optional(),
+  swapCommit: cid.optional(),
 });
 const putInput = createInput.extend({ rkey, swapRecord: cid.nullable().optional() });
-const deleteInput = z.object({ repo: repoParam, collection, rkey, swapRecord: cid.optional(), swapCommit: z.string().optional() });
+const deleteInput = z.object({ repo: repoParam, collection, rkey, swapRecord: cid.optional(), swapCommit: cid.optional() });
 const writeItem = z.discriminatedUnion("$type", [
   z.object({ $type: z.literal("com.atproto.repo.applyWrites#create"), collection, rkey: rkey.optional(), value: recordValue }),
   z.object({ $type: z.literal("com.atproto.repo.applyWrites#update"), collection, rkey, value: recordValue }),
@@ -35,8 +36,8 @@ const writeItem = z.discriminatedUnion("$type", [
 const applyWritesInput = z.object({
   repo: repoParam,
   validate: z.boolean().optional(),
-  writes: z.array(writeItem).min(1).max(200),
-  swapCommit: z.string().optional(),
+  writes: z.array(writeItem).min(1).max(MAX_COMMIT_OPS, `a commit holds at most ${MAX_COMMIT_OPS} writes`),
+  swapCommit: cid.optional(),
 });
 const getRecordParams = z.object({ repo: repoParam, collection, rkey, cid: cid.optional() });
 const listRecordsParams = z.object({
@@ -63,21 +64,19 @@ function normalizeRecord(coll: string, value: Record<string, unknown>): Record<s
   return { ...value, $type: coll };
 }
 
-async function applyOrThrow(services: Services, did: string, writes: RecordWrite[]): Promise<void> {
-  const conflict = await services.repo.applyWrites(did, writes, services.now());
-  if (conflict) throw conflictError(conflict);
+/** One commit holding exactly this call's writes (docs/decisions/0027). */
+function commitWrites(services: Services, did: string, writes: WriteRequest[], swapCommit?: string): Promise<Committed> {
+  return services.repoWriter.write(did, writes, { swapCommit });
 }
 
-function conflictError(conflict: WriteConflict): XrpcError {
-  const at = `${conflict.collection}/${conflict.rkey}`;
-  switch (conflict.kind) {
-    case "exists":
-      return new XrpcError(400, "RecordAlreadyExists", `A record already exists at ${at}`);
-    case "missing":
-      return new XrpcError(400, "InvalidRequest", `Could not find a record to update at ${at}; create it instead`);
-    case "swap-mismatch":
-      return new XrpcError(400, "InvalidSwap", `The record at ${at} is not the version given in swapRecord`);
-  }
+/** com.atproto.repo.defs#commitMeta: the commit a write made. */
+function commitMeta(committed: Committed) {
+  return committed.commit ? { commit: { cid: committed.commit.cid, rev: committed.commit.rev } } : {};
+}
+
+function writeResult(did: string, result: WriteResult) {
+  if (result.action === "delete") return { $type: "com.atproto.repo.applyWrites#deleteResult" };
+  return { $type: `com.atproto.repo.applyWrites#${result.action}Result`, uri: recordUri(did, result.collection, result.rkey), cid: result.cid, validationStatus: "unknown" };
 }
 
 async function resolveRepo(services: Services, repo: string): Promise<string | undefined> {
@@ -100,9 +99,8 @@ export const repoMethods: XrpcMethods = {
       caller.requireRepo(input.collection, "create");
       const value = normalizeRecord(input.collection, input.record);
       const key = input.rkey ?? nextTid(services.now());
-      const write: RecordWrite = { action: "create", collection: input.collection, rkey: key, value, cid: rawCid(JSON.stringify(value)) };
-      await applyOrThrow(services, caller.did, [write]);
-      return { uri: recordUri(caller.did, input.collection, key), cid: write.cid, validationStatus: "unknown" };
+      const committed = await commitWrites(services, caller.did, [{ action: "create", collection: input.collection, rkey: key, value }], input.swapCommit);
+      return { uri: recordUri(caller.did, input.collection, key), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: "unknown" };
     },
   },
 
@@ -117,16 +115,9 @@ export const repoMethods: XrpcMethods = {
       caller.requireRepo(input.collection, "create");
       caller.requireRepo(input.collection, "update");
       const value = normalizeRecord(input.collection, input.record);
-      const write: RecordWrite = {
-        action: "put",
-        collection: input.collection,
-        rkey: input.rkey,
-        value,
-        cid: rawCid(JSON.stringify(value)),
-        swapCid: input.swapRecord,
-      };
-      await applyOrThrow(services, caller.did, [write]);
-      return { uri: recordUri(caller.did, input.collection, input.rkey), cid: write.cid, validationStatus: "unknown" };
+      const write: WriteRequest = { action: "put", collection: input.collection, rkey: input.rkey, value, swapRecord: input.swapRecord };
+      const committed = await commitWrites(services, caller.did, [write], input.swapCommit);
+      return { uri: recordUri(caller.did, input.collection, input.rkey), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: "unknown" };
     },
   },
 
@@ -138,12 +129,12 @@ export const repoMethods: XrpcMethods = {
       const input = deleteInput.parse(body);
       assertOwnRepo(caller, input.repo);
       caller.requireRepo(input.collection, "delete");
-      await applyOrThrow(services, caller.did, [{ action: "delete", collection: input.collection, rkey: input.rkey, swapCid: input.swapRecord }]);
-      return {};
+      const write: WriteRequest = { action: "delete", collection: input.collection, rkey: input.rkey, swapRecord: input.swapRecord };
+      return commitMeta(await commitWrites(services, caller.did, [write], input.swapCommit));
     },
   },
 
-  /** Every write is checked against its own collection and action before any is applied; then all or none. */
+  /** Every write is checked against its own collection and action before any is applied; then all or none, in one commit. */
   "com.atproto.repo.applyWrites": {
     type: "procedure",
     auth: "required",
@@ -151,7 +142,7 @@ export const repoMethods: XrpcMethods = {
     handler: async ({ services, caller }, body) => {
       const input = applyWritesInput.parse(body);
       assertOwnRepo(caller, input.repo);
-      const writes: RecordWrite[] = input.writes.map((item) => {
+      const writes: WriteRequest[] = input.writes.map((item) => {
         if (item.$type === "com.atproto.repo.applyWrites#delete") {
           caller.requireRepo(item.collection, "delete");
           return { action: "delete", collection: item.collection, rkey: item.rkey };
@@ -159,22 +150,10 @@ export const repoMethods: XrpcMethods = {
         const isCreate = item.$type === "com.atproto.repo.applyWrites#create";
         caller.requireRepo(item.collection, isCreate ? "create" : "update");
         const value = normalizeRecord(item.collection, item.value);
-        const key = item.rkey ?? nextTid(services.now());
-        return { action: isCreate ? "create" : "update", collection: item.collection, rkey: key, value, cid: rawCid(JSON.stringify(value)) };
+        return { action: isCreate ? "create" : "update", collection: item.collection, rkey: item.rkey ?? nextTid(services.now()), value };
       });
-      await applyOrThrow(services, caller.did, writes);
-      return {
-        results: writes.map((write) =>
-          write.action === "delete"
-            ? { $type: "com.atproto.repo.applyWrites#deleteResult" }
-            : {
-                $type: `com.atproto.repo.applyWrites#${write.action}Result`,
-                uri: recordUri(caller.did, write.collection, write.rkey),
-                cid: write.cid,
-                validationStatus: "unknown",
-              },
-        ),
-      };
+      const committed = await commitWrites(services, caller.did, writes, input.swapCommit);
+      return { ...commitMeta(committed), results: committed.results.map((result) => writeResult(caller.did, result)) };
     },
   },
 

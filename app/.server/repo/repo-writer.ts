@@ -1,0 +1,287 @@
+import { parseCid, type LexMap } from "@atproto/lex-data";
+import { MemoryBlockstore, Repo, WriteOpAction, type BlockMap, type CommitData, type RecordWriteOp, type RepoStorage } from "@atproto/repo";
+import type { Keypair } from "@atproto/crypto";
+import { accountKeypair } from "../accounts/signing-key.ts";
+import { AtriumError } from "../errors/atrium-error.ts";
+import { accountEventBody, commitEventBody, identityEventBody, syncEventBody, type CommitEventOp } from "../sync/event-bodies.ts";
+import type { NewEvent } from "../sync/event-log.ts";
+import { blobCidsIn } from "./blob-refs.ts";
+import { isNsid, isRecordKey } from "./identifiers.ts";
+import { recordData, RecordDataError, type RecordData } from "./record-data.ts";
+import type { PreparedCommit, RecordChange, RepoHead, RepoStore } from "./repo-store.ts";
+
+/** com.atproto.repo.applyWrites: "Bulk write operations are limited to 200" (and the reference PDS's 2 MB commit). */
+export const MAX_COMMIT_OPS = 200;
+export const MAX_COMMIT_BYTES = 2 * 1024 * 1024;
+/**
+ * Commits rebuilt when another writer moved the head first. Writers of one process take turns per repository
+ * (RepoWriter.inTurn), so only other processes' writers can win a round against this one.
+ */
+const MAX_ATTEMPTS = 32;
+
+/** A refusal of the repository, with its XRPC name (atproto XRPC conventions). */
+export class RepoError extends AtriumError {
+  constructor(status: number, name: string, message: string, options: { retryAfterSeconds?: number } = {}) {
+    super(name, message, { status, xrpcName: name, ...options });
+  }
+}
+
+type JsonRecord = Record<string, unknown>;
+
+/**
+ * One requested write. `put` (putRecord) is a create when the key is free and an update when it is not;
+ * `swapRecord` on put and delete: null means "only if absent", a CID "only if this is the current version".
+ */
+export type WriteRequest =
+  | { action: "create" | "update"; collection: string; rkey: string; value: JsonRecord }
+  | { action: "put"; collection: string; rkey: string; value: JsonRecord; swapRecord?: string | null }
+  | { action: "delete"; collection: string; rkey: string; swapRecord?: string };
+
+export type WriteResult = { action: "create" | "update" | "delete"; collection: string; rkey: string; cid?: string };
+
+/** What a call committed: the new head and each write's outcome; no commit when there was nothing to change. */
+export type Committed = { commit: RepoHead | undefined; results: WriteResult[] };
+
+type Resolved = { ops: RecordWriteOp[]; eventOps: CommitEventOp[]; changes: RecordChange[]; results: WriteResult[] };
+
+/**
+ * Makes each account's records an atproto repository (docs/decisions/0027): every call is one commit, formatted and
+ * signed with @atproto/repo outside the write transaction, then applied by the store in one transaction that moves
+ * the head by compare-and-swap, together with the record rows, blob references, blocks and the commit's event.
+ * When another writer moved the head first, the commit is rebuilt on the new head.
+ */
+export class RepoWriter {
+  /** The last queued write of each repository this process is writing. */
+  private readonly turns = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly store: RepoStore,
+    private readonly signingKeyOf: (did: string) => Promise<string | undefined>,
+    private readonly now: () => number,
+    /** Told after each commit and its events landed (the firehose reads them at once: docs/decisions/0029). */
+    private readonly onAppended: () => void = () => {},
+  ) {}
+
+  /** Applies a prepared commit in one transaction; false when the head moved. */
+  private async apply(commit: Parameters<RepoStore["applyCommit"]>[0]): Promise<boolean> {
+    const applied = await this.store.applyCommit(commit, this.now());
+    if (applied) this.onAppended();
+    return applied;
+  }
+
+  /**
+   * A new account's repository: its first, empty commit, with the #identity and #account (active) events that
+   * announce the account. Nothing happens when it has one already.
+   */
+  async createRepository(account: { did: string; signingKey: string; handle: string }): Promise<void> {
+    const { did } = account;
+    const commit = await Repo.formatInitCommit(new MemoryBlockstore(), did, await accountKeypair(account.signingKey));
+    const time = new Date(this.now()).toISOString();
+    const commitEvent = await commitEventBody({ did, commit: commit.cid.toString(), rev: commit.rev, since: null, blocks: commit.newBlocks, ops: [], time });
+    const events: NewEvent[] = [
+      { did, type: "identity", body: identityEventBody({ did, handle: account.handle, time }) },
+      { did, type: "account", body: accountEventBody({ did, active: true, time }) },
+      { did, type: "commit", body: commitEvent },
+    ];
+    await this.apply(prepared(did, null, commit, [], events));
+  }
+
+  /**
+   * Gives an account made before repositories existed its first commit, holding every record it has (their CIDs
+   * become DAG-CBOR CIDs). A record the data model cannot hold is left out and its row deleted; its path and reason
+   * are returned so that the caller can log them. A #sync event announces the repository. Idempotent: an account
+   * that has a repository already is left alone.
+   */
+  async migrateAccount(account: { did: string; signingKey: string }): Promise<{ migrated: boolean; dropped: Array<{ path: string; reason: string }> }> {
+    const { did } = account;
+    const creates: RecordWriteOp[] = [];
+    const changes: RecordChange[] = [];
+    const dropped: Array<{ path: string; reason: string }> = [];
+    for (const row of await this.store.recordsOf(did)) {
+      const path = `${row.collection}/${row.rkey}`;
+      const data = await storableRecord(row.collection, row.rkey, row.value);
+      if (typeof data === "string") {
+        dropped.push({ path, reason: data });
+        changes.push({ action: "delete", collection: row.collection, rkey: row.rkey });
+        continue;
+      }
+      creates.push({ action: WriteOpAction.Create, collection: row.collection as never, rkey: row.rkey, record: data.lex });
+      changes.push({ action: "restamp", collection: row.collection, rkey: row.rkey, cid: data.cid });
+    }
+    const commit = await Repo.formatInitCommit(new MemoryBlockstore(), did, await accountKeypair(account.signingKey), creates as never);
+    const commitBlock = commit.newBlocks.get(commit.cid)!;
+    const time = new Date(this.now()).toISOString();
+    const event: NewEvent = { did, type: "sync", body: await syncEventBody({ did, commit: commit.cid, commitBlock, rev: commit.rev, time }) };
+    const migrated = await this.apply(prepared(did, null, commit, changes, [event]));
+    return { migrated, dropped };
+  }
+
+  /** One commit holding exactly these writes, or a refusal that wrote nothing. */
+  async write(did: string, writes: WriteRequest[], options: { swapCommit?: string } = {}): Promise<Committed> {
+    if (writes.length > MAX_COMMIT_OPS) throw new RepoError(400, "InvalidRequest", `A commit holds at most ${MAX_COMMIT_OPS} writes; this one has ${writes.length}`);
+    const data = await Promise.all(writes.map((write) => (write.action === "delete" ? Promise.resolve(undefined) : recordDataOrRefuse(write.value))));
+    const bytes = data.reduce((sum, item) => sum + (item?.bytes ?? 0), 0);
+    if (bytes > MAX_COMMIT_BYTES) throw new RepoError(400, "InvalidRequest", `A commit holds at most ${MAX_COMMIT_BYTES} bytes of records; this one has ${bytes}`);
+    return this.inTurn(did, () => this.commit(did, writes, data, options));
+  }
+
+  /**
+   * Runs the writes of one repository in this process one after another: concurrent writers would otherwise all
+   * build on the same head and all but one rebuild. Other processes are still excluded by the compare-and-swap.
+   */
+  private async inTurn<T>(did: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.turns.get(did) ?? Promise.resolve();
+    const mine = previous.then(work, work);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(did, settled);
+    try {
+      return await mine;
+    } finally {
+      if (this.turns.get(did) === settled) this.turns.delete(did);
+    }
+  }
+
+  private async commit(did: string, writes: WriteRequest[], data: Array<RecordData | undefined>, options: { swapCommit?: string }): Promise<Committed> {
+    const signingKey = await this.signingKeyOf(did);
+    if (signingKey === undefined) throw new RepoError(400, "RepoNotFound", `Could not find repo for DID: ${did}`);
+    const keypair = await accountKeypair(signingKey);
+
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const head = await this.store.head(did);
+      if (!head) throw new RepoError(400, "RepoNotFound", `Could not find repo for DID: ${did}`);
+      // com.atproto.repo.applyWrites: swapCommit "If provided, the entire operation will fail if the current repo commit CID does not match this value."
+      if (options.swapCommit !== undefined && options.swapCommit !== head.cid) throw new RepoError(400, "InvalidSwap", `The repository's commit is not ${options.swapCommit}`);
+      const built = await buildCommit(this.store, did, head, writes, data, keypair);
+      if (built === "head-moved") continue;
+      const { repo, resolved, commit } = built;
+      // deleteRecord of a record that is not there: nothing to commit (as the reference PDS answers).
+      if (!commit) return { commit: undefined, results: resolved.results };
+      const time = new Date(this.now()).toISOString();
+      const event: NewEvent = {
+        did,
+        type: "commit",
+        body: await commitEventBody({
+          did,
+          commit: commit.cid.toString(),
+          rev: commit.rev,
+          since: repo.commit.rev,
+          prevData: repo.commit.data.toString(),
+          blocks: commit.relevantBlocks,
+          ops: resolved.eventOps,
+          time,
+        }),
+      };
+      if (await this.apply(prepared(did, head, commit, resolved.changes, [event]))) {
+        return { commit: { cid: commit.cid.toString(), rev: commit.rev }, results: resolved.results };
+      }
+    }
+    throw new RepoError(503, "RepoBusy", "The repository is being written by others at this moment; try again", { retryAfterSeconds: 1 });
+  }
+}
+
+/**
+ * Formats the commit on `head`. Another process's commit may remove blocks of `head` while this one walks its MST
+ * (blocks the new head no longer reaches are deleted): a missing block on a head that has moved means "build again".
+ */
+async function buildCommit(store: RepoStore, did: string, head: RepoHead, writes: WriteRequest[], data: Array<RecordData | undefined>, keypair: Keypair) {
+  try {
+    // Repo.load and formatCommit only read: the blocks are written by the store, in the commit's transaction.
+    const repo = await Repo.load(store.blockstore(did) as RepoStorage, parseCid(head.cid));
+    const resolved = await resolveWrites(repo, writes, data);
+    const commit = resolved.ops.length === 0 ? undefined : await repo.formatCommit(resolved.ops, keypair);
+    return { repo, resolved, commit };
+  } catch (error) {
+    if (!(error instanceof RepoError) && (await store.head(did))?.cid !== head.cid) return "head-moved" as const;
+    throw error;
+  }
+}
+
+function prepared(did: string, base: RepoHead | null, commit: CommitData, records: RecordChange[], events: NewEvent[]): PreparedCommit {
+  return {
+    did,
+    base,
+    head: { cid: commit.cid.toString(), rev: commit.rev },
+    newBlocks: blockList(commit.newBlocks),
+    removedCids: commit.removedCids.toList().map((cid) => cid.toString()),
+    records,
+    events,
+  };
+}
+
+function blockList(blocks: BlockMap): Array<{ cid: string; bytes: Uint8Array }> {
+  return blocks.entries().map((entry) => ({ cid: entry.cid.toString(), bytes: entry.bytes }));
+}
+
+async function recordDataOrRefuse(value: JsonRecord): Promise<RecordData> {
+  try {
+    return await recordData(value);
+  } catch (error) {
+    // atproto data model: what it cannot hold (floats, a bad $type, a malformed $link, $bytes or blob) is refused.
+    if (error instanceof RecordDataError) throw new RepoError(400, "InvalidRecord", `The record is not valid atproto data: ${error.message}`);
+    throw error;
+  }
+}
+
+/** A stored record's data-model form, or why it cannot be in a repository. */
+async function storableRecord(collection: string, rkey: string, json: string): Promise<RecordData | string> {
+  if (!isNsid(collection) || !isRecordKey(rkey)) return "its collection or record key is not valid atproto syntax";
+  try {
+    const value = JSON.parse(json) as unknown;
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return "it is not a JSON object";
+    return await recordData(value as JsonRecord);
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * The operations of a call against the repository it is built on (the MST, not the rows: the compare-and-swap
+ * checks this very head): a put becomes a create or an update, a create of a taken key, an update of a free one or
+ * a swapRecord that does not match refuses the whole call.
+ */
+async function resolveWrites(repo: Repo, writes: WriteRequest[], data: Array<RecordData | undefined>): Promise<Resolved> {
+  const resolved: Resolved = { ops: [], eventOps: [], changes: [], results: [] };
+  const current = new Map<string, string | null>();
+  for (const [index, write] of writes.entries()) {
+    const path = `${write.collection}/${write.rkey}`;
+    const existing = current.has(path) ? current.get(path)! : ((await repo.data.get(path))?.toString() ?? null);
+    if ((write.action === "put" || write.action === "delete") && write.swapRecord !== undefined && write.swapRecord !== existing) {
+      throw new RepoError(400, "InvalidSwap", `The record at ${path} is not the version given in swapRecord`);
+    }
+    if (write.action === "delete") {
+      if (existing === null) {
+        if (writes.length === 1) return { ...resolved, results: [{ action: "delete", collection: write.collection, rkey: write.rkey }] };
+        throw new RepoError(400, "InvalidRequest", `Could not find a record to delete at ${path}`);
+      }
+      addDelete(resolved, write, path, existing);
+      current.set(path, null);
+      continue;
+    }
+    const action = write.action === "put" ? (existing === null ? "create" : "update") : write.action;
+    if (action === "create" && existing !== null) throw new RepoError(400, "RecordAlreadyExists", `A record already exists at ${path}`);
+    // An update never creates: the reference PDS fails it ("Could not find a record with key").
+    if (action === "update" && existing === null) throw new RepoError(400, "InvalidRequest", `Could not find a record to update at ${path}; create it instead`);
+    const record = data[index]!;
+    addWrite(resolved, action, write, path, record, existing);
+    current.set(path, record.cid);
+  }
+  return resolved;
+}
+
+function addDelete(resolved: Resolved, write: WriteRequest, path: string, existing: string): void {
+  resolved.ops.push({ action: WriteOpAction.Delete, collection: write.collection as never, rkey: write.rkey });
+  resolved.eventOps.push({ action: "delete", path, cid: null, prev: existing });
+  resolved.changes.push({ action: "delete", collection: write.collection, rkey: write.rkey });
+  resolved.results.push({ action: "delete", collection: write.collection, rkey: write.rkey });
+}
+
+function addWrite(resolved: Resolved, action: "create" | "update", write: WriteRequest & { value: JsonRecord }, path: string, record: RecordData, existing: string | null): void {
+  const op = { collection: write.collection as never, rkey: write.rkey, record: record.lex as LexMap };
+  resolved.ops.push(action === "create" ? { action: WriteOpAction.Create, ...op } : { action: WriteOpAction.Update, ...op });
+  resolved.eventOps.push(action === "create" ? { action, path, cid: record.cid } : { action, path, cid: record.cid, prev: existing! });
+  resolved.changes.push({ action, collection: write.collection, rkey: write.rkey, cid: record.cid, json: JSON.stringify(write.value), blobCids: blobCidsIn(write.value) });
+  resolved.results.push({ action, collection: write.collection, rkey: write.rkey, cid: record.cid });
+}

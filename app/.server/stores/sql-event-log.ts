@@ -1,0 +1,67 @@
+import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import type { EventLog, LoggedEvent, NewEvent, RepoEventType } from "../sync/event-log.ts";
+import { expiredRowsCleanup } from "./expired-rows.ts";
+
+/** Events older than the backfill window deleted per append: more than one, so deletion outpaces the one added. */
+export const EVENT_PRUNE_BATCH = 20;
+const pruneEvents = expiredRowsCleanup("RepoEvent", "seq", "time", EVENT_PRUNE_BATCH);
+
+/** The advisory lock every append holds until its transaction ends (PostgreSQL): sequence order is commit order. */
+const SEQUENCER_LOCK = "repo-event-sequencer";
+
+type EventRow = { seq: number; did: string; type: RepoEventType; body: Uint8Array; time: number };
+
+/**
+ * Appends one event: a step of the transaction that makes the change it reports (a commit, an account's creation),
+ * so that the change and its event land together. The lock is taken last, after every other lock of the
+ * transaction, and held to its end: on PostgreSQL a sequence number is drawn at INSERT, not at COMMIT, so without
+ * it a transaction that drew 7 could commit after one that drew 8, and a subscriber past 8 would never see 7.
+ * SQLite's BEGIN IMMEDIATE already serialises every writer. A few events older than the backfill window go first
+ * (lazy expiry, docs/architecture.md).
+ */
+export function* appendEvent(event: NewEvent, now: number, retentionMs: number): Program<number> {
+  yield* lock(SEQUENCER_LOCK);
+  yield* run(pruneEvents(now - retentionMs));
+  const row = yield* get<{ seq: number }>(sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time")
+    VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)}) RETURNING "seq"`);
+  return row!.seq;
+}
+
+/** The sequencer's log (app/.server/sync/event-log.ts), on either engine. */
+export class SqlEventLog implements EventLog {
+  constructor(
+    private readonly db: Database,
+    /** How long events are kept for replay (ATRIUM_FIREHOSE_BACKFILL_HOURS). */
+    private readonly retentionMs: number,
+  ) {}
+
+  async after(cursor: number, limit: number): Promise<LoggedEvent[]> {
+    const rows = await this.db.execute(function* (): Program<EventRow[]> {
+      return yield* all<EventRow>(sql`SELECT "seq", "did", "type", "body", "time" FROM "RepoEvent" WHERE "seq" > ${cursor} ORDER BY "seq" LIMIT ${limit}`);
+    });
+    return rows.map((row) => ({ ...row, body: new Uint8Array(row.body) }));
+  }
+
+  async latestSeq(): Promise<number> {
+    return this.db.execute(function* (): Program<number> {
+      const row = yield* get<{ seq: number | null }>(sql`SELECT MAX("seq") AS "seq" FROM "RepoEvent"`);
+      return row?.seq ?? 0;
+    });
+  }
+
+  async firstSeqSince(timeMs: number): Promise<number | undefined> {
+    return this.db.execute(function* (): Program<number | undefined> {
+      const row = yield* get<{ seq: number | null }>(sql`SELECT MIN("seq") AS "seq" FROM "RepoEvent" WHERE "time" >= ${at(timeMs)}`);
+      return row?.seq ?? undefined;
+    });
+  }
+
+  async append(events: NewEvent[], now: number): Promise<number[]> {
+    const retentionMs = this.retentionMs;
+    return this.db.transaction(function* (): Program<number[]> {
+      const seqs: number[] = [];
+      for (const event of events) seqs.push(yield* appendEvent(event, now, retentionMs));
+      return seqs;
+    });
+  }
+}

@@ -1,0 +1,74 @@
+import { parseCid } from "@atproto/lex-data";
+import { blocksToCarFile, BlockMap, concatBytesAsync, getRecords, writeCarStream, type CarBlock } from "@atproto/repo";
+import { AtriumError } from "../errors/atrium-error.ts";
+import type { RepoHead, RepoStore } from "../repo/repo-store.ts";
+
+/**
+ * What com.atproto.sync.* serves from the repositories: CAR files that @atproto/repo (or any atproto
+ * implementation) verifies on its own: the whole repository, a record's proof, blocks by CID (docs/decisions/0027).
+ */
+
+/** Blocks read per query while a repository is streamed. */
+const PAGE = 500;
+/** A record's proof is rebuilt on the new head when a concurrent commit removed a block of the old one. */
+const PROOF_ATTEMPTS = 3;
+
+export class SyncError extends AtriumError {
+  constructor(name: string, message: string, status = 400) {
+    super(name, message, { status, xrpcName: name });
+  }
+}
+
+/** The repository's head, or RepoNotFound (the lexicons' error for an unknown DID). */
+export async function headOf(store: RepoStore, did: string): Promise<RepoHead> {
+  const head = await store.head(did);
+  if (!head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
+  return head;
+}
+
+/**
+ * com.atproto.sync.getRepo: "Download a repository export as CAR file", rooted at the head; with `since`, only the
+ * blocks added after that revision ("Optionally only a 'diff' since a previous revision"). Read in pages of blocks
+ * as the stream is consumed, so memory stays bounded whatever the repository's size.
+ */
+export async function repositoryCar(store: RepoStore, did: string, since?: string): Promise<AsyncIterable<Uint8Array>> {
+  const head = await headOf(store, did);
+  return writeCarStream(parseCid(head.cid), pages(store, did, since));
+}
+
+async function* pages(store: RepoStore, did: string, since: string | undefined): AsyncGenerator<CarBlock> {
+  let afterCid = "";
+  for (;;) {
+    const page = await store.blockPage(did, { since, afterCid, limit: PAGE });
+    for (const block of page) yield { cid: parseCid(block.cid), bytes: block.bytes };
+    if (page.length < PAGE) return;
+    afterCid = page.at(-1)!.cid;
+  }
+}
+
+/**
+ * com.atproto.sync.getRecord: the commit, the MST nodes from the root to the record's key, and the record: proof of
+ * its presence, or of its absence when there is none (as the reference PDS answers, 200 with the proof).
+ */
+export async function recordProofCar(store: RepoStore, did: string, collection: string, rkey: string): Promise<Uint8Array> {
+  for (let attempt = 1; ; attempt++) {
+    const head = await headOf(store, did);
+    try {
+      return await concatBytesAsync(getRecords(store.blockstore(did), parseCid(head.cid), [{ collection, rkey }]));
+    } catch (error) {
+      const moved = (await store.head(did))?.cid !== head.cid;
+      if (!moved || attempt >= PROOF_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** com.atproto.sync.getBlocks: the blocks named, from this repository only; BlockNotFound names any missing. */
+export async function blocksCar(store: RepoStore, did: string, cids: readonly string[]): Promise<Uint8Array> {
+  await headOf(store, did);
+  const found = await store.getBlocks(did, cids);
+  const missing = cids.filter((cid) => !found.some((block) => block.cid === cid));
+  if (missing.length > 0) throw new SyncError("BlockNotFound", `Could not find blocks: ${missing.join(", ")}`);
+  const blocks = new BlockMap();
+  for (const block of found) blocks.set(parseCid(block.cid), block.bytes);
+  return blocksToCarFile(null, blocks);
+}

@@ -1,0 +1,110 @@
+import { isValidDid, isValidTid } from "@atproto/syntax";
+import { z } from "zod";
+import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identifiers.ts";
+import { blocksCar, headOf, recordProofCar, repositoryCar, SyncError } from "../../sync/repo-sync.ts";
+import { bytesAnswer, streamOf } from "../bytes-answer.ts";
+import type { XrpcMethods } from "../xrpc-method.ts";
+
+/**
+ * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027). Public, as on
+ * every PDS, and counted by the per-address /xrpc limit like every other method. Accounts here are never
+ * deactivated or taken down, so every repository is `active` (RepoDeactivated, RepoTakendown do not arise).
+ */
+const CAR = "application/vnd.ipld.car";
+
+const did = z.string().refine(isValidDid, "did must be a DID");
+const tid = z.string().refine(isValidTid, "must be a revision (TID)");
+const cid = z.string().refine((value) => parseCid(value) !== undefined, "must be a CID");
+const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
+
+const paramsOf = (params: URLSearchParams) => Object.fromEntries(params);
+
+export const syncMethods: XrpcMethods = {
+  /** "Download a repository export as CAR file", streamed; `since`: only blocks added after that revision. */
+  "com.atproto.sync.getRepo": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z.object({ did, since: tid.optional() }).parse(paramsOf(params));
+      return bytesAnswer(CAR, streamOf(await repositoryCar(services.repo, input.did, input.since)));
+    },
+  },
+
+  "com.atproto.sync.getLatestCommit": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z.object({ did }).parse(paramsOf(params));
+      const head = await headOf(services.repo, input.did);
+      return { cid: head.cid, rev: head.rev };
+    },
+  },
+
+  /** "Get data blocks needed to prove the existence or non-existence of record in the current version of repo." */
+  "com.atproto.sync.getRecord": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z
+        .object({ did, collection: z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid), rkey: z.string().refine(isRecordKey, "rkey must be a record key") })
+        .parse(paramsOf(params));
+      return bytesAnswer(CAR, await recordProofCar(services.repo, input.did, input.collection, input.rkey));
+    },
+  },
+
+  "com.atproto.sync.getBlocks": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z.object({ did, cids: z.array(cid).min(1).max(1000) }).parse({ did: params.get("did") ?? undefined, cids: params.getAll("cids") });
+      return bytesAnswer(CAR, await blocksCar(services.repo, input.did, input.cids));
+    },
+  },
+
+  /** A blob of the account's, with its stored media type; never rendered by a browser on this origin. */
+  "com.atproto.sync.getBlob": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z.object({ did, cid }).parse(paramsOf(params));
+      await headOf(services.repo, input.did);
+      const blob = await services.repo.getBlob(input.did, input.cid);
+      if (!blob) throw new SyncError("BlobNotFound", `Could not find blob: ${input.cid}`);
+      return bytesAnswer(blob.mimeType, blob.bytes, { "Content-Security-Policy": "default-src 'none'; sandbox", "Cache-Control": "public, max-age=300" });
+    },
+  },
+
+  "com.atproto.sync.listBlobs": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z.object({ did, since: tid.optional(), limit: limit(1000, 500), cursor: z.string().max(256).optional() }).parse(paramsOf(params));
+      await headOf(services.repo, input.did);
+      const cids = await services.repo.listBlobs(input.did, input);
+      return { cids, ...(cids.length === input.limit ? { cursor: cids.at(-1) } : {}) };
+    },
+  },
+
+  "com.atproto.sync.listRepos": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z.object({ limit: limit(1000, 500), cursor: z.string().max(2048).optional() }).parse(paramsOf(params));
+      const repos = await services.repo.listRepos(input);
+      return {
+        repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, active: true })),
+        ...(repos.length === input.limit ? { cursor: repos.at(-1)!.did } : {}),
+      };
+    },
+  },
+
+  "com.atproto.sync.getRepoStatus": {
+    type: "query",
+    auth: "none",
+    handler: async ({ services, params }) => {
+      const input = z.object({ did }).parse(paramsOf(params));
+      const head = await headOf(services.repo, input.did);
+      return { did: input.did, active: true, rev: head.rev };
+    },
+  },
+};

@@ -1,0 +1,58 @@
+import { BlockMap, blocksToCarFile, readCarWithRoot, verifyRepo, type VerifiedRepo } from "@atproto/repo";
+import { parseCid } from "@atproto/lex-data";
+import { accountKeypair, generateSigningKey } from "../../app/.server/accounts/signing-key.ts";
+import { sql, type Database } from "../../app/.server/db/sql.ts";
+import { RepoWriter } from "../../app/.server/repo/repo-writer.ts";
+import { SqlRepoStore } from "../../app/.server/stores/sql-repo-store.ts";
+import { rowOf } from "./databases.ts";
+import { insertAccount } from "./store-fixtures.ts";
+
+/**
+ * Repositories for the store and domain tests: an account with a real signing key and its first commit, the store
+ * and writer of one "process" (a handle on the database) with a clock the test moves, and the export of a
+ * repository as a CAR checked by @atproto/repo's own verification (never Atrium's).
+ */
+
+export const GRACE_MS = 60_000;
+export const RETENTION_MS = 72 * 3600_000;
+
+export type Clock = { now: number };
+
+export function repositoriesOn(db: Database, clock: Clock, settings = { blobGraceMs: GRACE_MS, eventRetentionMs: RETENTION_MS }) {
+  const store = new SqlRepoStore(db, settings);
+  const writer = new RepoWriter(store, (did) => signingKeyIn(db, did), () => clock.now);
+  return { store, writer };
+}
+
+async function signingKeyIn(db: Database, did: string): Promise<string | undefined> {
+  return (await rowOf<{ signingKey: string }>(db, sql`SELECT "signingKey" FROM "Account" WHERE "did" = ${did}`))?.signingKey;
+}
+
+/** Inserts an account with a fresh signing key and gives it its repository's first commit; its did:key. */
+export async function accountWithRepository(db: Database, did: string, clock: Clock): Promise<{ didKey: string; signingKey: string }> {
+  const signingKey = await generateSigningKey();
+  const account = await insertAccount(db, did, { signingKey });
+  await repositoriesOn(db, clock).writer.createRepository({ did, signingKey, handle: account.handle });
+  return { didKey: (await accountKeypair(signingKey)).did(), signingKey };
+}
+
+/** The whole repository as getRepo would send it: every block, rooted at the head. */
+export async function exportRepository(store: SqlRepoStore, did: string): Promise<Uint8Array> {
+  const head = await store.head(did);
+  if (!head) throw new Error(`${did} has no repository`);
+  const blocks = new BlockMap();
+  let afterCid = "";
+  for (;;) {
+    const page = await store.blockPage(did, { afterCid, limit: 500 });
+    if (page.length === 0) break;
+    for (const block of page) blocks.set(parseCid(block.cid), block.bytes);
+    afterCid = page.at(-1)!.cid;
+  }
+  return blocksToCarFile(parseCid(head.cid), blocks);
+}
+
+/** @atproto/repo's verification of a repository CAR: signature by `didKey`, every MST node and record present. */
+export async function verifiedRepository(car: Uint8Array, did: string, didKey: string): Promise<VerifiedRepo> {
+  const { root, blocks } = await readCarWithRoot(car);
+  return verifyRepo(blocks, root, did, didKey, { ensureLeaves: true });
+}
