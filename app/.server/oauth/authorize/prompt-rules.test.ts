@@ -150,6 +150,18 @@ describe("prompt=none (OIDC Core §3.1.2.6)", () => {
     expect(await errorOf(wider, [alice])).toBe("consent_required: The user must approve this request");
   });
 
+  it("an app the account allowed cannot confirm a guessed email with prompt=none: an email hints only on a shown screen", async () => {
+    await apps.remember(alice.account.did, CLIENT, SCOPE);
+    // The app holds no email permission: answering a code for the right email and login_required for a wrong one
+    // would tell it, one silent navigation per guess, which email is the account's.
+    for (const guess of ["alice@example.com", "ALICE@EXAMPLE.COM", "alice@example.org", "bob@example.com"]) {
+      expect(await errorOf(none(guess), [alice]), guess).toBe("login_required: The user must sign in");
+    }
+    expect(await errorOf(none("alice.test"), [alice])).toBe("code for alice.test");
+    // On the screen the person sees, an email still names the account.
+    expect(accountsThatMayAnswer([alice], request({ login_hint: "alice@example.com" }))).toEqual([alice]);
+  });
+
   it("several accounts that may answer, one of which allowed the client: account_selection_required; a hint picks one", async () => {
     await apps.remember(bob.account.did, CLIENT, SCOPE);
     expect(await errorOf(none(), [alice, bob])).toBe("account_selection_required: Several accounts are signed in; the user must choose one");

@@ -29,10 +29,14 @@ export type RememberedConsent = "never" | "narrower" | "covers";
 /** Remembered consent, as the rules ask for it (ConnectedApps.consentFor). */
 export type ConsentLookup = { consentFor(accountDid: string, clientId: string, scope: string): Promise<RememberedConsent> };
 
-/** Whether a login_hint (handle, email or DID, in any case, with or without "@") names this account. */
-export function hintNames(hint: string, account: BrowserAccount["account"]): boolean {
+/**
+ * Whether a login_hint (handle, email or DID, in any case, with or without "@") names this account. An email hints
+ * only where the person sees the screen: under prompt=none, an app allowed before (without the email permission)
+ * would otherwise learn, one silent navigation per guess, whether a guessed email is the account's.
+ */
+export function hintNames(hint: string, account: BrowserAccount["account"], options: { byEmail: boolean } = { byEmail: true }): boolean {
   const text = canonicalIdentifier(hint);
-  return text === account.handle || text === account.email || text === account.did;
+  return text === account.handle || text === account.did || (options.byEmail && text === account.email);
 }
 
 /**
@@ -48,7 +52,7 @@ export function accountsThatMayAnswer<A extends BrowserAccount>(accounts: readon
   return accounts.filter(
     (signedIn) =>
       (parameters.prompt !== "login" || signedIn.signedInAt.getTime() >= createdAt) &&
-      (parameters.login_hint === undefined || hintNames(parameters.login_hint, signedIn.account)),
+      (parameters.login_hint === undefined || hintNames(parameters.login_hint, signedIn.account, { byEmail: parameters.prompt !== "none" })),
   );
 }
 
