@@ -106,7 +106,7 @@ export class ClientManager {
       throw new InvalidRequestError("client_id is required");
     }
     if (isLoopbackClientId(clientId)) return { client: this.loopback(clientId) };
-    const validation = { allowPrivate: this.options.allowPrivate };
+    const validation = { allowPrivate: this.options.allowPrivate, issuer: this.options.issuer };
     assertFetchableClientId(clientId, validation);
 
     const now = this.now();

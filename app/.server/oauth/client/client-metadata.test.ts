@@ -50,6 +50,15 @@ beforeAll(async () => {
 });
 
 describe("validateClientMetadata", () => {
+  it("refuses a redirect_uri on this server's own origin, in any spelling of it (its answer would pass as a same-origin navigation)", () => {
+    const onIssuer = { allowPrivate: false, issuer: "https://pds.example.com" };
+    for (const uri of ["https://pds.example.com/account?lng=ja", "https://PDS.example.com:443/oauth/authorize", "https://pds.example.com/"]) {
+      const error = refusal(() => validateClientMetadata(CLIENT_ID, webClient({ redirect_uris: [uri] }), onIssuer));
+      expect(error.message, uri).toMatch(/must not be on this authorization server/);
+    }
+    expect(validateClientMetadata(CLIENT_ID, webClient({ redirect_uris: ["https://pds.example.com.evil.example/cb"] }), onIssuer).redirectUris).toHaveLength(1);
+  });
+
   it("accepts a valid web client and normalises it", () => {
     const client = validateClientMetadata(CLIENT_ID, webClient(), strict);
     expect(client).toMatchObject({

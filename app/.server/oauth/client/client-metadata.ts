@@ -27,7 +27,8 @@ export type OAuthClient = {
   jwksUri?: string;
 };
 
-export type ValidationOptions = { allowPrivate: boolean };
+/** `issuer`: this server's origin, where no client may redirect (checkRedirectUri). */
+export type ValidationOptions = { allowPrivate: boolean; issuer?: string };
 
 /**
  * Bounds on what a client document may declare. Real clients declare one to
@@ -149,6 +150,10 @@ function checkRedirectUri(
 ): void {
   const url = new URL(uri);
   if (url.hash) fail(`redirect_uri ${uri} must not contain a fragment`);
+  // No client's answer belongs on this server's own pages: one that landed there would arrive as a same-origin
+  // navigation from the screen (Allow, Deny), which this server takes as the person's own doing (the language
+  // cookie's same-origin rule, docs/decisions/0024).
+  if (options.issuer && url.origin === new URL(options.issuer).origin) fail(`redirect_uri ${uri} must not be on this authorization server`);
   if (url.protocol === "https:") return;
   if (url.protocol === "http:") {
     // RFC 8252 §7.3: native apps may use loopback IP literals (never "localhost").
