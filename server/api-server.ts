@@ -101,12 +101,6 @@ const TOO_LATE_ERROR = new AtriumError("temporarily_unavailable", TOO_LATE.messa
   retryAfterSeconds: Number(TOO_LATE.retryAfterSeconds),
 });
 
-/*
- * Per-request code here creates no closures: functions and methods are
- * defined once (tsx, which runs this file, wraps every closure it creates at
- * run time to keep its name, a measurable cost on the hot path).
- */
-
 function answerTooLate(_res: ServerResponse, request: NodeApiRequest): void {
   send(request, errorAnswerIn(request.route.errorShape, TOO_LATE_ERROR));
 }
