@@ -76,7 +76,8 @@ export async function spawnServer(options: {
     return exit;
   };
   const issuer = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), 30_000);
+    // A safety net against a server that hangs, not a speed check: generous, for a machine under heavy load.
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), 180_000);
     void exit.then(({ code, signal }) => {
       clearTimeout(timer);
       reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`));

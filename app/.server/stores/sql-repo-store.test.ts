@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, execute } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, raceOn } from "../../../tests/helpers/databases.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql } from "../db/sql.ts";
 import type { RecordWrite } from "../repo/repo-store.ts";
@@ -93,7 +93,7 @@ describe.each(ENGINES)("SqlRepoStore on %s", (engine) => {
     expect(await store.getPreferences(BOB)).toEqual([]);
   });
 
-  it("RACE: 20 creates of one key at once from four processes: one record, the others told it exists", async () => {
+  it(`RACE: 20 creates of one key ${raceOn(engine, 4)}: one record, the others told it exists`, async () => {
     const stores = shared.others(4).map((db) => new SqlRepoStore(db, GRACE));
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.applyWrites(ALICE, [create("contested", `try ${i}`)], NOW)));
     expect(results.filter((conflict) => conflict === undefined)).toHaveLength(1);
@@ -101,7 +101,7 @@ describe.each(ENGINES)("SqlRepoStore on %s", (engine) => {
     expect(await countRows(shared.db, "Record")).toBe(1);
   });
 
-  it("RACE: 20 compare-and-swaps over one version at once from four processes: exactly one applies", async () => {
+  it(`RACE: 20 compare-and-swaps over one version ${raceOn(engine, 4)}: exactly one applies`, async () => {
     await store.applyWrites(ALICE, [create("contested", "v0")], NOW);
     const stores = shared.others(4).map((db) => new SqlRepoStore(db, GRACE));
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.applyWrites(ALICE, [put("contested", `v${i + 1}`, "cid-contested-v0")], NOW + 1)));
