@@ -3,7 +3,7 @@ import reactHooks from "eslint-plugin-react-hooks";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["build/**", "node_modules/**", "app/.server/generated/**", ".cache/**", "test-results/**", "bench/results/**"] },
+  { ignores: ["build/**", "node_modules/**", ".cache/**", "test-results/**", "bench/results/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

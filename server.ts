@@ -1,4 +1,5 @@
 import cluster from "node:cluster";
+import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { Logger as PinoLogger } from "pino";
 import path from "node:path";
@@ -47,19 +48,22 @@ import {
  * own listener (docs/decisions/0014).
  */
 
+/**
+ * Production runs the build of this file, build/server/server.js (npm start: `node build/server/server.js`), beside
+ * the other two entries of the same Vite build: the Remix routes (index.js) and the runtime (runtime.js: the services
+ * and the API route table). They share their modules, so there is one copy of each class and each service
+ * (docs/decisions/0013, 0025b). Development (`tsx server.ts --dev`) asks Vite for the routes and the runtime, and for
+ * the routes again on every request (hot reload); the services are made once either way.
+ */
 const here = path.dirname(fileURLToPath(import.meta.url));
+const CLIENT_BUILD = path.join(here, "..", "client");
 
 type Runtime = typeof ServerRuntime;
 
-/**
- * The server build: the Remix routes (index.js) and the runtime (runtime.js: the services and the API route table),
- * two entries of one Vite build that share their modules, so there is one copy of each class and each service
- * (docs/decisions/0013). Development asks Vite for both, and for the routes again on every request (hot reload);
- * the services are made once either way.
- */
 async function loadBuild(dev: boolean) {
   if (!dev) {
-    const load = async <T>(file: string) => (await import(pathToFileURL(path.join(here, "build", "server", file)).href)) as T;
+    if (!existsSync(path.join(here, "runtime.js"))) throw new Error("server.ts runs from source only in development (--dev); production runs the build: npm start");
+    const load = async <T>(file: string) => (await import(pathToFileURL(path.join(here, file)).href)) as T;
     const build = await load<ServerBuild>("index.js");
     return { build: async () => build, routes: build.routes, runtime: await load<Runtime>("runtime.js"), vite: undefined };
   }
@@ -116,9 +120,9 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   if (vite) {
     app.use(vite.middlewares);
   } else {
-    app.use("/assets", express.static(path.join(here, "build", "client", "assets"), { immutable: true, maxAge: "1y", setHeaders: labelStatic }));
+    app.use("/assets", express.static(path.join(CLIENT_BUILD, "assets"), { immutable: true, maxAge: "1y", setHeaders: labelStatic }));
     // Other public files (favicon and the like).
-    app.use(express.static(path.join(here, "build", "client"), { maxAge: "1h", index: false, setHeaders: labelStatic }));
+    app.use(express.static(CLIENT_BUILD, { maxAge: "1h", index: false, setHeaders: labelStatic }));
   }
   // After the static files: only what Remix answers counts.
   app.use(screenRoute(screenRouteMatcher(screenRoutes)));

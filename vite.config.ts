@@ -10,15 +10,18 @@ declare module "@remix-run/node" {
 }
 
 /**
- * The server runtime (app/.server/runtime.ts: services, the API route table) is a second entry of the same server
- * build as the Remix routes, written as build/server/runtime.js. One build means one copy of every server module:
- * the entry (server.ts) creates the services once and hands them to both the API handler and Remix, and both see the
- * same classes (docs/decisions/0013).
+ * The whole server is one Vite SSR build, run by plain `node` in production (docs/decisions/0013, 0025b). Beside the
+ * Remix routes (index.js), two more entries: the runtime (app/.server/runtime.ts: services, the API route table) as
+ * build/server/runtime.js, and the entry itself (server.ts, with server/) as build/server/server.js. Rollup puts every
+ * module that several entries use in a shared chunk, so there is one copy of every server module: the entry creates
+ * the services once and hands them to both the API handler and Remix, and all of them see the same classes.
  */
-function serverRuntimeEntry(): Plugin {
+const SERVER_ENTRIES: Record<string, string> = { runtime: "app/.server/runtime.ts", server: "server.ts" };
+
+function serverEntries(): Plugin {
   let ssr = false;
   return {
-    name: "atrium-server-runtime-entry",
+    name: "atrium-server-entries",
     apply: "build",
     configResolved(config) {
       ssr = Boolean(config.build.ssr);
@@ -26,19 +29,23 @@ function serverRuntimeEntry(): Plugin {
     options(options) {
       if (!ssr) return null;
       const input = typeof options.input === "string" ? { index: options.input } : options.input;
-      return { ...options, input: { ...(input as Record<string, string>), runtime: path.resolve("app/.server/runtime.ts") } };
+      const entries = Object.fromEntries(Object.entries(SERVER_ENTRIES).map(([name, file]) => [name, path.resolve(file)]));
+      return { ...options, input: { ...(input as Record<string, string>), ...entries } };
     },
     outputOptions(output) {
       if (!ssr) return null;
       const remixEntry = output.entryFileNames;
-      return { ...output, entryFileNames: (chunk) => (chunk.name === "runtime" ? "runtime.js" : typeof remixEntry === "function" ? remixEntry(chunk) : (remixEntry ?? "index.js")) };
+      return {
+        ...output,
+        entryFileNames: (chunk) => (chunk.name in SERVER_ENTRIES ? `${chunk.name}.js` : typeof remixEntry === "function" ? remixEntry(chunk) : (remixEntry ?? "index.js")),
+      };
     },
   };
 }
 
 export default defineConfig({
   plugins: [
-    serverRuntimeEntry(),
+    serverEntries(),
     tailwindcss(),
     remix({
       future: {

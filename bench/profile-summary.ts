@@ -1,6 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { SourceMap } from "node:module";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -8,21 +7,21 @@ import { fileURLToPath, pathToFileURL } from "node:url";
  * Sums the self time (and inclusive time) of a V8 .cpuprofile by function,
  * restricted to the load window written next to it by `bench/run.ts
  * --profile` (so start-up and shutdown are left out). Positions in the
- * server bundle (build/server/index.js) are mapped back to app/ sources
- * through the copy of its source map the profile run saved; files tsx
- * loaded (server.ts and its direct imports) through tsx's transform cache.
+ * server build (build/server/: the entry, its chunks, the routes) are mapped
+ * back to their sources through the copies of its source maps the profile
+ * run saved.
  *
  *   npx tsx bench/profile-summary.ts /tmp/prof/getSession.cpuprofile [--top 15]
  */
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const BUNDLE = path.join(ROOT, "build", "server", "index.js");
+const SERVER_BUILD = path.join(ROOT, "build", "server");
 
 type CallFrame = { functionName: string; url: string; lineNumber: number; columnNumber: number };
 type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
 type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] };
-/** The load window on the monotonic clock (µs) and the source map of the bundle the server ran. */
-export type ProfileWindow = { startMicros: number; endMicros: number; requests: number; bundleMap?: string };
+/** The load window on the monotonic clock (µs), and a folder with the source maps of the build the server ran (paths as under build/server). */
+export type ProfileWindow = { startMicros: number; endMicros: number; requests: number; bundleMaps?: string };
 
 type Row = { functionName: string; location: string; bucket: string; self: number; total: number };
 type Located = { location: string; bucket: string };
@@ -41,49 +40,12 @@ function loadMap(mapFile: string): SourceMap | null {
   return existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, "utf8"))) : null;
 }
 
-/**
- * tsx runs esbuild output with whitespace minified, so V8's positions are in
- * that output. tsx keeps each transform ({code, map}) in its cache folder;
- * the right version of a file is the one whose code has, just before each
- * profiled function's position, that function's name.
- */
-function tsxMapFor(file: string, frames: CallFrame[]): SourceMap | null {
-  const cacheDir = path.join(os.tmpdir(), `tsx-${os.userInfo().uid}`);
-  if (!existsSync(cacheDir)) return null;
-  const named = frames.filter((frame) => frame.functionName && !frame.functionName.startsWith("("));
-  let best: { score: number; mtime: number; map: SourceMap } | undefined;
-  for (const entry of readdirSync(cacheDir)) {
-    const full = path.join(cacheDir, entry);
-    let cached: { code?: string; map?: { sources?: string[] } };
-    try {
-      const text = readFileSync(full, "utf8");
-      if (!text.includes(JSON.stringify(file))) continue;
-      cached = JSON.parse(text) as typeof cached;
-    } catch {
-      continue;
-    }
-    if (!cached.code || !cached.map?.sources?.includes(file)) continue;
-    const lines = cached.code.split("\n");
-    const score = named.filter((frame) => (lines[frame.lineNumber] ?? "").slice(0, frame.columnNumber).trimEnd().endsWith(frame.functionName)).length;
-    const mtime = statSync(full).mtimeMs;
-    if (!best || score > best.score || (score === best.score && mtime > best.mtime)) {
-      best = { score, mtime, map: new SourceMap(cached.map as ConstructorParameters<typeof SourceMap>[0]) };
-    }
-  }
-  return best && best.score > 0 ? best.map : null;
-}
-
 /** `file:line` (1-based, relative to the project) of a frame, through a source map when there is one. */
-function makeLocator(profile: CpuProfile, bundleMap: string | undefined): (frame: CallFrame) => Located {
+function makeLocator(bundleMaps: string | undefined): (frame: CallFrame) => Located {
   const maps = new Map<string, SourceMap | null>();
+  const inBuild = (file: string) => !path.relative(SERVER_BUILD, file).startsWith("..");
   const mapOf = (file: string): SourceMap | null => {
-    if (!maps.has(file)) {
-      if (file === BUNDLE) maps.set(file, loadMap(bundleMap ?? `${BUNDLE}.map`));
-      else if (/\.tsx?$/.test(file)) {
-        const url = pathToFileURL(file).href;
-        maps.set(file, tsxMapFor(file, profile.nodes.map((node) => node.callFrame).filter((frame) => frame.url === url)));
-      } else maps.set(file, null);
-    }
+    if (!maps.has(file)) maps.set(file, inBuild(file) ? loadMap(`${path.join(bundleMaps ?? SERVER_BUILD, path.relative(SERVER_BUILD, file))}.map`) : null);
     return maps.get(file) ?? null;
   };
   return (frame) => {
@@ -101,7 +63,7 @@ function makeLocator(profile: CpuProfile, bundleMap: string | undefined): (frame
       }
     }
     const relative = path.isAbsolute(file) ? path.relative(ROOT, file) : file;
-    const unmapped = file === BUNDLE || /\.tsx?$/.test(file) ? ` (col ${columnNumber + 1}, unmapped)` : "";
+    const unmapped = path.isAbsolute(file) && inBuild(file) ? ` (col ${columnNumber + 1}, unmapped)` : "";
     return { location: `${relative}:${lineNumber + 1}${unmapped}`, bucket: bucketOf(relative) };
   };
 }
@@ -111,7 +73,7 @@ export function summarize(profilePath: string, options: { top?: number; window?:
   const windowPath = profilePath.replace(/\.cpuprofile$/, ".window.json");
   const window = options.window ?? (existsSync(windowPath) ? (JSON.parse(readFileSync(windowPath, "utf8")) as ProfileWindow) : undefined);
   const top = options.top ?? 15;
-  const locate = makeLocator(profile, window?.bundleMap);
+  const locate = makeLocator(window?.bundleMaps);
 
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();

@@ -450,13 +450,18 @@ async function profile(dir: string, requests: number, engine: Engine): Promise<v
 
 async function profileOn(dir: string, requests: number, engine: Engine, postgres?: BenchPostgres): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  // The bundle again, with a source map, so that the summary can name app/ files; the map is copied because
+  // The build again, with source maps, so that the summary can name the source files; the maps are copied because
   // anything else that builds (npm test) replaces build/.
-  const bundle = path.join(ROOT, "build", "server", "index.js");
-  console.log("Building the server bundle with a source map (remix vite:build --sourcemapServer)…");
+  const serverBuild = path.join(ROOT, "build", "server");
+  const bundle = path.join(serverBuild, "server.js");
+  console.log("Building the server with source maps (remix vite:build --sourcemapServer)…");
   execFileSync(path.join(ROOT, "node_modules", ".bin", "remix"), ["vite:build", "--sourcemapServer"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
-  const bundleMap = path.join(dir, "bundle.index.js.map");
-  copyFileSync(`${bundle}.map`, bundleMap);
+  const bundleMaps = path.join(dir, "bundle-maps");
+  rmSync(bundleMaps, { recursive: true, force: true });
+  for (const file of readdirSync(serverBuild, { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".js.map"))) {
+    mkdirSync(path.dirname(path.join(bundleMaps, file)), { recursive: true });
+    copyFileSync(path.join(serverBuild, file), path.join(bundleMaps, file));
+  }
   const bundleHash = sha256File(bundle);
   const plans: { name: string; make: (driver: Driver) => Promise<BenchCase> }[] = [
     { name: "getSession", make: async (driver) => getSessionCase(driver, (await driver.obtainTokens()).access_token) },
@@ -464,13 +469,13 @@ async function profileOn(dir: string, requests: number, engine: Engine, postgres
   ];
   const prefix = engine === "sqlite" ? "" : `${engine}-`;
   for (const plan of plans) {
-    // No --cpu-prof-name: tsx's module-hooks worker thread writes a profile too, and must not overwrite the main thread's.
+    // No --cpu-prof-name: the file name tells the main thread's profile from any worker thread's.
     const caseDir = path.join(dir, `${prefix}${plan.name}`);
     rmSync(caseDir, { recursive: true, force: true });
     const flags = ["--cpu-prof", `--cpu-prof-dir=${caseDir}`, "--cpu-prof-interval=200"];
     const databaseUrl = postgres ? await postgres.createDatabase(`atrium_profile_${plan.name.toLowerCase()}`) : undefined;
     const window = await withServer({ nodeFlags: flags, databaseUrl }, async (driver): Promise<ProfileWindow> => {
-      if (sha256File(bundle) !== bundleHash) console.warn("  warning: build/server/index.js changed while profiling started; app/ locations may be off");
+      if (sha256File(bundle) !== bundleHash) console.warn("  warning: build/server/ changed while profiling started; source locations may be off");
       const benchCase = await plan.make(driver);
       const counters: Counters = { requests: 0, retries: 0 };
       for (const item of await benchCase.prepare(2000)) await timedRequest(driver, benchCase, item, 0, counters);
@@ -482,7 +487,7 @@ async function profileOn(dir: string, requests: number, engine: Engine, postgres
       }
       const endMicros = Number(process.hrtime.bigint() / 1000n);
       console.log(`  ${prefix}${plan.name}: ${counters.requests} requests profiled in ${((endMicros - startMicros) / 1e6).toFixed(1)} s`);
-      return { startMicros, endMicros, requests: counters.requests, bundleMap };
+      return { startMicros, endMicros, requests: counters.requests, bundleMaps };
     });
     // Profiles are written when the server exits (SIGTERM → process.exit), i.e. by now; the main thread's is CPU.<date>.<time>.<pid>.0.<seq>.
     const main = readdirSync(caseDir).find((file) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(file));

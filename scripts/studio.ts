@@ -7,7 +7,7 @@
  * the database itself and runs offline on Node 20: better-sqlite3 for SQLite,
  * its own postgres client for PostgreSQL. Prisma 7 lives in a package of its
  * own, tools/prisma-studio, so that its `prisma` command never takes the place
- * of Prisma 6.19's, which generates the client and diffs the migrations
+ * of Prisma 6.19's, which diffs the migrations
  * (docs/decisions/0016-prisma-studio-7.md). It listens on 127.0.0.1 only.
  */
 import { spawn } from "node:child_process";

@@ -10,7 +10,6 @@ import { limitBucketOf } from "../app/.server/http/forwarded-address.ts";
 import type { Metrics } from "../app/.server/observability/metrics.ts";
 import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
 import type { RateLimitResult, RequestLimiter } from "../app/.server/security/request-limiter.ts";
-import type { Awaitable } from "../app/.server/db/sql.ts";
 import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
 import { CORS_HEADERS, HARDENING_HEADERS, preflightHeaders } from "./security-headers.ts";
@@ -48,12 +47,20 @@ export function createApiServer({ config, limiter, recorder, metrics, report }: 
   const perMinute = { par: config.rateLimits.parPerMinute, token: config.rateLimits.tokenPerMinute, xrpc: config.rateLimits.xrpcPerMinute };
   const context: ApiContext = { issuer: config.issuer, recorder, report, requestTimeoutMs: config.requestTimeoutMs, trustProxy: config.trustProxy };
 
-  /** Per-address limits: 429 with Retry-After, or undefined when the request may go on. */
-  const checkLimit = (req: IncomingMessage, route: ApiRoute): Awaitable<ApiResponse | undefined> => {
-    if (!route.limit) return undefined;
-    const result = limiter.hit(`requests:${route.limit}:${limitBucketOf(clientAddress(req, config.trustProxy))}`, perMinute[route.limit], 60_000);
-    // The limiter answers at once unless the database must decide (near the limit, on PostgreSQL).
-    return result instanceof Promise ? result.then((settled) => limitAnswer(route, settled)) : limitAnswer(route, result);
+  /**
+   * Per-address limits, then the request: counted in memory and admitted at once while the address is well below its
+   * limit; otherwise the database decides first (near the limit, or a new window), and a refusal is 429 with
+   * Retry-After.
+   */
+  const limitThenAdmit = (req: IncomingMessage, request: NodeApiRequest, route: ApiRoute): void => {
+    if (!route.limit) return admit(request, undefined);
+    const key = `requests:${route.limit}:${limitBucketOf(clientAddress(req, config.trustProxy))}`;
+    const counted = limiter.countInMemory(key, perMinute[route.limit]);
+    if (counted) return admit(request, limitAnswer(route, counted));
+    void limiter.decide(key, perMinute[route.limit], 60_000).then(
+      (result) => admit(request, limitAnswer(route, result)),
+      (error: unknown) => send(request, serverError(request, error)),
+    );
   };
 
   const limitAnswer = (route: ApiRoute, result: RateLimitResult): ApiResponse | undefined => {
@@ -74,9 +81,7 @@ export function createApiServer({ config, limiter, recorder, metrics, report }: 
       const error = new AtriumError("invalid_request", `Method not allowed; use ${allow}`, { status: 405, xrpcName: "InvalidRequest" });
       return send(request, errorAnswerIn(route.errorShape, error, { Allow: allow }));
     }
-    const limited = checkLimit(req, route);
-    if (limited instanceof Promise) void limited.then((answer) => admit(request, answer), (error: unknown) => send(request, serverError(request, error)));
-    else admit(request, limited);
+    limitThenAdmit(req, request, route);
   };
 }
 
@@ -100,12 +105,6 @@ const TOO_LATE_ERROR = new AtriumError("temporarily_unavailable", TOO_LATE.messa
   xrpcName: "InternalServerError",
   retryAfterSeconds: Number(TOO_LATE.retryAfterSeconds),
 });
-
-/*
- * Per-request code here creates no closures: functions and methods are
- * defined once (tsx, which runs this file, wraps every closure it creates at
- * run time to keep its name, a measurable cost on the hot path).
- */
 
 function answerTooLate(_res: ServerResponse, request: NodeApiRequest): void {
   send(request, errorAnswerIn(request.route.errorShape, TOO_LATE_ERROR));

@@ -183,12 +183,13 @@ export function screenRequestLimit(config: Config, limiter: RequestLimiter, metr
     void sendEntryPage(config, req, res, 429, (t) => ({ title: t("common:entry.tooManyRequests.title"), message: t("common:entry.tooManyRequests.message", { count }) }), headers);
   };
   return (req: Request, res: Response, next: NextFunction) => {
-    const result = limiter.hit(`requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`, config.rateLimits.screenPerMinute, 60_000);
-    // The limiter answers at once unless the database must decide (near the limit, on PostgreSQL).
+    const key = `requests:screen:${limitBucketOf(clientAddress(req, config.trustProxy))}`;
+    // Counted in memory while the address is well below its limit; otherwise the database decides.
+    const counted = limiter.countInMemory(key, config.rateLimits.screenPerMinute);
+    if (counted) return answer(req, res, next, counted);
     // Nothing listens to the body yet (server.ts puts bodyLimit after this), so it waits, unread, while the
     // database decides.
-    if (result instanceof Promise) result.then((settled) => answer(req, res, next, settled), next);
-    else answer(req, res, next, result);
+    limiter.decide(key, config.rateLimits.screenPerMinute, 60_000).then((settled) => answer(req, res, next, settled), next);
   };
 }
 

@@ -12,8 +12,6 @@ export const TOO_LATE = { message: "The server took too long to answer", retryAf
 /**
  * Calls `answer(res, ...args)` after `timeoutMs` unless the response has
  * started by then. The caller clears the returned timer once it answered.
- * (`answer` and its arguments are passed, not closed over: the API entry
- * creates no closure per request.)
  */
 export function armResponseTimer<A extends unknown[]>(timeoutMs: number, res: ServerResponse, answer: (res: ServerResponse, ...args: A) => void, ...args: A): NodeJS.Timeout {
   return setTimeout(answerIfSilent<A>, timeoutMs, res, answer, args);

@@ -9,6 +9,7 @@ import { SmtpMailer } from "./email/mailer.ts";
 import { SqlRecoveryStore } from "./stores/sql-recovery-store.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
+import { SqlLimitStore } from "./stores/sql-limit-store.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
@@ -136,7 +137,7 @@ export async function createServices(config: Config, observability: { log?: Logg
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
   const mailer = config.email ? new SmtpMailer(config.email.smtpUrl, config.email.from) : undefined;
-  const limiter = new RequestLimiter(db, { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
+  const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
 
   return {
     config,
@@ -150,7 +151,7 @@ export async function createServices(config: Config, observability: { log?: Logg
     /** Per-address request limits of the entry (server.ts), shared by every process on the database. */
     limiter,
     /** Throws when the database does not answer (GET /xrpc/_health). */
-    checkDatabase: () => db.ping(),
+    checkDatabase: async () => db.ping(),
     cookieSecret,
     nonces,
     dpop,

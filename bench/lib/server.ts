@@ -6,7 +6,7 @@ import { childTreeCpuTicks, processTreeCpuTicks } from "./cpu.ts";
 
 /**
  * Starts the built server as a child process (exactly as in production:
- * `node --import tsx server.ts`) on a free loopback port, and stops it with
+ * `node build/server/server.js`) on a free loopback port, and stops it with
  * SIGTERM. On SQLite with a fresh file in a temporary folder; on PostgreSQL on
  * the database `databaseUrl` names (the server migrates it as it starts).
  * `workers` > 1 runs that many server processes (ATRIUM_WORKERS) under a

@@ -14,9 +14,9 @@ export const POSTGRES_SCHEMA_PATH = path.join(ROOT, "prisma", "postgresql", "sch
 
 const HEADER = `// GENERATED FILE: do not edit. Derived from prisma/schema.prisma by scripts/derive-postgres-schema.ts
 // (\`npm run migration:new\` rewrites it; a test fails when it is stale). It is that schema with the datasource's
-// provider set to "postgresql" and without the generator (the client is generated from prisma/schema.prisma). It
-// exists to diff the PostgreSQL migrations in prisma/postgresql/migrations/. DateTime columns are TIMESTAMP(3) there,
-// holding UTC. See docs/decisions/0015-postgresql-migrations.md.
+// provider set to "postgresql" and without any generator block. It exists to diff the PostgreSQL migrations in
+// prisma/postgresql/migrations/. DateTime columns are TIMESTAMP(3) there, holding UTC.
+// See docs/decisions/0015-postgresql-migrations.md.
 
 `;
 

@@ -4,10 +4,14 @@ import path from "node:path";
 import { promisify } from "node:util";
 
 /**
- * Starts the built server as production runs it (`node --import tsx
- * server.ts`) in a child process and waits for its "listening" line. Shared
- * by the integration tests and the benchmarks.
+ * Starts the built server as production runs it (`node
+ * build/server/server.js`, what `npm start` runs after the build) in a child
+ * process and waits for its "listening" line. Shared by the integration tests
+ * and the benchmarks; `npm test` and `npm run bench` build first.
  */
+
+/** The entry of the server build (vite.config.ts, docs/decisions/0025b). */
+export const SERVER_ENTRY = path.join("build", "server", "server.js");
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
@@ -44,7 +48,7 @@ export async function spawnServer(options: {
   nodeFlags?: string[];
   onOutput?: (text: string) => void;
 }): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), "--import", "tsx", "server.ts"], {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), SERVER_ENTRY], {
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
@@ -72,7 +76,8 @@ export async function spawnServer(options: {
     return exit;
   };
   const issuer = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), 30_000);
+    // A safety net against a server that hangs, not a speed check: generous, for a machine under heavy load.
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output}`)), 180_000);
     void exit.then(({ code, signal }) => {
       clearTimeout(timer);
       reject(new Error(`server exited (${code ?? signal}) before listening:\n${output}`));

@@ -127,7 +127,7 @@ function englishLeaks(text: string, language: Language, keys: Parameters<Transla
   return keys.map((key) => en(key as never) as string).filter((sentence) => text.includes(sentence));
 }
 
-describe("every screen in every language", { timeout: 90_000 }, () => {
+describe("every screen in every language", () => {
   for (const language of LANGUAGES) {
     it(`${LANGUAGE_NAMES[language]} (${language}): consent, sign-in, account and error screens`, async () => {
       const t = translatorFor(language);

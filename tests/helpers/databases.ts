@@ -23,6 +23,16 @@ import { createTestDatabase, dropTestDatabase } from "./postgres.ts";
 export const ENGINES = ["sqlite", "postgresql"] as const;
 export type Engine = (typeof ENGINES)[number];
 
+/**
+ * How a contract suite's race runs on `engine`, for the test's name. On PostgreSQL the calls run at once, each store on
+ * its own pool, as separate processes would. On SQLite each call runs synchronously to its end, so calls made "at
+ * once" on separate connections of one process run one after another; the races between processes on one SQLite
+ * file are in tests/integration (three-processes.test.ts, workers.test.ts, concurrency-faults.test.ts).
+ */
+export function raceOn(engine: Engine, connections: number): string {
+  return engine === "postgresql" ? `at once on ${connections} connections` : `on ${connections} connections, one after another (SQLite runs each call to its end)`;
+}
+
 export type TestDatabase = {
   engine: Engine;
   /** The database the store under test uses. */

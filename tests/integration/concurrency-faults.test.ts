@@ -177,10 +177,13 @@ describe("(b) SIGKILL under load, then a restart on the same database and port",
   });
   afterAll(() => server?.stop());
 
-  it("keeps every acknowledged token usable and leaves no half-written grant", { timeout: 90_000 }, async () => {
+  it("keeps every acknowledged token usable and leaves no half-written grant", async () => {
     const sessions = await manyGrants(server.issuer, 6);
     const workers: Worker[] = sessions.map((session) => ({ session, issued: [session.tokens], refreshInDoubt: false, refreshes: 0, reads: 0 }));
     let stop = false;
+    // The kill comes once every worker has completed a few refreshes (a count, not a time: a loaded machine is slower).
+    let loaded!: () => void;
+    const underLoad = new Promise<void>((resolve) => (loaded = resolve));
 
     const run = async (worker: Worker) => {
       while (!stop) {
@@ -192,6 +195,7 @@ describe("(b) SIGKILL under load, then a restart on the same database and port",
           if (refreshed.status !== 200) throw new Error(`refresh answered ${refreshed.status} ${JSON.stringify(refreshed.body)}`);
           worker.issued.push(refreshed.body);
           worker.refreshes++;
+          if (workers.every((each) => each.refreshes >= 3)) loaded();
           const read = await worker.session.client.xrpc(refreshed.body.access_token, "com.atproto.server.getSession");
           if (read.status !== 200) throw new Error(`getSession answered ${read.status} ${JSON.stringify(read.body)}`);
           worker.reads++;
@@ -202,17 +206,14 @@ describe("(b) SIGKILL under load, then a restart on the same database and port",
       }
     };
 
-    const started = performance.now();
     const running = Promise.all(workers.map(run));
-    // Kill in the middle of a bounded (2 s) run.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // A worker that failed before the kill ends the wait too; the assertions below then say what it met.
+    await Promise.race([underLoad, running]);
     server.signal("SIGKILL");
     const exit = await server.exited();
     stop = true;
     await running;
-    const elapsed = performance.now() - started;
     expect(exit.signal).toBe("SIGKILL");
-    expect(elapsed).toBeLessThan(5_000);
 
     const summary = workers.map((w) => ({ refreshes: w.refreshes, reads: w.reads, inDoubt: w.refreshInDoubt, stoppedBy: w.stoppedBy }));
     console.log("SIGKILL run:", JSON.stringify(summary));
@@ -278,13 +279,16 @@ describe("(c) SIGTERM drains in-flight requests", () => {
   let hostOrigin: string;
   let metadataRequested: () => void;
   const requested = new Promise<void>((resolve) => (metadataRequested = resolve));
+  // The client document is held back until the test lets it go: the PAR is in flight for as long as the test needs.
+  let releaseMetadata!: () => void;
+  const released = new Promise<void>((resolve) => (releaseMetadata = resolve));
 
   beforeAll(async () => {
     server = await startProcessServer(NO_REQUEST_LIMITS);
     host = http.createServer((req, res) => {
       const clientId = `${hostOrigin}/slow-client.json`;
       metadataRequested();
-      setTimeout(() => {
+      void released.then(() => {
         res.writeHead(200, { "Content-Type": "application/json" }).end(
           JSON.stringify({
             client_id: clientId,
@@ -298,7 +302,7 @@ describe("(c) SIGTERM drains in-flight requests", () => {
             token_endpoint_auth_method: "none",
           }),
         );
-      }, 1_500);
+      });
       void req;
     });
     await new Promise<void>((resolve) => host.listen(0, "127.0.0.1", () => resolve()));
@@ -310,7 +314,7 @@ describe("(c) SIGTERM drains in-flight requests", () => {
     await server?.stop();
   });
 
-  it("finishes the in-flight PAR with its normal 201, refuses new connections, then exits with 0", { timeout: 30_000 }, async () => {
+  it("finishes the in-flight PAR with its normal 201, refuses new connections, then exits with 0", async () => {
     const client = new DpopClient(server.issuer, await generateDpopKey(), `${hostOrigin}/slow-client.json`);
     // Prime the nonce (this request fails validation before the client document is fetched).
     await client.pushAuthorizationRequest({});
@@ -329,7 +333,15 @@ describe("(c) SIGTERM drains in-flight requests", () => {
         return result;
       });
     await requested; // the server is now waiting on the slow metadata host
-    const signalledAt = performance.now();
+    // The server logs "SIGTERM received" in the same step as it closes its listening socket.
+    const stopping = new Promise<void>((resolve) => {
+      const check = () => {
+        if (!server.output().includes("SIGTERM received")) return;
+        server.child.stdout?.off("data", check);
+        resolve();
+      };
+      server.child.stdout?.on("data", check);
+    });
     server.signal("SIGTERM");
     let exitedAt = 0;
     const exit = server.exited().then((value) => {
@@ -338,7 +350,7 @@ describe("(c) SIGTERM drains in-flight requests", () => {
     });
 
     // A new connection after SIGTERM is refused (the listening socket is closed at once).
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await stopping;
     const connect = await new Promise<string>((resolve) => {
       const socket = net.connect(server.port, "127.0.0.1");
       socket.once("connect", () => {
@@ -349,6 +361,7 @@ describe("(c) SIGTERM drains in-flight requests", () => {
     });
     expect(connect).toBe("ECONNREFUSED");
     expect(answeredAt, "the in-flight request was still pending when the new connection was tried").toBe(0);
+    releaseMetadata();
 
     const result = await inFlight;
     expect({ status: result.status, hasRequestUri: typeof (result.body as { request_uri?: unknown }).request_uri === "string" }).toEqual({
@@ -357,12 +370,12 @@ describe("(c) SIGTERM drains in-flight requests", () => {
     });
     const { code, signal } = await exit;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
-    expect(answeredAt - signalledAt).toBeGreaterThan(1_000);
     // Exit follows the drain, not the 10 s safety timer nor the 5 s keep-alive timeout: the connection that carried
-    // the in-flight answer is closed as soon as it turns idle.
+    // the in-flight answer is closed as soon as it turns idle. (The one bound in time here is those timers', which
+    // the server's own code sets; a drain that waited for either would take at least 5 s.)
     const lag = Math.round(exitedAt - answeredAt);
-    console.log(`SIGTERM: in-flight answer ${Math.round(answeredAt - signalledAt)} ms after the signal, exit ${lag} ms after that answer`);
-    expect(lag, `exited ${lag} ms after the last answer`).toBeLessThan(1_500);
+    console.log(`SIGTERM: exit ${lag} ms after the in-flight answer`);
+    expect(lag, `exited ${lag} ms after the last answer`).toBeLessThan(5_000);
     expect(server.output()).toContain("SIGTERM received");
   });
 });

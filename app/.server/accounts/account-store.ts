@@ -11,6 +11,12 @@ export type StoredAccount = {
   createdAt: number;
 };
 
+/**
+ * An account as a signed-in browser needs it on every request: who it is, without the password hash and the private
+ * signing key, which only the steps that check a password or sign something read (AccountStore).
+ */
+export type AccountProfile = Omit<StoredAccount, "passwordHash" | "signingKey">;
+
 /** Which unique field a new account or handle collided with. */
 export type AccountClash = "did" | "handle" | "email";
 

@@ -1,4 +1,4 @@
-import type { StoredAccount } from "./account-store.ts";
+import type { AccountProfile } from "./account-store.ts";
 
 /** A signed-in browser: the cookie holds a random id, the store only its hash. Times are epoch milliseconds. */
 export type StoredSession = {
@@ -28,8 +28,8 @@ export interface SessionStore {
    * account's password hash unchanged, or the passkey still registered to it. False, and no session, otherwise.
    */
   create(session: StoredSession, proof: CredentialProof): Promise<boolean>;
-  /** The session and its account; an expired session is deleted and absent (lazy expiry). */
-  find(idHash: string, now: number): Promise<{ session: StoredSession; account: StoredAccount } | undefined>;
+  /** The session and who it signed in (no password hash, no signing key); an expired session is deleted and absent (lazy expiry). */
+  find(idHash: string, now: number): Promise<{ session: StoredSession; account: AccountProfile } | undefined>;
   touch(idHash: string, now: number): Promise<void>;
   markAuthenticated(idHash: string, now: number): Promise<void>;
   /** The account's live sessions, most recently seen first. */

@@ -41,7 +41,9 @@ async function createScript(schemaPath: string): Promise<string> {
   const { stdout } = await run(process.execPath, [PRISMA_CLI, "migrate", "diff", "--from-empty", "--to-schema-datamodel", schemaPath, "--script"], {
     cwd: PROJECT_ROOT,
     // prisma.config.ts opens DATABASE_URL even for a diff of schema files: a scratch file, never a real database.
-    env: { ...process.env, DATABASE_URL: `file:${path.join(scratch, "cli.db")}`, CHECKPOINT_DISABLE: "1" },
+    // Prisma's engine mirror is a closed port: the diff (and so npm run migration:new) must need no download
+    // (docs/decisions/0025a).
+    env: { ...process.env, DATABASE_URL: `file:${path.join(scratch, "cli.db")}`, CHECKPOINT_DISABLE: "1", PRISMA_ENGINES_MIRROR: "http://127.0.0.1:9" },
   });
   return stdout.replace(/^Loaded Prisma config.*\n/m, "");
 }

@@ -27,21 +27,13 @@
 /** A value, or a promise of it: SQLite answers at once, PostgreSQL later. Callers await either. */
 export type Awaitable<T> = T | Promise<T>;
 
-/**
- * Brands that survive a second copy of this module (the entry and the server
- * build each load one): the engines recognise values by brand, not by class.
- */
-const INSTANT = Symbol.for("atrium.sql.instant");
-const FRAGMENT = Symbol.for("atrium.sql.fragment");
-
 /** A time, in epoch milliseconds, to be bound as the engine stores times. */
 export class Instant {
-  readonly [INSTANT] = true;
   constructor(readonly epochMs: number) {}
 }
 
 export function isInstant(value: unknown): value is Instant {
-  return typeof value === "object" && value !== null && INSTANT in value;
+  return value instanceof Instant;
 }
 
 /** Marks a parameter as a time (epoch ms); null and undefined stay null. */
@@ -57,12 +49,11 @@ export function at(epochMs: number | null | undefined): Instant | null {
  * of a call site is compiled once.
  */
 export class Fragment {
-  readonly [FRAGMENT] = true;
   constructor(readonly text: { sqlite: string; postgresql: string }) {}
 }
 
 export function isFragment(value: unknown): value is Fragment {
-  return typeof value === "object" && value !== null && FRAGMENT in value;
+  return value instanceof Fragment;
 }
 
 /** PostgreSQL compares text by the database's locale unless told otherwise; record keys are ordered bytewise, as in SQLite. */
@@ -163,7 +154,8 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const FROM_DATABASE = Symbol.for("atrium.sql.from-database");
+/** Set on errors of any class (the drivers', ours), which is why a mark rather than a class. */
+const FROM_DATABASE = Symbol("atrium.sql.from-database");
 
 /** Marks an error as the database's (a failed statement, a lost connection): the metrics count it as such. */
 export function fromDatabase<E>(error: E): E {

@@ -5,7 +5,7 @@ import { healthEndpoint } from "./health.ts";
 describe("GET /xrpc/_health (healthEndpoint)", () => {
   it("answers 200 with the version while the check passes, never cached", async () => {
     const reports: unknown[] = [];
-    const response = await healthEndpoint("1.2.3", () => {}, (...args) => reports.push(args))();
+    const response = await healthEndpoint("1.2.3", async () => {}, (...args) => reports.push(args))();
     expect(response.status).toBe(200);
     expect(JSON.parse(response.body as string)).toEqual({ version: "1.2.3" });
     expect(response.headers["Cache-Control"]).toBe("no-store");
@@ -17,7 +17,7 @@ describe("GET /xrpc/_health (healthEndpoint)", () => {
     const reports: unknown[][] = [];
     const response = await healthEndpoint(
       "1.2.3",
-      () => {
+      async () => {
         throw failure;
       },
       (...args) => reports.push(args),

@@ -1,4 +1,3 @@
-import type { Awaitable } from "../db/sql.ts";
 import type { ApiResponse } from "../http/api-response.ts";
 import { jsonResponse } from "../http/api-response.ts";
 import type { ErrorReporter } from "./report-error.ts";
@@ -11,7 +10,7 @@ import type { ErrorReporter } from "./report-error.ts";
  */
 
 /** Throws (or rejects) when the database does not answer (Database.ping: docs/decisions/0017). */
-export type HealthCheck = () => Awaitable<void>;
+export type HealthCheck = () => Promise<void>;
 
 export function healthEndpoint(version: string, check: HealthCheck, report: ErrorReporter): () => Promise<ApiResponse> {
   return async () => {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, rowOf } from "../../../tests/helpers/databases.ts";
 import { useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql, type Database } from "../db/sql.ts";
+import { SqlLimitStore } from "../stores/sql-limit-store.ts";
 import { MEMORY_COUNTING_MIN_LIMIT, RequestLimiter } from "./request-limiter.ts";
 
 /**
@@ -18,7 +19,7 @@ describe.each(ENGINES)("RequestLimiter on %s", (engine) => {
   const open = (process = limiters.length) => {
     const db: Database = process === 0 ? shared.db : shared.others(process)[process - 1]!;
     // No timer flushes during a test: flush() is called where a second would have passed.
-    const limiter = new RequestLimiter(db, { flushMs: 3_600_000, now: () => now });
+    const limiter = new RequestLimiter(new SqlLimitStore(db), { flushMs: 3_600_000, now: () => now });
     limiters.push(limiter);
     return limiter;
   };

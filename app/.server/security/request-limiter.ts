@@ -1,8 +1,4 @@
-import { at, get, run, sql, type Awaitable, type Database, type Program } from "../db/sql.ts";
-import { expiredRowsCleanup } from "../stores/expired-rows.ts";
-
-const CLEANUP_BATCH = 50;
-const cleanupCounters = expiredRowsCleanup("RateLimit", "key", "windowEndsAt", CLEANUP_BATCH);
+import type { Hits, LimitStore, SharedCount } from "./limit-store.ts";
 
 export type RateLimitResult = { allowed: boolean; count: number; retryAfterSeconds: number };
 /**
@@ -44,46 +40,50 @@ export class RequestLimiter {
   private readonly now: () => number;
   /** The flush under way, if any: the next one waits for it, so counts are never written twice. */
   private flushing: Promise<void> | undefined;
+  private readonly onFlushError: (error: unknown) => void;
 
   constructor(
-    private readonly db: Database,
+    private readonly store: LimitStore,
     options: { flushMs?: number; now?: () => number; onFlushError?: (error: unknown) => void } = {},
   ) {
     this.now = options.now ?? Date.now;
-    const onFlushError = options.onFlushError ?? (() => undefined);
-    this.timer = setInterval(() => {
-      // A failed flush keeps its counts in memory for the next one: nothing counted is lost.
-      try {
-        const flushed = this.flush();
-        if (flushed instanceof Promise) flushed.catch(onFlushError);
-      } catch (error) {
-        onFlushError(error);
-      }
-    }, options.flushMs ?? 1000);
+    this.onFlushError = options.onFlushError ?? (() => undefined);
+    // A failed flush keeps its counts in memory for the next one: nothing counted is lost.
+    this.timer = setInterval(() => void this.flush().catch(this.onFlushError), options.flushMs ?? 1000);
     this.timer.unref();
   }
 
   /** Counts one request for `key`; allowed while the window's count is at most `limit`. */
-  hit(key: string, limit: number, windowMs: number): Awaitable<RateLimitResult> {
+  async hit(key: string, limit: number, windowMs: number): Promise<RateLimitResult> {
+    return this.countInMemory(key, limit) ?? this.decide(key, limit, windowMs);
+  }
+
+  /**
+   * The hot path: counts one request for `key` in memory and answers at once while the count is well below the limit;
+   * undefined when the database must decide (`decide`, which then counts it).
+   */
+  countInMemory(key: string, limit: number): RateLimitResult | undefined {
+    const now = this.now();
+    const counter = this.counters.get(key);
+    if (counter === undefined || counter.windowEndsAt <= now || limit < MEMORY_COUNTING_MIN_LIMIT) return undefined;
+    if (counter.shared + counter.pending + 1 > limit / 2) return undefined;
+    counter.pending += 1;
+    return { allowed: true, count: counter.shared + counter.pending, retryAfterSeconds: wholeSecondsUntil(counter.windowEndsAt, now) };
+  }
+
+  /** Counts one request for `key` in the database, with this process's unwritten hits: near the limit, or a new window. */
+  async decide(key: string, limit: number, windowMs: number): Promise<RateLimitResult> {
     const now = this.now();
     const counter = this.counters.get(key);
     const live = counter !== undefined && counter.windowEndsAt > now;
-    if (live && limit >= MEMORY_COUNTING_MIN_LIMIT && counter.shared + counter.pending + 1 <= limit / 2) {
-      counter.pending += 1;
-      return { allowed: true, count: counter.shared + counter.pending, retryAfterSeconds: wholeSecondsUntil(counter.windowEndsAt, now) };
-    }
-    // Near the limit (or a new window): the database decides, with this process's unwritten hits included.
     const delta = (live ? counter.pending : 0) + 1;
     if (live) counter.pending = 0;
-    const written = this.db.transaction(function* (): Program<SharedCount> {
-      yield* run(cleanupCounters(now));
-      return yield* addHits(key, delta, now, now + windowMs);
-    });
-    return written instanceof Promise ? written.then((row) => this.decided(key, row, limit, now)) : this.decided(key, written, limit, now);
+    const [row] = await this.store.addHits([{ key, delta, windowEndsAt: now + windowMs }], now);
+    return this.decided(key, row!, limit, now);
   }
 
   private decided(key: string, row: SharedCount, limit: number, now: number): RateLimitResult {
-    if (this.counters.size >= MAX_TRACKED_KEYS && !this.counters.has(key)) void this.flush(true);
+    if (this.counters.size >= MAX_TRACKED_KEYS && !this.counters.has(key)) void this.flush(true).catch(this.onFlushError);
     const counter = this.counters.get(key);
     // Hits counted here while the write was under way stay pending on top of the shared count.
     this.counters.set(key, { windowEndsAt: row.windowEndsAt, shared: row.count, pending: counter && counter.windowEndsAt === row.windowEndsAt ? counter.pending : 0 });
@@ -91,10 +91,10 @@ export class RequestLimiter {
   }
 
   /** Writes the hits counted in memory, one transaction for all; `forget` also drops every counter (re-read on the next hit). */
-  flush(forget = false): Awaitable<void> {
+  async flush(forget = false): Promise<void> {
     if (this.flushing) return this.flushing.then(() => this.flush(forget));
     const now = this.now();
-    const batch: { key: string; delta: number; windowEndsAt: number }[] = [];
+    const batch: Hits[] = [];
     for (const [key, counter] of this.counters) {
       if (counter.windowEndsAt <= now) {
         this.counters.delete(key);
@@ -105,7 +105,7 @@ export class RequestLimiter {
     }
     if (forget) this.counters.clear();
     // Nothing counted since the last flush: no transaction (expired rows go with the next write that has one).
-    if (batch.length === 0) return undefined;
+    if (batch.length === 0) return;
     const restore = () => {
       for (const { key, delta, windowEndsAt } of batch) {
         const counter = this.counters.get(key);
@@ -120,24 +120,15 @@ export class RequestLimiter {
         if (counter) Object.assign(counter, { windowEndsAt: row.windowEndsAt, shared: row.count });
       });
     };
-    let written: Awaitable<SharedCount[]>;
-    try {
-      written = this.db.transaction(function* (): Program<SharedCount[]> {
-        yield* run(cleanupCounters(now));
-        const rows: SharedCount[] = [];
-        for (const { key, delta, windowEndsAt } of batch) rows.push(yield* addHits(key, delta, now, windowEndsAt));
-        return rows;
-      });
-    } catch (error) {
-      restore();
-      throw error;
-    }
-    if (!(written instanceof Promise)) return apply(written);
-    this.flushing = written.then(apply, (error: unknown) => {
+    this.flushing = this.store.addHits(batch, now).then(apply, (error: unknown) => {
       restore();
       throw error;
     });
-    return this.flushing.finally(() => (this.flushing = undefined));
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
   }
 
   /** Stops the timer and writes what is still counted in memory (server shutdown). */
@@ -145,19 +136,6 @@ export class RequestLimiter {
     clearInterval(this.timer);
     await this.flush(true);
   }
-}
-
-type SharedCount = { count: number; windowEndsAt: number };
-
-/** Adds `delta` hits to the key's shared count (a fresh window once the last one ended); the count and window after. */
-function* addHits(key: string, delta: number, now: number, windowEnd: number): Program<SharedCount> {
-  const row = yield* get<SharedCount>(sql`INSERT INTO "RateLimit" ("key", "count", "windowEndsAt") VALUES (${key}, ${delta}, ${at(windowEnd)})
-    ON CONFLICT ("key") DO UPDATE SET
-      "count" = CASE WHEN "RateLimit"."windowEndsAt" <= ${at(now)} THEN ${delta} ELSE "RateLimit"."count" + ${delta} END,
-      "windowEndsAt" = CASE WHEN "RateLimit"."windowEndsAt" <= ${at(now)} THEN ${at(windowEnd)} ELSE "RateLimit"."windowEndsAt" END
-    RETURNING "count", "windowEndsAt"`);
-  if (!row) throw new Error("The request counter was not written");
-  return row;
 }
 
 /** Retry-After: the whole seconds until `time`, rounded up and at least 1 (RFC 9110 §10.2.3). */

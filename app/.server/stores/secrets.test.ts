@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ENGINES, rowOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql } from "../db/sql.ts";
 import { loadOrCreateSecret } from "./secrets.ts";
@@ -22,7 +22,7 @@ describe.each(ENGINES)("loadOrCreateSecret on %s", (engine) => {
     expect(await loadOrCreateSecret(shared.db, "dpop_nonce")).toBe(nonce);
   });
 
-  it("RACE: 20 processes starting at once on an empty database all get the one stored value", async () => {
+  it(`RACE: 20 starts ${raceOn(engine, 4)} on an empty database all get the one stored value`, async () => {
     const handles = shared.others(4);
     const secrets = await Promise.all(Array.from({ length: 20 }, (_, i) => loadOrCreateSecret(handles[i % 4]!, "cookie")));
     expect(new Set(secrets).size).toBe(1);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { at, get, run, sql, type Awaitable, type Database, type Program } from "../db/sql.ts";
+import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 
 /** `plc_rotation_key`: the PLC rotation key's 32 bytes when ATRIUM_PLC_ROTATION_KEY is not set (identity/rotation-key.ts). */
 export type SecretName = "dpop_nonce" | "cookie" | "plc_rotation_key";
@@ -9,7 +9,7 @@ export type SecretName = "dpop_nonce" | "cookie" | "plc_rotation_key";
  * unless present, then read: when several processes start at once, all read
  * the one value that won.
  */
-export function loadOrCreateSecret(db: Database, name: SecretName, now = Date.now()): Awaitable<string> {
+export async function loadOrCreateSecret(db: Database, name: SecretName, now = Date.now()): Promise<string> {
   const candidate = randomBytes(32).toString("base64url");
   return db.transaction(function* (): Program<string> {
     yield* run(sql`INSERT INTO "ServerSecret" ("name", "value", "createdAt") VALUES (${name}, ${candidate}, ${at(now)}) ON CONFLICT DO NOTHING`);

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, rowOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql } from "../db/sql.ts";
 import { MINUTE } from "../util/time.ts";
@@ -112,7 +112,7 @@ describe.each(ENGINES)("SignedChallengeStore on %s", (engine) => {
     expect(await store.consume(challenge, "authenticate", {})).toBe(true);
   });
 
-  it("has exactly one winner when 40 consumptions of one challenge race on four connections", async () => {
+  it(`has exactly one winner when 40 consumptions of one challenge run ${raceOn(engine, 4)}`, async () => {
     // The same MAC key on every server process; each process's replay store on its own connection or pool.
     const stores = shared.others(4).map((db) => new SignedChallengeStore(challengeMacKey(SECRET), new SqlReplayStore(db, now), now));
     const challenge = store.issue("authenticate", REQUEST, LIFETIME);

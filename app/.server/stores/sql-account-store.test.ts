@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, execute, type Engine } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, type Engine, raceOn } from "../../../tests/helpers/databases.ts";
 import { accountFor, countOf, countRows, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { sql, type Database } from "../db/sql.ts";
@@ -134,7 +134,7 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     });
   });
 
-  it("RACE: 20 sign-ups for one handle at once from four processes create one account; the others are told the handle is taken", async () => {
+  it(`RACE: 20 sign-ups for one handle ${raceOn(engine, 4)} create one account; the others are told the handle is taken`, async () => {
     const stores = shared.others(4).map((db) => new SqlAccountStore(db));
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => stores[i % 4]!.insert(accountFor(`did:plc:racer${i}`, { handle: "wanted.test", email: `racer${i}@example.com` }))),
@@ -144,7 +144,7 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(await countRows(shared.db, "Account")).toBe(1);
   });
 
-  it("RACE: 20 sign-ups with one email at once from four processes create one account", async () => {
+  it(`RACE: 20 sign-ups with one email ${raceOn(engine, 4)} create one account`, async () => {
     const stores = shared.others(4).map((db) => new SqlAccountStore(db));
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => stores[i % 4]!.insert(accountFor(`did:plc:racer${i}`, { handle: `racer${i}.test`, email: "shared@example.com" }))),
@@ -153,7 +153,7 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(results.filter((clash) => clash === "email")).toHaveLength(19);
   });
 
-  it("RACE: ten accounts taking one handle at once from four processes: exactly one gets it", async () => {
+  it(`RACE: ten accounts taking one handle ${raceOn(engine, 4)}: exactly one gets it`, async () => {
     for (let i = 0; i < 10; i++) await store.insert(accountFor(`did:plc:racer${i}`));
     const stores = shared.others(4).map((db) => new SqlAccountStore(db));
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => stores[i % 4]!.updateHandle(`did:plc:racer${i}`, "wanted.test", NOW)));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ENGINES, execute, rowOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { at, sql } from "../db/sql.ts";
 import type { AttemptRule } from "../security/attempt-store.ts";
@@ -88,7 +88,7 @@ describe.each(ENGINES)("SqlAttemptStore on %s", (engine) => {
     expect(await countRows(shared.db, "RateLimit")).toBe(6);
   });
 
-  it("RACE: 30 claims on one key at once from three processes with 5 free attempts let exactly 5 through", async () => {
+  it(`RACE: 30 claims on one key ${raceOn(engine, 3)} with 5 free attempts let exactly 5 through`, async () => {
     const stores = shared.others(3).map((db) => new SqlAttemptStore(db));
     const waits = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3]!.claim(["contested"], NOW, rule(5))));
     expect(waits.filter((wait) => wait === 0)).toHaveLength(5);
@@ -96,7 +96,7 @@ describe.each(ENGINES)("SqlAttemptStore on %s", (engine) => {
     expect(await counter("contested")).toMatchObject({ count: 5 });
   });
 
-  it("RACE: claims on two keys named in either order at once: no deadlock, and each key counts exactly its free attempts", async () => {
+  it(`RACE: claims on two keys named in either order ${raceOn(engine, 3)}: no deadlock, and each key counts exactly its free attempts`, async () => {
     const stores = shared.others(3).map((db) => new SqlAttemptStore(db));
     const free = rule(0, (key) => (key === "account" ? 4 : 6));
     const waits = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3]!.claim(i % 2 ? ["account", "address"] : ["address", "account"], NOW, free)));

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, execute, rowOf, rowsOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, rowOf, rowsOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { countOf, countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
@@ -124,7 +124,7 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
       expect(await bytesOf()).toBeLessThanOrEqual(QUOTA);
     });
 
-    it("RACE: 20 uploads at once from four processes never exceed the quota", async () => {
+    it(`RACE: 20 uploads ${raceOn(engine, 4)} never exceed the quota`, async () => {
       const sides = [1, 2, 3, 4].map((process) => open(undefined, process));
       const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => sides[i % 4]!.blobs.putBlob(ALICE, blob(100 + i), now)));
       expect(outcomes.filter((outcome) => outcome.kind === "stored")).toHaveLength(3);
@@ -133,7 +133,7 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
       for (const outcome of outcomes) if (outcome.kind === "over-quota") expect(outcome.usedBytes).toBe(QUOTA);
     });
 
-    it("RACE: 20 uploads of the same blob at once from four processes store it once, and none fails", async () => {
+    it(`RACE: 20 uploads of the same blob ${raceOn(engine, 4)} store it once, and none fails`, async () => {
       const sides = [1, 2, 3, 4].map((process) => open(undefined, process));
       const image = blob(42);
       const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => sides[i % 4]!.blobs.putBlob(ALICE, image, now)));
@@ -142,7 +142,7 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
       expect(await bytesOf()).toBe(SIZE);
     });
 
-    it("RACE: records naming blobs and the blobs' uploads at once from two processes: every blob ends up referenced", async () => {
+    it(`RACE: records naming blobs and the blobs' uploads ${raceOn(engine, 2)}: every blob ends up referenced`, async () => {
       const [writer, uploader] = [open(undefined, 1), open({ quotaBytes: 100 * SIZE, unreferencedGraceMs: GRACE }, 2)];
       const images = Array.from({ length: 10 }, (_, i) => blob(200 + i));
       await Promise.all(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ENGINES, rowsOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, rowsOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql } from "../db/sql.ts";
 import type { CachedClient } from "../oauth/client/client-store.ts";
@@ -95,7 +95,7 @@ describe.each(ENGINES)("SqlClientStore on %s", (engine) => {
     expect(await countRows(shared.db, "Client")).toBe(0);
   });
 
-  it("RACE: 40 saves at once from four processes never leave the cache over its bounds", async () => {
+  it(`RACE: 40 saves ${raceOn(engine, 4)} never leave the cache over its bounds`, async () => {
     const size = sizeOf(entry(1));
     const stores = shared.others(4).map((db) => open({ maxEntries: 5, maxBytes: Math.floor(4.5 * size) }, db));
     await Promise.all(Array.from({ length: 40 }, (_, n) => stores[n % 4]!.save(idOf(n), entry(n), NOW + n, NOW + HOUR)));

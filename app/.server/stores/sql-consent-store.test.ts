@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES } from "../../../tests/helpers/databases.ts";
+import { ENGINES, raceOn } from "../../../tests/helpers/databases.ts";
 import { countOf, insertAccount, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql } from "../db/sql.ts";
 import { SqlConsentStore } from "./sql-consent-store.ts";
@@ -69,7 +69,7 @@ describe.each(ENGINES)("SqlConsentStore on %s", (engine) => {
     expect(await store.forget(ALICE, APP)).toEqual({ grants: 0, consent: false });
   });
 
-  it("RACE: 20 approvals with different scope values at once from four processes: the consent holds every value", async () => {
+  it(`RACE: 20 approvals with different scope values ${raceOn(engine, 4)}: the consent holds every value`, async () => {
     const stores = shared.others(4).map((db) => new SqlConsentStore(db));
     const values = Array.from({ length: 20 }, (_, i) => `repo:com.example.collection${i}`);
     await Promise.all(values.map((value, i) => stores[i % 4]!.remember(ALICE, APP, ["atproto", value], NOW + i)));

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, execute, rowOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { countOf, countRows, FIXTURE_TIME, insertAccount, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { at, sql } from "../db/sql.ts";
 import type { ClientKeyBinding } from "../oauth/client/client-manager.ts";
@@ -86,7 +86,7 @@ describe.each(ENGINES)("SqlGrantStore on %s", (engine) => {
       expect(await countRows(shared.db, "AccessToken")).toBe(0);
     });
 
-    it("RACE: 40 redemptions of one code at once from four processes: exactly one grant", async () => {
+    it(`RACE: 40 redemptions of one code ${raceOn(engine, 4)}: exactly one grant`, async () => {
       await store.insertCode(newCode("contested"));
       const stores = shared.others(4).map((db) => new SqlGrantStore(db));
       const results = await Promise.all(
@@ -151,7 +151,7 @@ describe.each(ENGINES)("SqlGrantStore on %s", (engine) => {
       expect(await countRows(shared.db, "Grant")).toBe(0);
     });
 
-    it("RACE: 40 rotations of one refresh token at once from four processes: exactly one new pair", async () => {
+    it(`RACE: 40 rotations of one refresh token ${raceOn(engine, 4)}: exactly one new pair`, async () => {
       await grantWithTokens("g");
       const stores = shared.others(4).map((db) => new SqlGrantStore(db));
       const later = now + DAY;

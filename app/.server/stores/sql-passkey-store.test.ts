@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, rowOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { StoredPasskey } from "../accounts/passkey-store.ts";
 import { sql } from "../db/sql.ts";
@@ -100,7 +100,7 @@ describe.each(ENGINES)("SqlPasskeyStore on %s", (engine) => {
     expect(await store.exists(BOB)).toBe(false);
   });
 
-  it("RACE: 20 registrations of one credential ID at once from four processes: exactly one is stored", async () => {
+  it(`RACE: 20 registrations of one credential ID ${raceOn(engine, 4)}: exactly one is stored`, async () => {
     const stores = shared.others(4).map((db) => new SqlPasskeyStore(db));
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.insert(passkey("contested", { accountDid: i % 2 ? ALICE : BOB, name: `try ${i}` }))));
     expect(results.filter(Boolean)).toHaveLength(1);

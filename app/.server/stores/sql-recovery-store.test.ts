@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, execute, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, openTestDatabase, rowOf, type TestDatabase, raceOn } from "../../../tests/helpers/databases.ts";
 import { at, sql, statementOf } from "../db/sql.ts";
 import { SqlRecoveryStore } from "./sql-recovery-store.ts";
 
@@ -76,7 +76,7 @@ describe.each(ENGINES)("SqlRecoveryStore on %s", (engine) => {
     expect(Number(await count("RecoveryCode"))).toBe(0);
   });
 
-  it("race: ten redemptions of one code at once, from two connections, spend it exactly once", async () => {
+  it(`race: ten redemptions of one code ${raceOn(engine, 2)}, spend it exactly once`, async () => {
     await issue("hash-race");
     const other = new SqlRecoveryStore(test.connect());
     const results = await Promise.all(
@@ -87,7 +87,7 @@ describe.each(ENGINES)("SqlRecoveryStore on %s", (engine) => {
     const winner = results.findIndex((result) => result !== undefined);
     expect(await passwordHash()).toBe(`scrypt$${winner}`);
   });
-  it("race: twenty links asked for at once, from four connections: exactly one works afterwards", async () => {
+  it(`race: twenty links asked for ${raceOn(engine, 4)}: exactly one works afterwards`, async () => {
     const stores = [store, ...Array.from({ length: 3 }, () => new SqlRecoveryStore(test.connect()))];
     await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.issue({ codeHash: `hash-${i}`, accountDid: ALICE, createdAt: T, expiresAt: T + 15 * 60_000 })));
     expect(Number(await count("RecoveryCode"))).toBe(1);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, execute, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
+import { ENGINES, execute, openTestDatabase, rowOf, type TestDatabase, raceOn } from "../../../tests/helpers/databases.ts";
 import { at, sql } from "../db/sql.ts";
 import { SqlReplayStore } from "./sql-replay-store.ts";
 
@@ -100,7 +100,7 @@ describe.each(ENGINES)("SqlReplayStore on %s", (engine) => {
     expect(max).toBeLessThanOrEqual(11);
   });
 
-  it("has exactly one winner when 40 connections record the same key at once", async () => {
+  it(`has exactly one winner when 40 calls record the same key ${raceOn(engine, 4)}`, async () => {
     // Each store on its own connection (SQLite) or pool (PostgreSQL): what several server processes see.
     const stores = Array.from({ length: 4 }, () => new SqlReplayStore(test.connect(), now));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.recordUnique("ns", "contested", clock + 60_000)));

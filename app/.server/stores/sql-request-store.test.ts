@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ENGINES, rowOf } from "../../../tests/helpers/databases.ts";
+import { ENGINES, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
 import { countRows, FIXTURE_TIME, insertAccount, newCode, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql } from "../db/sql.ts";
 import type { StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
@@ -232,14 +232,14 @@ describe.each(ENGINES)("SqlRequestStore on %s", (engine) => {
     expect(await store.exchangeForCode("req-a", now, newCode("code-a"))).toBe(true);
   });
 
-  it("RACE: 40 consumptions of one request at once from four processes: exactly one wins", async () => {
+  it(`RACE: 40 consumptions of one request ${raceOn(engine, 4)}: exactly one wins`, async () => {
     await store.create(pushed("contested"));
     const stores = shared.others(4).map((db) => new SqlRequestStore(db, RETENTION));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.consume("contested", now)));
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
-  it("RACE: 40 exchanges of one request at once from four processes: exactly one code", async () => {
+  it(`RACE: 40 exchanges of one request ${raceOn(engine, 4)}: exactly one code`, async () => {
     await store.create(pushed("contested"));
     const stores = shared.others(4).map((db) => new SqlRequestStore(db, RETENTION));
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.exchangeForCode("contested", now, newCode(`code-${i}`))));

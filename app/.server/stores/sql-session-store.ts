@@ -1,4 +1,4 @@
-import type { StoredAccount } from "../accounts/account-store.ts";
+import type { AccountProfile } from "../accounts/account-store.ts";
 import type { CredentialProof, SessionStore, StoredSession } from "../accounts/session-store.ts";
 import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
@@ -9,9 +9,7 @@ const cleanupSessions = expiredRowsCleanup("BrowserSession", "idHash");
 type JoinedRow = StoredSession & {
   accountHandle: string;
   accountEmail: string;
-  accountPasswordHash: string;
   accountEmailConfirmedAt: number | null;
-  accountSigningKey: string;
   accountCreatedAt: number;
 };
 
@@ -42,26 +40,24 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async find(idHash: string, now: number) {
-    return this.db.execute(function* (): Program<{ session: StoredSession; account: StoredAccount } | undefined> {
+    return this.db.execute(function* (): Program<{ session: StoredSession; account: AccountProfile } | undefined> {
+      // Every signed-in request reads this: who the account is, never its password hash or private signing key.
       const row = yield* get<JoinedRow>(sql`SELECT s.*, a."handle" AS "accountHandle", a."email" AS "accountEmail",
-          a."passwordHash" AS "accountPasswordHash", a."emailConfirmedAt" AS "accountEmailConfirmedAt",
-          a."signingKey" AS "accountSigningKey", a."createdAt" AS "accountCreatedAt"
+          a."emailConfirmedAt" AS "accountEmailConfirmedAt", a."createdAt" AS "accountCreatedAt"
         FROM "BrowserSession" s JOIN "Account" a ON a."did" = s."accountDid" WHERE s."idHash" = ${idHash}`);
       if (!row) return undefined;
       if (row.expiresAt <= now) {
         yield* run(sql`DELETE FROM "BrowserSession" WHERE "idHash" = ${idHash}`);
         return undefined;
       }
-      const { accountHandle, accountEmail, accountPasswordHash, accountEmailConfirmedAt, accountSigningKey, accountCreatedAt, ...stored } = row;
+      const { accountHandle, accountEmail, accountEmailConfirmedAt, accountCreatedAt, ...stored } = row;
       // SQLite keeps booleans as 1/0.
       const session: StoredSession = { ...stored, staySignedIn: Boolean(stored.staySignedIn) };
-      const account: StoredAccount = {
+      const account: AccountProfile = {
         did: session.accountDid,
         handle: accountHandle,
         email: accountEmail,
-        passwordHash: accountPasswordHash,
         emailConfirmedAt: accountEmailConfirmedAt,
-        signingKey: accountSigningKey,
         createdAt: accountCreatedAt,
       };
       return { session, account };

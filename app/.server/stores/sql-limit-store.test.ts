@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { ENGINES, raceOn, rowOf } from "../../../tests/helpers/databases.ts";
+import { useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import { at, sql } from "../db/sql.ts";
+import { SqlLimitStore } from "./sql-limit-store.ts";
+
+/** The shared per-address counters (docs/decisions/0005): fixed windows, batches in one transaction, exact sums. */
+describe.each(ENGINES)("SqlLimitStore on %s", (engine) => {
+  const shared = useSharedDatabase(engine);
+  const T = 1_800_000_000_000;
+  const stored = async (key: string) => rowOf<{ count: number; windowEndsAt: number }>(shared.db, sql`SELECT "count", "windowEndsAt" FROM "RateLimit" WHERE "key" = ${key}`);
+
+  it("starts a window with the first hits and adds later hits to it", async () => {
+    const store = new SqlLimitStore(shared.db);
+    expect(await store.addHits([{ key: "a", delta: 3, windowEndsAt: T + 60_000 }], T)).toEqual([{ count: 3, windowEndsAt: T + 60_000 }]);
+    // A later hit names a later window end: the window already open stands.
+    expect(await store.addHits([{ key: "a", delta: 2, windowEndsAt: T + 90_000 }], T + 30_000)).toEqual([{ count: 5, windowEndsAt: T + 60_000 }]);
+    expect(await stored("a")).toEqual({ count: 5, windowEndsAt: T + 60_000 });
+  });
+
+  it("starts a fresh window once the last one ended", async () => {
+    const store = new SqlLimitStore(shared.db);
+    await store.addHits([{ key: "b", delta: 9, windowEndsAt: T + 60_000 }], T);
+    expect(await store.addHits([{ key: "b", delta: 1, windowEndsAt: T + 120_000 }], T + 60_000)).toEqual([{ count: 1, windowEndsAt: T + 120_000 }]);
+  });
+
+  it("answers a batch in its order, each key on its own", async () => {
+    const store = new SqlLimitStore(shared.db);
+    await store.addHits([{ key: "d", delta: 4, windowEndsAt: T + 60_000 }], T);
+    const counts = await store.addHits(
+      [
+        { key: "c", delta: 1, windowEndsAt: T + 60_000 },
+        { key: "d", delta: 2, windowEndsAt: T + 60_000 },
+      ],
+      T + 1_000,
+    );
+    expect(counts.map((count) => count.count)).toEqual([1, 6]);
+  });
+
+  it("deletes a few ended windows with each write (lazy expiry)", async () => {
+    const store = new SqlLimitStore(shared.db);
+    for (let i = 0; i < 3; i++) await store.addHits([{ key: `old-${i}`, delta: 1, windowEndsAt: T - 1 }], T - 60_000);
+    await store.addHits([{ key: "new", delta: 1, windowEndsAt: T + 60_000 }], T);
+    const left = await rowOf<{ n: number }>(shared.db, sql`SELECT COUNT(*) AS "n" FROM "RateLimit" WHERE "windowEndsAt" <= ${at(T)}`);
+    expect(Number(left!.n)).toBe(0);
+  });
+
+  it(`RACE: 40 writes to one key ${raceOn(engine, 4)}: the count is their exact sum`, async () => {
+    const stores = shared.others(4).map((db) => new SqlLimitStore(db));
+    await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.addHits([{ key: "contested", delta: 1 + (i % 3), windowEndsAt: T + 60_000 }], T)));
+    const sum = Array.from({ length: 40 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0);
+    expect(await stored("contested")).toEqual({ count: sum, windowEndsAt: T + 60_000 });
+  });
+});
