@@ -40,6 +40,9 @@ describe("skeletons", () => {
     "bѕky.app", // Cyrillic dze
     "BŞKY.APP",
     "Ƀsky.app",
+    "ʙsky.app", // small capital B
+    "bꜱky.app", // small capital S
+    "ʙꜱᴋʏ.ᴀᴘᴘ", // small capitals throughout
   ])("reads %j as bsky.app", (text) => {
     expect(skeletons(text)).toContain("bskyapp");
   });

@@ -48,6 +48,9 @@ const LOOKALIKES: Readonly<Record<string, string>> = {
   Ɓ: "B", Ƀ: "B", Ƈ: "C", Ȼ: "C", Đ: "D", Ð: "D", Ɖ: "D", Ɗ: "D", Ɇ: "E", Ƒ: "F", Ǥ: "G", Ɠ: "G", Ħ: "H", Ɨ: "I",
   Ɉ: "J", Ƙ: "K", Ł: "L", Ƚ: "L", Ɲ: "N", Ŋ: "N", Ø: "O", Ɵ: "O", Ƥ: "P", Ɋ: "Q", Ɍ: "R", Ŧ: "T", Ƭ: "T", Ʈ: "T",
   Ʉ: "U", Ʋ: "V", Ƴ: "Y", Ɏ: "Y", Ƶ: "Z", Ȥ: "Z", Æ: "AE", Œ: "OE",
+  // Latin small capitals (phonetic letters that NFKC leaves alone): ʙsky.app reads as bsky.app at text size.
+  ᴀ: "a", ʙ: "b", ᴄ: "c", ᴅ: "d", ᴇ: "e", ꜰ: "f", ɢ: "g", ʜ: "h", ɪ: "i", ᴊ: "j", ᴋ: "k", ᴍ: "m", ɴ: "n", ᴏ: "o", ᴘ: "p",
+  ꞯ: "q", ʀ: "r", ꜱ: "s", ᴛ: "t", ᴜ: "u", ᴠ: "v", ᴡ: "w", ʏ: "y", ᴢ: "z",
 };
 
 const CONFUSABLE_SCRIPTS = ["Latin", "Cyrillic", "Greek", "Armenian", "Cherokee"] as const;
