@@ -173,9 +173,7 @@ function installShutdown({ server, sync, shutdown }: Started, log: PinoLogger) {
     // A worker under a primary may get both the terminal's SIGINT and the primary's SIGTERM: stop once.
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, `${signal} received: finishing in-flight requests, then exiting`);
-    // Subscriptions never end by themselves: close them so that the server's close can complete.
-    sync.close();
+    // The listening socket closes first, then the line says so: whoever reads it finds the port closed.
     server.close(() => {
       shutdown().then(
         () => process.exit(0),
@@ -185,6 +183,9 @@ function installShutdown({ server, sync, shutdown }: Started, log: PinoLogger) {
         },
       );
     });
+    log.info({ signal }, `${signal} received: finishing in-flight requests, then exiting`);
+    // Subscriptions never end by themselves: close them so that the server's close can complete.
+    sync.close();
     // A connection that carried an in-flight answer turns idle (keep-alive) once it is sent: close those as they
     // appear, so exit follows the last answer instead of waiting for clients or the keep-alive timeout.
     server.closeIdleConnections();

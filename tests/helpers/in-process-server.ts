@@ -1,7 +1,10 @@
 import { loadConfig } from "../../app/.server/config.ts";
 import { AppendSignal } from "../../app/.server/sync/append-signal.ts";
 import type { EventLog } from "../../app/.server/sync/event-log.ts";
-import { startServer, type Started } from "../../server.ts";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type * as ServerEntry from "../../server.ts";
+import type { Started } from "../../server.ts";
 import { createLogger } from "../../server/logger.ts";
 import { MemoryEventLog } from "./memory-event-log.ts";
 import { createServerDatabase } from "./test-database.ts";
@@ -18,8 +21,8 @@ export type InProcessServer = {
 };
 
 /**
- * The real server module (server.ts startServer, the built app: npm test
- * builds first) started in this process, on a free loopback port and a
+ * The real server module (the built entry's startServer: npm test builds
+ * first) started in this process, on a free loopback port and a
  * database of its own (either engine, as the Vitest project says), with an
  * in-memory event log behind its firehose: the log's SQL implementation is
  * not what these tests are about. Appends to `eventLog` signal the firehose
@@ -32,6 +35,9 @@ export async function startInProcessServer(env: Record<string, string> = {}, log
   const config = loadConfig({ PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: issuer, DATABASE_URL: database.url, ...env });
   const appended = new AppendSignal();
   const eventLog = new MemoryEventLog(appended);
+  // The built entry, as production runs it (npm test builds first): server.ts runs from source only with --dev.
+  const entry = pathToFileURL(path.join(import.meta.dirname, "..", "..", "build", "server", "server.js")).href;
+  const { startServer } = (await import(entry)) as typeof ServerEntry;
   const started = await startServer(config, { dev: false, log: createLogger("silent"), sync: { eventLog: log ?? eventLog, appended } });
   return {
     issuer,
