@@ -20,18 +20,31 @@ type FieldProps = {
   /** Marks the field invalid when the error is shown elsewhere (a form-wide message). */
   invalid?: boolean;
   inputRef?: React.Ref<HTMLInputElement>;
+  /** Beside the label, on its line (e.g. "Forgot password?"): what belongs to the field without a line of its own. */
+  labelAside?: React.ReactNode;
+  /** Focus on arrival (the browser does it before any JavaScript runs): the field a failed form post asks to correct. */
+  autoFocus?: boolean;
 };
 
 /** A labelled input whose hint and error are announced with it. */
-export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, ...input }: FieldProps) {
+export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, labelAside, ...input }: FieldProps) {
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
   const described = [errorId, hintId, describedBy].filter(Boolean).join(" ") || undefined;
   return (
     <div className="flex flex-col gap-1">
-      <label htmlFor={id} className="font-medium">
-        {label}
-      </label>
+      {labelAside ? (
+        <div className="flex flex-wrap items-baseline justify-between gap-x-4">
+          <label htmlFor={id} className="font-medium">
+            {label}
+          </label>
+          {labelAside}
+        </div>
+      ) : (
+        <label htmlFor={id} className="font-medium">
+          {label}
+        </label>
+      )}
       <input ref={inputRef} id={id} name={name} type={type} aria-invalid={error || invalid ? true : undefined} aria-describedby={described} className={inputStyle} {...input} />
       {hint ? (
         <p id={hintId} className="text-sm text-slate-600 dark:text-slate-300">
