@@ -51,6 +51,8 @@ const LONG_GRANULAR = [
   "account:email",
   "identity:*",
 ].join(" ");
+/** A call no catalogue names: a translated phrase around its name. */
+const UNKNOWN_CALL = "rpc:app.bsky.unspecced.getTrendingTopics?aud=did:web:api.bsky.app%23bsky_appview";
 /** Web and loopback apps: the page up to Allow within 1.15 phone screens; a long granular request within 1.5. */
 const SHORT_LIMIT = 970;
 const LONG_LIMIT = 1266;
@@ -68,7 +70,7 @@ beforeAll(async () => {
   [server, browser, app, webHost] = await Promise.all([startTestServer(), launchBrowser(), startAppCallback(), ClientHost.start()]);
   await createAccount(server, { handle: "alice.test", email: "alice@example.com", password: PASSWORD });
   await createAccount(server, { handle: "bob.test", email: "bob@example.com", password: PASSWORD });
-  webHost.serveMetadata(webHost.metadata({ authMethod: "none", clientName: "Skyline Photos", overrides: { scope: `${GENERIC} ${LONG_GRANULAR}` } }));
+  webHost.serveMetadata(webHost.metadata({ authMethod: "none", clientName: "Skyline Photos", overrides: { scope: `${GENERIC} ${LONG_GRANULAR} ${UNKNOWN_CALL}` } }));
   web = new DpopClient(server.issuer, await generateDpopKey(), webHost.clientId);
   loopback = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(GRANULAR));
 }, E2E_TIMEOUT);
@@ -174,6 +176,26 @@ describe("one screen on a phone", { timeout: E2E_TIMEOUT }, () => {
       await context.close();
     }
   });
+});
+
+describe("every word translated", { timeout: E2E_TIMEOUT }, () => {
+  for (const { locale, timeline, other } of [
+    { locale: "fr-FR", timeline: "Lire le fil d'actualité", other: "Appel «\u00a0getTrendingTopics\u00a0»" },
+    { locale: "ja-JP", timeline: "タイムラインの取得", other: "「getTrendingTopics」の呼び出し" },
+  ]) {
+    it(`${locale}: service calls read in the language, an unknown one as a translated phrase with its name`, async () => {
+      const { context, page } = await phone({ locale });
+      const pushed = await pushRequest(web, webHost.redirectUri, { scope: `${GRANULAR} ${UNKNOWN_CALL}` });
+      await page.goto(pushed.authorizeUrl);
+      await page.locator("main details > summary").first().click();
+      const main = await visibleText(page.locator("main"));
+      expect(main).toContain(timeline);
+      expect(main).toContain(other);
+      expect(main).not.toMatch(/Get timeline|Get profile|Get trending topics/);
+      await photograph(page, `issue19-calls-${locale}`, { width: 390, height: 844 });
+      await context.close();
+    });
+  }
 });
 
 describe("a failed sign-in is seen", { timeout: E2E_TIMEOUT }, () => {
