@@ -312,3 +312,36 @@ describe("two accounts signed in", { timeout: E2E_TIMEOUT }, () => {
     });
   }
 });
+
+describe("error pages in plain words", { timeout: E2E_TIMEOUT }, () => {
+  it("a broken sign-in link says what happened and what to do, with no protocol word in view; the detail is folded for developers", async () => {
+    const { context, page } = await phone();
+    const pushed = await pushRequest(web, webHost.redirectUri, { scope: GENERIC });
+    const requestUri = new URL(pushed.authorizeUrl).searchParams.get("request_uri")!;
+    const authorize = (params: Record<string, string>) => `${server.issuer}/oauth/authorize?${new URLSearchParams(params)}`;
+    const links = {
+      "no-request-uri": { url: authorize({ client_id: webHost.clientId }), detail: /request_uri/ },
+      "not-pushed": { url: authorize({ client_id: webHost.clientId, request_uri: "nonsense" }), detail: /PAR/ },
+      "no-client-id": { url: authorize({ request_uri: requestUri }), detail: /client_id/ },
+      "other-client": { url: authorize({ client_id: loopbackClientId(GENERIC), request_uri: requestUri }), detail: /client_id/ },
+      conventional: { url: authorize({ response_type: "code", client_id: webHost.clientId, redirect_uri: webHost.redirectUri }), detail: /\/oauth\/par/ },
+    };
+    for (const [name, { url, detail }] of Object.entries(links)) {
+      const response = await page.goto(url);
+      expect(response?.status(), name).toBe(400);
+      await page.getByRole("heading", { level: 1 }).waitFor();
+      for (const colorScheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme });
+        const seen = await page.locator("body").innerText();
+        expect(seen, name).not.toMatch(/request_uri|client_id|DPoP|\bPAR\b/);
+        expect(seen, name).toMatch(/Go back to the app/);
+        await photograph(page, `issue19-error-${name}-${colorScheme}`, { width: 390, height: 844 });
+      }
+      await page.emulateMedia({ colorScheme: "light" });
+      await page.getByText("Details for the app's developers").click();
+      expect(await visibleText(page.locator("main details p")), name).toMatch(detail);
+    }
+    await audit(page, "issue19-error-other-client-open");
+    await context.close();
+  });
+});

@@ -1,6 +1,6 @@
 import { BrandFooter, BrandHeader } from "./brand";
 import { useT } from "./i18n";
-import { linkStyle } from "./styles";
+import { linkStyle, summaryStyle } from "./styles";
 import { nextStepKey, saysWhatToDo } from "./text";
 
 /**
@@ -8,7 +8,7 @@ import { nextStepKey, saysWhatToDo } from "./text";
  * to do, one next step (never the same advice twice), and the ways back. Title and message arrive in the screen's
  * language (the server translated them: screens/outcome.ts).
  */
-export function ErrorPage({ status, title, message }: { status: number; title: string; message: string }) {
+export function ErrorPage({ status, title, message, detail }: { status: number; title: string; message: string; detail?: string }) {
   const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-8 p-6">
@@ -18,6 +18,13 @@ export function ErrorPage({ status, title, message }: { status: number; title: s
         <h1 className="text-2xl font-semibold sm:text-3xl">{title}</h1>
         <p className="text-lg text-slate-800 dark:text-slate-200">{message}</p>
         {saysWhatToDo(message, t("common:errorPage.instructionOpeners")) ? null : <p className="text-slate-700 dark:text-slate-300">{t(nextStepKey(status))}</p>}
+        {/* What only the app's developers need (protocol words), folded: people read the plain words above. */}
+        {detail ? (
+          <details className="text-sm text-slate-700 dark:text-slate-300">
+            <summary className={summaryStyle}>{t("common:errorPage.forDevelopers")}</summary>
+            <p className="mt-2 wrap-break-word">{detail}</p>
+          </details>
+        ) : null}
         <nav aria-label={t("common:errorPage.whereToGo")} className="flex flex-wrap gap-x-6 gap-y-2">
           <a className={linkStyle} href="/">
             {t("common:errorPage.startPage")}
