@@ -1,6 +1,8 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { execute } from "../helpers/databases.ts";
 import { ClientHost } from "../helpers/client-host.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
@@ -214,7 +216,7 @@ describe("a failed sign-in is seen", { timeout: E2E_TIMEOUT }, () => {
         await page.emulateMedia({ colorScheme });
         const found = await page.evaluate(() => {
           const focused = document.activeElement as HTMLElement;
-          const alert = document.querySelector<HTMLElement>('[role="alert"]')!;
+          const alert = document.querySelector<HTMLElement>("#form-error")!;
           const bar = document.querySelector(".sticky-actions")!.getBoundingClientRect().top;
           const box = (element: Element) => element.getBoundingClientRect();
           return {
@@ -343,5 +345,60 @@ describe("error pages in plain words", { timeout: E2E_TIMEOUT }, () => {
     }
     await audit(page, "issue19-error-other-client-open");
     await context.close();
+  });
+});
+
+describe("small things", { timeout: E2E_TIMEOUT }, () => {
+  for (const javaScriptEnabled of [true, false]) {
+    it(`a wrong current password on /account/password keeps the focus on that field, in view, its message tied to it (${javaScriptEnabled ? "with" : "without"} JavaScript)`, async () => {
+      const { context, page } = await phone({ javaScriptEnabled });
+      await signInOnAccountPage(page, "alice.test");
+      await page.goto(`${server.issuer}/account/password`);
+      await page.getByLabel("Current password").fill("not the password");
+      await page.getByLabel("New password", { exact: true }).fill("a long new password");
+      await page.getByLabel("New password, again").fill("a long new password");
+      await page.getByRole("button", { name: "Change password" }).click();
+      await visibleText(page.locator("#current_password-error"));
+      const found = await page.evaluate(() => {
+        const focused = document.activeElement as HTMLElement;
+        const box = focused.getBoundingClientRect();
+        return { id: focused.id, describedBy: focused.getAttribute("aria-describedby") ?? "", top: box.top, bottom: box.bottom };
+      });
+      measured[`password-page-${javaScriptEnabled ? "js" : "no-js"}`] = found;
+      expect(found.id, JSON.stringify(found)).toBe("current_password");
+      expect(found.describedBy.split(" ")).toContain("current_password-error");
+      expect(found.top).toBeGreaterThanOrEqual(0);
+      expect(found.bottom).toBeLessThanOrEqual(844);
+      await photograph(page, `issue19-password-wrong-current-${javaScriptEnabled ? "js" : "no-js"}`, { width: 390, height: 844 });
+      await context.close();
+    });
+  }
+
+  it("the passkey button's place is kept while JavaScript starts: nothing below it moves when it appears", async () => {
+    // Passkeys are offered once any is registered here: one stored for Bob (its key is never used).
+    await execute(server.database(), sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "deviceType", "backedUp", "createdAt")
+      SELECT 'issue19-credential', "did", 'Phone', ${Buffer.from([1, 2, 3])}, 0, 'singleDevice', FALSE, ${at(Date.now())} FROM "Account" WHERE "handle" = 'bob.test'`);
+    try {
+      for (const [name, url] of [
+        ["account sign-in", async () => `${server.issuer}/account`],
+        ["consent", async () => (await pushRequest(loopback, app.redirectUri, { scope: GRANULAR })).authorizeUrl],
+      ] as const) {
+        // Before the scripts run (they are held back), then once the button is there.
+        const { context, page } = await phone();
+        await context.route(/\.js(\?|$)/, (route) => route.abort());
+        await page.goto(await url());
+        const below = page.getByRole(name === "consent" ? "heading" : "link", { name: name === "consent" ? "What it will be able to do" : "about this server" }).first();
+        const before = (await below.boundingBox())!.y;
+        await context.unroute(/\.js(\?|$)/);
+        await page.goto(await url());
+        await visibleText(page.getByRole("button", { name: "Sign in with a passkey" }));
+        const after = (await below.boundingBox())!.y;
+        measured[`passkey-place-${name}`] = { before, after };
+        expect(after, name).toBe(before);
+        await context.close();
+      }
+    } finally {
+      await execute(server.database(), sql`DELETE FROM "Passkey" WHERE "credentialId" = 'issue19-credential'`);
+    }
   });
 });
