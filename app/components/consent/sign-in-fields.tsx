@@ -60,8 +60,9 @@ export function SignInFields({ view, formError, identifier }: Props) {
         describedBy={describedBy}
         autoFocus={Boolean(formError)}
         labelAside={
-          <a href="/account/recover" target="_blank" rel="noopener" className={`${linkStyle} text-sm`}>
-            {t("consent:forgotPassword")} <span className="sr-only">{t("consent:identity.links.newTab")}</span>
+          // In this tab, carrying the way back: after the reset the person returns to this request (issue 19).
+          <a href={`/account/recover?${new URLSearchParams({ return: `/oauth/authorize?${new URLSearchParams({ client_id: view.clientId, request_uri: view.requestUri })}` })}`} className={`${linkStyle} text-sm`}>
+            {t("consent:forgotPassword")}
           </a>
         }
       />
