@@ -374,6 +374,28 @@ describe("small things", { timeout: E2E_TIMEOUT }, () => {
     });
   }
 
+  it("every password field has a Show/Hide button once JavaScript runs: the consent screen, the password page", async () => {
+    const { context, page } = await phone();
+    const pushed = await pushRequest(loopback, app.redirectUri, { scope: GRANULAR });
+    await page.goto(pushed.authorizeUrl);
+    await hydrated(page);
+    const password = page.getByLabel("Password", { exact: true });
+    await password.fill("typed on a phone");
+    await page.getByRole("button", { name: "Show password" }).click();
+    expect(await password.getAttribute("type")).toBe("text");
+    expect(await password.inputValue()).toBe("typed on a phone");
+    await photograph(page, "issue19-show-password", { width: 390, height: 844 });
+    await page.getByRole("button", { name: "Hide password" }).click();
+    expect(await password.getAttribute("type")).toBe("password");
+    await audit(page, "issue19-consent-show-password");
+    await signInOnAccountPage(page, "alice.test");
+    await page.goto(`${server.issuer}/account/password`);
+    await hydrated(page);
+    expect(await page.getByRole("button", { name: "Show password" }).count()).toBe(await page.locator('input[type="password"]').count());
+    expect(await page.locator('input[type="password"]').count()).toBe(3);
+    await context.close();
+  });
+
   it("the passkey button's place is kept while JavaScript starts: nothing below it moves when it appears", async () => {
     // Passkeys are offered once any is registered here: one stored for Bob (its key is never used).
     await execute(server.database(), sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "deviceType", "backedUp", "createdAt")
