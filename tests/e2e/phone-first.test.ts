@@ -72,7 +72,7 @@ beforeAll(async () => {
   [server, browser, app, webHost] = await Promise.all([startTestServer(), launchBrowser(), startAppCallback(), ClientHost.start()]);
   await createAccount(server, { handle: "alice.test", email: "alice@example.com", password: PASSWORD });
   await createAccount(server, { handle: "bob.test", email: "bob@example.com", password: PASSWORD });
-  webHost.serveMetadata(webHost.metadata({ authMethod: "none", clientName: "Skyline Photos", overrides: { scope: `${GENERIC} ${LONG_GRANULAR} ${UNKNOWN_CALL}` } }));
+  webHost.serveMetadata(webHost.metadata({ authMethod: "none", clientName: "Skyline Photos", overrides: { scope: `${GENERIC} transition:email ${LONG_GRANULAR} ${UNKNOWN_CALL}` } }));
   web = new DpopClient(server.issuer, await generateDpopKey(), webHost.clientId);
   loopback = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(GRANULAR));
 }, E2E_TIMEOUT);
@@ -422,5 +422,58 @@ describe("small things", { timeout: E2E_TIMEOUT }, () => {
     } finally {
       await execute(server.database(), sql`DELETE FROM "Passkey" WHERE "credentialId" = 'issue19-credential'`);
     }
+  });
+});
+
+describe("optional permissions", { timeout: E2E_TIMEOUT }, () => {
+  type Session = { handle: string; email?: string };
+
+  for (const javaScriptEnabled of [true, false]) {
+    it(`the email address can be unticked (${javaScriptEnabled ? "with" : "without"} JavaScript): the token's scope lacks it, getSession gives no email, the rest of the grant works`, async () => {
+      const { context, page } = await phone({ javaScriptEnabled });
+      const pushed = await pushRequest(web, webHost.redirectUri, { scope: LONG_GRANULAR });
+      await page.goto(pushed.authorizeUrl);
+      const share = page.getByRole("checkbox", { name: /email address/ });
+      await share.waitFor();
+      expect(await share.isChecked()).toBe(true);
+      if (javaScriptEnabled) {
+        await photograph(page, "issue19-share-email", { width: 390, height: 844 });
+        await audit(page, "issue19-consent-share-email");
+      }
+      await share.uncheck();
+      await page.getByLabel("Handle or email").fill("alice.test");
+      await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+      await page.getByRole("button", { name: "Allow", exact: true }).click();
+      const tokens = await web.exchangeCode((await callbackParams(page, pushed.redirectUri)).get("code")!, pushed.verifier, pushed.redirectUri);
+      expect(tokens.status).toBe(200);
+      const granted = tokens.body.scope.split(" ");
+      expect(granted).not.toContain("account:email");
+      expect(granted).not.toContain("transition:email");
+      expect(granted).toContain("repo:app.bsky.feed.post");
+      const session = await web.xrpc<Session>(tokens.body.access_token, "com.atproto.server.getSession");
+      expect(session.status).toBe(200);
+      expect(session.body.handle).toBe("alice.test");
+      expect(session.body.email).toBeUndefined();
+      const created = await web.xrpc(tokens.body.access_token, "com.atproto.repo.createRecord", {
+        json: { repo: tokens.body.sub, collection: "app.bsky.feed.post", record: { $type: "app.bsky.feed.post", text: "declined the email", createdAt: new Date().toISOString() } },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      await context.close();
+    });
+  }
+
+  it("left ticked, transition:email is granted and getSession gives the email", async () => {
+    const { context, page } = await phone();
+    const pushed = await pushRequest(web, webHost.redirectUri, { scope: `${GENERIC} transition:email` });
+    await page.goto(pushed.authorizeUrl);
+    expect(await page.getByRole("checkbox", { name: /email address/ }).isChecked()).toBe(true);
+    await page.getByLabel("Handle or email").fill("bob.test");
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await page.getByRole("button", { name: "Allow", exact: true }).click();
+    const tokens = await web.exchangeCode((await callbackParams(page, pushed.redirectUri)).get("code")!, pushed.verifier, pushed.redirectUri);
+    expect(tokens.body.scope.split(" ")).toContain("transition:email");
+    const session = await web.xrpc<Session>(tokens.body.access_token, "com.atproto.server.getSession");
+    expect(session.body.email).toBe("bob@example.com");
+    await context.close();
   });
 });

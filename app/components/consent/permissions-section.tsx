@@ -27,7 +27,8 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
       </h2>
 
       {groups.general.length ? <PermissionList permissions={groups.general} /> : null}
-      <PermissionSummary groups={groups} />
+      <PermissionSummary groups={groups} hideEmail={view.emailOptional} />
+      {view.emailOptional ? <ShareEmail /> : null}
       <DeleteCaution groups={groups} />
       {cautions.length ? <PermissionList permissions={cautions} /> : null}
 
@@ -74,9 +75,11 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
 }
 
 /** One line per family of what the app asks for directly, in plain words: the kinds of record, of file, the services, the account's and identity's lesser powers. */
-function PermissionSummary({ groups }: { groups: PermissionGroups }) {
+function PermissionSummary({ groups, hideEmail }: { groups: PermissionGroups; hideEmail: boolean }) {
   const { t, language } = useT();
-  const plain = (permissions: PermissionGroups["account"]) => permissions.filter((permission) => !permission.warning).map((permission) => permission.title);
+  // The email address has its own line when it may be declined: the "Share your email address" box.
+  const shown = (permission: PermissionGroups["account"][number]) => !permission.warning && !(hideEmail && /^(transition:email|account:email)(\?|$)/.test(permission.scope));
+  const plain = (permissions: PermissionGroups["account"]) => permissions.filter(shown).map((permission) => permission.title);
   const lines = [
     { key: "records", family: t("permissions:records"), items: groups.repository.map((row) => row.label) },
     { key: "uploads", family: t("permissions:uploads"), items: groups.uploads.map((upload) => upload.label) },
@@ -127,5 +130,20 @@ function TechnicalDetails({ view }: { view: ConsentView }) {
         </div>
       </dl>
     </details>
+  );
+}
+
+/**
+ * The email address is optional (issue 19): ticked by default, as the app asked; unticked, Allow grants the rest without
+ * it. `email_choice` tells the server this screen offered the choice (an unticked box sends nothing).
+ */
+function ShareEmail() {
+  const { t } = useT();
+  return (
+    <div className="flex items-start gap-2.5 px-1">
+      <input type="hidden" name="email_choice" value="1" />
+      <input id="share_email" name="share_email" type="checkbox" defaultChecked className="mt-1 size-5 shrink-0 accent-brand" />
+      <label htmlFor="share_email">{t("consent:shareEmail.label")}</label>
+    </div>
   );
 }
