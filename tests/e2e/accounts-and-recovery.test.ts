@@ -268,4 +268,34 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
     expect(csp).toEqual([]);
     await context.close();
   });
+
+  it("Forgot password? on a consent screen (issue 19): the reset page names the account, and the reset leads back to that request", async () => {
+    const { context, page, csp } = await newPage();
+    const pushed = await pushRequest(client, app.redirectUri);
+    await page.goto(pushed.authorizeUrl);
+    await page.getByRole("link", { name: "Forgot password?" }).click();
+    await page.waitForURL((url) => url.pathname === "/account/recover");
+    await page.getByLabel("Handle or email").fill("bob.test");
+    await page.getByRole("button", { name: "Send the link" }).click();
+    expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Check your email");
+    // For a link opened on another device: the way back to the request, from this tab.
+    const back = await page.getByRole("link", { name: "Back to signing in to the app" }).getAttribute("href");
+    expect(new URL(back!, server.issuer).searchParams.get("request_uri")).toBe(new URL(pushed.authorizeUrl).searchParams.get("request_uri"));
+    await audit(page, "issue19-recover-sent-with-way-back");
+
+    await page.goto(resetLinkIn(await smtp.next()));
+    await visibleText(page.getByText("For the account @bob.test."));
+    await audit(page, "issue19-reset-names-account");
+    await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);
+    await page.getByLabel("New password, again").fill(NEW_PASSWORD);
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    // Back on the request, signed out by the reset: the new password signs in and Allow answers the app.
+    await page.waitForURL((url) => url.pathname === "/oauth/authorize");
+    await page.getByLabel("Handle or email").fill("bob.test");
+    await page.getByLabel("Password", { exact: true }).fill(NEW_PASSWORD);
+    await page.getByRole("button", { name: "Allow", exact: true }).click();
+    expect(await codeFor(page, pushed)).toBe(dids.bob);
+    expect(csp).toEqual([]);
+    await context.close();
+  });
 });

@@ -167,12 +167,13 @@ describe("who is asking: verified first, claims second", { timeout: E2E_TIMEOUT 
     await page.goto(pushed.authorizeUrl);
     expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Sign in to give an app on this device access to your account");
     const main = await page.locator("main").innerText();
-    expect(main).toContain("A program on this computer, not a website.");
+    expect(main).toContain("A program on this device, not a website.");
     expect(main).toContain(`It receives the answer at ${app.redirectUri}.`);
     expect(await page.getByRole("region", { name: /Caution: this app may not/ }).count()).toBe(0);
-    // Plain words before technical names, and deleting marked Caution.
-    expect(main).toMatch(/Get timeline\s+app\.bsky\.feed\.getTimeline/);
+    // Deleting marked Caution, in view; plain words before technical names in the folded details (issue 19).
     expect(main).toMatch(/Caution: it can delete your posts, likes, reposts, and follows/);
+    await page.getByText("See all permissions in detail").click();
+    expect(await page.locator("main").innerText()).toMatch(/Get timeline\s+app\.bsky\.feed\.getTimeline/);
     await audit(page, "issue11-consent-loopback-granular");
     await context.close();
   });

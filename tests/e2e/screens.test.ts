@@ -181,6 +181,7 @@ describe("every screen passes axe-core and is photographed", { timeout: E2E_TIME
     expect(main).toMatch(/take over your account/);
     expect(main).toContain("Calendar");
     await page.getByText("What this includes").click();
+    await page.getByText("See all permissions in detail").click();
     await page.getByText("Technical details").click();
     await audit("consent-rich");
     await page.getByLabel("Password").fill(PASSWORD);

@@ -93,7 +93,7 @@ describe("the authorization screen", () => {
     const get = await fetch(withoutClient, { redirect: "manual" });
     expect(get.status).toBe(400);
     expectHtmlPage(get);
-    expect(visibleText(await get.text())).toMatch(/client_id is missing/);
+    expect(visibleText(await get.text())).toMatch(/The link is incomplete.[\s\S]*The client_id parameter is missing./);
     const otherClient = new URL(authorizeUrl);
     otherClient.searchParams.set("client_id", `http://localhost?${new URLSearchParams({ redirect_uri: DECLARED_REDIRECT, scope: "atproto" })}`);
     expect((await fetch(otherClient, { redirect: "manual" })).status).toBe(400);

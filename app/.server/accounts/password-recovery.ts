@@ -88,8 +88,13 @@ export class PasswordRecovery {
 
   /** Whether a link still works (the form is shown only then). */
   async isLive(code: string): Promise<boolean> {
-    if (!isCodeShaped(code)) return false;
-    return (await this.store.find(sha256Base64url(code), this.now())) !== undefined;
+    return (await this.accountOf(code)) !== undefined;
+  }
+
+  /** The account a live, unused link resets (its DID), so that the page can name it; nothing for any other code. */
+  async accountOf(code: string): Promise<string | undefined> {
+    if (!isCodeShaped(code)) return undefined;
+    return this.store.find(sha256Base64url(code), this.now());
   }
 
   /**

@@ -12,8 +12,11 @@ import type { Translate } from "../i18n/translate.ts";
  * (docs/decisions/0019).
  */
 
-/** `action`: one link onwards that a person may follow by clicking it (a way back to an app, docs/decisions/0022). */
-export type ErrorView = { kind: "error"; status: number; title: string; message: string; action?: { href: string; label: string } };
+/**
+ * `action`: one link onwards that a person may follow by clicking it (a way back to an app, docs/decisions/0022).
+ * `detail`: what only the app's developers need (protocol words), folded on the page under its own summary.
+ */
+export type ErrorView = { kind: "error"; status: number; title: string; message: string; action?: { href: string; label: string }; detail?: string };
 
 export type PageOutcome<V> =
   | { kind: "view"; view: V; status?: number; headers: Headers }
@@ -41,8 +44,8 @@ export function redirectTo<V>(location: string, headers = new Headers()): PageOu
   return { kind: "redirect", location, headers };
 }
 
-export function errorOutcome<V>(status: number, title: string, message: string, headers = new Headers()): PageOutcome<V> {
-  return { kind: "error", error: { kind: "error", status, title, message }, headers };
+export function errorOutcome<V>(status: number, title: string, message: string, headers = new Headers(), detail?: string): PageOutcome<V> {
+  return { kind: "error", error: { kind: "error", status, title, message, ...(detail ? { detail } : {}) }, headers };
 }
 
 export function formErrors<V>(form: string, errors: Record<string, string>, values?: Record<string, string>, status = 400, headers = new Headers()): PageOutcome<V | FormErrors> {
@@ -79,9 +82,21 @@ function titleOf(error: AtriumError, t: Translate): string {
   return status === undefined ? t("errors:page.titles.other") : t(`errors:page.titles.${status}`);
 }
 
+/**
+ * The technical detail of an error whose message is in plain words: the catalogue entry beside its message
+ * ("errors:authorize.otherClient.detail" beside "….message"), when there is one. Error pages fold it for
+ * developers, so the words a person reads carry no protocol names (issue 19).
+ */
+function detailOf(error: AtriumError, t: Translate): string | undefined {
+  if (!error.messageKey?.endsWith(".message")) return undefined;
+  const key = `${error.messageKey.slice(0, -".message".length)}.detail`;
+  const detail = t(key as never, { ...error.messageValues, defaultValue: "" }) as string;
+  return detail && detail !== key ? detail : undefined;
+}
+
 /** The page renderer of the one error model: an error, as an error page in the screen's language (with `action`, a link onwards). */
 export function errorPageOf<V>(error: AtriumError, t: Translate, action?: ErrorView["action"]): PageOutcome<V> {
-  const page = errorOutcome<V>(error.status, titleOf(error, t), messageOf(error, t), errorHeaders(error));
+  const page = errorOutcome<V>(error.status, titleOf(error, t), messageOf(error, t), errorHeaders(error), detailOf(error, t));
   if (action && page.kind === "error") page.error.action = action;
   return page;
 }

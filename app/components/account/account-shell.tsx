@@ -34,7 +34,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
         {t("account:skip")}
       </a>
       <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
-        <div className="mx-auto flex w-full max-w-5xl flex-wrap items-center justify-between gap-3 px-4 py-3">
+        <div className="relative mx-auto flex w-full max-w-5xl flex-wrap items-center justify-between gap-3 px-4 py-3">
           <a href="/account" className="flex min-w-0 items-center gap-2.5 text-lg font-semibold">
             <BrandMark brand={brand} size="sm" />
             <span className="min-w-0 truncate">
@@ -91,12 +91,14 @@ function AccountMenu({ base, current }: { base: SignedInBase; current: string })
   const others = base.accounts.filter((account) => account.did !== base.account.did);
   const { t } = useT();
   return (
-    <details className="relative min-w-0">
+    // On a phone the menu spans the header's width (the button may sit anywhere once the header wraps); from sm up
+    // it hangs from the button's right edge. Either way it stays in the window (issue 19).
+    <details className="min-w-0 sm:relative">
       <summary className={`${secondaryButton} ${smallButton} max-w-full cursor-pointer list-none`}>
         <span className="min-w-0 truncate">{fill(t("account:switcher.managing", slots("handle")), { handle: <strong className="font-semibold">@{base.account.handle}</strong> })}</span>
         <span aria-hidden="true">▾</span>
       </summary>
-      <div className="absolute right-0 z-20 mt-2 flex w-72 max-w-[calc(100vw-2rem)] flex-col gap-1 rounded-xl border border-slate-200 bg-white p-2 shadow-lg dark:border-slate-700 dark:bg-slate-900">
+      <div className="absolute inset-x-4 z-20 mt-2 flex flex-col gap-1 sm:inset-x-auto sm:right-0 sm:w-72 sm:max-w-[calc(100vw-2rem)] rounded-xl border border-slate-200 bg-white p-2 shadow-lg dark:border-slate-700 dark:bg-slate-900">
         <p className="px-2 py-1 text-sm font-semibold text-slate-700 dark:text-slate-200">{t("account:switcher.menu")}</p>
         {others.map((account) => (
           <form key={account.did} method="post" action="/account">

@@ -5,9 +5,12 @@ import { useT } from "../ui/i18n";
 export function NewPasswordFields({
   minLength,
   errors,
+  focus,
 }: {
   minLength: number;
   errors: Record<string, string>;
+  /** The field to focus on arrival (the first one a refused form asks to correct). */
+  focus?: string;
 }) {
   const { t } = useT();
   return (
@@ -22,6 +25,7 @@ export function NewPasswordFields({
         minLength={minLength}
         hint={t("account:password.newHint", { count: minLength })}
         error={errors.new_password}
+        autoFocus={focus === "new_password"}
       />
       <Field
         id="confirm_password"
@@ -31,6 +35,7 @@ export function NewPasswordFields({
         autoComplete="new-password"
         required
         error={errors.confirm_password}
+        autoFocus={focus === "confirm_password"}
       />
     </>
   );

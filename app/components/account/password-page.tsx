@@ -8,6 +8,8 @@ import { NewPasswordFields } from "./new-password-fields";
 import { AccountShell } from "./account-shell";
 import { ConfirmIdentity } from "./confirm-identity";
 
+const PASSWORD_FIELDS = ["current_password", "new_password", "confirm_password"] as const;
+
 type FormState = { errors: Record<string, string>; values: Record<string, string> };
 
 type Props = { view: PasswordView; errorsFor: (form: string) => FormState };
@@ -15,6 +17,7 @@ type Props = { view: PasswordView; errorsFor: (form: string) => FormState };
 /** /account/password: current + new + confirmation; after a change, the offer to secure the account. */
 export function PasswordPage({ view, errorsFor }: Props) {
   const errors = errorsFor("password").errors;
+  const firstToCorrect = PASSWORD_FIELDS.find((field) => errors[field]) ?? (errors.form ? "current_password" : undefined);
   const { t } = useT();
   return (
     <AccountShell base={view} current="/account/password" title={t("account:titles.password")} intro={t("account:password.intro")}>
@@ -24,8 +27,18 @@ export function PasswordPage({ view, errorsFor }: Props) {
         <input type="hidden" name="intent" value="change" />
         {/* Lets password managers store the new password for the right account. */}
         <input type="text" name="username" autoComplete="username" defaultValue={view.account.handle} hidden readOnly />
-        <Field id="current_password" name="current_password" label={t("account:password.current")} type="password" autoComplete="current-password" required error={errors.current_password} />
-        <NewPasswordFields minLength={view.minLength} errors={errors} />
+        {/* After a refused change, the first field to correct has the focus (autofocus: without JavaScript too; issue 19). */}
+        <Field
+          id="current_password"
+          name="current_password"
+          label={t("account:password.current")}
+          type="password"
+          autoComplete="current-password"
+          required
+          error={errors.current_password}
+          autoFocus={firstToCorrect === "current_password"}
+        />
+        <NewPasswordFields minLength={view.minLength} errors={errors} focus={firstToCorrect} />
         {errors.form ? <ErrorMessage>{errors.form}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} self-start`}>
           {t("account:password.submit")}

@@ -2,6 +2,7 @@ import type { RecoverView, ResetView } from "../../.server/screens/account/views
 import { Field } from "../ui/field";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
+import { Identifier } from "../ui/identifier";
 import { ErrorMessage, Notice } from "../ui/messages";
 import { linkStyle, primaryButton } from "../ui/styles";
 import { NewPasswordFields } from "./new-password-fields";
@@ -9,13 +10,14 @@ import { SignedOutPage } from "./signed-out-page";
 
 type Errors = { errors: Record<string, string>; values: Record<string, string> };
 
-function Frame({ title, intro, children }: { title: string; intro?: string; children: React.ReactNode }) {
+/** `returnTo`: the sign-in request the person came from; the way back then leads there instead of /account. */
+function Frame({ title, intro, returnTo, children }: { title: string; intro?: string; returnTo?: string; children: React.ReactNode }) {
   const { t } = useT();
   return (
     <SignedOutPage title={title} intro={intro}>
       {children}
-      <a href="/account" className={`${linkStyle} self-start`}>
-        {t("account:recovery.backToSignIn")}
+      <a href={returnTo ?? "/account"} className={`${linkStyle} self-start`}>
+        {returnTo ? t("account:recovery.backToRequest") : t("account:recovery.backToSignIn")}
       </a>
     </SignedOutPage>
   );
@@ -43,16 +45,18 @@ export function RecoverPage({ view, errors, values }: { view: RecoverView } & Er
   }
   if (view.sent) {
     return (
-      <Frame title={t("account:recovery.sentTitle")}>
+      <Frame title={t("account:recovery.sentTitle")} returnTo={view.returnTo}>
         <Notice>{t("account:recovery.sent", { count: view.minutes })}</Notice>
+        {view.returnTo ? <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.sentReturn")}</p> : null}
       </Frame>
     );
   }
   const formError = errors.form;
   return (
-    <Frame title={t("account:recovery.title")} intro={t("account:recovery.intro")}>
+    <Frame title={t("account:recovery.title")} intro={t("account:recovery.intro")} returnTo={view.returnTo}>
       <form method="post" className="flex flex-col gap-4" noValidate>
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
+        {view.returnTo ? <input type="hidden" name="return" value={view.returnTo} /> : null}
         <Field
           id="identifier"
           name="identifier"
@@ -89,10 +93,16 @@ export function ResetPage({ view, errors }: { view: ResetView } & Errors) {
   const formError = errors.form;
   return (
     <Frame title={t("account:recovery.resetTitle")} intro={t("account:recovery.resetIntro")}>
+      {/* Which account the link resets: its reader may have several (issue 19). */}
+      <p className="rounded-lg bg-slate-100 px-3 py-2 dark:bg-slate-800">
+        {fill(t("account:recovery.resetFor", slots("handle")), { handle: <Identifier text={`@${view.handle}`} className="font-semibold" /> })}
+      </p>
       <form method="post" className="flex flex-col gap-4" noValidate>
         <input type="hidden" name="csrf_token" value={view.csrfToken} />
         <input type="hidden" name="code" value={view.code} />
-        <NewPasswordFields minLength={view.minLength} errors={errors} />
+        {/* Lets password managers store the new password for the right account. */}
+        <input type="text" name="username" autoComplete="username" defaultValue={view.handle} hidden readOnly />
+        <NewPasswordFields minLength={view.minLength} errors={errors} focus={errors.new_password ? "new_password" : errors.confirm_password ? "confirm_password" : undefined} />
         <Option id="remove_passkeys" label={t("account:recovery.removePasskeys")} hint={t("account:recovery.removePasskeysHint")} />
         <Option id="disconnect_apps" label={t("account:recovery.disconnectApps")} hint={t("account:recovery.disconnectAppsHint")} />
         {formError ? <ErrorMessage id="reset-error">{formError}</ErrorMessage> : null}

@@ -31,11 +31,18 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
           <input type="hidden" name="client_id" value={view.clientId} />
 
           <div className="flex flex-col gap-4 p-4 sm:gap-5 sm:p-6">
+            {/*
+              What the person must do comes first on a phone (issue 19): who asks, then the accounts to choose from,
+              the account that answers, or the sign-in fields; the permissions follow, their details folded, their
+              cautions in view. Allow and Deny stick to the window's bottom.
+            */}
             <div className="flex flex-col gap-3">
               {/* What was verified names the app: its host, or "an app on this device"; its own name comes second. */}
               <h1 className="text-xl leading-snug font-semibold sm:text-2xl">{fill(t(`consent:heading.${view.step}`, slots("who")), { who: <VerifiedName client={client} /> })}</h1>
+              {view.chooser ? <AccountChooser accounts={view.chooser} useAnother={view.links.useAnother} /> : null}
               <ClaimedIdentity client={client} returnsTo={client.isLoopback ? client.redirectUri : undefined} />
-              {client.isLoopback ? null : (
+              {/* Where a web app receives the answer, when that is not the host named above (a loopback app's card says it). */}
+              {client.isLoopback || redirectHost(client.redirectUri) === client.host ? null : (
                 <p className="text-sm text-slate-700 dark:text-slate-200">
                   {fill(t("consent:returnsTo", slots("uri")), { uri: <Identifier text={client.redirectUri} className="font-mono text-[0.95em]" /> })}
                 </p>
@@ -51,6 +58,15 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
 
             <IdentityCaution client={client} id="identity-caution" />
 
+            {view.chooser ? null : signedIn ? (
+              <SignedInAccount handle={signedIn.handle} did={signedIn.did} otherAccounts={view.otherAccounts} />
+            ) : (
+              // A failed sign-in's message stands under the password field, which has the focus (issue 19).
+              <SignInFields view={view} formError={formError} identifier={identifier} />
+            )}
+
+            {formError && (view.chooser || signedIn) ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
+
             {view.rememberedConsent ? (
               <>
                 <Notice>{fill(t("consent:remembered", slots("who")), { who: <VerifiedName client={client} /> })}</Notice>
@@ -65,25 +81,6 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
               <PermissionsSection view={view} />
             )}
 
-            {view.chooser ? (
-              <AccountChooser accounts={view.chooser} useAnother={view.links.useAnother} />
-            ) : signedIn ? (
-              <SignedInAccount handle={signedIn.handle} did={signedIn.did} otherAccounts={view.otherAccounts} />
-            ) : (
-              <SignInFields view={view} formError={formError} identifier={identifier} />
-            )}
-
-            {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
-
-            <p className="text-sm text-slate-600 dark:text-slate-300">
-              {fill(t("consent:takeBack", slots("link")), {
-                link: (
-                  <a href="/account/apps" className={linkStyle}>
-                    {t("consent:connectedApps")}
-                  </a>
-                ),
-              })}
-            </p>
           </div>
 
           {/* Allow comes first in the form: pressing Enter in the password field means Allow, not Deny. */}
@@ -102,8 +99,26 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
             </button>
           </div>
         </form>
+        {/* After the answer, not before it: what comes later does not push Allow down on a phone. */}
+        <p className="px-2 pt-3 text-sm text-slate-600 dark:text-slate-300">
+          {fill(t("consent:takeBack", slots("link")), {
+            link: (
+              <a href="/account/apps" className={linkStyle}>
+                {t("consent:connectedApps")}
+              </a>
+            ),
+          })}
+        </p>
       </main>
       <BrandFooter className="pt-2" />
     </div>
   );
+}
+
+function redirectHost(uri: string): string | undefined {
+  try {
+    return new URL(uri).host;
+  } catch {
+    return undefined;
+  }
 }

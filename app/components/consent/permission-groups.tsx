@@ -10,6 +10,8 @@ type Props = {
   level?: 3 | 4;
   /** Prefix for element ids, unique on the page. */
   idPrefix: string;
+  /** The caution about deleting records is shown elsewhere on the page (the consent screen's summary). */
+  hideDeleteCaution?: boolean;
 };
 
 /**
@@ -18,13 +20,9 @@ type Props = {
  * type, calls by service, account and identity access with warnings.
  * Used by the consent screen and the connected apps page.
  */
-export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
+export function PermissionGroupsView({ groups, level = 3, idPrefix, hideDeleteCaution = false }: Props) {
   const Heading = level === 3 ? "h3" : "h4";
-  const { t, language } = useT();
-  // Inside a sentence, the kinds of record are written as the language writes nouns there (German keeps capitals).
-  const inSentence = (label: string) => (t("permissions:labelsInSentence") === "lowercase" ? label.toLocaleLowerCase(language) : label);
-  // Every kind of record the app may delete: a destructive power, marked Caution.
-  const deletable = groups.repository.filter((row) => row.delete).map((row) => (row.collection === "*" ? t("permissions:anyRecordLower") : inSentence(row.label)));
+  const { t } = useT();
   const headingClass = "mb-2 text-sm font-semibold tracking-wide text-slate-700 uppercase dark:text-slate-300";
   return (
     <div className="flex flex-col gap-4">
@@ -74,14 +72,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix }: Props) {
               </tbody>
             </table>
           </div>
-          {deletable.length ? (
-            <p className="mt-2 rounded-lg border border-amber-400 bg-amber-50 p-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-50">
-              <span className="font-semibold">
-                <span aria-hidden="true">⚠</span> {t("permissions:caution")}
-              </span>{" "}
-              {t("permissions:canDelete", { kinds: listOf(language, deletable) })}
-            </p>
-          ) : null}
+          {hideDeleteCaution ? null : <DeleteCaution groups={groups} className="mt-2" />}
         </section>
       ) : null}
 
@@ -192,7 +183,24 @@ function Allowed({ allowed, destructive = false }: { allowed: boolean; destructi
   );
 }
 
-function listOf(language: string, items: string[]): string {
+/** Every kind of record the app may delete: a destructive power, marked Caution (nothing when it may delete none). */
+export function DeleteCaution({ groups, className = "" }: { groups: PermissionGroups; className?: string }) {
+  const { t, language } = useT();
+  // Inside a sentence, the kinds of record are written as the language writes nouns there (German keeps capitals).
+  const inSentence = (label: string) => (t("permissions:labelsInSentence") === "lowercase" ? label.toLocaleLowerCase(language) : label);
+  const deletable = groups.repository.filter((row) => row.delete).map((row) => (row.collection === "*" ? t("permissions:anyRecordLower") : inSentence(row.label)));
+  if (!deletable.length) return null;
+  return (
+    <p className={`rounded-lg border border-amber-400 bg-amber-50 p-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-50 ${className}`}>
+      <span className="font-semibold">
+        <span aria-hidden="true">⚠</span> {t("permissions:caution")}
+      </span>{" "}
+      {t("permissions:canDelete", { kinds: listOf(language, deletable) })}
+    </p>
+  );
+}
+
+export function listOf(language: string, items: string[]): string {
   return new Intl.ListFormat(language, { style: "long", type: "conjunction" }).format(items);
 }
 

@@ -1,25 +1,36 @@
+import type { PermissionGroups } from "../../.server/oauth/scopes/scope-description";
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { Identifier } from "../ui/identifier";
 import { ScopeList } from "./scope-list";
 import { summaryStyle } from "../ui/styles";
 import { isEmptyGroupsView } from "./permission-groups-util";
-import { PermissionGroupsView } from "./permission-groups";
+import { DeleteCaution, listOf, PermissionGroupsView, PermissionList } from "./permission-groups";
 import { useT } from "../ui/i18n";
 
 /**
- * What the app asks for: plain words first (a broad permission as a summary with its details folded under it),
- * permission sets by their title with their expansion one click away, and the raw values under "Technical
- * details". Technical names wrap only between their parts (ui/identifier.tsx).
+ * What the app asks for, short enough for a phone (issue 19): one line per family of permissions in plain words,
+ * every caution in full (deleting records, taking over the handle or the identity, a broad permission), and the
+ * details (the table of records and actions, each call by name) folded under "See all permissions in detail" — a
+ * <details>, so it opens without JavaScript. Permission sets by their title with their expansion one click away,
+ * and the raw values under "Technical details". Technical names wrap only between their parts (ui/identifier.tsx).
  */
 export function PermissionsSection({ view }: { view: ConsentView }) {
   const { t } = useT();
+  const { groups } = view;
+  // Cautions are never folded: the person reads them before Allow.
+  const cautions = [...groups.account, ...groups.identity, ...groups.other].filter((permission) => permission.warning);
+  const folded: PermissionGroups = { ...groups, general: [] };
   return (
     <section aria-labelledby="permissions-heading" className="flex flex-col gap-3">
       <h2 id="permissions-heading" className="text-lg font-semibold">
         {view.rememberedConsent ? t("consent:permissionsHeadingRemembered") : t("consent:permissionsHeading")}
       </h2>
 
-      {!isEmptyGroupsView(view.groups) ? <PermissionGroupsView groups={view.groups} idPrefix="direct" /> : null}
+      {groups.general.length ? <PermissionList permissions={groups.general} /> : null}
+      <PermissionSummary groups={groups} hideEmail={view.emailOptional} />
+      {view.emailOptional ? <ShareEmail /> : null}
+      <DeleteCaution groups={groups} />
+      {cautions.length ? <PermissionList permissions={cautions} /> : null}
 
       {view.permissionSets.length ? (
         <ul className="flex flex-col gap-3">
@@ -45,29 +56,94 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
         </ul>
       ) : null}
 
-      <details className="text-sm">
-        <summary className="cursor-pointer font-medium text-slate-700 dark:text-slate-200">{t("consent:technicalDetails")}</summary>
-        <dl className="mt-2 flex flex-col gap-2">
-          <div>
-            <dt className="font-semibold">{t("consent:scope")}</dt>
-            <dd>
-              <ScopeList scope={view.scope} id="granted-scope" className="mt-1 flex flex-col font-mono" />
-            </dd>
+      {/* The technical details go in the same fold when there is one: one line less before Allow. */}
+      {!isEmptyGroupsView(folded) ? (
+        <details className="text-sm">
+          <summary className={summaryStyle}>{t("consent:seeAllPermissions")}</summary>
+          <div className="mt-3 flex flex-col gap-3">
+            <div className="text-base">
+              <PermissionGroupsView groups={folded} idPrefix="direct" hideDeleteCaution />
+            </div>
+            <TechnicalDetails view={view} />
           </div>
-          <div>
-            <dt className="font-semibold">{t("consent:clientId")}</dt>
-            <dd className="font-mono">
-              <Identifier text={view.clientId} />
-            </dd>
-          </div>
-          <div>
-            <dt className="font-semibold">{t("consent:redirectUri")}</dt>
-            <dd className="font-mono">
-              <Identifier text={view.client.redirectUri} />
-            </dd>
-          </div>
-        </dl>
-      </details>
+        </details>
+      ) : (
+        <TechnicalDetails view={view} />
+      )}
     </section>
+  );
+}
+
+/** One line per family of what the app asks for directly, in plain words: the kinds of record, of file, the services, the account's and identity's lesser powers. */
+function PermissionSummary({ groups, hideEmail }: { groups: PermissionGroups; hideEmail: boolean }) {
+  const { t, language } = useT();
+  // The email address has its own line when it may be declined: the "Share your email address" box.
+  const shown = (permission: PermissionGroups["account"][number]) => !permission.warning && !(hideEmail && /^(transition:email|account:email)(\?|$)/.test(permission.scope));
+  const plain = (permissions: PermissionGroups["account"]) => permissions.filter(shown).map((permission) => permission.title);
+  const lines = [
+    { key: "records", family: t("permissions:records"), items: groups.repository.map((row) => row.label) },
+    { key: "uploads", family: t("permissions:uploads"), items: groups.uploads.map((upload) => upload.label) },
+    { key: "calls", family: t("permissions:calls"), items: groups.calls.map((call) => call.serviceLabel) },
+    { key: "account", family: t("permissions:account"), items: plain(groups.account) },
+    { key: "identity", family: t("permissions:identity"), items: plain(groups.identity) },
+    { key: "other", family: t("permissions:other"), items: plain(groups.other) },
+  ].filter((line) => line.items.length);
+  if (!lines.length) return null;
+  return (
+    <ul className="flex flex-col gap-1 px-1">
+      {lines.map((line) => (
+        <li key={line.key} className="flex gap-1.5">
+          <span aria-hidden="true" className="font-bold text-emerald-700 dark:text-emerald-300">
+            ✓
+          </span>
+          <span className="min-w-0">{t("consent:summaryLine", { family: line.family, items: listOf(language, line.items) })}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The raw values: the scope, the client_id and the redirect URI. */
+function TechnicalDetails({ view }: { view: ConsentView }) {
+  const { t } = useT();
+  return (
+    <details className="text-sm">
+      <summary className="cursor-pointer font-medium text-slate-700 dark:text-slate-200">{t("consent:technicalDetails")}</summary>
+      <dl className="mt-2 flex flex-col gap-2">
+        <div>
+          <dt className="font-semibold">{t("consent:scope")}</dt>
+          <dd>
+            <ScopeList scope={view.scope} id="granted-scope" className="mt-1 flex flex-col font-mono" />
+          </dd>
+        </div>
+        <div>
+          <dt className="font-semibold">{t("consent:clientId")}</dt>
+          <dd className="font-mono">
+            <Identifier text={view.clientId} />
+          </dd>
+        </div>
+        <div>
+          <dt className="font-semibold">{t("consent:redirectUri")}</dt>
+          <dd className="font-mono">
+            <Identifier text={view.client.redirectUri} />
+          </dd>
+        </div>
+      </dl>
+    </details>
+  );
+}
+
+/**
+ * The email address is optional (issue 19): ticked by default, as the app asked; unticked, Allow grants the rest without
+ * it. `email_choice` tells the server this screen offered the choice (an unticked box sends nothing).
+ */
+function ShareEmail() {
+  const { t } = useT();
+  return (
+    <div className="flex items-start gap-2.5 px-1">
+      <input type="hidden" name="email_choice" value="1" />
+      <input id="share_email" name="share_email" type="checkbox" defaultChecked className="mt-1 size-5 shrink-0 accent-brand" />
+      <label htmlFor="share_email">{t("consent:shareEmail.label")}</label>
+    </div>
   );
 }

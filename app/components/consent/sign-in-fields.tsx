@@ -4,6 +4,7 @@ import { Field } from "../ui/field";
 import { StaySignedIn } from "../account/stay-signed-in";
 import { linkStyle } from "../ui/styles";
 import { useT } from "../ui/i18n";
+import { ErrorMessage } from "../ui/messages";
 
 type Props = { view: ConsentView; formError?: string; identifier?: string };
 
@@ -18,7 +19,8 @@ export function SignInFields({ view, formError, identifier }: Props) {
   const { t } = useT();
   return (
     <fieldset className="flex flex-col gap-3" aria-describedby={fresh ? "fresh-sign-in" : undefined}>
-      <legend className="mb-2 text-lg font-semibold">{t("consent:signIn")}</legend>
+      {/* The heading already says "Sign in to give …": the legend names the group for assistive technology only. */}
+      <legend className={view.step === "sign-in" || view.step === "sign-in-again" ? "sr-only" : "mb-2 text-lg font-semibold"}>{t("consent:signIn")}</legend>
       {view.addingAccount ? (
         <p className="text-sm text-slate-700 dark:text-slate-200">
           {t("consent:addingAccount")}{" "}
@@ -43,10 +45,28 @@ export function SignInFields({ view, formError, identifier }: Props) {
         hint={view.loginHint ? t("consent:hintLocked") : undefined}
         describedBy={describedBy}
       />
-      <Field id="password" name="password" label={t("consent:password")} type="password" autoComplete="current-password" required invalid={Boolean(formError)} describedBy={describedBy} />
-      <a href="/account/recover" target="_blank" rel="noopener" className={`${linkStyle} self-start text-sm`}>
-        {t("consent:forgotPassword")} <span className="sr-only">{t("consent:identity.links.newTab")}</span>
-      </a>
+      {/*
+        After a failed sign-in the password field has the focus (autofocus: without JavaScript too) and the message
+        stands right under it, tied to it: the person sees both where they were typing (issue 19).
+      */}
+      <Field
+        id="password"
+        name="password"
+        label={t("consent:password")}
+        type="password"
+        autoComplete="current-password"
+        required
+        invalid={Boolean(formError)}
+        describedBy={describedBy}
+        autoFocus={Boolean(formError)}
+        labelAside={
+          // In this tab, carrying the way back: after the reset the person returns to this request (issue 19).
+          <a href={`/account/recover?${new URLSearchParams({ return: `/oauth/authorize?${new URLSearchParams({ client_id: view.clientId, request_uri: view.requestUri })}` })}`} className={`${linkStyle} text-sm`}>
+            {t("consent:forgotPassword")}
+          </a>
+        }
+      />
+      {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
       <StaySignedIn />
       {view.passkey ? (
         <PasskeySignIn

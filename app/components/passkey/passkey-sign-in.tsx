@@ -53,7 +53,8 @@ export function PasskeySignIn({
   staySignedInId,
 }: Props) {
   const { t, language } = useT();
-  const [supported, setSupported] = useState(false);
+  // undefined until the browser has been asked (after hydration): the button's place is kept meanwhile.
+  const [supported, setSupported] = useState<boolean>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const current = useRef(options);
@@ -101,7 +102,10 @@ export function PasskeySignIn({
   );
 
   useEffect(() => {
-    if (!browserSupportsWebAuthn()) return;
+    if (!browserSupportsWebAuthn()) {
+      setSupported(false);
+      return;
+    }
     setSupported(true);
     let cancelled = false;
     if (autofill) {
@@ -126,6 +130,10 @@ export function PasskeySignIn({
           <KeyIcon />
           {busy ? (busyLabel ?? t("passkey:signingIn")) : (label ?? t("passkey:signIn"))}
         </button>
+      ) : supported === undefined ? (
+        // The button's place, kept while JavaScript starts, so that it does not push the page down when it appears
+        // (issue 19). Only where scripts run: without them no button comes, and nothing is kept.
+        <div aria-hidden="true" className="hidden min-h-11 [@media(scripting:enabled)]:block" />
       ) : null}
       <div role="alert">
         {error ? (

@@ -1,6 +1,6 @@
 import { BrandFooter, BrandHeader } from "./brand";
 import { useT } from "./i18n";
-import { linkStyle, secondaryButton } from "./styles";
+import { linkStyle, secondaryButton, summaryStyle } from "./styles";
 import { nextStepKey, saysWhatToDo } from "./text";
 
 /**
@@ -9,7 +9,7 @@ import { nextStepKey, saysWhatToDo } from "./text";
  * language (the server translated them: screens/outcome.ts). `action`: a link onwards that the server chose (a way back
  * to an app that a person follows only by clicking it, docs/decisions/0022).
  */
-export function ErrorPage({ status, title, message, action }: { status: number; title: string; message: string; action?: { href: string; label: string } }) {
+export function ErrorPage({ status, title, message, action, detail }: { status: number; title: string; message: string; action?: { href: string; label: string }; detail?: string }) {
   const { t } = useT();
   return (
     <div className="mx-auto flex min-h-screen w-full max-w-xl flex-col gap-8 p-6">
@@ -25,6 +25,13 @@ export function ErrorPage({ status, title, message, action }: { status: number; 
               {action.label}
             </a>
           </p>
+        ) : null}
+        {/* What only the app's developers need (protocol words), folded: people read the plain words above. */}
+        {detail ? (
+          <details className="text-sm text-slate-700 dark:text-slate-300">
+            <summary className={summaryStyle}>{t("common:errorPage.forDevelopers")}</summary>
+            <p className="mt-2 wrap-break-word">{detail}</p>
+          </details>
         ) : null}
         <nav aria-label={t("common:errorPage.whereToGo")} className="flex flex-wrap gap-x-6 gap-y-2">
           <a className={linkStyle} href="/">

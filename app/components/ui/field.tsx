@@ -1,3 +1,5 @@
+import { useEffect, useState } from "react";
+import { useT } from "./i18n";
 import { inputStyle } from "./styles";
 
 type FieldProps = {
@@ -20,19 +22,36 @@ type FieldProps = {
   /** Marks the field invalid when the error is shown elsewhere (a form-wide message). */
   invalid?: boolean;
   inputRef?: React.Ref<HTMLInputElement>;
+  /** Beside the label, on its line (e.g. "Forgot password?"): what belongs to the field without a line of its own. */
+  labelAside?: React.ReactNode;
+  /** Focus on arrival (the browser does it before any JavaScript runs): the field a failed form post asks to correct. */
+  autoFocus?: boolean;
 };
 
 /** A labelled input whose hint and error are announced with it. */
-export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, ...input }: FieldProps) {
+export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, labelAside, ...input }: FieldProps) {
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
   const described = [errorId, hintId, describedBy].filter(Boolean).join(" ") || undefined;
   return (
     <div className="flex flex-col gap-1">
-      <label htmlFor={id} className="font-medium">
-        {label}
-      </label>
-      <input ref={inputRef} id={id} name={name} type={type} aria-invalid={error || invalid ? true : undefined} aria-describedby={described} className={inputStyle} {...input} />
+      {labelAside ? (
+        <div className="flex flex-wrap items-baseline justify-between gap-x-4">
+          <label htmlFor={id} className="font-medium">
+            {label}
+          </label>
+          {labelAside}
+        </div>
+      ) : (
+        <label htmlFor={id} className="font-medium">
+          {label}
+        </label>
+      )}
+      {type === "password" ? (
+        <PasswordInput id={id} name={name} invalid={Boolean(error || invalid)} describedBy={described} inputRef={inputRef} input={input} />
+      ) : (
+        <input ref={inputRef} id={id} name={name} type={type} aria-invalid={error || invalid ? true : undefined} aria-describedby={described} className={inputStyle} {...input} />
+      )}
       {hint ? (
         <p id={hintId} className="text-sm text-slate-600 dark:text-slate-300">
           {hint}
@@ -42,6 +61,37 @@ export function Field({ id, name, label, type = "text", error, hint, describedBy
         <p id={errorId} className="text-sm font-medium text-red-700 dark:text-red-300">
           {error}
         </p>
+      ) : null}
+    </div>
+  );
+}
+
+type InputAttributes = Omit<FieldProps, "id" | "name" | "label" | "type" | "error" | "hint" | "describedBy" | "invalid" | "inputRef" | "labelAside">;
+
+/**
+ * A password input with a Show/Hide button inside its box (issue 19): typing a password on a phone is error-prone.
+ * The button needs JavaScript, so it appears once the page is hydrated; it sits over the input's right padding, so
+ * its arrival moves nothing. Its name says what it does to the password ("Show password").
+ */
+function PasswordInput({ id, name, invalid, describedBy, inputRef, input }: { id: string; name: string; invalid: boolean; describedBy?: string; inputRef?: React.Ref<HTMLInputElement>; input: InputAttributes }) {
+  const { t } = useT();
+  const [shown, setShown] = useState(false);
+  const [interactive, setInteractive] = useState(false);
+  useEffect(() => setInteractive(true), []);
+  return (
+    <div className="relative">
+      <input ref={inputRef} id={id} name={name} type={shown ? "text" : "password"} aria-invalid={invalid ? true : undefined} aria-describedby={describedBy} className={`${inputStyle} pr-24`} {...input} />
+      {interactive ? (
+        <button
+          type="button"
+          aria-controls={id}
+          onClick={() => setShown((value) => !value)}
+          className="absolute inset-y-0 right-0 min-w-11 rounded-r-lg px-3 text-sm font-medium text-brand-text hover:underline dark:text-brand-text-dark"
+        >
+          {/* Its name is the whole phrase, from its content (not aria-label: the field's label stays the only one naming the input). */}
+          <span aria-hidden="true">{shown ? t("common:password.hide") : t("common:password.show")}</span>
+          <span className="sr-only">{shown ? t("common:password.hidePassword") : t("common:password.showPassword")}</span>
+        </button>
       ) : null}
     </div>
   );

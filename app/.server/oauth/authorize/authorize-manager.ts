@@ -128,8 +128,11 @@ export class AuthorizeManager {
     return found?.status === "active" ? found.request.parameters.ui_locales?.split(" ") : undefined;
   }
 
-  /** The person allowed the request: issue a single-use code (RFC 6749 §4.1.2). */
-  async approve(pending: PendingAuthorization, accountDid: string): Promise<string> {
+  /**
+   * The person allowed the request: issue a single-use code (RFC 6749 §4.1.2) for `scope`, the request's own or less
+   * (RFC 6749 §3.3: the server may grant less than requested, and the token response's `scope` says what).
+   */
+  async approve(pending: PendingAuthorization, accountDid: string, scope = pending.request.parameters.scope): Promise<string> {
     const { request } = pending;
     const code = randomToken("cod");
     const now = this.now();
@@ -138,7 +141,7 @@ export class AuthorizeManager {
       clientId: request.clientId,
       accountDid,
       redirectUri: request.parameters.redirect_uri,
-      scope: request.parameters.scope,
+      scope,
       codeChallenge: request.parameters.code_challenge,
       dpopJkt: request.dpopJkt,
       clientKey: request.clientKey,

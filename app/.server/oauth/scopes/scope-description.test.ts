@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { english } from "../../i18n/translate.ts";
+import { english, translatorFor } from "../../i18n/translate.ts";
 import { describeScopeValue, groupPermissions } from "./scope-description.ts";
 
 describe("groupPermissions", () => {
@@ -44,6 +44,18 @@ describe("groupPermissions", () => {
       },
       { service: "did:web:chat.example#chat", serviceLabel: "chat.example (chat)", methods: [], anyMethod: true },
     ]);
+  });
+
+  it("names calls in the screen's language: known methods in their own words, others with a translated phrase around their name", () => {
+    const scope = [
+      "rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview",
+      "rpc:app.bsky.actor.getProfile?aud=did:web:api.bsky.app%23bsky_appview",
+      "rpc:com.example.calendar.getEvents?aud=did:web:calendar.test%23cal",
+    ].join(" ");
+    const labels = (language: "en" | "fr" | "ja") => groupPermissions(scope, translatorFor(language)).calls.flatMap((call) => call.methods.map((method) => method.label));
+    expect(labels("en")).toEqual(["Get timeline", "Get profile", "Get events"]);
+    expect(labels("fr")).toEqual(["Lire le fil d'actualité", "Lire un profil", "Appel «\u00a0getEvents\u00a0»"]);
+    expect(labels("ja")).toEqual(["タイムラインの取得", "プロフィールの取得", "「getEvents」の呼び出し"]);
   });
 
   it("warns about account management and identity takeover", () => {

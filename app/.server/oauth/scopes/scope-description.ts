@@ -198,6 +198,42 @@ export function nsidWords(nsid: string): string {
   return capitalize(words || nsid);
 }
 
+/** Service methods with words of their own in every language: their keys under permissions:methods. */
+const METHOD_LABELS = {
+  "app.bsky.feed.getTimeline": "getTimeline",
+  "app.bsky.feed.getAuthorFeed": "getAuthorFeed",
+  "app.bsky.feed.getPostThread": "getPostThread",
+  "app.bsky.feed.getPosts": "getPosts",
+  "app.bsky.feed.getFeed": "getFeed",
+  "app.bsky.feed.searchPosts": "searchPosts",
+  "app.bsky.actor.getProfile": "getProfile",
+  "app.bsky.actor.getProfiles": "getProfiles",
+  "app.bsky.actor.searchActors": "searchActors",
+  "app.bsky.actor.getPreferences": "getPreferences",
+  "app.bsky.actor.putPreferences": "putPreferences",
+  "app.bsky.graph.getFollowers": "getFollowers",
+  "app.bsky.graph.getFollows": "getFollows",
+  "app.bsky.notification.listNotifications": "listNotifications",
+  "app.bsky.notification.getUnreadCount": "getUnreadCount",
+  "app.bsky.notification.updateSeen": "updateSeen",
+  "chat.bsky.convo.listConvos": "listConvos",
+  "chat.bsky.convo.getMessages": "getMessages",
+  "chat.bsky.convo.sendMessage": "sendMessage",
+} as const;
+
+/**
+ * A service method in the screen's language: its own words when it is a known one, else a generic phrase with its
+ * name (issue 19: "Get timeline" stayed English on the French screen). English reads the name as words
+ * (getEvents → "Get events"); other languages keep the name as it is inside their phrase
+ * (permissions:otherMethodName says which). The NSID itself is always shown beside it.
+ */
+export function methodLabel(nsid: string, t: Translate): string {
+  const known = METHOD_LABELS[nsid as keyof typeof METHOD_LABELS];
+  if (known) return t(`permissions:methods.${known}`);
+  const name = nsid.split(".").pop() || nsid;
+  return t("permissions:otherMethod", { name: t("permissions:otherMethodName") === "words" ? nsidWords(nsid) : name });
+}
+
 /** did:web:api.bsky.app#bsky_appview → "api.bsky.app (bsky_appview)". */
 function serviceLabel(aud: string, t: Translate): string {
   if (aud === "*") return t("permissions:scope.rpc.anyService");
@@ -271,7 +307,7 @@ export function groupPermissions(scope: string, t: Translate): PermissionGroups 
   groups.calls = [...calls].map(([service, methods]) => ({
     service,
     serviceLabel: serviceLabel(service, t),
-    methods: methods.has("*") ? [] : [...methods].map((nsid) => ({ nsid, label: nsidWords(nsid) })),
+    methods: methods.has("*") ? [] : [...methods].map((nsid) => ({ nsid, label: methodLabel(nsid, t) })),
     anyMethod: methods.has("*"),
   }));
   // identity:* covers identity:handle: show only the stronger one.

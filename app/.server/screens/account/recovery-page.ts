@@ -1,9 +1,10 @@
+import { z } from "zod";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../../accounts/password.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
-import { requestClientAddress } from "../../http/browser.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import { languageOf } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
+import { readCookie, requestClientAddress, serializeCookie } from "../../http/browser.ts";
 import { csrfToken, endSession, isTrustedPost, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { withNotice } from "./notices.ts";
@@ -15,19 +16,50 @@ import type { RecoverView, ResetView } from "./views.ts";
  * reach the operator, who can still run `npm run account -- set-password`.
  */
 
+/**
+ * The way back to a sign-in request (issue 19): "Forgot password?" on the consent screen opens
+ * /account/recover?return=<that screen's address>. Only the consent screen's own address is accepted — its path and
+ * its two parameters, rebuilt from them — so the parameter can send nobody anywhere else.
+ */
+const SignInScreen = z
+  .string()
+  .max(2048)
+  .transform((value, context) => {
+    const url = value.startsWith("/oauth/authorize?") ? new URL(value, "http://screen.invalid") : undefined;
+    const clientId = url?.searchParams.get("client_id");
+    const requestUri = url?.searchParams.get("request_uri");
+    if (!url || url.origin !== "http://screen.invalid" || url.pathname !== "/oauth/authorize" || !clientId || !requestUri) {
+      context.addIssue({ code: "custom", message: "not the consent screen's address" });
+      return z.NEVER;
+    }
+    return `/oauth/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`;
+  });
+
+function signInScreen(value: string | null | undefined): string | undefined {
+  const parsed = SignInScreen.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Where this browser goes after a reset it asked for from a sign-in request: a cookie, for the reset link opened here. */
+function returnCookieName(services: Services): string {
+  return `${services.config.publicUrl.protocol === "https:" ? "__Host-" : ""}atrium_recovery_return`;
+}
+
 /** GET /account/recover. */
 export async function showRecovery(services: Services, request: Request): Promise<PageOutcome<RecoverView>> {
   const headers = new Headers();
   const { config, recovery } = services;
+  const url = new URL(request.url);
   return view<RecoverView>(
     {
       kind: "recover",
       csrfToken: csrfToken(services, request, headers),
       available: recovery.available,
-      sent: new URL(request.url).searchParams.get("sent") === "1",
+      sent: url.searchParams.get("sent") === "1",
       minutes: Math.round(config.lifetimes.recoveryCode / 60_000),
       supportUrl: config.brand.supportUrl,
       serviceName: config.brand.serviceName,
+      returnTo: signInScreen(url.searchParams.get("return")),
     },
     headers,
   );
@@ -45,15 +77,23 @@ export async function answerRecovery(services: Services, request: Request, form:
   } catch (error) {
     return formErrorOf(error, t, "recover", "form", { identifier });
   }
-  return redirectTo("/account/recover?sent=1");
+  const returnTo = signInScreen(form("return"));
+  if (!returnTo) return redirectTo("/account/recover?sent=1");
+  // The reset link may be opened in this browser (the cookie takes it back to the request) or on another device
+  // (the page that says "check your email" links back to the request).
+  const headers = new Headers({ "Set-Cookie": serializeCookie(services.config, returnCookieName(services), returnTo, Math.round(services.config.lifetimes.recoveryCode / 1000)) });
+  return redirectTo(`/account/recover?${new URLSearchParams({ sent: "1", return: returnTo })}`, headers);
 }
 
 /** GET /account/reset?code=…: the form while the link works. Opening it spends nothing (mail scanners open links). */
 export async function showReset(services: Services, request: Request): Promise<PageOutcome<ResetView>> {
   const headers = new Headers();
   const code = new URL(request.url).searchParams.get("code") ?? "";
-  if (!(await services.recovery.isLive(code))) return view<ResetView>({ kind: "reset-invalid" }, headers);
-  return view<ResetView>({ kind: "reset", csrfToken: csrfToken(services, request, headers), code, minLength: PASSWORD_MIN_LENGTH }, headers);
+  const did = await services.recovery.accountOf(code);
+  const account = did ? await services.accounts.findByDid(did) : undefined;
+  if (!account) return view<ResetView>({ kind: "reset-invalid" }, headers);
+  // The page names the account it resets (issue 19): the link's reader may hold several.
+  return view<ResetView>({ kind: "reset", csrfToken: csrfToken(services, request, headers), code, minLength: PASSWORD_MIN_LENGTH, handle: account.handle }, headers);
 }
 
 /** POST /account/reset: the new password, twice, and what else to remove; spends the link. */
@@ -79,5 +119,12 @@ export async function answerReset(services: Services, request: Request, form: (n
     return formErrorOf(error, t, "reset", "form", undefined, ["new_password"]);
   }
   // Every session of the account ended with the reset; this browser's other accounts stay signed in.
-  return redirectTo(withNotice("/account", "password-reset"), withCookies(new Headers(), await endSession(services, request, accountDid)));
+  const headers = withCookies(new Headers(), await endSession(services, request, accountDid));
+  // Asked for from a sign-in request in this browser: back to that request, to sign in with the new password.
+  const returnTo = signInScreen(readCookie(request, returnCookieName(services)));
+  if (returnTo) {
+    headers.append("Set-Cookie", serializeCookie(services.config, returnCookieName(services), "", 0));
+    return redirectTo(returnTo, headers);
+  }
+  return redirectTo(withNotice("/account", "password-reset"), headers);
 }

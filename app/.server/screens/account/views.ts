@@ -111,7 +111,9 @@ export type RecoverView = {
   minutes: number;
   supportUrl?: string;
   serviceName: string;
+  /** The sign-in request "Forgot password?" was pressed on (its screen's address), to go back to (issue 19). */
+  returnTo?: string;
 };
 
-/** The link from the email: choose a new password, or say the link no longer works. */
-export type ResetView = { kind: "reset"; csrfToken: string; code: string; minLength: number } | { kind: "reset-invalid" };
+/** The link from the email: choose a new password for the account it names, or say the link no longer works. */
+export type ResetView = { kind: "reset"; csrfToken: string; code: string; minLength: number; handle: string } | { kind: "reset-invalid" };

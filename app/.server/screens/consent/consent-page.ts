@@ -12,7 +12,7 @@ import {
 } from "../../oauth/authorize/prompt-rules.ts";
 import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
 import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
-import { consentView, type ConsentView } from "./consent-view.ts";
+import { asksForEmail, consentView, withoutEmail, type ConsentView } from "./consent-view.ts";
 
 /**
  * The consent screen's server side, framework-free: what GET shows and what
@@ -152,12 +152,15 @@ async function consentForm(services: Services, request: Request, form: (name: st
     account = allowingAccount(pending.request, await signedInAccounts(services, request), form("account"))?.account;
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
-  return redirectTo(await approve(services, pending, account), headers);
+  // "Share your email address" unticked (the screen says it offered the choice: an older page without it declines nothing).
+  const { scope } = pending.request.parameters;
+  const declineEmail = asksForEmail(scope) && form("email_choice") === "1" && form("share_email") !== "on";
+  return redirectTo(await approve(services, pending, account, declineEmail ? withoutEmail(scope) : scope), headers);
 }
 
-/** Issues the code and remembers the consent for next time. */
-async function approve(services: Services, pending: PendingAuthorization, account: AccountSummary): Promise<string> {
-  const location = await services.authorize.approve(pending, account.did);
-  await services.connectedApps.remember(account.did, pending.client.clientId, pending.request.parameters.scope);
+/** Issues the code for the scope the person granted and remembers that consent (what was declined is not in it). */
+async function approve(services: Services, pending: PendingAuthorization, account: AccountSummary, scope = pending.request.parameters.scope): Promise<string> {
+  const location = await services.authorize.approve(pending, account.did, scope);
+  await services.connectedApps.remember(account.did, pending.client.clientId, scope);
   return location;
 }

@@ -55,7 +55,30 @@ export type ConsentView = {
   addingAccount: boolean;
   /** The screen's own addresses for "Use another account" and "Choose another account" (no JavaScript needed). */
   links: { useAnother: string; choose: string };
+  /** The request asks for the email address, which the person may decline while allowing the rest (issue 19). */
+  emailOptional: boolean;
 };
+
+/** The scope values that give the email address: the ones a person may untick on the consent screen. */
+function isEmailValue(value: string): boolean {
+  return value === "transition:email" || value === "account:email" || value.startsWith("account:email?");
+}
+
+/** Whether a requested scope asks for the email address. */
+export function asksForEmail(scope: string): boolean {
+  return scope.split(" ").some(isEmailValue);
+}
+
+/**
+ * The scope granted when the person unticked "Share your email address": the request's scope without the values that
+ * give it (issue 19). The token then carries no email permission, so getSession leaves the address out.
+ */
+export function withoutEmail(scope: string): string {
+  return scope
+    .split(" ")
+    .filter((value) => value && !isEmailValue(value))
+    .join(" ");
+}
 
 export type ConsentContext = {
   account?: AccountSummary;
@@ -114,6 +137,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     otherAccounts: context.otherAccounts,
     addingAccount: context.addingAccount,
     links: context.links,
+    emailOptional: asksForEmail(parameters.scope),
   };
 }
 
