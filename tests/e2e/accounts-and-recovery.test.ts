@@ -7,7 +7,7 @@ import { execute } from "../helpers/databases.ts";
 import { resetLinkIn, startSmtpServer, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
-  auditScreen,
+  expectAccessible,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -19,7 +19,6 @@ import {
   visibleText,
   watchCsp,
   type AppCallback,
-  type AxeViolation,
 } from "./support.ts";
 
 /**
@@ -65,10 +64,7 @@ async function newPage(): Promise<{ context: BrowserContext; page: Page; csp: st
   return { context, page, csp: watchCsp(page) };
 }
 
-async function audit(page: Page, name: string) {
-  const found: Record<string, AxeViolation[]> = await auditScreen(page, name);
-  expect(found, `${name}: ${JSON.stringify(found, null, 2)}`).toEqual({});
-}
+const audit = (page: Page, name: string) => expectAccessible(page, name);
 
 async function signInOnAccountPage(page: Page, name: string, staySignedIn: boolean) {
   await page.getByLabel("Handle or email").fill(`${name}.test`);

@@ -4,7 +4,7 @@ import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
 import { ClientHost } from "../helpers/client-host.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
-  auditScreen,
+  expectAccessible,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -18,7 +18,7 @@ import {
   visibleText,
   watchCsp,
   type AppCallback,
-  type AxeViolation,
+  type Findings,
 } from "./support.ts";
 
 /**
@@ -61,7 +61,7 @@ let plainHost: ClientHost;
 let impostor: DpopClient;
 let plain: DpopClient;
 let loopback: DpopClient;
-const findings: Record<string, Record<string, AxeViolation[]>> = {};
+const findings: Findings = {};
 const layouts: Record<string, unknown> = {};
 
 beforeAll(async () => {
@@ -109,11 +109,7 @@ async function newContext(options: { bypassCSP?: boolean; javaScriptEnabled?: bo
   return { context, page };
 }
 
-async function audit(page: Page, name: string) {
-  const found = await auditScreen(page, name);
-  findings[name] = found;
-  expect(found, `${name}: ${JSON.stringify(found, null, 2)}`).toEqual({});
-}
+const audit = (page: Page, name: string) => expectAccessible(page, name, findings);
 
 async function signInOnAccountPage(page: Page) {
   await page.goto(`${server.issuer}/account`);

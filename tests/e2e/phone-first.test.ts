@@ -6,7 +6,7 @@ import { execute } from "../helpers/databases.ts";
 import { ClientHost } from "../helpers/client-host.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
-  auditScreen,
+  expectAccessible,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -19,7 +19,7 @@ import {
   startAppCallback,
   visibleText,
   type AppCallback,
-  type AxeViolation,
+  type Findings,
 } from "./support.ts";
 
 /**
@@ -65,7 +65,7 @@ let app: AppCallback;
 let webHost: ClientHost;
 let web: DpopClient;
 let loopback: DpopClient;
-const findings: Record<string, Record<string, AxeViolation[]>> = {};
+const findings: Findings = {};
 const measured: Record<string, unknown> = {};
 
 beforeAll(async () => {
@@ -95,11 +95,7 @@ async function phone(options: { javaScriptEnabled?: boolean; locale?: string } =
   return { context, page };
 }
 
-async function audit(page: Page, name: string) {
-  const found = await auditScreen(page, name);
-  findings[name] = found;
-  expect(found, `${name}: ${JSON.stringify(found, null, 2)}`).toEqual({});
-}
+const audit = (page: Page, name: string) => expectAccessible(page, name, findings);
 
 /**
  * The page's height up to the bottom of Allow (or of the sign-in button where there is no Allow) with the page

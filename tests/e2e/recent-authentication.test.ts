@@ -6,7 +6,7 @@ import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
 import { execute, rowOf } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
-  auditScreen,
+  expectAccessible,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -18,7 +18,6 @@ import {
   startAppCallback,
   visibleText,
   type AppCallback,
-  type AxeViolation,
 } from "./support.ts";
 
 /**
@@ -88,10 +87,7 @@ async function storePasskey(did: string, name: string): Promise<void> {
   );
 }
 
-async function audit(page: Page, name: string): Promise<void> {
-  const found: Record<string, AxeViolation[]> = await auditScreen(page, name);
-  expect(found, `${name}: ${JSON.stringify(found, null, 2)}`).toEqual({});
-}
+const audit = (page: Page, name: string) => expectAccessible(page, name);
 
 async function addVirtualAuthenticator(context: BrowserContext, page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
   const cdp = await context.newCDPSession(page);

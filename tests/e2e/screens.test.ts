@@ -10,7 +10,7 @@ import { permissionSetLexicon } from "../helpers/lexicon-car.ts";
 import { execute } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
-  auditScreen,
+  expectAccessible,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -23,7 +23,7 @@ import {
   startAppCallback,
   visibleText,
   type AppCallback,
-  type AxeViolation,
+  type Findings,
 } from "./support.ts";
 
 /**
@@ -63,7 +63,7 @@ let loopback: DpopClient;
 let rich: DpopClient;
 let context: BrowserContext;
 let page: Page;
-const findings: Record<string, Record<string, AxeViolation[]>> = {};
+const findings: Findings = {};
 
 beforeAll(async () => {
   lexiconDir = mkdtempSync(path.join(os.tmpdir(), "atrium-e2e-lexicons-"));
@@ -127,11 +127,7 @@ afterAll(async () => {
 });
 
 /** Audits the current page under `name` and fails on serious or critical axe violations. */
-async function audit(name: string) {
-  const found = await auditScreen(page, name);
-  findings[name] = found;
-  expect(found, `${name}: ${JSON.stringify(found, null, 2)}`).toEqual({});
-}
+const audit = (name: string) => expectAccessible(page, name, findings);
 
 describe("every screen passes axe-core and is photographed", { timeout: E2E_TIMEOUT }, () => {
   it("start page", async () => {

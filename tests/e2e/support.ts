@@ -8,6 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { expect } from "vitest";
 import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
 import { createPkce, type DpopClient } from "../../scripts/lib/dpop-client.ts";
 
@@ -156,6 +157,16 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
   await page.emulateMedia({ colorScheme: "light" });
   await page.setViewportSize(SIZES.narrow);
   return found;
+}
+
+/** Per screen, what auditScreen found: a test file prints the screens with findings at its end. */
+export type Findings = Record<string, Record<string, AxeViolation[]>>;
+
+/** auditScreen, then the rule every screen keeps: no serious or critical axe finding, light and dark. */
+export async function expectAccessible(page: Page, name: string, findings?: Findings): Promise<void> {
+  const found = await auditScreen(page, name);
+  if (findings) findings[name] = found;
+  expect(found, `${name}: ${JSON.stringify(found, null, 2)}`).toEqual({});
 }
 
 /** The gzip size of every script the page loaded: what a visitor downloads (at most 120 kB on the consent route: README.md, "Browser tests"). */
