@@ -406,7 +406,8 @@ describe("POST /oauth/passkey-auth", () => {
     const wrong = await postPasskey(p, { ...passkeyBody(p, signed), client_id: OTHER_CLIENT_ID }, { store: false });
     expect(wrong.status, JSON.stringify(wrong.body)).toBe(400);
     expect(wrong.json.error).toBe("request_invalid");
-    expect(wrong.json.error_description).toMatch(/client_id/);
+    // The page shows this to the person: plain words, no protocol names (issue 19).
+    expect(wrong.json.error_description).toMatch(/another app/);
     expect(wrong.headers.getSetCookie().some((cookie) => cookie.includes("atrium_session"))).toBe(false);
     // The refusal signed nobody in and spent nothing: the right post still works.
     const right = await postPasskey(p, passkeyBody(p, signed), { store: false });
