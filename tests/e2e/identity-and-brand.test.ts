@@ -5,6 +5,7 @@ import { ClientHost } from "../helpers/client-host.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   expectAccessible,
+  printFindings,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -95,8 +96,7 @@ afterAll(async () => {
   await plainHost?.stop();
   await server?.stop();
   if (Object.keys(layouts).length) console.log("consent screen at 390×844 (page height, Allow's top and bottom, Deny's bottom):", JSON.stringify(layouts, null, 2));
-  const summary = Object.entries(findings).filter(([, found]) => Object.keys(found).length);
-  if (summary.length) console.log("axe findings:", JSON.stringify(Object.fromEntries(summary), null, 2));
+  printFindings(findings);
 });
 
 /** A browser context; axe-core is injected as a script, which only a context that bypasses the CSP allows. */

@@ -7,6 +7,7 @@ import { ClientHost } from "../helpers/client-host.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   expectAccessible,
+  printFindings,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -83,8 +84,7 @@ afterAll(async () => {
   await webHost?.stop();
   await server?.stop();
   if (Object.keys(measured).length) console.log("issue 19 at 390×844:", JSON.stringify(measured, null, 2));
-  const summary = Object.entries(findings).filter(([, found]) => Object.keys(found).length);
-  if (summary.length) console.log("axe findings:", JSON.stringify(Object.fromEntries(summary), null, 2));
+  printFindings(findings);
 });
 
 /** A phone: 390×844 at device scale 2. axe-core is injected as a script, which only a context that bypasses the CSP allows. */

@@ -11,6 +11,7 @@ import { execute } from "../helpers/databases.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   expectAccessible,
+  printFindings,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
@@ -122,8 +123,7 @@ afterAll(async () => {
   await host?.stop();
   await server?.stop();
   if (lexiconDir) rmSync(lexiconDir, { recursive: true, force: true });
-  const summary = Object.entries(findings).filter(([, found]) => Object.keys(found).length);
-  if (summary.length) console.log("axe findings:", JSON.stringify(Object.fromEntries(summary), null, 2));
+  printFindings(findings);
 });
 
 /** Audits the current page under `name` and fails on serious or critical axe violations. */

@@ -162,6 +162,12 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
 /** Per screen, what auditScreen found: a test file prints the screens with findings at its end. */
 export type Findings = Record<string, Record<string, AxeViolation[]>>;
 
+/** At a test file's end: the screens axe found anything on (the assertions already failed those tests). */
+export function printFindings(findings: Findings): void {
+  const summary = Object.entries(findings).filter(([, found]) => Object.keys(found).length);
+  if (summary.length) console.log("axe findings:", JSON.stringify(Object.fromEntries(summary), null, 2));
+}
+
 /** auditScreen, then the rule every screen keeps: no serious or critical axe finding, light and dark. */
 export async function expectAccessible(page: Page, name: string, findings?: Findings): Promise<void> {
   const found = await auditScreen(page, name);
