@@ -2,7 +2,8 @@
 # Writes one migration per storage engine for the changes made to prisma/schema.prisma since the last commit:
 #   prisma/migrations/<timestamp>_<name>/migration.sql              (SQLite)
 #   prisma/postgresql/migrations/<timestamp>_<name>/migration.sql   (PostgreSQL, same folder name)
-# and rewrites prisma/postgresql/schema.prisma, the PostgreSQL data model derived from prisma/schema.prisma.
+# and rewrites prisma/postgresql/schema.prisma, the PostgreSQL data model derived from prisma/schema.prisma, and
+# app/.server/db/rows.generated.ts, the row types of the stores (docs/decisions/0034).
 # Prisma 6.19's JavaScript schema engine cannot diff against a database or a shadow database when a driver
 # adapter is configured, so this diffs the committed schema against the edited one, once as SQLite and once as
 # PostgreSQL (docs/decisions/0001-prisma-js-engine-and-migrations.md, docs/decisions/0015-postgresql-migrations.md).
@@ -43,3 +44,4 @@ for engine in sqlite postgresql; do
 done
 cp "$scratch/next-postgresql.prisma" prisma/postgresql/schema.prisma
 echo "wrote prisma/postgresql/schema.prisma"
+npx tsx scripts/generate-row-types.ts

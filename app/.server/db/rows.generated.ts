@@ -1,0 +1,425 @@
+// GENERATED FILE: do not edit. Written from prisma/schema.prisma by scripts/generate-row-types.ts
+// (`npm run db:types`, which `npm run migration:new` runs too; a test fails when it is stale). One row type per
+// model, each column as both engines deliver it (times: epoch milliseconds; bytes: a plain Uint8Array), and the
+// table's row shape, which the driver checks statements against (docs/decisions/0034).
+import { table } from "./row-shape.ts";
+
+/** A row of "Account". */
+export type AccountRow = {
+  did: string;
+  handle: string;
+  email: string;
+  passwordHash: string;
+  emailConfirmedAt: number | null;
+  signingKey: string;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** A row of "BrowserSession". */
+export type BrowserSessionRow = {
+  idHash: string;
+  accountDid: string;
+  userAgent: string | null;
+  ipAddress: string | null;
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+  authenticatedAt: number | null;
+  staySignedIn: boolean;
+};
+
+/** A row of "Client". */
+export type ClientRow = {
+  clientId: string;
+  metadata: string;
+  size: number;
+  fetchedAt: number;
+  expiresAt: number;
+};
+
+/** A row of "AuthorizationRequest". */
+export type AuthorizationRequestRow = {
+  idHash: string;
+  clientId: string;
+  parameters: string | null;
+  wayBack: string | null;
+  shownTo: string | null;
+  pushedFrom: string | null;
+  dpopJkt: string;
+  clientKeyId: string | null;
+  clientKeyAlg: string | null;
+  clientKeyJkt: string | null;
+  createdAt: number;
+  expiresAt: number;
+  purgeAt: number;
+  consumedAt: number | null;
+};
+
+/** A row of "AuthorizationCode". */
+export type AuthorizationCodeRow = {
+  codeHash: string;
+  clientId: string;
+  accountDid: string;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string;
+  dpopJkt: string;
+  clientKeyId: string | null;
+  clientKeyAlg: string | null;
+  clientKeyJkt: string | null;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+  grantId: string | null;
+};
+
+/** A row of "Grant". */
+export type GrantRow = {
+  id: string;
+  clientId: string;
+  accountDid: string;
+  scope: string;
+  dpopJkt: string;
+  clientKeyId: string | null;
+  clientKeyAlg: string | null;
+  clientKeyJkt: string | null;
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+  endsAt: number;
+};
+
+/** A row of "AccessToken". */
+export type AccessTokenRow = {
+  tokenHash: string;
+  grantId: string;
+  scope: string | null;
+  createdAt: number;
+  expiresAt: number;
+};
+
+/** A row of "RefreshToken". */
+export type RefreshTokenRow = {
+  tokenHash: string;
+  grantId: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+};
+
+/** A row of "ReplayRecord". */
+export type ReplayRecordRow = {
+  key: string;
+  expiresAt: number;
+};
+
+/** A row of "ServerSecret". */
+export type ServerSecretRow = {
+  name: string;
+  value: string;
+  createdAt: number;
+};
+
+/** A row of "Record". */
+export type RecordRow = {
+  did: string;
+  collection: string;
+  rkey: string;
+  cid: string;
+  value: string;
+  repoRev: string | null;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** A row of "RepoRoot". */
+export type RepoRootRow = {
+  did: string;
+  cid: string;
+  rev: string;
+  updatedAt: number;
+};
+
+/** A row of "RepoBlock". */
+export type RepoBlockRow = {
+  did: string;
+  cid: string;
+  repoRev: string;
+  content: Uint8Array;
+};
+
+/** A row of "RepoEvent". */
+export type RepoEventRow = {
+  seq: number;
+  did: string;
+  type: string;
+  body: Uint8Array;
+  time: number;
+};
+
+/** A row of "Blob". */
+export type BlobRow = {
+  did: string;
+  cid: string;
+  declaredType: string;
+  detectedType: string | null;
+  mimeType: string;
+  size: number;
+  bytes: Uint8Array;
+  createdAt: number;
+  unreferencedSince: number | null;
+};
+
+/** A row of "RecordBlob". */
+export type RecordBlobRow = {
+  did: string;
+  collection: string;
+  rkey: string;
+  blobCid: string;
+};
+
+/** A row of "Preferences". */
+export type PreferencesRow = {
+  did: string;
+  value: string;
+  updatedAt: number;
+};
+
+/** A row of "PermissionSetCache". */
+export type PermissionSetCacheRow = {
+  nsid: string;
+  document: string;
+  fetchedAt: number;
+  expiresAt: number;
+};
+
+/** A row of "Passkey". */
+export type PasskeyRow = {
+  credentialId: string;
+  accountDid: string;
+  name: string;
+  publicKey: Uint8Array;
+  counter: number;
+  transports: string | null;
+  deviceType: string;
+  backedUp: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+};
+
+/** A row of "AuthorizedClient". */
+export type AuthorizedClientRow = {
+  accountDid: string;
+  clientId: string;
+  scope: string;
+  createdAt: number;
+  updatedAt: number;
+};
+
+/** A row of "RateLimit". */
+export type RateLimitRow = {
+  key: string;
+  count: number;
+  windowEndsAt: number;
+  lastAttemptAt: number | null;
+};
+
+/** A row of "RecoveryCode". */
+export type RecoveryCodeRow = {
+  codeHash: string;
+  accountDid: string;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+};
+
+/** Every table's row shape: `get(tables.Account, …)`, `get(tables.Account.pick("did", "handle"), …)`. */
+export const tables = {
+  Account: table<AccountRow>("Account", {
+    did: "string",
+    handle: "string",
+    email: "string",
+    passwordHash: "string",
+    emailConfirmedAt: "time?",
+    signingKey: "string",
+    createdAt: "time",
+    updatedAt: "time",
+  }),
+  BrowserSession: table<BrowserSessionRow>("BrowserSession", {
+    idHash: "string",
+    accountDid: "string",
+    userAgent: "string?",
+    ipAddress: "string?",
+    createdAt: "time",
+    lastSeenAt: "time",
+    expiresAt: "time",
+    authenticatedAt: "time?",
+    staySignedIn: "boolean",
+  }),
+  Client: table<ClientRow>("Client", {
+    clientId: "string",
+    metadata: "string",
+    size: "integer",
+    fetchedAt: "time",
+    expiresAt: "time",
+  }),
+  AuthorizationRequest: table<AuthorizationRequestRow>("AuthorizationRequest", {
+    idHash: "string",
+    clientId: "string",
+    parameters: "string?",
+    wayBack: "string?",
+    shownTo: "string?",
+    pushedFrom: "string?",
+    dpopJkt: "string",
+    clientKeyId: "string?",
+    clientKeyAlg: "string?",
+    clientKeyJkt: "string?",
+    createdAt: "time",
+    expiresAt: "time",
+    purgeAt: "time",
+    consumedAt: "time?",
+  }),
+  AuthorizationCode: table<AuthorizationCodeRow>("AuthorizationCode", {
+    codeHash: "string",
+    clientId: "string",
+    accountDid: "string",
+    redirectUri: "string",
+    scope: "string",
+    codeChallenge: "string",
+    dpopJkt: "string",
+    clientKeyId: "string?",
+    clientKeyAlg: "string?",
+    clientKeyJkt: "string?",
+    createdAt: "time",
+    expiresAt: "time",
+    usedAt: "time?",
+    grantId: "string?",
+  }),
+  Grant: table<GrantRow>("Grant", {
+    id: "string",
+    clientId: "string",
+    accountDid: "string",
+    scope: "string",
+    dpopJkt: "string",
+    clientKeyId: "string?",
+    clientKeyAlg: "string?",
+    clientKeyJkt: "string?",
+    createdAt: "time",
+    lastUsedAt: "time",
+    expiresAt: "time",
+    endsAt: "time",
+  }),
+  AccessToken: table<AccessTokenRow>("AccessToken", {
+    tokenHash: "string",
+    grantId: "string",
+    scope: "string?",
+    createdAt: "time",
+    expiresAt: "time",
+  }),
+  RefreshToken: table<RefreshTokenRow>("RefreshToken", {
+    tokenHash: "string",
+    grantId: "string",
+    createdAt: "time",
+    expiresAt: "time",
+    usedAt: "time?",
+  }),
+  ReplayRecord: table<ReplayRecordRow>("ReplayRecord", {
+    key: "string",
+    expiresAt: "time",
+  }),
+  ServerSecret: table<ServerSecretRow>("ServerSecret", {
+    name: "string",
+    value: "string",
+    createdAt: "time",
+  }),
+  Record: table<RecordRow>("Record", {
+    did: "string",
+    collection: "string",
+    rkey: "string",
+    cid: "string",
+    value: "string",
+    repoRev: "string?",
+    createdAt: "time",
+    updatedAt: "time",
+  }),
+  RepoRoot: table<RepoRootRow>("RepoRoot", {
+    did: "string",
+    cid: "string",
+    rev: "string",
+    updatedAt: "time",
+  }),
+  RepoBlock: table<RepoBlockRow>("RepoBlock", {
+    did: "string",
+    cid: "string",
+    repoRev: "string",
+    content: "bytes",
+  }),
+  RepoEvent: table<RepoEventRow>("RepoEvent", {
+    seq: "integer",
+    did: "string",
+    type: "string",
+    body: "bytes",
+    time: "time",
+  }),
+  Blob: table<BlobRow>("Blob", {
+    did: "string",
+    cid: "string",
+    declaredType: "string",
+    detectedType: "string?",
+    mimeType: "string",
+    size: "integer",
+    bytes: "bytes",
+    createdAt: "time",
+    unreferencedSince: "time?",
+  }),
+  RecordBlob: table<RecordBlobRow>("RecordBlob", {
+    did: "string",
+    collection: "string",
+    rkey: "string",
+    blobCid: "string",
+  }),
+  Preferences: table<PreferencesRow>("Preferences", {
+    did: "string",
+    value: "string",
+    updatedAt: "time",
+  }),
+  PermissionSetCache: table<PermissionSetCacheRow>("PermissionSetCache", {
+    nsid: "string",
+    document: "string",
+    fetchedAt: "time",
+    expiresAt: "time",
+  }),
+  Passkey: table<PasskeyRow>("Passkey", {
+    credentialId: "string",
+    accountDid: "string",
+    name: "string",
+    publicKey: "bytes",
+    counter: "integer",
+    transports: "string?",
+    deviceType: "string",
+    backedUp: "boolean",
+    createdAt: "time",
+    lastUsedAt: "time?",
+  }),
+  AuthorizedClient: table<AuthorizedClientRow>("AuthorizedClient", {
+    accountDid: "string",
+    clientId: "string",
+    scope: "string",
+    createdAt: "time",
+    updatedAt: "time",
+  }),
+  RateLimit: table<RateLimitRow>("RateLimit", {
+    key: "string",
+    count: "integer",
+    windowEndsAt: "time",
+    lastAttemptAt: "time?",
+  }),
+  RecoveryCode: table<RecoveryCodeRow>("RecoveryCode", {
+    codeHash: "string",
+    accountDid: "string",
+    createdAt: "time",
+    expiresAt: "time",
+    usedAt: "time?",
+  }),
+};
