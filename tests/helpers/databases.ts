@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { migrateDatabase } from "../../app/.server/db/migrate.ts";
 import { PostgresDatabase } from "../../app/.server/db/postgres-database.ts";
-import { all, get, run, type Database, type Statement } from "../../app/.server/db/sql.ts";
+import { allUnchecked, getUnchecked, run, type Database, type Statement } from "../../app/.server/db/sql.ts";
 import { SqliteDatabase } from "../../app/.server/db/sqlite-database.ts";
 import { createTestDatabase, dropTestDatabase } from "./postgres.ts";
 
@@ -84,13 +84,16 @@ export async function openTestDatabase(engine: Engine): Promise<TestDatabase> {
   };
 }
 
-/** The first row of a statement (tests read the tables directly to check what the stores wrote). */
+/**
+ * The first row of a statement (tests read the tables directly to check what the stores wrote), as the engine gives
+ * it: unchecked and uncoerced (SQLite's 1/0, its Buffers), typed as the test says.
+ */
 export async function rowOf<Row>(db: Database, statement: Statement): Promise<Row | undefined> {
-  return db.execute(() => get<Row>(statement));
+  return (await db.execute(() => getUnchecked(statement))) as Row | undefined;
 }
 
 export async function rowsOf<Row>(db: Database, statement: Statement): Promise<Row[]> {
-  return db.execute(() => all<Row>(statement));
+  return (await db.execute(() => allUnchecked(statement))) as Row[];
 }
 
 /** Runs a statement; the number of rows it changed. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import type { StoredAccount } from "../../app/.server/accounts/account-store.ts";
 import type { Grant, IssuedTokenHashes, NewAuthorizationCode } from "../../app/.server/oauth/token/grant-store.ts";
+import { shape } from "../../app/.server/db/row-shape.ts";
 import { at, get, run, sql, statementOf, type Database, type Program, type Statement } from "../../app/.server/db/sql.ts";
 import { openTestDatabase, type Engine, type TestDatabase } from "./databases.ts";
 
@@ -39,6 +40,7 @@ export type Table = (typeof TABLES)[number];
 
 const deletes = new Map(TABLES.map((table) => [table, statementOf(`DELETE FROM "${table}"`)]));
 const counts = new Map(TABLES.map((table) => [table, statementOf(`SELECT COUNT(*) AS "n" FROM "${table}"`)]));
+const COUNT = shape({ n: "integer" });
 
 /** Deletes every row of every store table, in one transaction. */
 export async function emptyTables(db: Database): Promise<void> {
@@ -49,14 +51,14 @@ export async function emptyTables(db: Database): Promise<void> {
 
 /** How many rows a table holds (both engines answer a number). */
 export async function countRows(db: Database, table: Table): Promise<number> {
-  const row = await db.execute(() => get<{ n: number }>(counts.get(table)!()));
-  return Number(row!.n);
+  const row = await db.execute(() => get(COUNT, counts.get(table)!()));
+  return row!.n;
 }
 
 /** How many rows a statement of the form `SELECT COUNT(*) AS "n" …` counts. */
 export async function countOf(db: Database, statement: Statement): Promise<number> {
-  const row = await db.execute(() => get<{ n: number }>(statement));
-  return Number(row!.n);
+  const row = await db.execute(() => get(COUNT, statement));
+  return row!.n;
 }
 
 export type SharedDatabase = {

@@ -1,5 +1,21 @@
 import pg from "pg";
-import { boundValues, compileText, fromDatabase, isInstant, runProgramAsync, type Database, type Operation, type Program, type SqlValue, type Statement } from "./sql.ts";
+import { RowCheck } from "./row-shape.ts";
+import {
+  boundValues,
+  checkSameFragments,
+  compileText,
+  fragmentsOf,
+  fromDatabase,
+  isInstant,
+  runProgramAsync,
+  runTransactionAsync,
+  type Database,
+  type Fragment,
+  type Operation,
+  type Program,
+  type SqlValue,
+  type Statement,
+} from "./sql.ts";
 
 /**
  * PostgreSQL through node-postgres (docs/decisions/0017). Each compiled
@@ -8,7 +24,9 @@ import { boundValues, compileText, fromDatabase, isInstant, runProgramAsync, typ
  * conditional UPDATE of a single-use step waits for a concurrent one on the
  * same row and then re-checks its condition, so exactly one wins; programs
  * that read then write take `lock()`s first. A deadlock (which lock ordering
- * should prevent) is retried.
+ * should prevent) is retried. Rows are coerced by the type parsers below, the
+ * one place for PostgreSQL (docs/decisions/0034), and checked against the row
+ * shape a program names.
  */
 
 /** PostgreSQL's SQLSTATEs for a transaction that may succeed if simply run again. */
@@ -19,20 +37,31 @@ const TIMESTAMP_OID = 1114;
 const TIMESTAMPTZ_OID = 1184;
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+const BYTEA_OID = 17;
 
 /**
  * Times come back as epoch milliseconds, as SQLite gives them. Prisma's
  * DateTime is `TIMESTAMP(3)` without time zone, holding UTC. Counts (int8)
- * and sums (numeric) come back as numbers: ours stay far below 2^53.
+ * and sums (numeric) come back as numbers: ours stay far below 2^53 (the
+ * schema has no BigInt column; docs/decisions/0034). Bytes come back as a
+ * plain Uint8Array, as SQLite's are coerced to. Booleans are PostgreSQL's own.
  */
 const types = {
   getTypeParser(oid: number, format?: "text" | "binary") {
     if (oid === TIMESTAMP_OID) return (text: string) => Date.parse(`${text.replace(" ", "T")}Z`);
     if (oid === TIMESTAMPTZ_OID) return (text: string) => Date.parse(text);
     if (oid === INT8_OID || oid === NUMERIC_OID) return (text: string) => Number(text);
+    if (oid === BYTEA_OID) return bytesOf;
     return pg.types.getTypeParser(oid, format);
   },
 } as pg.CustomTypesConfig;
+
+const parseBytea = pg.types.getTypeParser(BYTEA_OID, "text") as (text: string) => Buffer;
+
+/** bytea's text form (hex, `\\x…`) as a Uint8Array of its own (pg's Buffer may be a view of a shared pool). */
+function bytesOf(text: string): Uint8Array {
+  return new Uint8Array(parseBytea(text));
+}
 
 export type PostgresOptions = {
   /** Connections this process keeps open at most. */
@@ -41,7 +70,8 @@ export type PostgresOptions = {
   onIdleError?: (error: Error) => void;
 };
 
-type Compiled = { name: string; text: string };
+/** A compiled statement with what was checked of it: its fragments and its rows' shape. */
+type Compiled = { readonly name: string; readonly text: string; readonly fragments: readonly Fragment[]; readonly rowCheck: RowCheck };
 type Queryable = Pick<pg.Pool, "query"> | pg.PoolClient;
 
 export class PostgresDatabase implements Database {
@@ -66,7 +96,7 @@ export class PostgresDatabase implements Database {
       let broken: Error | undefined;
       try {
         await client.query("BEGIN");
-        const result = await runProgramAsync(program(), (operation) => this.perform(client, operation, true).catch(rethrowFromDatabase));
+        const result = await runTransactionAsync(program(), (operation) => this.perform(client, operation, true).catch(rethrowFromDatabase));
         await client.query("COMMIT").catch(rethrowFromDatabase);
         return result;
       } catch (error) {
@@ -98,19 +128,22 @@ export class PostgresDatabase implements Database {
       await target.query({ name: "atrium_lock", text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [operation.key] });
       return undefined;
     }
-    const { name, text } = this.compile(operation.statement);
-    const result = await target.query({ name, text, values: boundValues(operation.statement).map(bindable) });
-    if (operation.kind === "get") return result.rows[0];
-    if (operation.kind === "all") return result.rows;
-    return result.rowCount ?? 0;
+    const compiled = this.compile(operation.statement);
+    const { name, text } = compiled;
+    const result = await target.query<Record<string, unknown>>({ name, text, values: boundValues(operation.statement).map(bindable) });
+    if (operation.kind === "run") return result.rowCount ?? 0;
+    const rows = operation.kind === "get" ? result.rows.slice(0, 1) : result.rows;
+    if (operation.shape) compiled.rowCheck.check(operation.shape, () => result.fields.map((field) => field.name), rows, text);
+    return operation.kind === "get" ? rows[0] : rows;
   }
 
   private compile(statement: Statement): Compiled {
     let compiled = this.compiled.get(statement.parts);
     if (!compiled) {
-      compiled = { name: `atrium_${++this.statementCount}`, text: compileText(statement, "postgresql", (n) => `$${n}`) };
+      const text = compileText(statement, "postgresql", (n) => `$${n}`);
+      compiled = { name: `atrium_${++this.statementCount}`, text, fragments: fragmentsOf(statement), rowCheck: new RowCheck() };
       this.compiled.set(statement.parts, compiled);
-    }
+    } else checkSameFragments(compiled.fragments, statement);
     return compiled;
   }
 }

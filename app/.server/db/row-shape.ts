@@ -115,3 +115,33 @@ export function columnsOfKind(shape: RowShape<unknown>, kind: Kind): string[] {
   const columns = shape.columns as Record<string, ColumnType>;
   return shape.names.filter((name) => columns[name] === kind || columns[name] === `${kind}?`);
 }
+
+/**
+ * What an engine remembers of one compiled statement's rows: the shape its columns were checked against, and
+ * whether a row of it was checked yet. Both happen once per statement and shape, so a hot statement costs nothing.
+ */
+export class RowCheck {
+  private shape: RowShape<unknown> | undefined;
+  private rowChecked = false;
+
+  /** Whether `shape` is a new shape for this statement (its columns are then checked by `check`). */
+  isNew(shape: RowShape<unknown>): boolean {
+    return shape !== this.shape;
+  }
+
+  /** Call with the rows about to be delivered, after the engine's coercion; `columnNames` is asked only when needed. */
+  check(shape: RowShape<unknown>, columnNames: () => readonly string[], rows: readonly Readonly<Record<string, unknown>>[], text: string): void {
+    if (shape !== this.shape) {
+      checkColumnNames(shape, columnNames(), text);
+      this.shape = shape;
+      this.rowChecked = false;
+    }
+    if (!this.rowChecked && rows.length > 0) {
+      checkRowKinds(shape, rows[0]!, text);
+      this.rowChecked = true;
+    }
+  }
+}
+
+/** The row type a shape delivers (`ShapeRow<typeof RECORD_ROW>`). */
+export type ShapeRow<S> = S extends RowShape<infer Row> ? Row : never;

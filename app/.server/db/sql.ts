@@ -1,3 +1,5 @@
+import type { RowShape } from "./row-shape.ts";
+
 /**
  * The SQL that every store writes once and both engines run (docs/decisions/0017).
  *
@@ -15,7 +17,9 @@
  * epoch milliseconds on both.
  *
  * A store method is a program: a generator that yields statements and gets
- * their results back (`const row = yield* get<Row>(sql`…`)`). The engine runs
+ * their results back (`const row = yield* get(tables.Grant, sql`…`)`), typed
+ * by the row shape it names, which the engine checks the statement's columns
+ * against and coerces by (docs/decisions/0034). The engine runs
  * it — SQLite synchronously, inside `BEGIN IMMEDIATE` when it is a
  * transaction, so nothing else of this process can interleave; PostgreSQL
  * asynchronously on one pooled connection, inside a READ COMMITTED
@@ -46,7 +50,10 @@ export function at(epochMs: number | null | undefined): Instant | null {
 /**
  * A piece of SQL text that differs between the engines, written into the
  * statement rather than bound. It must be a module-level constant: the text
- * of a call site is compiled once.
+ * of a call site is compiled once, with the fragments of its first run. Lint
+ * refuses one made anywhere else (eslint-rules/fragment-module-constant.js),
+ * and an engine refuses a statement whose fragments differ from those it
+ * compiled (`checkSameFragments`), which would otherwise run the wrong text.
  */
 export class Fragment {
   constructor(readonly text: { sqlite: string; postgresql: string }) {}
@@ -77,6 +84,22 @@ export function boundValues(statement: Statement): SqlValue[] {
   return statement.values.some(isFragment) ? statement.values.filter((value) => !isFragment(value)) : [...statement.values];
 }
 
+/** The fragments of a statement, in order (most statements have none). */
+export function fragmentsOf(statement: Statement): Fragment[] {
+  return statement.values.filter(isFragment);
+}
+
+/**
+ * Throws when a statement's fragments are not the ones its cached text was compiled with: a template whose
+ * fragment changes between runs (`${cond ? A : B}`) would otherwise run its first text every time.
+ */
+export function checkSameFragments(compiledWith: readonly Fragment[], statement: Statement): void {
+  if (compiledWith.length === 0 && !statement.values.some(isFragment)) return;
+  const now = fragmentsOf(statement);
+  if (now.length === compiledWith.length && now.every((fragment, index) => fragment === compiledWith[index])) return;
+  throw new Error(`A statement's fragments changed since its text was compiled; a Fragment must be a module constant, the same at every run: ${statement.parts.join("?")}`);
+}
+
 /** A statement: the template's fixed parts (its identity keys the engines' caches) and the values between them. */
 export type Statement = { readonly parts: TemplateStringsArray; readonly values: readonly SqlValue[] };
 
@@ -101,22 +124,40 @@ export function statementOf(text: string): (...values: SqlValue[]) => Statement 
 
 /** What a program asks its engine to do with one statement. */
 export type Operation =
-  | { readonly kind: "get"; readonly statement: Statement }
-  | { readonly kind: "all"; readonly statement: Statement }
+  | { readonly kind: "get"; readonly statement: Statement; readonly shape: RowShape<unknown> | undefined }
+  | { readonly kind: "all"; readonly statement: Statement; readonly shape: RowShape<unknown> | undefined }
   | { readonly kind: "run"; readonly statement: Statement }
   | { readonly kind: "lock"; readonly key: string };
 
 /** A store method's body: yields operations, receives their results, returns T. */
 export type Program<T> = Generator<Operation, T, unknown>;
 
-/** The first row, or undefined. */
-export function* get<Row>(statement: Statement): Generator<Operation, Row | undefined, unknown> {
-  return (yield { kind: "get", statement }) as Row | undefined;
+/**
+ * The first row, or undefined, of the shape named: a table's (`tables.Passkey`), some of its columns
+ * (`tables.Account.pick("did", "handle")`) or one written in place (`shape({ n: "integer" })`). The engine checks
+ * that the statement returns exactly those columns with values of those kinds, and coerces them, so the row type
+ * is what arrives (docs/decisions/0034).
+ */
+export function* get<Row>(shape: RowShape<Row>, statement: Statement): Generator<Operation, Row | undefined, unknown> {
+  return (yield { kind: "get", statement, shape }) as Row | undefined;
 }
 
-/** Every row. */
-export function* all<Row>(statement: Statement): Generator<Operation, Row[], unknown> {
-  return (yield { kind: "all", statement }) as Row[];
+/** Every row, of the shape named (see `get`). */
+export function* all<Row>(shape: RowShape<Row>, statement: Statement): Generator<Operation, Row[], unknown> {
+  return (yield { kind: "all", statement, shape }) as Row[];
+}
+
+/**
+ * The first row as the engine gives it, unchecked and uncoerced (SQLite's 1/0, Buffers): for tests that read the
+ * tables directly. Lint keeps it out of the server's code, whose reads name their row shape.
+ */
+export function* getUnchecked(statement: Statement): Generator<Operation, Record<string, unknown> | undefined, unknown> {
+  return (yield { kind: "get", statement, shape: undefined }) as Record<string, unknown> | undefined;
+}
+
+/** Every row as the engine gives it (see `getUnchecked`). */
+export function* allUnchecked(statement: Statement): Generator<Operation, Record<string, unknown>[], unknown> {
+  return (yield { kind: "all", statement, shape: undefined }) as Record<string, unknown>[];
 }
 
 /** Runs a statement that returns no rows; the number of rows it changed. */
@@ -146,7 +187,10 @@ export interface Database {
    * Runs a program as one transaction: all of its writes or none, and no
    * other transaction's writes seen half-done. On PostgreSQL the program may
    * run more than once (a deadlock is retried), so it must do nothing but
-   * yield statements.
+   * yield statements. Once a statement failed, the transaction is aborted on
+   * both engines, as PostgreSQL aborts it: every later statement throws
+   * `TransactionAborted`, and so does the end of a program that caught the
+   * error, after the rollback (docs/decisions/0034).
    */
   transaction<T>(program: () => Program<T>): Awaitable<T>;
   /** Throws when the database does not answer (the health check). */
@@ -173,6 +217,50 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 
+/**
+ * What a transaction's later statements and its end throw once one of its statements failed: PostgreSQL refuses
+ * everything until the rollback (SQLSTATE 25P02), and SQLite is made to do the same, so that a program that caught
+ * a database error cannot commit on one engine what the other would roll back.
+ */
+export class TransactionAborted extends Error {
+  readonly code = "25P02";
+  constructor(readonly failure: unknown) {
+    super(`The transaction was aborted by a failed statement and rolled back; a program must not catch a database error inside a transaction (${failure instanceof Error ? failure.message : String(failure)})`, { cause: failure });
+  }
+}
+
+/** Runs a transaction's program (SQLite): after a failed statement, every later one and its end throw TransactionAborted. */
+export function runTransactionSync<T>(program: Program<T>, perform: (operation: Operation) => unknown): T {
+  let failure: { error: unknown } | undefined;
+  const result = runProgramSync(program, (operation) => {
+    if (failure) throw new TransactionAborted(failure.error);
+    try {
+      return perform(operation);
+    } catch (error) {
+      failure = { error };
+      throw error;
+    }
+  });
+  if (failure) throw new TransactionAborted(failure.error);
+  return result;
+}
+
+/** The same for PostgreSQL, which aborts the transaction itself: this refuses later statements before sending them, and a commit that would be a silent rollback. */
+export async function runTransactionAsync<T>(program: Program<T>, perform: (operation: Operation) => Promise<unknown>): Promise<T> {
+  let failure: { error: unknown } | undefined;
+  const result = await runProgramAsync(program, async (operation) => {
+    if (failure) throw new TransactionAborted(failure.error);
+    try {
+      return await perform(operation);
+    } catch (error) {
+      failure = { error };
+      throw error;
+    }
+  });
+  if (failure) throw new TransactionAborted(failure.error);
+  return result;
+}
+
 /** Drives a program to its end, handing each operation to `perform` (synchronous: SQLite). */
 export function runProgramSync<T>(program: Program<T>, perform: (operation: Operation) => unknown): T {
   let step = program.next();
@@ -181,7 +269,7 @@ export function runProgramSync<T>(program: Program<T>, perform: (operation: Oper
     try {
       result = perform(step.value);
     } catch (error) {
-      // The program may catch it (it rarely should); otherwise it propagates out of throw().
+      // Outside a transaction the program may catch it; otherwise it propagates out of throw().
       step = program.throw(error);
       continue;
     }

@@ -1,5 +1,33 @@
 import BetterSqlite3 from "better-sqlite3";
-import { boundValues, compileText, isInstant, runProgramSync, type Database, type Operation, type Program, type SqlValue, type Statement } from "./sql.ts";
+import { columnsOfKind, RowCheck, type RowShape } from "./row-shape.ts";
+import {
+  boundValues,
+  checkSameFragments,
+  compileText,
+  fragmentsOf,
+  isInstant,
+  runProgramSync,
+  runTransactionSync,
+  type Database,
+  type Fragment,
+  type Operation,
+  type Program,
+  type SqlValue,
+  type Statement,
+} from "./sql.ts";
+
+/** A prepared statement with what was checked of it: its fragments, its rows' shape, and how that shape is coerced. */
+type Prepared = {
+  readonly statement: BetterSqlite3.Statement;
+  readonly fragments: readonly Fragment[];
+  readonly rowCheck: RowCheck;
+  coercion: Coercion;
+};
+
+/** The columns of a shape that SQLite delivers in another form than the row type's. */
+type Coercion = { readonly booleans: readonly string[]; readonly bytes: readonly string[] };
+
+const NO_COERCION: Coercion = { booleans: [], bytes: [] };
 
 /**
  * SQLite through better-sqlite3, synchronous (docs/decisions/0002, 0017):
@@ -8,12 +36,15 @@ import { boundValues, compileText, isInstant, runProgramSync, type Database, typ
  * write lock from its first statement (BEGIN IMMEDIATE), which serialises it
  * against every other process on the file. WAL lets readers go on meanwhile.
  * Times are stored as epoch milliseconds, as Prisma's adapter writes them
- * (`timestampFormat: "unixepoch-ms"`).
+ * (`timestampFormat: "unixepoch-ms"`). Rows are coerced here, the one place
+ * for SQLite (docs/decisions/0034): a Boolean column's 1/0 becomes a boolean
+ * and a Bytes column's Buffer a plain Uint8Array, by the row shape a program
+ * names. A failed statement aborts its transaction, as on PostgreSQL.
  */
 export class SqliteDatabase implements Database {
   readonly engine = "sqlite";
   readonly connection: BetterSqlite3.Database;
-  private readonly prepared = new WeakMap<TemplateStringsArray, BetterSqlite3.Statement>();
+  private readonly prepared = new WeakMap<TemplateStringsArray, Prepared>();
   private readonly perform = (operation: Operation): unknown => this.performNow(operation);
   private healthStatement: BetterSqlite3.Statement | undefined;
 
@@ -26,7 +57,7 @@ export class SqliteDatabase implements Database {
   }
 
   transaction<T>(program: () => Program<T>): T {
-    return this.connection.transaction(() => runProgramSync(program(), this.perform)).immediate();
+    return this.connection.transaction(() => runTransactionSync(program(), this.perform)).immediate();
   }
 
   /**
@@ -50,21 +81,51 @@ export class SqliteDatabase implements Database {
       if (!this.connection.inTransaction) throw new Error("lock() is only meaningful inside a transaction");
       return undefined;
     }
-    const statement = this.statementFor(operation.statement);
+    const prepared = this.preparedFor(operation.statement);
     const values = boundValues(operation.statement).map(bindable);
-    if (operation.kind === "get") return statement.get(values);
-    if (operation.kind === "all") return statement.all(values);
-    return statement.run(values).changes;
+    if (operation.kind === "run") return prepared.statement.run(values).changes;
+    if (operation.kind === "get") {
+      const row = prepared.statement.get(values) as Record<string, unknown> | undefined;
+      if (operation.shape) deliver(prepared, operation.shape, row ? [row] : []);
+      return row;
+    }
+    const rows = prepared.statement.all(values) as Record<string, unknown>[];
+    if (operation.shape) deliver(prepared, operation.shape, rows);
+    return rows;
   }
 
-  private statementFor(source: Statement): BetterSqlite3.Statement {
-    let statement = this.prepared.get(source.parts);
-    if (!statement) {
-      statement = this.connection.prepare(compileText(source, "sqlite", () => "?"));
-      this.prepared.set(source.parts, statement);
-    }
-    return statement;
+  private preparedFor(source: Statement): Prepared {
+    let prepared = this.prepared.get(source.parts);
+    if (!prepared) {
+      const statement = this.connection.prepare(compileText(source, "sqlite", () => "?"));
+      prepared = { statement, fragments: fragmentsOf(source), rowCheck: new RowCheck(), coercion: NO_COERCION };
+      this.prepared.set(source.parts, prepared);
+    } else checkSameFragments(prepared.fragments, source);
+    return prepared;
   }
+}
+
+/** Coerces rows to the shape's kinds, in place, and checks them against it (once per statement and shape). */
+function deliver(prepared: Prepared, shape: RowShape<unknown>, rows: Record<string, unknown>[]): void {
+  if (prepared.rowCheck.isNew(shape)) prepared.coercion = { booleans: columnsOfKind(shape, "boolean"), bytes: columnsOfKind(shape, "bytes") };
+  const { booleans, bytes } = prepared.coercion;
+  if (booleans.length > 0 || bytes.length > 0) {
+    for (const row of rows) {
+      for (const name of booleans) row[name] = booleanOf(row[name]);
+      for (const name of bytes) row[name] = bytesOf(row[name]);
+    }
+  }
+  prepared.rowCheck.check(shape, () => prepared.statement.columns().map((column) => column.name), rows, prepared.statement.source);
+}
+
+/** SQLite keeps booleans as 1/0; anything else is left for the row check to refuse. */
+function booleanOf(value: unknown): unknown {
+  return value === 1 ? true : value === 0 ? false : value;
+}
+
+/** A copy in a plain Uint8Array: a Buffer is a subclass some libraries treat differently. */
+function bytesOf(value: unknown): unknown {
+  return Buffer.isBuffer(value) ? new Uint8Array(value) : value;
 }
 
 /** Opens a connection with the settings every connection to the file needs. */

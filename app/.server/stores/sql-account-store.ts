@@ -1,4 +1,5 @@
 import type { AccountClash, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
 
@@ -48,7 +49,7 @@ export class SqlAccountStore implements AccountStore {
   async insert(account: StoredAccount) {
     return this.db.transaction(function* (): Program<AccountClash | undefined> {
       yield* lockIdentifiers(account.did, account.handle, account.email);
-      const clash = yield* get<{ did: string; handle: string; email: string }>(sql`SELECT "did", "handle", "email" FROM "Account"
+      const clash = yield* get(tables.Account.pick("did", "handle", "email"), sql`SELECT "did", "handle", "email" FROM "Account"
         WHERE "did" = ${account.did} OR "handle" = ${account.handle} OR "email" = ${account.email} LIMIT 1`);
       if (clash) return clash.handle === account.handle ? "handle" : clash.email === account.email ? "email" : "did";
       yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
@@ -60,22 +61,22 @@ export class SqlAccountStore implements AccountStore {
 
   async find(by: "did" | "handle" | "email", value: string) {
     return this.db.execute(function* (): Program<StoredAccount | undefined> {
-      if (by === "did") return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "did" = ${value}`);
-      if (by === "handle") return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "handle" = ${value}`);
-      return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "email" = ${value}`);
+      if (by === "did") return yield* get(tables.Account, sql`SELECT * FROM "Account" WHERE "did" = ${value}`);
+      if (by === "handle") return yield* get(tables.Account, sql`SELECT * FROM "Account" WHERE "handle" = ${value}`);
+      return yield* get(tables.Account, sql`SELECT * FROM "Account" WHERE "email" = ${value}`);
     });
   }
 
   async list() {
     return this.db.execute(function* (): Program<StoredAccount[]> {
-      return yield* all<StoredAccount>(sql`SELECT * FROM "Account" ORDER BY "createdAt" ASC, "did" ASC`);
+      return yield* all(tables.Account, sql`SELECT * FROM "Account" ORDER BY "createdAt" ASC, "did" ASC`);
     });
   }
 
   async updateHandle(did: string, handle: string, now: number) {
     return this.db.transaction(function* (): Program<boolean> {
       yield* lockIdentifiers(handle);
-      const holder = yield* get<{ did: string }>(sql`SELECT "did" FROM "Account" WHERE "handle" = ${handle}`);
+      const holder = yield* get(tables.Account.pick("did"), sql`SELECT "did" FROM "Account" WHERE "handle" = ${handle}`);
       if (holder && holder.did !== did) return false;
       yield* run(sql`UPDATE "Account" SET "handle" = ${handle}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
       return true;

@@ -1,8 +1,7 @@
+import { tables } from "../db/rows.generated.ts";
 import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { AttemptRule, AttemptStore } from "../security/attempt-store.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
-
-type Counter = { count: number; windowEndsAt: number; lastAttemptAt: number | null };
 
 const cleanupCounters = expiredRowsCleanup("RateLimit", "key", "windowEndsAt");
 
@@ -25,7 +24,7 @@ export class SqlAttemptStore implements AttemptStore {
       yield* run(cleanupCounters(now));
       let wait = 0;
       for (const key of ordered) {
-        const counter = yield* get<Counter>(sql`SELECT "count", "windowEndsAt", "lastAttemptAt" FROM "RateLimit"
+        const counter = yield* get(tables.RateLimit.pick("count", "windowEndsAt", "lastAttemptAt"), sql`SELECT "count", "windowEndsAt", "lastAttemptAt" FROM "RateLimit"
           WHERE "key" = ${key} AND "windowEndsAt" > ${at(now)}`);
         if (!counter) continue;
         // Counters written before lastAttemptAt existed: their memory ran from their latest attempt.

@@ -1,5 +1,7 @@
+import { shape } from "../db/row-shape.ts";
+import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
-import type { BlobStore, NewBlob, PutBlobOutcome, StoredBlob } from "../repo/blob-store.ts";
+import type { BlobStore, NewBlob, PutBlobOutcome } from "../repo/blob-store.ts";
 import { deleteExpiredSql, expiredRowsCleanup } from "./expired-rows.ts";
 
 export type BlobLimits = {
@@ -29,6 +31,9 @@ export const BLOB_SQL = {
 const cleanupBlobs = expiredRowsCleanup("Blob", ["did", "cid"], "unreferencedSince", BLOB_CLEANUP_BATCH);
 const deleteExpiredOfAccount = statementOf(BLOB_SQL.deleteExpiredOfAccount);
 const bytesOfAccount = statementOf(BLOB_SQL.bytesOfAccount);
+const BYTES_OF_ACCOUNT_ROW = shape({ bytes: "integer" });
+/** The row of an existence check. */
+const ONE = shape({ one: "integer" });
 
 /**
  * The lock a transaction takes before it changes an account's records or blobs: an upload's quota sum and the
@@ -40,7 +45,7 @@ export function* lockAccountData(did: string): Program<void> {
 
 /** The blob CIDs one record references now: read before writing it (deleting a record cascades to its rows). */
 export function* blobReferencesOf(did: string, collection: string, rkey: string): Program<string[]> {
-  const rows = yield* all<{ blobCid: string }>(sql`SELECT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+  const rows = yield* all(tables.RecordBlob.pick("blobCid"), sql`SELECT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
   return rows.map((row) => row.blobCid);
 }
 
@@ -92,17 +97,17 @@ export class SqlBlobStore implements BlobStore {
       // The account's own expired blobs go first, so that they never count against its quota.
       yield* run(deleteExpiredOfAccount(did, at(now - unreferencedGraceMs)));
       yield* removeExpiredBlobs(now, unreferencedGraceMs);
-      const existing = yield* get<StoredBlob>(sql`SELECT "cid", "mimeType", "size" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${blob.cid}`);
+      const existing = yield* get(tables.Blob.pick("cid", "mimeType", "size"), sql`SELECT "cid", "mimeType", "size" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${blob.cid}`);
       if (existing) {
         // Same bytes, same CID: nothing new to store or count. Uploading it again means it is about to be used.
         yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)} WHERE "did" = ${did} AND "cid" = ${blob.cid} AND "unreferencedSince" IS NOT NULL`);
         return { kind: "stored", blob: existing };
       }
-      const used = yield* get<{ bytes: number }>(bytesOfAccount(did));
+      const used = yield* get(BYTES_OF_ACCOUNT_ROW, bytesOfAccount(did));
       const usedBytes = used?.bytes ?? 0;
       if (usedBytes + size > quotaBytes) return { kind: "over-quota", usedBytes, quotaBytes };
       // A record may name the blob before it is uploaded: then it is referenced from the start.
-      const referenced = yield* get(sql`SELECT 1 AS "one" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" = ${blob.cid} LIMIT 1`);
+      const referenced = yield* get(ONE, sql`SELECT 1 AS "one" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" = ${blob.cid} LIMIT 1`);
       yield* run(sql`INSERT INTO "Blob" ("did", "cid", "declaredType", "detectedType", "mimeType", "size", "bytes", "createdAt", "unreferencedSince")
         VALUES (${did}, ${blob.cid}, ${blob.declaredType}, ${blob.detectedType ?? null}, ${blob.mimeType}, ${size}, ${blob.bytes}, ${at(now)},
           ${referenced ? null : at(now)})`);

@@ -1,3 +1,4 @@
+import { tables } from "../db/rows.generated.ts";
 import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { CachedClient, ClientStore } from "../oauth/client/client-store.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
@@ -23,7 +24,7 @@ export class SqlClientStore implements ClientStore {
 
   async findFresh(clientId: string, now: number): Promise<CachedClient | undefined> {
     const metadata = await this.db.execute(function* (): Program<string | undefined> {
-      const row = yield* get<{ metadata: string; expiresAt: number }>(sql`SELECT "metadata", "expiresAt" FROM "Client" WHERE "clientId" = ${clientId}`);
+      const row = yield* get(tables.Client.pick("metadata", "expiresAt"), sql`SELECT "metadata", "expiresAt" FROM "Client" WHERE "clientId" = ${clientId}`);
       if (!row) return undefined;
       if (row.expiresAt <= now) {
         yield* run(sql`DELETE FROM "Client" WHERE "clientId" = ${clientId} AND "expiresAt" <= ${at(now)}`);

@@ -1,6 +1,9 @@
 import type { ConsentStore, StoredConsent } from "../accounts/consent-store.ts";
+import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeClientGrants } from "./sql-grant-store.ts";
+
+const CONSENT_ROW = tables.AuthorizedClient.pick("clientId", "scope", "createdAt", "updatedAt");
 
 /** Remembered consent (table "AuthorizedClient") and disconnecting an app. */
 export class SqlConsentStore implements ConsentStore {
@@ -10,7 +13,7 @@ export class SqlConsentStore implements ConsentStore {
     return this.db.transaction(function* (): Program<void> {
       // The union is read then written: two approvals at once must each see the other's values.
       yield* lock(`consent:${accountDid}:${clientId}`);
-      const existing = yield* get<{ scope: string }>(sql`SELECT "scope" FROM "AuthorizedClient" WHERE "accountDid" = ${accountDid} AND "clientId" = ${clientId}`);
+      const existing = yield* get(tables.AuthorizedClient.pick("scope"), sql`SELECT "scope" FROM "AuthorizedClient" WHERE "accountDid" = ${accountDid} AND "clientId" = ${clientId}`);
       const union = [...new Set([...(existing?.scope ?? "").split(" ").filter(Boolean), ...scopeValues])].join(" ");
       yield* run(sql`INSERT INTO "AuthorizedClient" ("accountDid", "clientId", "scope", "createdAt", "updatedAt")
         VALUES (${accountDid}, ${clientId}, ${union}, ${at(now)}, ${at(now)})
@@ -20,14 +23,14 @@ export class SqlConsentStore implements ConsentStore {
 
   async find(accountDid: string, clientId: string) {
     return this.db.execute(function* (): Program<StoredConsent | undefined> {
-      return yield* get<StoredConsent>(sql`SELECT "clientId", "scope", "createdAt", "updatedAt" FROM "AuthorizedClient"
+      return yield* get(CONSENT_ROW, sql`SELECT "clientId", "scope", "createdAt", "updatedAt" FROM "AuthorizedClient"
         WHERE "accountDid" = ${accountDid} AND "clientId" = ${clientId}`);
     });
   }
 
   async list(accountDid: string) {
     return this.db.execute(function* (): Program<StoredConsent[]> {
-      return yield* all<StoredConsent>(sql`SELECT "clientId", "scope", "createdAt", "updatedAt" FROM "AuthorizedClient"
+      return yield* all(CONSENT_ROW, sql`SELECT "clientId", "scope", "createdAt", "updatedAt" FROM "AuthorizedClient"
         WHERE "accountDid" = ${accountDid} ORDER BY "updatedAt" DESC, "clientId" ASC`);
     });
   }

@@ -1,3 +1,5 @@
+import { shape } from "../db/row-shape.ts";
+import { tables, type RepoEventRow } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { EventLog, LoggedEvent, NewEvent, RepoEventType } from "../sync/event-log.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
@@ -9,7 +11,16 @@ const pruneEvents = expiredRowsCleanup("RepoEvent", "seq", "time", EVENT_PRUNE_B
 /** The advisory lock every append holds until its transaction ends (PostgreSQL): sequence order is commit order. */
 const SEQUENCER_LOCK = "repo-event-sequencer";
 
-type EventRow = { seq: number; did: string; type: RepoEventType; body: Uint8Array; time: number };
+/** The sequence number MAX or MIN finds (null when no row matches). */
+const SEQ_OR_NULL = shape({ seq: "integer?" });
+
+const EVENT_TYPES: ReadonlySet<string> = new Set<RepoEventType>(["commit", "sync", "identity", "account"]);
+
+/** A stored event's type, as the sequencer wrote it (the column is text). */
+function eventType(type: string): RepoEventType {
+  if (!EVENT_TYPES.has(type)) throw new Error(`The event log holds an event of unknown type ${JSON.stringify(type)}`);
+  return type as RepoEventType;
+}
 
 /**
  * Appends one event: a step of the transaction that makes the change it reports (a commit, an account's creation),
@@ -22,7 +33,7 @@ type EventRow = { seq: number; did: string; type: RepoEventType; body: Uint8Arra
 export function* appendEvent(event: NewEvent, now: number, retentionMs: number): Program<number> {
   yield* lock(SEQUENCER_LOCK);
   yield* run(pruneEvents(now - retentionMs));
-  const row = yield* get<{ seq: number }>(sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time")
+  const row = yield* get(tables.RepoEvent.pick("seq"), sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time")
     VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)}) RETURNING "seq"`);
   return row!.seq;
 }
@@ -36,22 +47,22 @@ export class SqlEventLog implements EventLog {
   ) {}
 
   async after(cursor: number, limit: number): Promise<LoggedEvent[]> {
-    const rows = await this.db.execute(function* (): Program<EventRow[]> {
-      return yield* all<EventRow>(sql`SELECT "seq", "did", "type", "body", "time" FROM "RepoEvent" WHERE "seq" > ${cursor} ORDER BY "seq" LIMIT ${limit}`);
+    const rows = await this.db.execute(function* (): Program<RepoEventRow[]> {
+      return yield* all(tables.RepoEvent, sql`SELECT "seq", "did", "type", "body", "time" FROM "RepoEvent" WHERE "seq" > ${cursor} ORDER BY "seq" LIMIT ${limit}`);
     });
-    return rows.map((row) => ({ ...row, body: new Uint8Array(row.body) }));
+    return rows.map((row) => ({ ...row, type: eventType(row.type) }));
   }
 
   async latestSeq(): Promise<number> {
     return this.db.execute(function* (): Program<number> {
-      const row = yield* get<{ seq: number | null }>(sql`SELECT MAX("seq") AS "seq" FROM "RepoEvent"`);
+      const row = yield* get(SEQ_OR_NULL, sql`SELECT MAX("seq") AS "seq" FROM "RepoEvent"`);
       return row?.seq ?? 0;
     });
   }
 
   async firstSeqSince(timeMs: number): Promise<number | undefined> {
     return this.db.execute(function* (): Program<number | undefined> {
-      const row = yield* get<{ seq: number | null }>(sql`SELECT MIN("seq") AS "seq" FROM "RepoEvent" WHERE "time" >= ${at(timeMs)}`);
+      const row = yield* get(SEQ_OR_NULL, sql`SELECT MIN("seq") AS "seq" FROM "RepoEvent" WHERE "time" >= ${at(timeMs)}`);
       return row?.seq ?? undefined;
     });
   }

@@ -1,3 +1,5 @@
+import { shape } from "../db/row-shape.ts";
+import { tables, type GrantRow } from "../db/rows.generated.ts";
 import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import type {
   AccessTokenOwner,
@@ -8,11 +10,13 @@ import type {
   StoredAuthorizationCode,
   StoredRefreshToken,
 } from "../oauth/token/grant-store.ts";
-import { clientKeyColumns, clientKeyFromColumns, type ClientKeyColumns } from "./client-key-columns.ts";
+import { clientKeyColumns, clientKeyFromColumns } from "./client-key-columns.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 
-type GrantRow = ClientKeyColumns & Omit<Grant, "clientKey">;
-type CodeRow = ClientKeyColumns & Omit<StoredAuthorizationCode, "clientKey">;
+/** A refresh token's columns beside its grant's (aliased one by one, so that the token's cannot shadow the grant's). */
+const REFRESH_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenHash: "string", tokenExpiresAt: "time", usedAt: "time?" });
+/** An access token's columns beside its grant's and the account's handle. */
+const ACCESS_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenExpiresAt: "time", accessScope: "string?", handle: "string" });
 
 function toGrant(row: GrantRow): Grant {
   const { id, clientId, accountDid, scope, dpopJkt, createdAt, lastUsedAt, expiresAt, endsAt } = row;
@@ -70,7 +74,7 @@ export class SqlGrantStore implements GrantStore {
 
   async findCode(codeHash: string, now: number) {
     return this.db.execute(function* (): Program<StoredAuthorizationCode | undefined> {
-      const row = yield* get<CodeRow>(sql`SELECT * FROM "AuthorizationCode" WHERE "codeHash" = ${codeHash}`);
+      const row = yield* get(tables.AuthorizationCode, sql`SELECT * FROM "AuthorizationCode" WHERE "codeHash" = ${codeHash}`);
       if (!row) return undefined;
       if (row.expiresAt <= now) {
         yield* run(sql`DELETE FROM "AuthorizationCode" WHERE "codeHash" = ${codeHash}`);
@@ -98,10 +102,9 @@ export class SqlGrantStore implements GrantStore {
   }
 
   async findRefreshToken(tokenHash: string, now: number) {
-    type Row = GrantRow & { tokenHash: string; tokenExpiresAt: number; usedAt: number | null };
     // The grant's columns are aliased one by one so that the token's cannot shadow them.
     return this.db.execute(function* (): Program<StoredRefreshToken | undefined> {
-      const row = yield* get<Row>(sql`SELECT r."tokenHash" AS "tokenHash", r."expiresAt" AS "tokenExpiresAt", r."usedAt" AS "usedAt", 
+      const row = yield* get(REFRESH_TOKEN_ROW, sql`SELECT r."tokenHash" AS "tokenHash", r."expiresAt" AS "tokenExpiresAt", r."usedAt" AS "usedAt", 
           g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
           g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
           g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt"
@@ -136,9 +139,8 @@ export class SqlGrantStore implements GrantStore {
   }
 
   async findAccessToken(tokenHash: string, now: number) {
-    type Row = GrantRow & { tokenExpiresAt: number; accessScope: string | null; handle: string };
     return this.db.execute(function* (): Program<AccessTokenOwner | undefined> {
-      const row = yield* get<Row>(sql`SELECT a."expiresAt" AS "tokenExpiresAt", a."scope" AS "accessScope", 
+      const row = yield* get(ACCESS_TOKEN_ROW, sql`SELECT a."expiresAt" AS "tokenExpiresAt", a."scope" AS "accessScope", 
           g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
           g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
           g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", acc."handle" AS "handle"
@@ -163,7 +165,7 @@ export class SqlGrantStore implements GrantStore {
 
   async listGrants(accountDid: string, now: number) {
     return this.db.execute(function* (): Program<Grant[]> {
-      const rows = yield* all<GrantRow>(sql`SELECT * FROM "Grant" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)} ORDER BY "lastUsedAt" DESC`);
+      const rows = yield* all(tables.Grant, sql`SELECT * FROM "Grant" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)} ORDER BY "lastUsedAt" DESC`);
       return rows.map(toGrant);
     });
   }
@@ -184,7 +186,7 @@ export class SqlGrantStore implements GrantStore {
 
   async findGrantByTokenHash(tokenHash: string) {
     return this.db.execute(function* (): Program<Grant | undefined> {
-      const row = yield* get<GrantRow>(sql`SELECT * FROM "Grant"
+      const row = yield* get(tables.Grant, sql`SELECT * FROM "Grant"
         WHERE "id" = (SELECT "grantId" FROM "AccessToken" WHERE "tokenHash" = ${tokenHash})
            OR "id" = (SELECT "grantId" FROM "RefreshToken" WHERE "tokenHash" = ${tokenHash})`);
       return row ? toGrant(row) : undefined;

@@ -1,3 +1,4 @@
+import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { Hits, LimitStore, SharedCount } from "../security/limit-store.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
@@ -20,7 +21,7 @@ export class SqlLimitStore implements LimitStore {
 
 /** Adds `delta` hits to the key's shared count (a fresh window once the last one ended); the count and window after. */
 function* addHits(key: string, delta: number, now: number, windowEnd: number): Program<SharedCount> {
-  const row = yield* get<SharedCount>(sql`INSERT INTO "RateLimit" ("key", "count", "windowEndsAt") VALUES (${key}, ${delta}, ${at(windowEnd)})
+  const row = yield* get(tables.RateLimit.pick("count", "windowEndsAt"), sql`INSERT INTO "RateLimit" ("key", "count", "windowEndsAt") VALUES (${key}, ${delta}, ${at(windowEnd)})
     ON CONFLICT ("key") DO UPDATE SET
       "count" = CASE WHEN "RateLimit"."windowEndsAt" <= ${at(now)} THEN ${delta} ELSE "RateLimit"."count" + ${delta} END,
       "windowEndsAt" = CASE WHEN "RateLimit"."windowEndsAt" <= ${at(now)} THEN ${at(windowEnd)} ELSE "RateLimit"."windowEndsAt" END

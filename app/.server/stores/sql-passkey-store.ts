@@ -1,10 +1,10 @@
 import type { PasskeyStore, StoredPasskey } from "../accounts/passkey-store.ts";
+import { shape } from "../db/row-shape.ts";
+import { tables } from "../db/rows.generated.ts";
 import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 
-/** SQLite keeps booleans as 1/0 and bytes as a Buffer; both engines' rows become the same passkey. */
-function toPasskey(row: StoredPasskey): StoredPasskey {
-  return { ...row, backedUp: Boolean(row.backedUp), publicKey: new Uint8Array(row.publicKey) };
-}
+/** The row of an existence check. */
+const ONE = shape({ one: "integer" });
 
 export class SqlPasskeyStore implements PasskeyStore {
   constructor(private readonly db: Database) {}
@@ -22,15 +22,13 @@ export class SqlPasskeyStore implements PasskeyStore {
 
   async find(credentialId: string) {
     return this.db.execute(function* (): Program<StoredPasskey | undefined> {
-      const row = yield* get<StoredPasskey>(sql`SELECT * FROM "Passkey" WHERE "credentialId" = ${credentialId}`);
-      return row ? toPasskey(row) : undefined;
+      return yield* get(tables.Passkey, sql`SELECT * FROM "Passkey" WHERE "credentialId" = ${credentialId}`);
     });
   }
 
   async list(accountDid: string) {
     return this.db.execute(function* (): Program<StoredPasskey[]> {
-      const rows = yield* all<StoredPasskey>(sql`SELECT * FROM "Passkey" WHERE "accountDid" = ${accountDid} ORDER BY "createdAt" ASC, "credentialId" ASC`);
-      return rows.map(toPasskey);
+      return yield* all(tables.Passkey, sql`SELECT * FROM "Passkey" WHERE "accountDid" = ${accountDid} ORDER BY "createdAt" ASC, "credentialId" ASC`);
     });
   }
 
@@ -56,8 +54,8 @@ export class SqlPasskeyStore implements PasskeyStore {
     return this.db.execute(function* (): Program<boolean> {
       const row =
         accountDid === undefined
-          ? yield* get(sql`SELECT 1 AS "one" FROM "Passkey" LIMIT 1`)
-          : yield* get(sql`SELECT 1 AS "one" FROM "Passkey" WHERE "accountDid" = ${accountDid} LIMIT 1`);
+          ? yield* get(ONE, sql`SELECT 1 AS "one" FROM "Passkey" LIMIT 1`)
+          : yield* get(ONE, sql`SELECT 1 AS "one" FROM "Passkey" WHERE "accountDid" = ${accountDid} LIMIT 1`);
       return row !== undefined;
     });
   }

@@ -1,8 +1,7 @@
+import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { CachedPermissionSet, PermissionSetCache } from "../oauth/scopes/permission-sets/permission-set-cache.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
-
-type Row = { nsid: string; document: string; fetchedAt: number; expiresAt: number };
 
 const cleanupSets = expiredRowsCleanup("PermissionSetCache", "nsid");
 
@@ -12,7 +11,7 @@ export class SqlPermissionSetCache implements PermissionSetCache {
 
   async get(nsid: string, now: number) {
     return this.db.execute(function* (): Program<CachedPermissionSet | undefined> {
-      const row = yield* get<Row>(sql`SELECT "nsid", "document", "fetchedAt", "expiresAt" FROM "PermissionSetCache" WHERE "nsid" = ${nsid}`);
+      const row = yield* get(tables.PermissionSetCache, sql`SELECT "nsid", "document", "fetchedAt", "expiresAt" FROM "PermissionSetCache" WHERE "nsid" = ${nsid}`);
       if (!row) return undefined;
       if (row.expiresAt <= now) {
         yield* run(sql`DELETE FROM "PermissionSetCache" WHERE "nsid" = ${nsid} AND "expiresAt" <= ${at(now)}`);

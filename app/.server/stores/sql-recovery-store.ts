@@ -1,4 +1,5 @@
 import type { RecoveryReset, RecoveryResult, RecoveryStore, StoredRecoveryCode } from "../accounts/recovery-store.ts";
+import { tables } from "../db/rows.generated.ts";
 import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 import { lockdown } from "./sql-account-store.ts";
@@ -29,7 +30,7 @@ export class SqlRecoveryStore implements RecoveryStore {
 
   async find(codeHash: string, now: number) {
     return this.db.execute(function* (): Program<string | undefined> {
-      const row = yield* get<{ accountDid: string }>(sql`SELECT "accountDid" FROM "RecoveryCode"
+      const row = yield* get(tables.RecoveryCode.pick("accountDid"), sql`SELECT "accountDid" FROM "RecoveryCode"
         WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
       return row?.accountDid;
     });
@@ -38,7 +39,7 @@ export class SqlRecoveryStore implements RecoveryStore {
   async redeem(codeHash: string, now: number, reset: RecoveryReset) {
     return this.db.transaction(function* (): Program<RecoveryResult | undefined> {
       // The conditional UPDATE decides the race (docs/decisions/0017): one caller spends the code, every other finds it spent.
-      const spent = yield* get<{ accountDid: string }>(sql`UPDATE "RecoveryCode" SET "usedAt" = ${at(now)}
+      const spent = yield* get(tables.RecoveryCode.pick("accountDid"), sql`UPDATE "RecoveryCode" SET "usedAt" = ${at(now)}
         WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "accountDid"`);
       if (!spent) return undefined;
       const did = spent.accountDid;

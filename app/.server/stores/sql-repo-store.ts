@@ -1,16 +1,22 @@
 import { parseCid, type Cid } from "@atproto/lex-data";
 import { ReadableBlockstore, BlockMap } from "@atproto/repo";
+import { shape, type ShapeRow } from "../db/row-shape.ts";
+import { tables } from "../db/rows.generated.ts";
 import { all, at, BYTEWISE, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
 import type { BlockRow, PreparedCommit, RecordChange, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import { appendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 
-type RecordRow = { collection: string; rkey: string; cid: string; value: string; createdAt: number; updatedAt: number };
+const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
+type RecordRow = ShapeRow<typeof RECORD_ROW>;
 
 function toRecord(row: RecordRow): StoredRecord {
   return { ...row, value: JSON.parse(row.value) as unknown };
 }
+
+/** A repository's listing: its head's CID is the root's "cid". */
+const REPO_LISTING_ROW = shape({ did: "string", head: "string", rev: "string" });
 
 /** Record keys sort bytewise on both engines (getRecord's cursor walks them in that order). */
 const LAST_KEY = "\uffff";
@@ -39,7 +45,7 @@ export class SqlRepoStore implements RepoStore {
 
   async getRecord(did: string, collection: string, rkey: string) {
     return this.db.execute(function* (): Program<StoredRecord | undefined> {
-      const row = yield* get<RecordRow>(sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
+      const row = yield* get(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
         WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
       return row ? toRecord(row) : undefined;
     });
@@ -49,10 +55,10 @@ export class SqlRepoStore implements RepoStore {
     const { limit, reverse } = options;
     return this.db.execute(function* (): Program<StoredRecord[]> {
       const rows = reverse
-        ? yield* all<RecordRow>(sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
+        ? yield* all(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
             WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" ${BYTEWISE} > ${options.cursor ?? ""}
             ORDER BY "rkey" ${BYTEWISE} ASC LIMIT ${limit}`)
-        : yield* all<RecordRow>(sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
+        : yield* all(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
             WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" ${BYTEWISE} < ${options.cursor ?? LAST_KEY}
             ORDER BY "rkey" ${BYTEWISE} DESC LIMIT ${limit}`);
       return rows.map(toRecord);
@@ -61,13 +67,13 @@ export class SqlRepoStore implements RepoStore {
 
   async recordsOf(did: string) {
     return this.db.execute(function* (): Program<Array<{ collection: string; rkey: string; value: string }>> {
-      return yield* all(sql`SELECT "collection", "rkey", "value" FROM "Record" WHERE "did" = ${did}`);
+      return yield* all(tables.Record.pick("collection", "rkey", "value"), sql`SELECT "collection", "rkey", "value" FROM "Record" WHERE "did" = ${did}`);
     });
   }
 
   async getPreferences(did: string) {
     return this.db.execute(function* (): Program<unknown[]> {
-      const row = yield* get<{ value: string }>(sql`SELECT "value" FROM "Preferences" WHERE "did" = ${did}`);
+      const row = yield* get(tables.Preferences.pick("value"), sql`SELECT "value" FROM "Preferences" WHERE "did" = ${did}`);
       return row ? (JSON.parse(row.value) as unknown[]) : [];
     });
   }
@@ -82,7 +88,7 @@ export class SqlRepoStore implements RepoStore {
 
   async head(did: string) {
     return this.db.execute(function* (): Program<RepoHead | undefined> {
-      return yield* get<RepoHead>(sql`SELECT "cid", "rev" FROM "RepoRoot" WHERE "did" = ${did}`);
+      return yield* get(tables.RepoRoot.pick("cid", "rev"), sql`SELECT "cid", "rev" FROM "RepoRoot" WHERE "did" = ${did}`);
     });
   }
 
@@ -122,8 +128,8 @@ export class SqlRepoStore implements RepoStore {
     return db.execute(function* (): Program<BlockRow[]> {
       const found: BlockRow[] = [];
       for (const cid of cids) {
-        const row = yield* get<{ content: Uint8Array }>(sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
-        if (row) found.push({ cid, bytes: new Uint8Array(row.content) });
+        const row = yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
+        if (row) found.push({ cid, bytes: row.content });
       }
       return found;
     });
@@ -133,34 +139,33 @@ export class SqlRepoStore implements RepoStore {
     const { since, afterCid, limit } = options;
     const rows = await this.db.execute(function* (): Program<Array<{ cid: string; content: Uint8Array }>> {
       return since === undefined
-        ? yield* all(sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" ${BYTEWISE} > ${afterCid}
+        ? yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" ${BYTEWISE} > ${afterCid}
             ORDER BY "cid" ${BYTEWISE} LIMIT ${limit}`)
-        : yield* all(sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${since}
+        : yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${since}
             AND "cid" ${BYTEWISE} > ${afterCid} ORDER BY "cid" ${BYTEWISE} LIMIT ${limit}`);
     });
-    return rows.map((row) => ({ cid: row.cid, bytes: new Uint8Array(row.content) }));
+    return rows.map((row) => ({ cid: row.cid, bytes: row.content }));
   }
 
   async listRepos(options: { cursor?: string; limit: number }) {
     const { cursor, limit } = options;
     return this.db.execute(function* (): Program<RepoListing[]> {
-      return yield* all<RepoListing>(sql`SELECT "did", "cid" AS "head", "rev" FROM "RepoRoot" WHERE "did" ${BYTEWISE} > ${cursor ?? ""}
+      return yield* all(REPO_LISTING_ROW, sql`SELECT "did", "cid" AS "head", "rev" FROM "RepoRoot" WHERE "did" ${BYTEWISE} > ${cursor ?? ""}
         ORDER BY "did" ${BYTEWISE} LIMIT ${limit}`);
     });
   }
 
   async accountsWithoutRepository(limit: number) {
     return this.db.execute(function* (): Program<Array<{ did: string; signingKey: string }>> {
-      return yield* all(sql`SELECT "did", "signingKey" FROM "Account" WHERE NOT EXISTS (SELECT 1 FROM "RepoRoot" WHERE "RepoRoot"."did" = "Account"."did")
+      return yield* all(tables.Account.pick("did", "signingKey"), sql`SELECT "did", "signingKey" FROM "Account" WHERE NOT EXISTS (SELECT 1 FROM "RepoRoot" WHERE "RepoRoot"."did" = "Account"."did")
         ORDER BY "did" LIMIT ${limit}`);
     });
   }
 
   async getBlob(did: string, cid: string) {
-    const row = await this.db.execute(function* (): Program<{ mimeType: string; bytes: Uint8Array } | undefined> {
-      return yield* get(sql`SELECT "mimeType", "bytes" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${cid}`);
+    return this.db.execute(function* (): Program<{ mimeType: string; bytes: Uint8Array } | undefined> {
+      return yield* get(tables.Blob.pick("mimeType", "bytes"), sql`SELECT "mimeType", "bytes" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${cid}`);
     });
-    return row ? { mimeType: row.mimeType, bytes: new Uint8Array(row.bytes) } : undefined;
   }
 
   async listBlobs(did: string, options: { since?: string; cursor?: string; limit: number }) {
@@ -168,9 +173,9 @@ export class SqlRepoStore implements RepoStore {
     const cursor = options.cursor ?? "";
     const rows = await this.db.execute(function* (): Program<Array<{ blobCid: string }>> {
       return since === undefined
-        ? yield* all(sql`SELECT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" ${BYTEWISE} > ${cursor}
+        ? yield* all(tables.RecordBlob.pick("blobCid"), sql`SELECT "blobCid" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" ${BYTEWISE} > ${cursor}
             GROUP BY "blobCid" ORDER BY "blobCid" ${BYTEWISE} LIMIT ${limit}`)
-        : yield* all(sql`SELECT rb."blobCid" FROM "RecordBlob" rb JOIN "Record" r
+        : yield* all(tables.RecordBlob.pick("blobCid"), sql`SELECT rb."blobCid" FROM "RecordBlob" rb JOIN "Record" r
               ON r."did" = rb."did" AND r."collection" = rb."collection" AND r."rkey" = rb."rkey"
             WHERE rb."did" = ${did} AND r."repoRev" ${BYTEWISE} > ${since} AND rb."blobCid" ${BYTEWISE} > ${cursor}
             GROUP BY rb."blobCid" ORDER BY rb."blobCid" ${BYTEWISE} LIMIT ${limit}`);
@@ -233,10 +238,10 @@ class SqlBlockstore extends ReadableBlockstore {
     if (cached) return cached;
     const did = this.did;
     const row = await this.db.execute(function* (): Program<{ content: Uint8Array } | undefined> {
-      return yield* get(sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
+      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
     });
     if (!row) return null;
-    const bytes = new Uint8Array(row.content);
+    const bytes = row.content;
     this.cache.set(key, bytes);
     return bytes;
   }

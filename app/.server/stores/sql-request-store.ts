@@ -1,22 +1,14 @@
+import { shape } from "../db/row-shape.ts";
+import { tables } from "../db/rows.generated.ts";
 import { at, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import type { AuthorizationParameters, Created, FoundRequest, PendingBound, RequestStore, ReturnAddress, Showing, StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
 import type { NewAuthorizationCode } from "../oauth/token/grant-store.ts";
-import { clientKeyColumns, clientKeyFromColumns, type ClientKeyColumns } from "./client-key-columns.ts";
+import { clientKeyColumns, clientKeyFromColumns } from "./client-key-columns.ts";
 import { CLEANUP_BATCH } from "./expired-rows.ts";
 import { insertCode } from "./sql-grant-store.ts";
 
-type Row = ClientKeyColumns & {
-  idHash: string;
-  clientId: string;
-  parameters: string | null;
-  wayBack: string | null;
-  shownTo: string | null;
-  dpopJkt: string;
-  createdAt: number;
-  expiresAt: number;
-  purgeAt: number;
-  consumedAt: number | null;
-};
+/** How many requests of an address wait for an answer, and when the soonest of them expires (null: none). */
+const PENDING_ROW = shape({ n: "integer", soonest: "time?" });
 
 /** The way back as stored: in the parameters' own names, the client_id being the row's. */
 type StoredWayBack = Pick<AuthorizationParameters, "redirect_uri" | "state" | "response_mode">;
@@ -99,8 +91,8 @@ export class SqlRequestStore implements RequestStore {
       if (bound) {
         // Two pushes from one address at once must not both see room for one more (PostgreSQL; SQLite is serial).
         yield* lock(`pending-requests:${bound.from}`);
-        const pending = yield* get<{ n: number; soonest: number | null }>(pendingFrom(bound.from, at(now), bound.max));
-        if (pending && Number(pending.n) >= bound.max) return { created: false, retryAt: pending.soonest ?? now };
+        const pending = yield* get(PENDING_ROW, pendingFrom(bound.from, at(now), bound.max));
+        if (pending && pending.n >= bound.max) return { created: false, retryAt: pending.soonest ?? now };
       }
       yield* run(sql`INSERT INTO "AuthorizationRequest"
           ("idHash", "clientId", "parameters", "pushedFrom", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "expiresAt", "purgeAt")
@@ -113,7 +105,7 @@ export class SqlRequestStore implements RequestStore {
   async find(idHash: string, now: number) {
     const keptUntil = now + this.retentionMs;
     return this.db.execute(function* (): Program<FoundRequest | undefined> {
-      const row = yield* get<Row>(sql`SELECT * FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
+      const row = yield* get(tables.AuthorizationRequest, sql`SELECT * FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
       if (!row) return undefined;
       if (row.parameters !== null && row.consumedAt === null && row.expiresAt > now) {
         return {
@@ -152,7 +144,7 @@ export class SqlRequestStore implements RequestStore {
     const wayBack = showing.wayBack ? storedWayBack(showing.wayBack) : null;
     return this.db.transaction(function* (): Program<void> {
       yield* lock(`request:${idHash}`);
-      const row = yield* get<{ expiresAt: number }>(sql`SELECT "expiresAt" FROM "AuthorizationRequest"
+      const row = yield* get(tables.AuthorizationRequest.pick("expiresAt"), sql`SELECT "expiresAt" FROM "AuthorizationRequest"
         WHERE "idHash" = ${idHash} AND "parameters" IS NOT NULL AND "consumedAt" IS NULL AND "expiresAt" > ${at(showing.now)}`);
       if (!row) return;
       const expiresAt = Math.max(row.expiresAt, showing.until);

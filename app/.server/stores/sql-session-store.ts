@@ -1,23 +1,27 @@
 import type { AccountProfile } from "../accounts/account-store.ts";
 import type { CredentialProof, SessionStore, StoredSession } from "../accounts/session-store.ts";
+import { shape } from "../db/row-shape.ts";
+import { tables } from "../db/rows.generated.ts";
 import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 import { lockCredentials } from "./sql-account-store.ts";
 
 const cleanupSessions = expiredRowsCleanup("BrowserSession", "idHash");
 
-type JoinedRow = StoredSession & {
-  accountHandle: string;
-  accountEmail: string;
-  accountEmailConfirmedAt: number | null;
-  accountCreatedAt: number;
-};
+const JOINED_ROW = shape({
+  ...tables.BrowserSession.columns,
+  accountHandle: "string",
+  accountEmail: "string",
+  accountEmailConfirmedAt: "time?",
+  accountCreatedAt: "time",
+});
+const HOLDS = shape({ holds: "integer" });
 
 function* proofHolds(did: string, proof: CredentialProof): Program<boolean> {
   const found =
     "passwordHash" in proof
-      ? yield* get(sql`SELECT 1 AS "holds" FROM "Account" WHERE "did" = ${did} AND "passwordHash" = ${proof.passwordHash}`)
-      : yield* get(sql`SELECT 1 AS "holds" FROM "Passkey" WHERE "credentialId" = ${proof.passkey} AND "accountDid" = ${did}`);
+      ? yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "Account" WHERE "did" = ${did} AND "passwordHash" = ${proof.passwordHash}`)
+      : yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "Passkey" WHERE "credentialId" = ${proof.passkey} AND "accountDid" = ${did}`);
   return found !== undefined;
 }
 
@@ -42,7 +46,7 @@ export class SqlSessionStore implements SessionStore {
   async find(idHash: string, now: number) {
     return this.db.execute(function* (): Program<{ session: StoredSession; account: AccountProfile } | undefined> {
       // Every signed-in request reads this: who the account is, never its password hash or private signing key.
-      const row = yield* get<JoinedRow>(sql`SELECT s.*, a."handle" AS "accountHandle", a."email" AS "accountEmail",
+      const row = yield* get(JOINED_ROW, sql`SELECT s.*, a."handle" AS "accountHandle", a."email" AS "accountEmail",
           a."emailConfirmedAt" AS "accountEmailConfirmedAt", a."createdAt" AS "accountCreatedAt"
         FROM "BrowserSession" s JOIN "Account" a ON a."did" = s."accountDid" WHERE s."idHash" = ${idHash}`);
       if (!row) return undefined;
@@ -50,9 +54,7 @@ export class SqlSessionStore implements SessionStore {
         yield* run(sql`DELETE FROM "BrowserSession" WHERE "idHash" = ${idHash}`);
         return undefined;
       }
-      const { accountHandle, accountEmail, accountEmailConfirmedAt, accountCreatedAt, ...stored } = row;
-      // SQLite keeps booleans as 1/0.
-      const session: StoredSession = { ...stored, staySignedIn: Boolean(stored.staySignedIn) };
+      const { accountHandle, accountEmail, accountEmailConfirmedAt, accountCreatedAt, ...session } = row;
       const account: AccountProfile = {
         did: session.accountDid,
         handle: accountHandle,
@@ -78,9 +80,8 @@ export class SqlSessionStore implements SessionStore {
 
   async listLive(accountDid: string, now: number) {
     return this.db.execute(function* (): Program<StoredSession[]> {
-      const rows = yield* all<StoredSession>(sql`SELECT * FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)}
+      return yield* all(tables.BrowserSession, sql`SELECT * FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "expiresAt" > ${at(now)}
         ORDER BY "lastSeenAt" DESC`);
-      return rows.map((row) => ({ ...row, staySignedIn: Boolean(row.staySignedIn) }));
     });
   }
 
