@@ -1,0 +1,164 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ENGINES, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
+import { shape } from "./row-shape.ts";
+import { tables } from "./rows.generated.ts";
+import { all, at, Fragment, get, run, sql, TransactionAborted, type Program } from "./sql.ts";
+
+/**
+ * The driver's promises (docs/decisions/0034), on both engines: rows arrive as their shape says or not at all, a
+ * Fragment cannot change under a cached statement, and a failed statement aborts its transaction on SQLite exactly as
+ * PostgreSQL aborts it.
+ */
+
+const PASSKEY = {
+  credentialId: "cred-1",
+  accountDid: "did:plc:alice",
+  name: "Laptop",
+  publicKey: new Uint8Array([1, 2, 3, 250]),
+  counter: 7,
+  transports: null,
+  deviceType: "multiDevice",
+  backedUp: true,
+  createdAt: 1_700_000_000_123,
+  lastUsedAt: null,
+};
+
+function* insertAccount(did: string, handle: string): Program<void> {
+  yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "signingKey", "createdAt", "updatedAt")
+    VALUES (${did}, ${handle}, ${`${handle}@example.com`}, 'x', 'k', ${at(1)}, ${at(1)})`);
+}
+
+function* insertPasskey(): Program<void> {
+  const p = PASSKEY;
+  yield* run(sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "transports", "deviceType", "backedUp", "createdAt", "lastUsedAt")
+    VALUES (${p.credentialId}, ${p.accountDid}, ${p.name}, ${p.publicKey}, ${p.counter}, ${p.transports}, ${p.deviceType}, ${p.backedUp},
+      ${at(p.createdAt)}, ${at(p.lastUsedAt)})`);
+}
+
+const ONE_A = new Fragment({ sqlite: "1", postgresql: "1" });
+const TWO_A = new Fragment({ sqlite: "2", postgresql: "2" });
+const NUMBER = shape({ n: "integer" });
+
+function* numberOf(fragment: Fragment): Program<number | undefined> {
+  return (yield* get(NUMBER, sql`SELECT ${fragment} AS "n"`))?.n;
+}
+
+describe.each(ENGINES)("the driver on %s", (engine) => {
+  let test: TestDatabase;
+  beforeEach(async () => {
+    test = await openTestDatabase(engine);
+    await test.db.transaction(() => insertAccount("did:plc:alice", "alice.test"));
+  });
+  afterEach(() => test.close());
+
+  describe("typed reads", () => {
+    it("deliver booleans as booleans, bytes as a plain Uint8Array and times as epoch milliseconds", async () => {
+      await test.db.execute(insertPasskey);
+      const row = await test.db.execute(() => get(tables.Passkey, sql`SELECT * FROM "Passkey" WHERE "credentialId" = ${"cred-1"}`));
+      expect(row).toEqual(PASSKEY);
+      expect(Buffer.isBuffer(row!.publicKey)).toBe(false);
+      expect(typeof row!.backedUp).toBe("boolean");
+    });
+
+    it("deliver false, and nullable booleans as null, not 0", async () => {
+      await test.db.execute(insertPasskey);
+      await test.db.execute(() => run(sql`UPDATE "Passkey" SET "backedUp" = ${false}`));
+      const rows = await test.db.execute(() => all(tables.Passkey.pick("backedUp"), sql`SELECT "backedUp" FROM "Passkey"`));
+      expect(rows).toEqual([{ backedUp: false }]);
+      const nullable = shape({ backedUp: "boolean?" });
+      const row = await test.db.execute(() => get(nullable, sql`SELECT CASE WHEN "counter" > 100 THEN "backedUp" END AS "backedUp" FROM "Passkey"`));
+      expect(row).toEqual({ backedUp: null });
+    });
+
+    it("refuse a statement that returns a column its shape does not name, or lacks one it names", async () => {
+      await expect(async () => test.db.execute(() => get(tables.Account.pick("did"), sql`SELECT "did", "handle" FROM "Account"`))).rejects.toThrow(
+        /returns the columns did, handle but its row shape names did/,
+      );
+      await expect(async () => test.db.execute(() => get(tables.Account.pick("did", "email"), sql`SELECT "did" FROM "Account"`))).rejects.toThrow(
+        /returns the columns did but its row shape names did, email/,
+      );
+    });
+
+    it("refuse a statement that returns the same name twice (one value would silently win)", async () => {
+      await expect(async () =>
+        test.db.execute(() => get(tables.Account.pick("did"), sql`SELECT a."did", b."did" FROM "Account" a JOIN "Account" b ON a."did" = b."did"`)),
+      ).rejects.toThrow(/returns the columns did, did/);
+    });
+
+    it("refuse a value of another kind than its column's", async () => {
+      await expect(async () => test.db.execute(() => get(shape({ handle: "integer" }), sql`SELECT "handle" FROM "Account"`))).rejects.toThrow(
+        /Column "handle" should deliver integer but delivered string "alice.test"/,
+      );
+      await expect(async () => test.db.execute(() => get(shape({ did: "string" }), sql`SELECT NULL AS "did"`))).rejects.toThrow(
+        /Column "did" should deliver string but delivered null/,
+      );
+    });
+
+    it("check a statement again when it is read with another shape", async () => {
+      const five = () => sql`SELECT 5 AS "n"`;
+      expect(await test.db.execute(() => get(NUMBER, five()))).toEqual({ n: 5 });
+      await expect(async () => test.db.execute(() => get(shape({ n: "string" }), five()))).rejects.toThrow(/should deliver string/);
+    });
+  });
+
+  describe("fragments", () => {
+    it("refuse a statement whose fragment changed since its text was compiled", async () => {
+      expect(await test.db.execute(() => numberOf(ONE_A))).toBe(1);
+      expect(await test.db.execute(() => numberOf(ONE_A))).toBe(1);
+      await expect(async () => test.db.execute(() => numberOf(TWO_A))).rejects.toThrow(/fragments changed since its text was compiled/);
+    });
+  });
+
+  describe("a failed statement inside a transaction", () => {
+    /** A program that catches the failure of a duplicate insert and goes on: what lint forbids, and the driver refuses. */
+    function* catchingAndContinuing(then: "insert" | "return"): Program<string> {
+      try {
+        yield* insertAccount("did:plc:alice", "alice-again.test");
+      } catch {
+        if (then === "return") return "swallowed";
+      }
+      yield* insertAccount("did:plc:bob", "bob.test");
+      return "continued";
+    }
+
+    it("makes every later statement throw TransactionAborted, and nothing is written", async () => {
+      const outcome = Promise.resolve().then(() => test.db.transaction(() => catchingAndContinuing("insert")));
+      await expect(outcome).rejects.toBeInstanceOf(TransactionAborted);
+      await expect(outcome).rejects.toThrow(/must not catch a database error inside a transaction/);
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:bob"}`)).toBeUndefined();
+    });
+
+    it("makes the end of a program that swallowed it throw TransactionAborted: no commit", async () => {
+      const outcome = Promise.resolve().then(() => test.db.transaction(() => catchingAndContinuing("return")));
+      await expect(outcome).rejects.toBeInstanceOf(TransactionAborted);
+      await expect(outcome).rejects.toMatchObject({ code: "25P02" });
+    });
+
+    it("rolls back what the transaction wrote before the failure", async () => {
+      const outcome = Promise.resolve().then(() =>
+        test.db.transaction(function* (): Program<void> {
+          yield* insertAccount("did:plc:carol", "carol.test");
+          try {
+            yield* insertAccount("did:plc:alice", "alice.test");
+          } catch {
+            // Swallowed: the transaction must still not commit carol.
+          }
+        }),
+      );
+      await expect(outcome).rejects.toBeInstanceOf(TransactionAborted);
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:carol"}`)).toBeUndefined();
+    });
+
+    it("is the error itself when the program lets it through, and the next transaction runs normally", async () => {
+      const outcome = Promise.resolve().then(() => test.db.transaction(() => insertAccount("did:plc:alice", "alice.test")));
+      await expect(outcome).rejects.not.toBeInstanceOf(TransactionAborted);
+      await test.db.transaction(() => insertAccount("did:plc:dave", "dave.test"));
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:dave"}`)).toEqual({ did: "did:plc:dave" });
+    });
+
+    it("may still be caught outside a transaction, where each statement stands alone", async () => {
+      expect(await test.db.execute(() => catchingAndContinuing("insert"))).toBe("continued");
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:bob"}`)).toEqual({ did: "did:plc:bob" });
+    });
+  });
+});
