@@ -30,7 +30,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "sqlite",
-          include: loadTestRun ? [LOAD_TEST] : ["app/**/*.test.ts", "tests/**/*.test.ts", "scripts/**/*.test.ts"],
+          include: loadTestRun ? [LOAD_TEST] : ["app/**/*.test.ts", "tests/**/*.test.ts", "scripts/**/*.test.ts", "eslint-rules/**/*.test.ts"],
           exclude: loadTestRun ? [] : [LOAD_TEST],
         },
       },
