@@ -72,7 +72,7 @@ describe("no secret is stored in plain text (docs/architecture.md, 'Tokens and c
       for (const row of rows) {
         for (const [column, value] of Object.entries(row)) {
           if (value === null || value === undefined) continue;
-          const text = Buffer.isBuffer(value) ? value.toString("latin1") : String(value);
+          const text = value instanceof Uint8Array ? Buffer.from(value).toString("latin1") : String(value);
           for (const [name, secret] of Object.entries(secrets)) {
             if (text.includes(secret)) leaks.push(`${name} found in ${table}.${column}`);
           }
