@@ -7,6 +7,8 @@ import { SignIn } from "./accounts/sign-in.ts";
 import { PasswordRecovery } from "./accounts/password-recovery.ts";
 import { SmtpMailer } from "./email/mailer.ts";
 import { SqlRecoveryStore } from "./stores/sql-recovery-store.ts";
+import { SqlTypedCodeStore } from "./stores/sql-typed-code-store.ts";
+import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./accounts/typed-codes.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
 import { SqlLimitStore } from "./stores/sql-limit-store.ts";
@@ -137,6 +139,8 @@ export async function createServices(config: Config, observability: { log?: Logg
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
   const mailer = config.email ? new SmtpMailer(config.email.smtpUrl, config.email.from) : undefined;
+  // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
+  const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
   const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
 
   return {
@@ -191,6 +195,8 @@ export async function createServices(config: Config, observability: { log?: Logg
     appended,
     blobs: new SqlBlobStore(db, blobLimits),
     passkeys,
+    /** Codes emailed for a person to type (docs/decisions/0030). */
+    typedCodes,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),
     recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
       issuer: config.issuer,
