@@ -7,6 +7,8 @@ import { SignIn } from "./accounts/sign-in.ts";
 import { PasswordRecovery } from "./accounts/password-recovery.ts";
 import { SmtpMailer } from "./email/mailer.ts";
 import { SqlRecoveryStore } from "./stores/sql-recovery-store.ts";
+import { AccountDeletion } from "./accounts/account-deletion.ts";
+import { SqlAccountDeletionStore } from "./stores/sql-account-deletion-store.ts";
 import { SqlTypedCodeStore } from "./stores/sql-typed-code-store.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./accounts/typed-codes.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
@@ -132,7 +134,8 @@ export async function createServices(config: Config, observability: { log?: Logg
     await eventLog.append([{ did, type: "identity", body: identityEventBody({ did, handle, time: new Date(now()).toISOString() }) }], now());
     appended.notify();
   };
-  const accounts = new AccountManager(accountStore, await plcIdentity(config, db, now()), now, announceIdentity, repoWriter);
+  const identity = await plcIdentity(config, db, now());
+  const accounts = new AccountManager(accountStore, identity, now, announceIdentity, repoWriter);
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
@@ -202,14 +205,23 @@ export async function createServices(config: Config, observability: { log?: Logg
       issuer: config.issuer,
       serviceName: config.brand.serviceName,
       lifetimeMs: config.lifetimes.recoveryCode,
-      email: ({ service, link, minutes, handle }, language) => {
+      email: ({ service, link, code, minutes, handle }, language) => {
         const t = translatorFor(language);
-        return { subject: t("account:recovery.email.subject", { service }), text: t("account:recovery.email.text", { service, link, handle, count: minutes }) };
+        return { subject: t("account:recovery.email.subject", { service }), text: t("account:recovery.email.text", { service, link, code, handle, count: minutes }) };
       },
       onSendError: (error) => reportError("Sending a password-recovery email failed", error),
       now,
-    }),
+    }, typedCodes),
     connectedApps: new ConnectedApps(new SqlConsentStore(db), grants, now),
+    /** Deleting an account by emailed code and password (docs/decisions/0030). */
+    accountDeletion: new AccountDeletion(accounts, typedCodes, new SqlAccountDeletionStore(db, config.firehose.backfillMs), identity, mailer, {
+      serviceName: config.brand.serviceName,
+      email: ({ service, code, minutes, handle }, language) => {
+        const t = translatorFor(language);
+        return { subject: t("account:deletion.email.subject", { service }), text: t("account:deletion.email.text", { service, code, handle, count: minutes }) };
+      },
+      onDeleted: () => appended.notify(),
+    }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {
       try {

@@ -23,6 +23,8 @@ const NOTICES = [
   "secure-confirmed",
   "account-secured",
   "account-secured-apps",
+  "deletion-code-sent",
+  "account-deleted",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

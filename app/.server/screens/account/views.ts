@@ -98,6 +98,19 @@ export type SecureAccountView = {
 
 export type PasswordView = SignedInBase & { kind: "password"; minLength: number; secure: SecureAccountView };
 
+/**
+ * Deleting the account (docs/decisions/0030): without email here, how to reach the operator; otherwise the button
+ * that emails a code and, once one is live, the form that takes it with the password.
+ */
+export type DeleteAccountView = SignedInBase & {
+  kind: "delete";
+  available: boolean;
+  codeSent: boolean;
+  minutes: number;
+  serviceName: string;
+  supportUrl?: string;
+};
+
 export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;
 
 /** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
@@ -108,6 +121,10 @@ export type RecoverView = {
   available: boolean;
   /** A request was made: the same words whatever it named. */
   sent: boolean;
+  /** Show "Enter the code from the email" (after a request, or asked for with ?code=1: docs/decisions/0030). */
+  codeForm: boolean;
+  /** What this browser typed when it asked, to fill in the code form ("" when nothing). */
+  identifier: string;
   minutes: number;
   supportUrl?: string;
   serviceName: string;

@@ -1,0 +1,141 @@
+/**
+ * Deleting an account (issue 19, item 9; docs/decisions/0030), end to end against a started server, a real SMTP
+ * server and the test run's real PLC directory: the code by email, the code AND the password, everything removed,
+ * the #account event, RepoNotFound from the sync endpoints, the DID tombstoned at the directory, this browser signed
+ * out of that account only.
+ */
+import { decode } from "@atproto/lex-cbor";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { sql, statementOf } from "../../app/.server/db/sql.ts";
+import { openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
+import { rowOf, rowsOf } from "../helpers/databases.ts";
+import { ALICE, createAlice } from "../helpers/flow.ts";
+import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
+import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { call, callAnonymous, callRaw, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
+import { SAMPLES } from "../helpers/xrpc-extra.ts";
+
+const directoryUrl = inject("plcDirectoryUrl");
+
+/** Where Alice's data lived (the store's contract test checks every table of the schema; here, a real account's). */
+const ALICE_ROWS = Object.fromEntries(
+  [["Account", "did"], ["Record", "did"], ["RepoRoot", "did"], ["RepoBlock", "did"], ["Blob", "did"], ["BrowserSession", "accountDid"], ["Grant", "accountDid"], ["AuthorizedClient", "accountDid"], ["TypedCode", "accountDid"]].map(
+    ([table, column]) => [table, statementOf(`SELECT 1 AS "one" FROM "${table}" WHERE "${column}" = ?`)],
+  ),
+);
+const BOB = { handle: "bob.test", email: "bob@example.com", password: "bob's long password" };
+
+let smtp: TestSmtp;
+let server: TestServer;
+let alice: { did: string; handle: string };
+let bob: { did: string; handle: string };
+let token: ScopedToken;
+let counter = 0;
+const newAddress = () => `198.51.100.${++counter}`;
+
+beforeAll(async () => {
+  smtp = await startSmtpServer();
+  server = await startTestServer({ ATRIUM_TRUST_PROXY: "1", ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>", ATRIUM_SERVICE_NAME: "Atrium Test" });
+  alice = await createAlice(server);
+  bob = await createAccount(server, BOB);
+  token = await tokenWithScope(server, "atproto transition:generic");
+  // Something in every part of Alice's data: a record, a blob it references, preferences.
+  const blob = await callRaw(token, "POST", "com.atproto.repo.uploadBlob", { body: SAMPLES.png, headers: { "content-type": "image/png" } });
+  expect(blob.status).toBe(200);
+  const created = await call(token, "com.atproto.repo.createRecord", {
+    json: { repo: alice.did, collection: "app.bsky.feed.post", record: { $type: "app.bsky.feed.post", text: "hello", createdAt: new Date().toISOString(), embed: { $type: "app.bsky.embed.images", images: [{ alt: "", image: (blob.body as { blob: unknown }).blob }] } } },
+  });
+  expect(created.status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await smtp?.stop();
+});
+
+/** Alice and Bob signed in to one browser, Alice chosen. */
+async function bothSignedIn(): Promise<Browser & { csrfToken: string }> {
+  const browser = await signedIn(server, BOB.handle, BOB.password, newAddress());
+  const added = await postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: ALICE.handle, password: ALICE.password, next: "/account/delete" });
+  expect(added.status).toBe(303);
+  return browser;
+}
+
+async function deletePage(browser: Browser) {
+  const page = await openPage(browser, "/account/delete");
+  expect(page.status).toBe(200);
+  return page;
+}
+
+async function askForCode(browser: Browser, account: string): Promise<string> {
+  const page = await deletePage(browser);
+  const asked = await postForm(browser, "/account/delete", { csrf_token: page.csrfToken!, account, intent: "request" });
+  expect(asked.status).toBe(303);
+  expect(asked.location).toBe("/account/delete?notice=deletion-code-sent");
+  const mail = await smtp.next();
+  return typedCodeIn(mail);
+}
+
+const confirmDeletion = async (browser: Browser, account: string, code: string, password: string) =>
+  postForm(browser, "/account/delete", { csrf_token: (await deletePage(browser)).csrfToken!, account, intent: "delete", code, password });
+
+describe("deleting an account", () => {
+  it("a code of Alice's never deletes Bob, and neither a wrong code nor a wrong password deletes anything", async () => {
+    const aliceBrowser = await signedIn(server, ALICE.handle, ALICE.password, newAddress());
+    const aliceCode = await askForCode(aliceBrowser, alice.did);
+    const bobBrowser = await signedIn(server, BOB.handle, BOB.password, newAddress());
+    await askForCode(bobBrowser, bob.did);
+
+    const crossed = await confirmDeletion(bobBrowser, bob.did, aliceCode, BOB.password);
+    expect(crossed.status).toBe(400);
+    expect(pageText(crossed.html)).toContain("This code does not work");
+    // The refused field has the focus and its message tied to it.
+    expect(crossed.html).toMatch(/<input[^>]*id="code"[^>]*aria-invalid="true"[^>]*aria-describedby="code-error[^"]*"[^>]*autofocus=""|<input[^>]*autofocus=""[^>]*id="code"/);
+
+    const wrongPassword = await confirmDeletion(aliceBrowser, alice.did, aliceCode, "not alice's password");
+    expect(wrongPassword.status).toBe(400);
+    expect(pageText(wrongPassword.html)).toContain("That password is not right.");
+
+    expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${alice.did}`)).toBeDefined();
+    expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${bob.did}`)).toBeDefined();
+    expect((await fetch(`${directoryUrl}/${alice.did}`)).status).toBe(200);
+  });
+
+  it("with the code and the password: everything goes, the DID is tombstoned, #account says deleted, Bob stays signed in", async () => {
+    const browser = await bothSignedIn();
+    const code = await askForCode(browser, alice.did);
+    // The email names the account and the code's lifetime.
+    const deleted = await confirmDeletion(browser, alice.did, code.toLowerCase(), ALICE.password);
+    expect(deleted.status).toBe(303);
+    expect(deleted.location).toBe("/account?notice=account-deleted");
+
+    // The browser is signed out of Alice only: the account pages now manage Bob.
+    const home = await openPage(browser, "/account");
+    expect(home.status).toBe(200);
+    expect(pageText(home.html)).toContain("@bob.test");
+    expect(pageText(home.html)).not.toContain("@alice.test");
+
+    const db = server.database();
+    for (const [table, rows] of Object.entries(ALICE_ROWS)) expect(await rowsOf(db, rows(alice.did)), table).toHaveLength(0);
+    const events = await rowsOf<{ type: string; body: Uint8Array }>(db, sql`SELECT "type", "body" FROM "RepoEvent" WHERE "did" = ${alice.did}`);
+    expect(events.map((event) => event.type)).toEqual(["account"]);
+    expect(decode(new Uint8Array(events[0]!.body))).toMatchObject({ did: alice.did, active: false, status: "deleted" });
+
+    // The token no longer works; the sync endpoints answer RepoNotFound; the directory no longer resolves the DID.
+    expect((await call(token, "com.atproto.server.getSession")).status).toBe(401);
+    for (const nsid of ["com.atproto.sync.getLatestCommit", "com.atproto.sync.getRepoStatus", "com.atproto.sync.getRepo"]) {
+      const answer = await callAnonymous<{ error: string }>(server, nsid, { params: { did: alice.did } });
+      expect(answer.status, nsid).toBe(400);
+      expect(answer.body.error, nsid).toBe("RepoNotFound");
+    }
+    expect((await fetch(`${directoryUrl}/${alice.did}`)).status).not.toBe(200);
+    const last = (await (await fetch(`${directoryUrl}/${alice.did}/log/last`)).json()) as { type: string };
+    expect(last.type).toBe("plc_tombstone");
+    expect((await fetch(`${directoryUrl}/${bob.did}`)).status).toBe(200);
+
+    // Signing in as Alice fails; Bob signs in.
+    const again = await postForm(browser, "/account", { csrf_token: home.csrfToken!, identifier: ALICE.handle, password: ALICE.password, next: "/account" });
+    expect(again.status).toBe(400);
+    expect(pageText(again.html)).toContain("not right");
+  });
+});
