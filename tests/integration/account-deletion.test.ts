@@ -7,7 +7,7 @@
 import { decode } from "@atproto/lex-cbor";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sql, statementOf } from "../../app/.server/db/sql.ts";
-import { openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
+import { newBrowser, openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
 import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
@@ -18,7 +18,7 @@ import { SAMPLES } from "../helpers/xrpc-extra.ts";
 const directoryUrl = inject("plcDirectoryUrl");
 
 /** Where Alice's data lived (the store's contract test checks every table of the schema; here, a real account's). */
-const ALICE_ROWS = Object.fromEntries(
+const ALICE_ROWS: Record<string, ReturnType<typeof statementOf>> = Object.fromEntries(
   [["Account", "did"], ["Record", "did"], ["RepoRoot", "did"], ["RepoBlock", "did"], ["Blob", "did"], ["BrowserSession", "accountDid"], ["Grant", "accountDid"], ["AuthorizedClient", "accountDid"], ["TypedCode", "accountDid"]].map(
     ([table, column]) => [table, statementOf(`SELECT 1 AS "one" FROM "${table}" WHERE "${column}" = ?`)],
   ),
@@ -104,7 +104,7 @@ describe("deleting an account", () => {
   it("with the code and the password: everything goes, the DID is tombstoned, #account says deleted, Bob stays signed in", async () => {
     const browser = await bothSignedIn();
     const code = await askForCode(browser, alice.did);
-    // The email names the account and the code's lifetime.
+    // Typed as a person may type it: lower case.
     const deleted = await confirmDeletion(browser, alice.did, code.toLowerCase(), ALICE.password);
     expect(deleted.status).toBe(303);
     expect(deleted.location).toBe("/account?notice=account-deleted");
@@ -133,9 +133,11 @@ describe("deleting an account", () => {
     expect(last.type).toBe("plc_tombstone");
     expect((await fetch(`${directoryUrl}/${bob.did}`)).status).toBe(200);
 
-    // Signing in as Alice fails; Bob signs in.
-    const again = await postForm(browser, "/account", { csrf_token: home.csrfToken!, identifier: ALICE.handle, password: ALICE.password, next: "/account" });
+    // Signing in as Alice fails, in a fresh browser; the notice said what happened.
+    const fresh = await newBrowser(server, newAddress());
+    const again = await postForm(fresh, "/account", { csrf_token: fresh.csrfToken, identifier: ALICE.handle, password: ALICE.password, next: "/account" });
     expect(again.status).toBe(400);
-    expect(pageText(again.html)).toContain("not right");
+    expect(fresh.jar.get("atrium_session")).toBeUndefined();
+    expect(pageText((await openPage(browser, deleted.location!)).html)).toContain("Your account is deleted.");
   });
 });

@@ -80,9 +80,8 @@ function ConfirmForm({ view, errors, values }: { view: DeleteAccountView } & For
           label={t("account:deletion.code")}
           hint={t("account:deletion.codeHint")}
           autoComplete="one-time-code"
-          autoCapitalize="characters"
-          spellCheck={false}
           required
+          maxLength={32}
           defaultValue={values.code ?? ""}
           error={errors.code}
           autoFocus={firstToCorrect === "code"}
