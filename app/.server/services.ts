@@ -221,6 +221,7 @@ export async function createServices(config: Config, observability: { log?: Logg
         return { subject: t("account:deletion.email.subject", { service }), text: t("account:deletion.email.text", { service, code, handle, count: minutes }) };
       },
       onDeleted: () => appended.notify(),
+      now,
     }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {

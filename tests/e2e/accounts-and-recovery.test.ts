@@ -307,16 +307,16 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
     await audit(page, "recover-sent-with-code");
     const code = typedCodeIn(await smtp.next());
 
-    await page.getByLabel("Code from the email").fill("ZZZZZ-ZZZZZ");
-    await page.getByRole("button", { name: "Continue" }).click();
-    const field = page.getByLabel("Code from the email");
+    await page.getByLabel("Code from the email", { exact: true }).fill("ZZZZZ-ZZZZZ");
+    await page.getByRole("button", { name: "Continue", exact: true }).click();
+    const field = page.getByLabel("Code from the email", { exact: true });
     await expect.poll(() => field.evaluate((element) => element === document.activeElement)).toBe(true);
     expect(await field.getAttribute("aria-describedby")).toContain("code-error");
     await visibleText(page.getByText("This code does not work"));
     await audit(page, "recover-code-wrong");
 
     await field.fill(code.toLowerCase());
-    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByRole("button", { name: "Continue", exact: true }).click();
     await visibleText(page.getByText("For the account @dora.test."));
     await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);
     await page.getByLabel("New password, again").fill(NEW_PASSWORD);

@@ -4,9 +4,12 @@
  * the #account event, RepoNotFound from the sync endpoints, the DID tombstoned at the directory, this browser signed
  * out of that account only.
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { decode } from "@atproto/lex-cbor";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sql, statementOf } from "../../app/.server/db/sql.ts";
+import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
 import { newBrowser, openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
 import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
@@ -15,6 +18,7 @@ import { createAccount, startTestServer, type TestServer } from "../helpers/test
 import { call, callAnonymous, callRaw, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
 import { SAMPLES } from "../helpers/xrpc-extra.ts";
 
+const run = promisify(execFile);
 const directoryUrl = inject("plcDirectoryUrl");
 
 /** Where Alice's data lived (the store's contract test checks every table of the schema; here, a real account's). */
@@ -139,5 +143,18 @@ describe("deleting an account", () => {
     expect(again.status).toBe(400);
     expect(fresh.jar.get("atrium_session")).toBeUndefined();
     expect(pageText((await openPage(browser, deleted.location!)).html)).toContain("Your account is deleted.");
+  });
+
+  it("the operator's npm run account -- delete does the same: tombstone, rows, #account", async () => {
+    const carol = await createAccount(server, { handle: "carol.test", email: "carol@example.com", password: "carol's long password" });
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/account.ts", "delete", "--handle", "CAROL.test"], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.issuer },
+    });
+    expect(JSON.parse(stdout)).toEqual({ did: carol.did, handle: "carol.test", deleted: true });
+    expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${carol.did}`)).toBeUndefined();
+    const events = await rowsOf<{ type: string }>(server.database(), sql`SELECT "type" FROM "RepoEvent" WHERE "did" = ${carol.did}`);
+    expect(events).toEqual([{ type: "account" }]);
+    expect(((await (await fetch(`${directoryUrl}/${carol.did}/log/last`)).json()) as { type: string }).type).toBe("plc_tombstone");
   });
 });

@@ -4,7 +4,7 @@ import { newBrowser, openPage, pageText, postForm, type Browser } from "../helpe
 import { rowOf } from "../helpers/databases.ts";
 import { startBehindNginx, type ProxiedServers } from "../helpers/nginx.ts";
 import { resetLinkIn, startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
-import { createAccount, type TestServer } from "../helpers/test-server.ts";
+import { createAccount } from "../helpers/test-server.ts";
 
 /**
  * The recovery code a person types (docs/decisions/0030, issue 19 item 7), end to end: two server processes on one

@@ -31,4 +31,6 @@ export interface AccountDeletionStore {
    * (active false, status deleted). Of several at once, one deletes; the others find the code gone.
    */
   remove(removal: AccountRemoval): Promise<DeletionOutcome>;
+  /** The same removal for the operator's command line (no code, no password); undefined when there is no such account. */
+  removeByOperator(did: string, now: number): Promise<number | undefined>;
 }

@@ -3,7 +3,7 @@ import type { Mailer } from "../email/mailer.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
 import { englishText } from "../i18n/translate.ts";
 import type { IdentityRegistry } from "../identity/plc-identity.ts";
-import type { AccountManager } from "./account-manager.ts";
+import { AccountError, type AccountManager, type AccountSummary } from "./account-manager.ts";
 import type { AccountDeletionStore } from "./account-deletion-store.ts";
 import type { TypedCodes } from "./typed-codes.ts";
 
@@ -27,6 +27,7 @@ export type AccountDeletionOptions = {
   email: DeletionEmail;
   /** Told after the #account event was appended (this process's firehose reads it at once). */
   onDeleted: (did: string, seq: number) => void;
+  now: () => number;
 };
 
 /**
@@ -55,6 +56,10 @@ export class AccountDeletion {
     private readonly options: AccountDeletionOptions,
   ) {}
 
+  private now(): number {
+    return this.options.now();
+  }
+
   /** Whether this server can send the code at all (otherwise the page says how to reach the operator). */
   get available(): boolean {
     return this.mailer !== undefined;
@@ -82,9 +87,23 @@ export class AccountDeletion {
     const proof = await this.accounts.passwordProof(did, password);
     if (!proof) throw new AccountDeletionError("password");
     await this.identity.tombstone(did);
-    const outcome = await this.store.remove({ did, codeHash: guess.codeHash, passwordHash: proof.passwordHash, now: guess.now });
+    const outcome = await this.store.remove({ did, codeHash: guess.codeHash, passwordHash: proof.passwordHash, now: this.now() });
     if (!outcome.deleted) throw new AccountDeletionError(outcome.reason === "password-changed" ? "password" : "code");
     this.options.onDeleted(did, outcome.seq);
     return { seq: outcome.seq };
+  }
+
+  /**
+   * `npm run account -- delete`: the operator's deletion, in the same order (the tombstone, then the one
+   * transaction), which also finishes a person's deletion that stopped after the tombstone.
+   */
+  async deleteByOperator(identifier: string): Promise<AccountSummary> {
+    const account = await this.accounts.findByIdentifier(identifier);
+    if (!account) throw new AccountError("account_not_found", `no account matches ${identifier}`);
+    await this.identity.tombstone(account.did);
+    const seq = await this.store.removeByOperator(account.did, this.now());
+    if (seq === undefined) throw new AccountError("account_not_found", `no account matches ${identifier}`);
+    this.options.onDeleted(account.did, seq);
+    return account;
   }
 }

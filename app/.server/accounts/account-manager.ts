@@ -244,13 +244,6 @@ export class AccountManager {
     await this.store.setPasswordHash(did, await hashPassword(checked), this.now(), { keepSessionIdHash });
   }
 
-  /** Deletes the account and, by cascade, its sessions, codes, grants and tokens. */
-  async delete(identifier: string): Promise<AccountSummary> {
-    const account = await this.requireAccount(identifier);
-    await this.store.delete(account.did);
-    return account;
-  }
-
   /**
    * "Secure your account" after a password change (docs/decisions/0007):
    * removes every passkey, signs out every other browser and, when asked,

@@ -41,17 +41,30 @@ export class SqlAccountDeletionStore implements AccountDeletionStore {
         WHERE "accountDid" = ${did} AND "purpose" = ${"account-deletion"} AND "codeHash" = ${codeHash} AND "expiresAt" > ${at(now)}
         RETURNING "accountDid"`);
       if (!spent) return { deleted: false, reason: "code-gone" };
-      // As the reference PDS does on deleteAccount: the firehose's backfill no longer replays the account's commits.
-      yield* run(sql`DELETE FROM "RepoEvent" WHERE "did" = ${did}`);
-      // Every table keyed by the account's DID refers to "Account" with ON DELETE CASCADE (prisma/schema.prisma):
-      // records (and their blob references), repository blocks and head, blobs (their bytes are in the row),
-      // preferences, browser sessions, authorization codes, grants (and their access and refresh tokens),
-      // remembered consent, passkeys, recovery links and typed codes.
-      yield* run(sql`DELETE FROM "Account" WHERE "did" = ${did}`);
-      // subscribeRepos lexicon, #account: "active: false … status: deleted" — in the same transaction as the deletion.
-      const body = accountEventBody({ did, active: false, status: "deleted", time: new Date(now).toISOString() });
-      const seq = yield* appendEvent({ did, type: "account", body }, now, retentionMs);
-      return { deleted: true, seq };
+      return { deleted: true, seq: yield* removeAccount(did, now, retentionMs) };
     });
   }
+
+  async removeByOperator(did: string, now: number) {
+    const retentionMs = this.eventRetentionMs;
+    return this.db.transaction(function* (): Program<number | undefined> {
+      yield* lockCredentials(did);
+      const account = yield* get<{ did: string }>(sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`);
+      return account ? yield* removeAccount(did, now, retentionMs) : undefined;
+    });
+  }
+}
+
+/** The removal itself, a step of the caller's transaction; answers the #account event's sequence number. */
+function* removeAccount(did: string, now: number, retentionMs: number): Program<number> {
+  // As the reference PDS does on deleteAccount: the firehose's backfill no longer replays the account's commits.
+  yield* run(sql`DELETE FROM "RepoEvent" WHERE "did" = ${did}`);
+  // Every table keyed by the account's DID refers to "Account" with ON DELETE CASCADE (prisma/schema.prisma):
+  // records (and their blob references), repository blocks and head, blobs (their bytes are in the row),
+  // preferences, browser sessions, authorization codes, grants (and their access and refresh tokens),
+  // remembered consent, passkeys, recovery links and typed codes.
+  yield* run(sql`DELETE FROM "Account" WHERE "did" = ${did}`);
+  // subscribeRepos lexicon, #account: "active: false … status: deleted" — in the same transaction as the deletion.
+  const body = accountEventBody({ did, active: false, status: "deleted", time: new Date(now).toISOString() });
+  return yield* appendEvent({ did, type: "account", body }, now, retentionMs);
 }
