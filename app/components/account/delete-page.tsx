@@ -12,7 +12,8 @@ type FormState = { errors: Record<string, string>; values: Record<string, string
 /**
  * /account/delete (docs/decisions/0030): what deleting means, then a code by email, then the code and the password.
  * On a phone the step the person is at comes first after the warning; a refused field has the focus and its message
- * (autofocus and aria-describedby, with or without JavaScript).
+ * (autofocus and aria-describedby, with or without JavaScript). The forms post to the bare path, so that a refusal's
+ * page does not repeat the "code sent" notice of the address it was shown at.
  */
 export function DeletePage({ view, errorsFor }: { view: DeleteAccountView; errorsFor: (form: string) => FormState }) {
   const { t } = useT();
@@ -52,7 +53,7 @@ function NoEmail({ view }: { view: DeleteAccountView }) {
 function RequestForm({ view }: { view: DeleteAccountView }) {
   const { t } = useT();
   return (
-    <form method="post" className="flex max-w-md flex-col gap-3">
+    <form method="post" action="/account/delete" className="flex max-w-md flex-col gap-3">
       <SignedInFormFields csrfToken={view.csrfToken} />
       <input type="hidden" name="intent" value="request" />
       <p className="text-slate-700 dark:text-slate-200">{t("account:deletion.requestIntro", { count: view.minutes })}</p>
@@ -68,7 +69,7 @@ function ConfirmForm({ view, errors, values }: { view: DeleteAccountView } & For
   const firstToCorrect = errors.code ? "code" : errors.password ? "password" : undefined;
   return (
     <>
-      <form method="post" noValidate className="flex max-w-md flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
+      <form method="post" action="/account/delete" noValidate className="flex max-w-md flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
         <SignedInFormFields csrfToken={view.csrfToken} />
         <input type="hidden" name="intent" value="delete" />
         {/* Lets password managers offer the password of the right account. */}
@@ -103,7 +104,7 @@ function ConfirmForm({ view, errors, values }: { view: DeleteAccountView } & For
           {t("account:deletion.submit")}
         </button>
       </form>
-      <form method="post" className="flex flex-col gap-2">
+      <form method="post" action="/account/delete" className="flex flex-col gap-2">
         <SignedInFormFields csrfToken={view.csrfToken} />
         <input type="hidden" name="intent" value="request" />
         <p className="text-sm text-slate-600 dark:text-slate-300">{t("account:deletion.noCode")}</p>
