@@ -12,6 +12,7 @@ import { sql, statementOf } from "../../app/.server/db/sql.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
 import { newBrowser, openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
 import { rowOf, rowsOf } from "../helpers/databases.ts";
+import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -108,6 +109,9 @@ describe("deleting an account", () => {
   it("with the code and the password: everything goes, the DID is tombstoned, #account says deleted, Bob stays signed in", async () => {
     const browser = await bothSignedIn();
     const code = await askForCode(browser, alice.did);
+    // A live subscriber of the firehose, there before the deletion: every frame is checked against the lexicon.
+    const subscriber = new FirehoseConsumer(`${server.issuer.replace(/^http/, "ws")}/xrpc/com.atproto.sync.subscribeRepos`);
+    await subscriber.opened;
     // Typed as a person may type it: lower case.
     const deleted = await confirmDeletion(browser, alice.did, code.toLowerCase(), ALICE.password);
     expect(deleted.status).toBe(303);
@@ -124,6 +128,10 @@ describe("deleting an account", () => {
     const events = await rowsOf<{ type: string; body: Uint8Array }>(db, sql`SELECT "type", "body" FROM "RepoEvent" WHERE "did" = ${alice.did}`);
     expect(events.map((event) => event.type)).toEqual(["account"]);
     expect(decode(new Uint8Array(events[0]!.body))).toMatchObject({ did: alice.did, active: false, status: "deleted" });
+    await subscriber.until((frames) => frames.some((frame) => frame.kind === "message" && frame.type === "#account" && frame.body.did === alice.did));
+    const live = subscriber.frames.find((frame) => frame.kind === "message" && frame.type === "#account" && frame.body.did === alice.did);
+    expect(live).toMatchObject({ body: { did: alice.did, active: false, status: "deleted" } });
+    subscriber.close();
 
     // The token no longer works; the sync endpoints answer RepoNotFound; the directory no longer resolves the DID.
     expect((await call(token, "com.atproto.server.getSession")).status).toBe(401);
