@@ -10,6 +10,8 @@ import { SqlRecoveryStore } from "./stores/sql-recovery-store.ts";
 import { AccountDeletion } from "./accounts/account-deletion.ts";
 import { SqlAccountDeletionStore } from "./stores/sql-account-deletion-store.ts";
 import { SqlTypedCodeStore } from "./stores/sql-typed-code-store.ts";
+import { SqlEmailUpdateStore } from "./stores/sql-email-update-store.ts";
+import { EmailUpdate } from "./accounts/email-update.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./accounts/typed-codes.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
@@ -222,6 +224,21 @@ export async function createServices(config: Config, observability: { log?: Logg
       },
       onDeleted: () => appended.notify(),
       now,
+    }),
+    /** Changing the account's email with a code sent to the new address (docs/decisions/0030). */
+    emailUpdate: new EmailUpdate(accounts, new SqlEmailUpdateStore(db), typedCodes, mailer, {
+      serviceName: config.brand.serviceName,
+      emails: {
+        confirm: ({ service, code, minutes, handle }, language) => {
+          const t = translatorFor(language);
+          return { subject: t("account:emailChange.confirmEmail.subject", { service }), text: t("account:emailChange.confirmEmail.text", { service, code, handle, count: minutes }) };
+        },
+        changed: ({ service, email, handle }, language) => {
+          const t = translatorFor(language);
+          return { subject: t("account:emailChange.changedEmail.subject", { service }), text: t("account:emailChange.changedEmail.text", { service, email, handle }) };
+        },
+      },
+      onSendError: (error) => reportError("Sending the email-change notice failed", error),
     }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {

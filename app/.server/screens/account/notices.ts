@@ -25,6 +25,9 @@ const NOTICES = [
   "account-secured-apps",
   "deletion-code-sent",
   "account-deleted",
+  "email-code-sent",
+  "email-changed",
+  "email-confirmed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

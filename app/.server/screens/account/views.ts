@@ -65,7 +65,7 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys" | "/account/password";
+export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -97,6 +97,23 @@ export type SecureAccountView = {
 };
 
 export type PasswordView = SignedInBase & { kind: "password"; minLength: number; secure: SecureAccountView };
+
+/**
+ * Changing the email address (docs/decisions/0030): the current address, "Confirm it's you" when the last proof is
+ * older than the window, the new address, and once a code is out, the form that takes it.
+ */
+export type EmailView = SignedInBase & {
+  kind: "email";
+  /** This server can send the code. */
+  available: boolean;
+  email: string;
+  /** A code was sent to a new address and may still be typed. */
+  pending: boolean;
+  minutes: number;
+  serviceName: string;
+  /** Present when asking for a code first needs "Confirm it's you". */
+  confirm?: ConfirmView;
+};
 
 /**
  * Deleting the account (docs/decisions/0030): without email here, how to reach the operator; otherwise the button
