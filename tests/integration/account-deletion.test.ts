@@ -15,7 +15,7 @@ import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
-import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { createAccount, freePort, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, callRaw, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
 import { SAMPLES } from "../helpers/xrpc-extra.ts";
 
@@ -164,5 +164,28 @@ describe("deleting an account", () => {
     const events = await rowsOf<{ type: string }>(server.database(), sql`SELECT "type" FROM "RepoEvent" WHERE "did" = ${carol.did}`);
     expect(events).toEqual([{ type: "account" }]);
     expect(((await (await fetch(`${directoryUrl}/${carol.did}/log/last`)).json()) as { type: string }).type).toBe("plc_tombstone");
+  });
+
+  it("when the directory cannot be reached, nothing is deleted, and the same code finishes the deletion once it can", async () => {
+    const dave = await createAccount(server, { handle: "dave.test", email: "dave@example.com", password: "dave's long password" });
+    // A second server process on the same database and issuer whose PLC directory does not answer.
+    const cutOff = await startTestServer({ DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.issuer, ATRIUM_TRUST_PROXY: "1", ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>", ATRIUM_PLC_DIRECTORY_URL: `http://127.0.0.1:${await freePort()}` });
+    try {
+      const browser = await signedIn(server, "dave.test", "dave's long password", newAddress());
+      const code = await askForCode(browser, dave.did);
+      const viaCutOff = { ...browser, via: `http://localhost:${cutOff.port}` };
+      const refused = await postForm(viaCutOff, "/account/delete", { csrf_token: browser.csrfToken, account: dave.did, intent: "delete", code, password: "dave's long password" });
+      expect(refused.status).toBe(502);
+      expect(pageText(refused.html)).toContain("the identity directory did not answer");
+      expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${dave.did}`)).toBeDefined();
+      expect((await fetch(`${directoryUrl}/${dave.did}`)).status).toBe(200);
+
+      const done = await confirmDeletion(browser, dave.did, code, "dave's long password");
+      expect(done.status).toBe(303);
+      expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${dave.did}`)).toBeUndefined();
+      expect(((await (await fetch(`${directoryUrl}/${dave.did}/log/last`)).json()) as { type: string }).type).toBe("plc_tombstone");
+    } finally {
+      await cutOff.stop();
+    }
   });
 });
