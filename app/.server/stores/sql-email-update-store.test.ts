@@ -43,6 +43,17 @@ describe.each(ENGINES)("SqlEmailUpdateStore on %s", (engine) => {
     expect(await store.confirm(guess("alice"))).toEqual({ kind: "invalid" });
   });
 
+  it("what was mailed to the old address stops working: recovery links and codes, a deletion code", async () => {
+    await execute(test.db, sql`INSERT INTO "RecoveryCode" ("codeHash", "accountDid", "createdAt", "expiresAt") VALUES ('link', ${did("alice")}, ${at(T)}, ${at(T + 60_000)})`);
+    for (const purpose of ["recovery", "account-deletion"] as const) {
+      await codes.issue({ accountDid: did("alice"), purpose, codeHash: "old", detail: null, createdAt: T, expiresAt: T + 15 * 60_000 });
+    }
+    await issue("alice", "alice@new.example");
+    expect(await store.confirm(guess("alice"))).toMatchObject({ kind: "updated" });
+    expect(await rowOf(test.db, sql`SELECT "codeHash" FROM "RecoveryCode" WHERE "accountDid" = ${did("alice")}`)).toBeUndefined();
+    expect(await rowOf(test.db, sql`SELECT "purpose" FROM "TypedCode" WHERE "accountDid" = ${did("alice")}`)).toBeUndefined();
+  });
+
   it("a wrong code, or a code of another purpose, changes nothing", async () => {
     await issue("alice", "alice@new.example");
     expect(await store.confirm(guess("alice", "wrong"))).toEqual({ kind: "invalid" });

@@ -2,7 +2,7 @@ import type { EmailUpdateOutcome, EmailUpdateStore } from "../accounts/email-upd
 import type { Guess } from "../accounts/typed-code-store.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { lockIdentifiers } from "./sql-account-store.ts";
-import { guessTypedCode } from "./sql-typed-code-store.ts";
+import { forgetTypedCode, guessTypedCode } from "./sql-typed-code-store.ts";
 
 /** Changing an account's email address with a code sent to the new one (docs/decisions/0030). */
 export class SqlEmailUpdateStore implements EmailUpdateStore {
@@ -23,6 +23,10 @@ export class SqlEmailUpdateStore implements EmailUpdateStore {
       if (!current) return { kind: "invalid" };
       yield* run(sql`UPDATE "Account" SET "email" = ${email}, "emailConfirmedAt" = ${at(guess.now)}, "updatedAt" = ${at(guess.now)}
         WHERE "did" = ${guess.accountDid}`);
+      // What was mailed to the old address stops working with it: recovery links and codes, a deletion code.
+      yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${guess.accountDid} AND "usedAt" IS NULL`);
+      yield* forgetTypedCode(guess.accountDid, "recovery");
+      yield* forgetTypedCode(guess.accountDid, "account-deletion");
       return { kind: "updated", previous: current.email, email };
     });
   }
