@@ -8,6 +8,8 @@ import type { PlcIdentity } from "../app/.server/identity/plc-identity.ts";
 import { loadOrCreateSecret } from "../app/.server/stores/secrets.ts";
 import { SqlAccountDeletionStore } from "../app/.server/stores/sql-account-deletion-store.ts";
 import { SqlTypedCodeStore } from "../app/.server/stores/sql-typed-code-store.ts";
+import { SqlAttemptStore } from "../app/.server/stores/sql-attempt-store.ts";
+import { SignInThrottle } from "../app/.server/security/sign-in-throttle.ts";
 import { openDatabase } from "../app/.server/db/index.ts";
 import { applyMigrations } from "../app/.server/db/migrations.ts";
 import { IdentityError } from "../app/.server/identity/identity-error.ts";
@@ -80,7 +82,9 @@ function operatorDeletion(config: Config, db: Database, accounts: AccountManager
     const codes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now: Date.now });
     const store = new SqlAccountDeletionStore(db, config.firehose.backfillMs);
     const unused = () => ({ subject: "", text: "" });
-    return new AccountDeletion(accounts, codes, store, identity, undefined, { serviceName: config.brand.serviceName, email: unused, onDeleted: () => {}, now: Date.now });
+    // The operator requests no code: the throttle is never asked.
+    const throttle = new SignInThrottle(new SqlAttemptStore(db), undefined, Date.now, "deletion");
+    return new AccountDeletion(accounts, codes, store, identity, undefined, throttle, { serviceName: config.brand.serviceName, email: unused, onDeleted: () => {}, now: Date.now });
   };
 }
 

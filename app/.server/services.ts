@@ -216,7 +216,7 @@ export async function createServices(config: Config, observability: { log?: Logg
     }, typedCodes),
     connectedApps: new ConnectedApps(new SqlConsentStore(db), grants, now),
     /** Deleting an account by emailed code and password (docs/decisions/0030). */
-    accountDeletion: new AccountDeletion(accounts, typedCodes, new SqlAccountDeletionStore(db, config.firehose.backfillMs), identity, mailer, {
+    accountDeletion: new AccountDeletion(accounts, typedCodes, new SqlAccountDeletionStore(db, config.firehose.backfillMs), identity, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "deletion"), {
       serviceName: config.brand.serviceName,
       email: ({ service, code, minutes, handle }, language) => {
         const t = translatorFor(language);

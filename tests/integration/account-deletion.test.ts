@@ -188,4 +188,21 @@ describe("deleting an account", () => {
       await cutOff.stop();
     }
   });
+
+  it("requests for a code are capped per account, whatever address they come from: the fourth waits, and says so", async () => {
+    await createAccount(server, { handle: "erin.test", email: "erin@example.com", password: "erin's long password" });
+    const erin = await signedIn(server, "erin.test", "erin's long password", newAddress());
+    const did = (await rowOf<{ did: string }>(server.database(), sql`SELECT "did" FROM "Account" WHERE "handle" = 'erin.test'`))!.did;
+    const statuses: number[] = [];
+    let last = "";
+    for (let i = 0; i < 4; i++) {
+      // Each from another forged X-Forwarded-For: the account's counter holds anyway.
+      const answer = await postForm({ ...erin, address: newAddress() }, "/account/delete", { csrf_token: erin.csrfToken, account: did, intent: "request" });
+      statuses.push(answer.status);
+      last = pageText(answer.html);
+    }
+    expect(statuses).toEqual([303, 303, 303, 429]);
+    expect(last).toContain("Too many requests for a code. Wait");
+    for (let i = 0; i < 3; i++) expect(typedCodeIn(await smtp.next())).toMatch(/^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+  });
 });

@@ -3,6 +3,7 @@ import type { Mailer } from "../email/mailer.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
 import { englishText } from "../i18n/translate.ts";
 import type { IdentityRegistry } from "../identity/plc-identity.ts";
+import type { SignInThrottle } from "../security/sign-in-throttle.ts";
 import { AccountError, type AccountManager, type AccountSummary } from "./account-manager.ts";
 import type { AccountDeletionStore } from "./account-deletion-store.ts";
 import type { TypedCodes } from "./typed-codes.ts";
@@ -53,6 +54,8 @@ export class AccountDeletion {
     private readonly store: AccountDeletionStore,
     private readonly identity: IdentityRegistry,
     private readonly mailer: Mailer | undefined,
+    /** Counts the requests for a code ("deletion" counters), so that a stolen session cannot flood the mailbox. */
+    private readonly throttle: SignInThrottle,
     private readonly options: AccountDeletionOptions,
   ) {}
 
@@ -65,8 +68,13 @@ export class AccountDeletion {
     return this.mailer !== undefined;
   }
 
-  /** requestAccountDelete: a new code (the earlier one stops working), emailed to the account's address in `language`. */
-  async request(did: string, language: Language): Promise<void> {
+  /**
+   * requestAccountDelete: a new code (the earlier one stops working), emailed to the account's address in `language`.
+   * Every request counts on the account's and the address's "deletion" counters, which refuse visibly (a 429 with
+   * its wait: the person is signed in, so the refusal tells nothing new) after three, as password recovery's do.
+   */
+  async request(did: string, address: string | undefined, language: Language): Promise<void> {
+    await this.throttle.failed(await this.throttle.claim({ account: did }, address));
     const account = await this.accounts.findByDid(did);
     if (!account || !this.mailer) return;
     const code = await this.codes.issue(did, "account-deletion");

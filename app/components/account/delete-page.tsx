@@ -19,15 +19,17 @@ export function DeletePage({ view, errorsFor }: { view: DeleteAccountView; error
   const { t } = useT();
   const { errors, values } = errorsFor("delete");
   const failed = Object.keys(errors).length > 0;
+  // A request for a code that had to wait (too many): said by the button that asked.
+  const waitError = errorsFor("request").errors.form;
   return (
     <AccountShell base={view} current="/account/delete" title={t("account:titles.delete")}>
       <Warning>{t("account:deletion.warning", { handle: `@${view.account.handle}` })}</Warning>
       {!view.available ? (
         <NoEmail view={view} />
       ) : view.codeSent || failed ? (
-        <ConfirmForm view={view} errors={errors} values={values} />
+        <ConfirmForm view={view} errors={errors} values={values} waitError={waitError} />
       ) : (
-        <RequestForm view={view} />
+        <RequestForm view={view} waitError={waitError} />
       )}
     </AccountShell>
   );
@@ -50,21 +52,22 @@ function NoEmail({ view }: { view: DeleteAccountView }) {
   );
 }
 
-function RequestForm({ view }: { view: DeleteAccountView }) {
+function RequestForm({ view, waitError }: { view: DeleteAccountView; waitError?: string }) {
   const { t } = useT();
   return (
     <form method="post" action="/account/delete" className="flex max-w-md flex-col gap-3">
       <SignedInFormFields csrfToken={view.csrfToken} />
       <input type="hidden" name="intent" value="request" />
       <p className="text-slate-700 dark:text-slate-200">{t("account:deletion.requestIntro", { count: view.minutes })}</p>
-      <button type="submit" className={`${secondaryButton} self-start`}>
+      {waitError ? <ErrorMessage id="request-error">{waitError}</ErrorMessage> : null}
+      <button type="submit" className={`${secondaryButton} self-start`} aria-describedby={waitError ? "request-error" : undefined} autoFocus={Boolean(waitError)}>
         {t("account:deletion.sendCode")}
       </button>
     </form>
   );
 }
 
-function ConfirmForm({ view, errors, values }: { view: DeleteAccountView } & FormState) {
+function ConfirmForm({ view, errors, values, waitError }: { view: DeleteAccountView; waitError?: string } & FormState) {
   const { t } = useT();
   const firstToCorrect = errors.code ? "code" : errors.password ? "password" : undefined;
   return (
@@ -108,7 +111,8 @@ function ConfirmForm({ view, errors, values }: { view: DeleteAccountView } & For
         <SignedInFormFields csrfToken={view.csrfToken} />
         <input type="hidden" name="intent" value="request" />
         <p className="text-sm text-slate-600 dark:text-slate-300">{t("account:deletion.noCode")}</p>
-        <button type="submit" className={`${secondaryButton} self-start`}>
+        {waitError ? <ErrorMessage id="request-error">{waitError}</ErrorMessage> : null}
+        <button type="submit" className={`${secondaryButton} self-start`} aria-describedby={waitError ? "request-error" : undefined} autoFocus={Boolean(waitError)}>
           {t("account:deletion.sendAgain")}
         </button>
       </form>

@@ -3,7 +3,8 @@ import { IdentityError } from "../../identity/identity-error.ts";
 import { languageOf, type Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { endSession, withCookies } from "../browser-session.ts";
-import { errorOutcome, formErrors, redirectTo, type FormErrors, type PageOutcome } from "../outcome.ts";
+import { requestClientAddress } from "../../http/browser.ts";
+import { errorOutcome, formErrorOf, formErrors, redirectTo, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { withNotice } from "./notices.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 import type { DeleteAccountView } from "./views.ts";
@@ -32,8 +33,13 @@ export async function answerDeletePage(services: Services, request: Request, for
   return signedInAction(services, request, form, t, async ({ account }) => {
     switch (form("intent")) {
       case "request":
-        // The email is written in the language of the page that asked for it.
-        await services.accountDeletion.request(account.did, languageOf(t));
+        try {
+          // The email is written in the language of the page that asked for it.
+          await services.accountDeletion.request(account.did, requestClientAddress(request), languageOf(t));
+        } catch (error) {
+          // A wait: said on the page, by the button that asked.
+          return formErrorOf(error, t, "request", "form");
+        }
         return redirectTo(withNotice("/account/delete", "deletion-code-sent"));
       case "delete":
         return deleteAccount(services, request, account.did, form, t);
