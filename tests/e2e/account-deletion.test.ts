@@ -1,5 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LANGUAGES } from "../../app/i18n/languages.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { contextOptions, E2E_TIMEOUT, expectAccessible, launchBrowser, PASSWORD, visibleText, watchCsp } from "./support.ts";
@@ -95,4 +97,22 @@ describe("deleting an account on a phone", { timeout: E2E_TIMEOUT }, () => {
       await context.close();
     });
   }
+
+  it("speaks every shipped language: the title, the warning and the button from each catalogue, axe-clean light and dark", async () => {
+    const { context, page } = await newPage(true);
+    await page.goto(`${server.issuer}/account`);
+    await signIn(page, "gus.test");
+    for (const language of LANGUAGES) {
+      const words = JSON.parse(readFileSync(new URL(`../../app/i18n/locales/${language}/account.json`, import.meta.url), "utf8")) as {
+        titles: { delete: string };
+        deletion: { sendCode: string };
+      };
+      await page.goto(`${server.issuer}/account/delete?lng=${language}`);
+      expect(await page.locator("html").getAttribute("lang")).toBe(language);
+      await visibleText(page.getByRole("heading", { level: 1, name: words.titles.delete }));
+      expect(await inFirstScreen(page, page.getByRole("button", { name: words.deletion.sendCode }))).toBe(true);
+      await expectAccessible(page, `i18n/${language}/account-delete`);
+    }
+    await context.close();
+  });
 });
