@@ -83,6 +83,8 @@ describe("the recovery code", () => {
     const typed = await typeCode(browser, "alice@example.com", code.toLowerCase().replace("-", ""));
     expect(typed.status).toBe(303);
     expect(typed.location).toMatch(/^\/account\/reset\?code=rec-/);
+    // The identifier kept for the form is forgotten once the code worked.
+    expect(browser.jar.get("atrium_recovery_identifier")).toBeFalsy();
     const resetPage = await openPage(browser, typed.location!);
     expect(pageText(resetPage.html)).toContain("Choose a new password");
     expect(pageText(resetPage.html)).toContain("@alice.test");

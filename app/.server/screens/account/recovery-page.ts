@@ -113,7 +113,9 @@ async function answerTypedCode(services: Services, request: Request, form: (name
   try {
     const link = await services.recovery.exchangeTypedCode(identifier, code, requestClientAddress(request));
     const url = new URL(link);
-    return redirectTo(`${url.pathname}${url.search}`);
+    // The identifier was kept only to fill in this form: on a shared computer it should not wait for the next person.
+    const headers = new Headers({ "Set-Cookie": serializeCookie(services.config, identifierCookieName(services), "", 0) });
+    return redirectTo(`${url.pathname}${url.search}`, headers);
   } catch (error) {
     return formErrorOf(error, t, "recover-code", "code", { identifier, code: "" });
   }
