@@ -13,7 +13,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { loadConfig } from "../../app/.server/config.ts";
 import { sql } from "../../app/.server/db/sql.ts";
+import { plcIdentity } from "../../app/.server/services.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
 import { rowsOf } from "../helpers/databases.ts";
 import { createServerDatabase, type ServerDatabase } from "../helpers/test-database.ts";
@@ -111,5 +113,13 @@ describe("two creates of one handle at once", () => {
     const last = (await (await fetch(`${directoryUrl}/${loserDid}/log/last`)).json()) as { type: string; prev: string; sig: string };
     expect(last.type).toBe("plc_tombstone");
     expect(last.prev).toMatch(/^bafy/);
+
+    // The tombstone is idempotent, so that a step that failed after it can be retried: done again, or for a DID the
+    // directory never saw, it changes nothing (the server's own PlcIdentity, with the rotation key of this database).
+    const identity = await plcIdentity(loadConfig({ DATABASE_URL: database.url, ATRIUM_PLC_DIRECTORY_URL: directoryUrl }), db, Date.now());
+    await identity.tombstone(loserDid);
+    await identity.tombstone("did:plc:aaaaaaaaaaaaaaaaaaaaaaaa");
+    const log = (await (await fetch(`${directoryUrl}/${loserDid}/log`)).json()) as { type: string }[];
+    expect(log.map((operation) => operation.type)).toEqual(["plc_operation", "plc_tombstone"]);
   }, 120_000);
 });
