@@ -205,4 +205,29 @@ describe("deleting an account", () => {
     expect(last).toContain("Too many requests for a code. Wait");
     for (let i = 0; i < 3; i++) expect(typedCodeIn(await smtp.next())).toMatch(/^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
   });
+
+  it("bad input is refused in plain words, never a 500, and deletes nothing", async () => {
+    const hank = await createAccount(server, { handle: "hank.test", email: "hank@example.com", password: "hank's long password" });
+    const browser = await signedIn(server, "hank.test", "hank's long password", newAddress());
+    const post = (fields: Record<string, string>, options: { origin?: string | null } = {}) => postForm(browser, "/account/delete", { account: hank.did, ...fields }, options);
+    expect((await post({ intent: "delete", code: "AAAAA-AAAAA", password: "hank's long password" })).status).toBe(403); // no CSRF token
+    expect((await post({ csrf_token: browser.csrfToken, intent: "delete", code: "AAAAA-AAAAA", password: "x" }, { origin: "https://evil.example" })).status).toBe(403);
+    expect((await post({ csrf_token: browser.csrfToken, intent: "explode" })).status).toBe(400);
+    const empty = await post({ csrf_token: browser.csrfToken, intent: "delete", code: "", password: "" });
+    expect(empty.status).toBe(400);
+    expect(pageText(empty.html)).toContain("Enter the code from the email.");
+    expect(pageText(empty.html)).toContain("Enter your password.");
+    for (const code of ["x".repeat(20_000), "AAAAA-AAAA", "ÀÉÎÕÜ-ÀÉÎÕÜ", "' OR 1=1 --"]) {
+      const answer = await post({ csrf_token: browser.csrfToken, intent: "delete", code, password: "hank's long password" });
+      expect([400, 413], code.slice(0, 20)).toContain(answer.status);
+    }
+    // A form naming an account that is not signed in here acts for nobody.
+    const bobsCode = sql`SELECT "codeHash" FROM "TypedCode" WHERE "accountDid" = ${bob.did} AND "purpose" = 'account-deletion'`;
+    const before = await rowOf(server.database(), bobsCode);
+    const other = await postForm(browser, "/account/delete", { csrf_token: browser.csrfToken, account: bob.did, intent: "request" });
+    expect(other.status).toBe(303);
+    expect(other.location).not.toContain("deletion-code-sent");
+    expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${hank.did}`)).toBeDefined();
+    expect(await rowOf(server.database(), bobsCode)).toEqual(before);
+  });
 });
