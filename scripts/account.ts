@@ -1,6 +1,15 @@
 import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../app/.server/accounts/account-manager.ts";
-import { ConfigError, loadConfig } from "../app/.server/config.ts";
+import { AccountDeletion } from "../app/.server/accounts/account-deletion.ts";
+import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "../app/.server/accounts/typed-codes.ts";
+import { ConfigError, loadConfig, type Config } from "../app/.server/config.ts";
+import type { Database } from "../app/.server/db/sql.ts";
+import type { PlcIdentity } from "../app/.server/identity/plc-identity.ts";
+import { loadOrCreateSecret } from "../app/.server/stores/secrets.ts";
+import { SqlAccountDeletionStore } from "../app/.server/stores/sql-account-deletion-store.ts";
+import { SqlTypedCodeStore } from "../app/.server/stores/sql-typed-code-store.ts";
+import { SqlAttemptStore } from "../app/.server/stores/sql-attempt-store.ts";
+import { SignInThrottle } from "../app/.server/security/sign-in-throttle.ts";
 import { openDatabase } from "../app/.server/db/index.ts";
 import { applyMigrations } from "../app/.server/db/migrations.ts";
 import { IdentityError } from "../app/.server/identity/identity-error.ts";
@@ -13,7 +22,7 @@ import { SqlAccountStore } from "../app/.server/stores/sql-account-store.ts";
  *   npm run account -- register --handle alice.test [--new-did]
  *   npm run account -- list
  *   npm run account -- set-password --handle alice.test --password '…'
- *   npm run account -- delete --handle alice.test
+ *   npm run account -- delete --handle alice.test   (tombstones its DID too: docs/decisions/0030)
  * `create` registers the account's did:plc at ATRIUM_PLC_DIRECTORY_URL before it stores the account and prints it;
  * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md).
  * Each success prints one JSON line; failures print a message to stderr and exit 1.
@@ -55,16 +64,33 @@ async function run(argv: string[]): Promise<void> {
   const db = openDatabase(config.database);
   try {
     const { repoWriter } = repositories(config, db, Date.now);
-    const manager = new AccountManager(new SqlAccountStore(db), await plcIdentity(config, db, Date.now()), Date.now, undefined, repoWriter);
-    await runCommand(command, values, manager);
+    const identity = await plcIdentity(config, db, Date.now());
+    const manager = new AccountManager(new SqlAccountStore(db), identity, Date.now, undefined, repoWriter);
+    await runCommand(command, values, manager, operatorDeletion(config, db, manager, identity));
   } finally {
     await db.close();
   }
 }
 
+/**
+ * The operator's deletion (docs/decisions/0030): the DID tombstoned at the directory, then the account's rows and
+ * its #account event in one transaction. No email and no typed code: the operator at the command line is trusted.
+ */
+function operatorDeletion(config: Config, db: Database, accounts: AccountManager, identity: PlcIdentity): () => Promise<AccountDeletion> {
+  return async () => {
+    const cookieSecret = config.cookieSecret ?? (await loadOrCreateSecret(db, "cookie", Date.now()));
+    const codes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now: Date.now });
+    const store = new SqlAccountDeletionStore(db, config.firehose.backfillMs);
+    const unused = () => ({ subject: "", text: "" });
+    // The operator requests no code: the throttle is never asked.
+    const throttle = new SignInThrottle(new SqlAttemptStore(db), undefined, Date.now, "deletion");
+    return new AccountDeletion(accounts, codes, store, identity, undefined, throttle, { serviceName: config.brand.serviceName, email: unused, onDeleted: () => {}, now: Date.now });
+  };
+}
+
 type Values = { handle?: string; email?: string; password?: string; did?: string; "new-did"?: boolean };
 
-async function runCommand(command: string | undefined, values: Values, accounts: AccountManager): Promise<void> {
+async function runCommand(command: string | undefined, values: Values, accounts: AccountManager, deletion: () => Promise<AccountDeletion>): Promise<void> {
   switch (command) {
     case "create": {
       if (values.did !== undefined) throw new AccountError("usage", "--did is not taken by create: the DID is derived from the account's registration at the PLC directory");
@@ -92,7 +118,7 @@ async function runCommand(command: string | undefined, values: Values, accounts:
       return;
     }
     case "delete": {
-      const account = await accounts.delete(identifierOf(values));
+      const account = await (await deletion()).deleteByOperator(identifierOf(values));
       console.log(JSON.stringify({ did: account.did, handle: account.handle, deleted: true }));
       return;
     }

@@ -349,6 +349,8 @@ export type Config = {
     clientMetadataCache: number;
     /** A password-recovery link (docs/decisions/0020). */
     recoveryCode: number;
+    /** A code a person types from an email: recovery, a new email address, deleting the account (docs/decisions/0030). */
+    typedCode: number;
   };
 };
 
@@ -471,6 +473,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       browserSession: 30 * DAY,
       clientMetadataCache: 10 * MINUTE,
       recoveryCode: 15 * MINUTE,
+      typedCode: 15 * MINUTE,
     },
   };
 }

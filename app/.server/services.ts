@@ -7,6 +7,12 @@ import { SignIn } from "./accounts/sign-in.ts";
 import { PasswordRecovery } from "./accounts/password-recovery.ts";
 import { SmtpMailer } from "./email/mailer.ts";
 import { SqlRecoveryStore } from "./stores/sql-recovery-store.ts";
+import { AccountDeletion } from "./accounts/account-deletion.ts";
+import { SqlAccountDeletionStore } from "./stores/sql-account-deletion-store.ts";
+import { SqlTypedCodeStore } from "./stores/sql-typed-code-store.ts";
+import { SqlEmailUpdateStore } from "./stores/sql-email-update-store.ts";
+import { EmailUpdate } from "./accounts/email-update.ts";
+import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./accounts/typed-codes.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
 import { SqlLimitStore } from "./stores/sql-limit-store.ts";
@@ -130,13 +136,16 @@ export async function createServices(config: Config, observability: { log?: Logg
     await eventLog.append([{ did, type: "identity", body: identityEventBody({ did, handle, time: new Date(now()).toISOString() }) }], now());
     appended.notify();
   };
-  const accounts = new AccountManager(accountStore, await plcIdentity(config, db, now()), now, announceIdentity, repoWriter);
+  const identity = await plcIdentity(config, db, now());
+  const accounts = new AccountManager(accountStore, identity, now, announceIdentity, repoWriter);
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
   const mailer = config.email ? new SmtpMailer(config.email.smtpUrl, config.email.from) : undefined;
+  // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
+  const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
   const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
 
   return {
@@ -191,19 +200,46 @@ export async function createServices(config: Config, observability: { log?: Logg
     appended,
     blobs: new SqlBlobStore(db, blobLimits),
     passkeys,
+    /** Codes emailed for a person to type (docs/decisions/0030). */
+    typedCodes,
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),
     recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
       issuer: config.issuer,
       serviceName: config.brand.serviceName,
       lifetimeMs: config.lifetimes.recoveryCode,
-      email: ({ service, link, minutes, handle }, language) => {
+      email: ({ service, link, code, minutes, handle }, language) => {
         const t = translatorFor(language);
-        return { subject: t("account:recovery.email.subject", { service }), text: t("account:recovery.email.text", { service, link, handle, count: minutes }) };
+        return { subject: t("account:recovery.email.subject", { service }), text: t("account:recovery.email.text", { service, link, code, handle, count: minutes }) };
       },
       onSendError: (error) => reportError("Sending a password-recovery email failed", error),
       now,
-    }),
+    }, typedCodes),
     connectedApps: new ConnectedApps(new SqlConsentStore(db), grants, now),
+    /** Deleting an account by emailed code and password (docs/decisions/0030). */
+    accountDeletion: new AccountDeletion(accounts, typedCodes, new SqlAccountDeletionStore(db, config.firehose.backfillMs), identity, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "deletion"), {
+      serviceName: config.brand.serviceName,
+      email: ({ service, code, minutes, handle }, language) => {
+        const t = translatorFor(language);
+        return { subject: t("account:deletion.email.subject", { service }), text: t("account:deletion.email.text", { service, code, handle, count: minutes }) };
+      },
+      onDeleted: () => appended.notify(),
+      now,
+    }),
+    /** Changing the account's email with a code sent to the new address (docs/decisions/0030). */
+    emailUpdate: new EmailUpdate(accounts, new SqlEmailUpdateStore(db), typedCodes, mailer, {
+      serviceName: config.brand.serviceName,
+      emails: {
+        confirm: ({ service, code, minutes, handle }, language) => {
+          const t = translatorFor(language);
+          return { subject: t("account:emailChange.confirmEmail.subject", { service }), text: t("account:emailChange.confirmEmail.text", { service, code, handle, count: minutes }) };
+        },
+        changed: ({ service, email, handle }, language) => {
+          const t = translatorFor(language);
+          return { subject: t("account:emailChange.changedEmail.subject", { service }), text: t("account:emailChange.changedEmail.text", { service, email, handle }) };
+        },
+      },
+      onSendError: (error) => reportError("Sending the email-change notice failed", error),
+    }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {
       try {

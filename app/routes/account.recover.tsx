@@ -10,7 +10,16 @@ import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
 
 export const meta: MetaFunction<typeof loader> = ({ data, matches }) =>
-  pageTitle(matches, data?.kind === "error" ? data.title : data?.kind === "recover" && data.sent ? metaT(matches)("account:recovery.sentTitle") : metaT(matches)("account:recovery.title"));
+  pageTitle(
+    matches,
+    data?.kind === "error"
+      ? data.title
+      : data?.kind === "recover" && data.sent
+        ? metaT(matches)("account:recovery.sentTitle")
+        : data?.kind === "recover" && data.codeForm
+          ? metaT(matches)("account:recovery.codeHeading")
+          : metaT(matches)("account:recovery.title"),
+  );
 export const headers = screenHeaders;
 
 export async function loader({ request, context }: LoaderFunctionArgs) {
@@ -28,5 +37,5 @@ export default function Recover() {
   const actionData = useActionData<typeof action>();
   if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
   if (view.kind === "error") return <ErrorPage {...view} />;
-  return <RecoverPage view={view} {...errorsFor(actionData, "recover")} />;
+  return <RecoverPage view={view} {...errorsFor(actionData, "recover")} code={errorsFor(actionData, "recover-code")} />;
 }

@@ -4,7 +4,7 @@ import { at, sql } from "../../app/.server/db/sql.ts";
 import { sha256Base64url } from "../../app/.server/util/crypto.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
 import { execute } from "../helpers/databases.ts";
-import { resetLinkIn, startSmtpServer, type TestSmtp } from "../helpers/smtp.ts";
+import { resetLinkIn, startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
   expectAccessible,
@@ -45,7 +45,7 @@ beforeAll(async () => {
     launchBrowser(),
     startAppCallback(),
   ]);
-  for (const name of ["alice", "bob", "carol"]) dids[name] = (await createAccount(server, { handle: `${name}.test`, email: `${name}@example.com`, password: PASSWORD })).did;
+  for (const name of ["alice", "bob", "carol", "dora"]) dids[name] = (await createAccount(server, { handle: `${name}.test`, email: `${name}@example.com`, password: PASSWORD })).did;
   client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
 }, E2E_TIMEOUT);
 
@@ -291,6 +291,41 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
     await page.getByLabel("Password", { exact: true }).fill(NEW_PASSWORD);
     await page.getByRole("button", { name: "Allow", exact: true }).click();
     expect(await codeFor(page, pushed)).toBe(dids.bob);
+    expect(csp).toEqual([]);
+    await context.close();
+  });
+
+  it("the code from the email, typed where the request was made (docs/decisions/0030): a wrong one is said at the field, the right one leads to the new password and back to the app", async () => {
+    const { context, page, csp } = await newPage();
+    const pushed = await pushRequest(client, app.redirectUri);
+    await page.goto(pushed.authorizeUrl);
+    await page.getByRole("link", { name: "Forgot password?" }).click();
+    await page.waitForURL((url) => url.pathname === "/account/recover");
+    await page.getByLabel("Handle or email").fill("dora.test");
+    await page.getByRole("button", { name: "Send the link" }).click();
+    await visibleText(page.getByRole("heading", { name: "Enter the code from the email" }));
+    await audit(page, "recover-sent-with-code");
+    const code = typedCodeIn(await smtp.next());
+
+    await page.getByLabel("Code from the email", { exact: true }).fill("ZZZZZ-ZZZZZ");
+    await page.getByRole("button", { name: "Continue", exact: true }).click();
+    const field = page.getByLabel("Code from the email", { exact: true });
+    await expect.poll(() => field.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await field.getAttribute("aria-describedby")).toContain("code-error");
+    await visibleText(page.getByText("This code does not work"));
+    await audit(page, "recover-code-wrong");
+
+    await field.fill(code.toLowerCase());
+    await page.getByRole("button", { name: "Continue", exact: true }).click();
+    await visibleText(page.getByText("For the account @dora.test."));
+    await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);
+    await page.getByLabel("New password, again").fill(NEW_PASSWORD);
+    await page.getByRole("button", { name: "Set the new password" }).click();
+    await page.waitForURL((url) => url.pathname === "/oauth/authorize");
+    await page.getByLabel("Handle or email").fill("dora.test");
+    await page.getByLabel("Password", { exact: true }).fill(NEW_PASSWORD);
+    await page.getByRole("button", { name: "Allow", exact: true }).click();
+    expect(await codeFor(page, pushed)).toBe(dids.dora);
     expect(csp).toEqual([]);
     await context.close();
   });

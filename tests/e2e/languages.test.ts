@@ -214,6 +214,13 @@ describe("every screen in every language", () => {
         expect(await visibleText(page.locator("#new_password-error"))).toBe(t("errors:form.passwordTooShort", { count: 8 }));
         await audit(page, language, "account-password-errors");
 
+        // The email address (this server has no SMTP: the page says whom to ask; docs/decisions/0030).
+        await page.goto(`${server.issuer}/account/email`);
+        await hydrated(page);
+        expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe(t("account:titles.email"));
+        await visibleText(page.getByText(t("account:emailChange.noEmail", { service: new URL(server.issuer).hostname })));
+        await audit(page, language, "account-email");
+
         // Signed out through the account menu: the notice, then the sign-in form's own errors.
         const handle = `@${handleOf(language)}`;
         await page.getByText(t("account:switcher.managing", { handle }), { exact: true }).click();

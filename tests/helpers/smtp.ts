@@ -58,3 +58,10 @@ export function resetLinkIn(mail: ParsedMail): string {
   if (!link) throw new Error(`no reset link in: ${mail.text}`);
   return link;
 }
+
+/** The code to type in an email (docs/decisions/0030): ten characters in two groups of five. */
+export function typedCodeIn(mail: ParsedMail): string {
+  const code = /\b([0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5})\b/.exec(mail.text ?? "")?.[1];
+  if (!code) throw new Error(`no typed code in: ${mail.text}`);
+  return code;
+}

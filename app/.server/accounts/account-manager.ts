@@ -67,7 +67,8 @@ export class AccountManager {
   /**
    * A new account under a did:plc registered first: the DID is the hash of its signed genesis operation, so the
    * directory must accept it before the account can exist. Nothing is written when the registration fails; a
-   * handle or email already taken here is refused before anything is registered.
+   * handle or email already taken here is refused before anything is registered, and one taken by a concurrent create
+   * after that check gets its registered DID tombstoned (`insertRegistered`).
    */
   async create(input: NewAccount): Promise<AccountSummary> {
     const handle = parseField(handleSchema, input.handle, "handle");
@@ -78,7 +79,7 @@ export class AccountManager {
     const signingKey = await generateSigningKey();
     const did = await this.identity.register({ handle, signingKey });
     const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
-    await this.insert(account);
+    await this.insertRegistered(account);
     await this.startRepository(account);
     return summary(account);
   }
@@ -112,6 +113,31 @@ export class AccountManager {
   private async refuseTaken(handle: string, email: string): Promise<void> {
     if (await this.store.find("handle", handle)) throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
     if (await this.store.find("email", email)) throw new AccountError("email_taken", `email ${email} is already in use`, "email");
+  }
+
+  /**
+   * Stores an account whose DID was just registered. When the insert fails — a concurrent create took the handle or
+   * the email between `refuseTaken` and here (issue 18), or the database failed — that DID would stay registered at
+   * the directory, naming this PDS, for an account that never existed: it is tombstoned before the refusal goes out
+   * (docs/decisions/0030). Should the tombstone fail too, the refusal says which DID was left behind.
+   */
+  private async insertRegistered(account: StoredAccount): Promise<void> {
+    try {
+      await this.insert(account);
+    } catch (error) {
+      throw await this.abandonRegisteredDid(account.did, error);
+    }
+  }
+
+  private async abandonRegisteredDid(did: string, refusal: unknown): Promise<unknown> {
+    try {
+      await this.identity.tombstone(did);
+      return refusal;
+    } catch (failure) {
+      const left = `the DID ${did} registered for it could not be tombstoned and stays at the PLC directory (${failure instanceof Error ? failure.message : String(failure)})`;
+      if (refusal instanceof AccountError) return new AccountError(refusal.code as AccountErrorCode, `${refusal.message}; ${left}`, refusal.field);
+      return new Error(`${refusal instanceof Error ? refusal.message : String(refusal)}; ${left}`, { cause: refusal });
+    }
   }
 
   private async insert(account: StoredAccount): Promise<void> {
@@ -216,13 +242,6 @@ export class AccountManager {
     }
     const checked = parseField(passwordSchema, newPassword, "password");
     await this.store.setPasswordHash(did, await hashPassword(checked), this.now(), { keepSessionIdHash });
-  }
-
-  /** Deletes the account and, by cascade, its sessions, codes, grants and tokens. */
-  async delete(identifier: string): Promise<AccountSummary> {
-    const account = await this.requireAccount(identifier);
-    await this.store.delete(account.did);
-    return account;
   }
 
   /**

@@ -8,6 +8,7 @@ import type { AccountManager, AccountSummary } from "./account-manager.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./password.ts";
 import type { RecoveryResult, RecoveryStore } from "./recovery-store.ts";
+import type { TypedCodes } from "./typed-codes.ts";
 
 /** The link expired, was used, or never existed (one answer for all three). */
 export class RecoveryError extends AtriumError {
@@ -16,8 +17,15 @@ export class RecoveryError extends AtriumError {
   }
 }
 
-/** The recovery email in a language: the screens' catalogue writes it (account:recovery.email). */
-export type RecoveryEmail = (values: { service: string; link: string; minutes: number; handle: string }, language: Language) => { subject: string; text: string };
+/** A typed code that does not work: wrong, dead, or for nobody (one answer for all, docs/decisions/0030). */
+export class RecoveryCodeError extends AtriumError {
+  constructor() {
+    super("recovery_typed_code_invalid", englishText("errors:recovery.invalidCode"), { status: 400, field: "code", messageKey: "errors:recovery.invalidCode" });
+  }
+}
+
+/** The recovery email in a language: the screens' catalogue writes it (account:recovery.email), with the link and the code. */
+export type RecoveryEmail = (values: { service: string; link: string; code: string; minutes: number; handle: string }, language: Language) => { subject: string; text: string };
 
 export type PasswordRecoveryOptions = {
   issuer: string;
@@ -45,6 +53,7 @@ export class PasswordRecovery {
     private readonly throttle: SignInThrottle,
     private readonly mailer: Mailer | undefined,
     private readonly options: PasswordRecoveryOptions,
+    private readonly typedCodes: TypedCodes,
   ) {}
 
   /** Whether this server can send the email at all (otherwise the screen says how to reach the operator). */
@@ -78,12 +87,40 @@ export class PasswordRecovery {
       await this.store.prune(now);
       return;
     }
+    const link = await this.issueLink(account.did, now);
+    // docs/decisions/0030: beside the link, a code to type where the email cannot be opened (another device).
+    const typed = await this.typedCodes.issue(account.did, "recovery");
+    const minutes = Math.round(this.options.lifetimeMs / 60_000);
+    const message = this.options.email({ service: this.options.serviceName, link, code: typed, minutes, handle: account.handle }, language);
+    await this.mailer.send({ to: account.email, ...message });
+  }
+
+  /** A new recovery link for the account (the earlier one stops working); returns its address. */
+  private async issueLink(accountDid: string, now: number): Promise<string> {
     const code = randomToken("rec");
-    await this.store.issue({ codeHash: sha256Base64url(code), accountDid: account.did, createdAt: now, expiresAt: now + this.options.lifetimeMs });
+    await this.store.issue({ codeHash: sha256Base64url(code), accountDid, createdAt: now, expiresAt: now + this.options.lifetimeMs });
     const link = new URL("/account/reset", this.options.issuer);
     link.searchParams.set("code", code);
-    const message = this.options.email({ service: this.options.serviceName, link: link.href, minutes: Math.round(this.options.lifetimeMs / 60_000), handle: account.handle }, language);
-    await this.mailer.send({ to: account.email, ...message });
+    return link.href;
+  }
+
+  /**
+   * "Enter the code from the email" (docs/decisions/0030): the account's handle, email or DID and the typed code.
+   * A right code is spent and exchanged for a fresh link, whose address the browser is sent to (the same
+   * new-password page as the emailed link's, which that fresh link replaces). Wrong, dead, or naming nobody: one
+   * RecoveryCodeError, after the same work. Counted on the typed text's and the address's recovery counters (a
+   * visible 429 while they wait) and on the code's own counter, which no number of aliases or addresses passes.
+   */
+  async exchangeTypedCode(identifier: string, typed: string, address: string | undefined): Promise<string> {
+    const account = await this.accounts.findByIdentifier(identifier);
+    const attempt = await this.throttle.claim({ typed: `code:${canonicalIdentifier(identifier)}` }, address);
+    const outcome = await this.typedCodes.guess(account?.did ?? "did:none", "recovery", typed);
+    if (!account || outcome.kind !== "spent") {
+      await this.throttle.failed(attempt);
+      throw new RecoveryCodeError();
+    }
+    await this.throttle.succeeded(attempt);
+    return this.issueLink(account.did, this.now());
   }
 
   /** Whether a link still works (the form is shown only then). */

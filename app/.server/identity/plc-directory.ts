@@ -2,7 +2,7 @@ import { z } from "zod";
 import { SECOND } from "../util/time.ts";
 import { didDocumentSchema, type DidDocument } from "./did-document.ts";
 import { IdentityError } from "./identity-error.ts";
-import type { PlcOperation } from "./plc-operation.ts";
+import type { PlcOperation, PlcTombstone } from "./plc-operation.ts";
 
 const TIMEOUT_MS = 10 * SECOND;
 const MAX_ANSWER_BYTES = 256 * 1024;
@@ -17,6 +17,10 @@ const plcOperationSchema = z.object({
   sig: z.string(),
 });
 
+const plcTombstoneSchema = z.object({ type: z.literal("plc_tombstone"), prev: z.string(), sig: z.string() });
+
+const lastOperationSchema = z.discriminatedUnion("type", [plcOperationSchema, plcTombstoneSchema]);
+
 /**
  * A PLC directory's HTTP API (https://web.plc.directory/api/redoc): `POST /<did>` submits a signed operation,
  * `GET /<did>` answers the DID document, `GET /<did>/log/last` the latest operation. Every answer is checked with
@@ -29,7 +33,7 @@ export class PlcDirectory {
     this.url = url.replace(/\/+$/, "");
   }
 
-  async submit(did: string, operation: PlcOperation): Promise<void> {
+  async submit(did: string, operation: PlcOperation | PlcTombstone): Promise<void> {
     const response = await this.request(did, `/${did}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(operation) });
     if (!response.ok) {
       const text = await readText(response).catch(() => "");
@@ -47,11 +51,11 @@ export class PlcDirectory {
     return parsed.data;
   }
 
-  /** The latest operation of the DID's log; undefined when the directory has never seen the DID. */
-  async lastOperation(did: string): Promise<PlcOperation | undefined> {
+  /** The latest operation of the DID's log (a tombstone when the DID ended); undefined when the directory has never seen the DID. */
+  async lastOperation(did: string): Promise<PlcOperation | PlcTombstone | undefined> {
     const json = await this.getJson(did, `/${did}/log/last`);
     if (json === undefined) return undefined;
-    const parsed = plcOperationSchema.safeParse(json);
+    const parsed = lastOperationSchema.safeParse(json);
     if (!parsed.success) throw new IdentityError("plc_malformed", `The PLC directory at ${this.url} answered a malformed last operation for ${did}`);
     return parsed.data;
   }

@@ -12,6 +12,11 @@ export interface IdentityRegistry {
   updateHandle(did: string, handle: string): Promise<void>;
   /** Whether the directory knows the DID. */
   isRegistered(did: string): Promise<boolean>;
+  /**
+   * Ends the DID at the directory (a signed `plc_tombstone`): its document no longer resolves. Done again, or for a
+   * DID the directory never saw, it does nothing, so that a step that failed after it can simply be retried.
+   */
+  tombstone(did: string): Promise<void>;
 }
 
 /**
@@ -38,10 +43,23 @@ export class PlcIdentity implements IdentityRegistry {
   async updateHandle(did: string, handle: string): Promise<void> {
     const last = await this.directory.lastOperation(did);
     if (!last) throw new IdentityError("plc_not_registered", `${did} is not registered at the PLC directory ${this.directory.url} (npm run account -- register)`);
+    if (last.type === "plc_tombstone") throw new IdentityError("plc_refused", `${did} was tombstoned at the PLC directory ${this.directory.url}`);
+    this.requireRotationKey(did, last);
+    await this.directory.submit(did, await signOperation(withHandle(last, handle, await operationCid(last)), this.rotationKey));
+  }
+
+  async tombstone(did: string): Promise<void> {
+    const last = await this.directory.lastOperation(did);
+    if (!last || last.type === "plc_tombstone") return;
+    this.requireRotationKey(did, last);
+    // did:plc specification: a tombstone's `prev` is the CID of the last operation, signed by one of its rotation keys.
+    await this.directory.submit(did, await signOperation({ type: "plc_tombstone", prev: await operationCid(last) }, this.rotationKey));
+  }
+
+  private requireRotationKey(did: string, last: PlcOperation): void {
     if (!last.rotationKeys.includes(this.rotationKey.did())) {
       throw new IdentityError("plc_refused", `This server's rotation key is not among ${did}'s rotation keys: its DID document is managed elsewhere`);
     }
-    await this.directory.submit(did, await signOperation(withHandle(last, handle, await operationCid(last)), this.rotationKey));
   }
 
   async isRegistered(did: string): Promise<boolean> {
@@ -55,7 +73,7 @@ function withHandle(last: PlcOperation, handle: string, prev: string) {
   return { ...stripSignature(last), alsoKnownAs: [`at://${handle}`, ...others], prev };
 }
 
-function stripSignature(operation: PlcOperation) {
+function stripSignature(operation: PlcOperation): Omit<PlcOperation, "sig"> {
   const { sig: _sig, ...unsigned } = operation;
   return unsigned;
 }

@@ -26,6 +26,15 @@ export type UnsignedPlcOperation = {
 
 export type PlcOperation = UnsignedPlcOperation & { sig: string };
 
+/**
+ * The end of a DID. did:plc specification: "plc_tombstone: … the DID is tombstoned, and the DID document can no
+ * longer be resolved"; it carries only `prev` and the signature of one of the last operation's rotation keys, and no
+ * operation may follow it.
+ */
+export type UnsignedPlcTombstone = { type: "plc_tombstone"; prev: string };
+
+export type PlcTombstone = UnsignedPlcTombstone & { sig: string };
+
 /** What an atproto account's DID document says: its handle, its signing key, its PDS, who may change it. */
 export type AtprotoIdentity = {
   handle: string;
@@ -48,7 +57,7 @@ export function atprotoOperation(identity: AtprotoIdentity, prev: string | null)
   };
 }
 
-export async function signOperation(operation: UnsignedPlcOperation, rotationKey: Keypair): Promise<PlcOperation> {
+export async function signOperation<T extends UnsignedPlcOperation | UnsignedPlcTombstone>(operation: T, rotationKey: Keypair): Promise<T & { sig: string }> {
   const signature = await rotationKey.sign(dagCbor.encode(operation));
   return { ...operation, sig: Buffer.from(signature).toString("base64url") };
 }

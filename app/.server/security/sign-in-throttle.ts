@@ -60,6 +60,9 @@ export type ClaimedAttempt = { readonly keys: readonly string[] };
  * checked before the waiting begins. A success takes its own count back; a
  * failure keeps the counters remembered for `memoryMs` after it.
  */
+/** Whose counters these are: each purpose counts under its own keys (see the constructor). */
+export type ThrottlePurpose = "sign-in" | "recovery" | "deletion";
+
 export class SignInThrottle {
   private readonly rule: AttemptRule;
 
@@ -67,13 +70,14 @@ export class SignInThrottle {
 
   /**
    * `purpose` names the counters: "sign-in" for sign-ins; password recovery (docs/decisions/0020) counts its
-   * requests and resets with the same keys under its own name, so neither can make the other wait.
+   * requests and resets with the same keys under its own name, so neither can make the other wait; so do the
+   * emails of account-deletion codes (docs/decisions/0030).
    */
   constructor(
     private readonly store: AttemptStore,
     private readonly options: SignInThrottleOptions = DEFAULT_SIGN_IN_THROTTLE,
     private readonly now: () => number = Date.now,
-    private readonly purpose: "sign-in" | "recovery" = "sign-in",
+    private readonly purpose: ThrottlePurpose = "sign-in",
   ) {
     this.rule = { memoryMs: options.memoryMs, delayAfter: (key, count) => this.delayAfter(key, count) };
     this.addressPrefix = `${purpose}:address:`;
@@ -121,7 +125,7 @@ export class SignInThrottle {
     const wait = await this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
-      const what = this.purpose === "sign-in" ? "sign-in attempts" : "password reset attempts";
+      const what = { "sign-in": "sign-in attempts", recovery: "password reset attempts", deletion: "requests for a deletion code" }[this.purpose];
       throw new TooManyRequestsError(`Too many ${what}. Wait ${formatWait(seconds)} and try again.`, seconds, waitWords(this.purpose, seconds));
     }
     return { keys };
@@ -163,8 +167,8 @@ function subjectKey(subject: SignInSubject, purpose: string): string {
 }
 
 /** The same refusal in the catalogue (errors:signIn.waitSeconds / waitMinutes, or errors:recovery.…), for the screens. */
-function waitWords(purpose: "sign-in" | "recovery", seconds: number) {
-  const section = purpose === "sign-in" ? "signIn" : "recovery";
+function waitWords(purpose: ThrottlePurpose, seconds: number) {
+  const section = { "sign-in": "signIn", recovery: "recovery", deletion: "deletion" }[purpose];
   return seconds < 60
     ? { messageKey: `errors:${section}.waitSeconds`, messageValues: { count: seconds } }
     : { messageKey: `errors:${section}.waitMinutes`, messageValues: { count: Math.ceil(seconds / 60) } };

@@ -5,7 +5,7 @@ import { revokeAccountGrants } from "./sql-grant-store.ts";
 
 
 /** Locks the unique values an account claims, so that two processes cannot both find one free and take it. */
-function* lockIdentifiers(...values: string[]): Program<void> {
+export function* lockIdentifiers(...values: string[]): Program<void> {
   for (const value of [...values].sort()) yield* lock(`account-identifier:${value}`);
 }
 

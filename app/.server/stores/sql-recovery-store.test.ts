@@ -46,6 +46,15 @@ describe.each(ENGINES)("SqlRecoveryStore on %s", (engine) => {
     expect(await passwordHash()).toBe("scrypt$new");
   });
 
+  it("a reset by the link spends the code emailed with it (docs/decisions/0030)", async () => {
+    await issue("hash-1");
+    await execute(test.db, sql`INSERT INTO "TypedCode" ("accountDid", "purpose", "codeHash", "guesses", "createdAt", "expiresAt")
+      VALUES (${ALICE}, 'recovery', 'typed', 0, ${at(T)}, ${at(T + 15 * 60_000)}), (${ALICE}, 'account-deletion', 'other', 0, ${at(T)}, ${at(T + 15 * 60_000)})`);
+    await store.redeem("hash-1", T + 1000, RESET);
+    const left = await rowOf<{ purposes: string }>(test.db, sql`SELECT MIN("purpose") AS "purposes" FROM "TypedCode"`);
+    expect(left?.purposes).toBe("account-deletion");
+  });
+
   it("removes the passkeys when asked, in the same step", async () => {
     await issue("hash-1");
     expect(await store.redeem("hash-1", T + 1000, { ...RESET, removePasskeys: true, disconnectApps: true })).toMatchObject({ passkeys: 1 });

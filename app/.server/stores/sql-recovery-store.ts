@@ -3,6 +3,7 @@ import { tables } from "../db/rows.generated.ts";
 import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 import { lockdown } from "./sql-account-store.ts";
+import { forgetTypedCode } from "./sql-typed-code-store.ts";
 
 const cleanupCodes = expiredRowsCleanup("RecoveryCode", "codeHash");
 
@@ -45,6 +46,8 @@ export class SqlRecoveryStore implements RecoveryStore {
       const did = spent.accountDid;
       yield* run(sql`UPDATE "Account" SET "passwordHash" = ${reset.passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
       yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${did} AND "usedAt" IS NULL`);
+      // docs/decisions/0030: the code emailed with the link is spent with it.
+      yield* forgetTypedCode(did, "recovery");
       const done = yield* lockdown(did, { removePasskeys: reset.removePasskeys, disconnectApps: reset.disconnectApps });
       return { accountDid: did, sessions: done.otherSessions, passkeys: done.passkeys, apps: done.apps };
     });

@@ -12,6 +12,8 @@ export const ACCOUNT_NAV = [
   { href: "/account/sessions", key: "sessions" },
   { href: "/account/passkeys", key: "passkeys" },
   { href: "/account/password", key: "password" },
+  { href: "/account/email", key: "email" },
+  { href: "/account/delete", key: "delete" },
 ] as const;
 
 type Props = {

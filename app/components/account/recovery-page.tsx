@@ -23,8 +23,55 @@ function Frame({ title, intro, returnTo, children }: { title: string; intro?: st
   );
 }
 
+/**
+ * "Enter the code from the email" (docs/decisions/0030): for an email read on another device. A failed post comes back
+ * with focus on the field to correct and its message tied to it.
+ */
+function CodeForm({ view, errors, values }: { view: RecoverView } & Errors) {
+  const { t } = useT();
+  const action = `/account/recover?${new URLSearchParams({ code: "1", ...(view.returnTo ? { return: view.returnTo } : {}) })}`;
+  const focus = errors.identifier ? "identifier" : errors.code ? "code" : undefined;
+  return (
+    <section aria-labelledby="code-heading" className="flex flex-col gap-3">
+      <h2 id="code-heading" className="text-lg font-semibold">
+        {t("account:recovery.codeHeading")}
+      </h2>
+      <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.codeIntro")}</p>
+      <form method="post" action={action} className="flex flex-col gap-4" noValidate>
+        <input type="hidden" name="csrf_token" value={view.csrfToken} />
+        <input type="hidden" name="intent" value="code" />
+        <Field
+          id="code-identifier"
+          name="identifier"
+          label={t("account:recovery.identifier")}
+          autoComplete="username"
+          required
+          defaultValue={values.identifier ?? view.identifier}
+          error={errors.identifier}
+          autoFocus={focus === "identifier"}
+        />
+        <Field
+          id="code"
+          name="code"
+          label={t("account:recovery.code")}
+          hint={t("account:recovery.codeHint")}
+          autoComplete="one-time-code"
+          required
+          maxLength={32}
+          defaultValue={values.code ?? ""}
+          error={errors.code}
+          autoFocus={focus === "code"}
+        />
+        <button type="submit" className={`${primaryButton} w-full`}>
+          {t("account:recovery.codeSubmit")}
+        </button>
+      </form>
+    </section>
+  );
+}
+
 /** /account/recover: ask for a link; the answer never says whether an account matched (docs/decisions/0020). */
-export function RecoverPage({ view, errors, values }: { view: RecoverView } & Errors) {
+export function RecoverPage({ view, errors, values, code }: { view: RecoverView; code: Errors } & Errors) {
   const { t } = useT();
   if (!view.available) {
     return (
@@ -48,6 +95,14 @@ export function RecoverPage({ view, errors, values }: { view: RecoverView } & Er
       <Frame title={t("account:recovery.sentTitle")} returnTo={view.returnTo}>
         <Notice>{t("account:recovery.sent", { count: view.minutes })}</Notice>
         {view.returnTo ? <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.sentReturn")}</p> : null}
+        <CodeForm view={view} {...code} />
+      </Frame>
+    );
+  }
+  if (view.codeForm) {
+    return (
+      <Frame title={t("account:recovery.codeHeading")} returnTo={view.returnTo}>
+        <CodeForm view={view} {...code} />
       </Frame>
     );
   }
@@ -73,6 +128,9 @@ export function RecoverPage({ view, errors, values }: { view: RecoverView } & Er
           {t("account:recovery.send")}
         </button>
       </form>
+      <a href={`/account/recover?${new URLSearchParams({ code: "1", ...(view.returnTo ? { return: view.returnTo } : {}) })}`} className={`${linkStyle} self-start`}>
+        {t("account:recovery.haveCode")}
+      </a>
     </Frame>
   );
 }

@@ -23,6 +23,11 @@ const NOTICES = [
   "secure-confirmed",
   "account-secured",
   "account-secured-apps",
+  "deletion-code-sent",
+  "account-deleted",
+  "email-code-sent",
+  "email-changed",
+  "email-confirmed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

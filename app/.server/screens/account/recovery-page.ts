@@ -45,17 +45,28 @@ function returnCookieName(services: Services): string {
   return `${services.config.publicUrl.protocol === "https:" ? "__Host-" : ""}atrium_recovery_return`;
 }
 
-/** GET /account/recover. */
+/**
+ * What this browser typed when it asked for an email, to fill in the code form after the redirect (docs/decisions/0030):
+ * a cookie rather than the address, so that an email address stays out of the URL, the history and the logs.
+ */
+function identifierCookieName(services: Services): string {
+  return `${services.config.publicUrl.protocol === "https:" ? "__Host-" : ""}atrium_recovery_identifier`;
+}
+
+/** GET /account/recover; with ?sent=1 "Check your email" and the code form, with ?code=1 the code form alone. */
 export async function showRecovery(services: Services, request: Request): Promise<PageOutcome<RecoverView>> {
   const headers = new Headers();
   const { config, recovery } = services;
   const url = new URL(request.url);
+  const sent = url.searchParams.get("sent") === "1";
   return view<RecoverView>(
     {
       kind: "recover",
       csrfToken: csrfToken(services, request, headers),
       available: recovery.available,
-      sent: url.searchParams.get("sent") === "1",
+      sent,
+      codeForm: sent || url.searchParams.get("code") === "1",
+      identifier: (readCookie(request, identifierCookieName(services)) ?? "").slice(0, 256),
       minutes: Math.round(config.lifetimes.recoveryCode / 60_000),
       supportUrl: config.brand.supportUrl,
       serviceName: config.brand.serviceName,
@@ -65,9 +76,10 @@ export async function showRecovery(services: Services, request: Request): Promis
   );
 }
 
-/** POST /account/recover: always the same redirect (or a wait), whether or not an account matched. */
+/** POST /account/recover: always the same redirect (or a wait), whether or not an account matched; or a typed code. */
 export async function answerRecovery(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
   if (!isTrustedPost(services, request, form("csrf_token"))) return forbiddenForm(t);
+  if (form("intent") === "code") return answerTypedCode(services, request, form, t);
   const identifier = form("identifier").trim();
   if (!identifier) return formErrors("recover", { identifier: t("errors:form.enterIdentifier") });
   if (!services.recovery.available) return redirectTo("/account/recover");
@@ -78,11 +90,35 @@ export async function answerRecovery(services: Services, request: Request, form:
     return formErrorOf(error, t, "recover", "form", { identifier });
   }
   const returnTo = signInScreen(form("return"));
-  if (!returnTo) return redirectTo("/account/recover?sent=1");
+  const lifetimeSeconds = Math.round(services.config.lifetimes.recoveryCode / 1000);
+  const headers = new Headers({ "Set-Cookie": serializeCookie(services.config, identifierCookieName(services), identifier.slice(0, 256), lifetimeSeconds) });
+  if (!returnTo) return redirectTo("/account/recover?sent=1", headers);
   // The reset link may be opened in this browser (the cookie takes it back to the request) or on another device
-  // (the page that says "check your email" links back to the request).
-  const headers = new Headers({ "Set-Cookie": serializeCookie(services.config, returnCookieName(services), returnTo, Math.round(services.config.lifetimes.recoveryCode / 1000)) });
+  // (the page that says "check your email" links back to the request, and takes the code).
+  headers.append("Set-Cookie", serializeCookie(services.config, returnCookieName(services), returnTo, lifetimeSeconds));
   return redirectTo(`/account/recover?${new URLSearchParams({ sent: "1", return: returnTo })}`, headers);
+}
+
+/**
+ * POST /account/recover with intent=code: "Enter the code from the email" (docs/decisions/0030). A right code leads to
+ * the new-password page of a fresh link, as the emailed link does; anything else gets one sentence under the code.
+ */
+async function answerTypedCode(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+  const identifier = form("identifier").trim();
+  const code = form("code").trim();
+  const values = { identifier, code };
+  if (!identifier) return formErrors("recover-code", { identifier: t("errors:form.enterIdentifier") }, values);
+  if (!code) return formErrors("recover-code", { code: t("errors:form.enterCode") }, values);
+  if (!services.recovery.available) return redirectTo("/account/recover");
+  try {
+    const link = await services.recovery.exchangeTypedCode(identifier, code, requestClientAddress(request));
+    const url = new URL(link);
+    // The identifier was kept only to fill in this form: on a shared computer it should not wait for the next person.
+    const headers = new Headers({ "Set-Cookie": serializeCookie(services.config, identifierCookieName(services), "", 0) });
+    return redirectTo(`${url.pathname}${url.search}`, headers);
+  } catch (error) {
+    return formErrorOf(error, t, "recover-code", "code", { identifier, code: "" });
+  }
 }
 
 /** GET /account/reset?code=…: the form while the link works. Opening it spends nothing (mail scanners open links). */

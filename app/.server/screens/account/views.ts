@@ -65,7 +65,7 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys" | "/account/password";
+export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -98,6 +98,36 @@ export type SecureAccountView = {
 
 export type PasswordView = SignedInBase & { kind: "password"; minLength: number; secure: SecureAccountView };
 
+/**
+ * Changing the email address (docs/decisions/0030): the current address, "Confirm it's you" when the last proof is
+ * older than the window, the new address, and once a code is out, the form that takes it.
+ */
+export type EmailView = SignedInBase & {
+  kind: "email";
+  /** This server can send the code. */
+  available: boolean;
+  email: string;
+  /** A code was sent to a new address and may still be typed. */
+  pending: boolean;
+  minutes: number;
+  serviceName: string;
+  /** Present when asking for a code first needs "Confirm it's you". */
+  confirm?: ConfirmView;
+};
+
+/**
+ * Deleting the account (docs/decisions/0030): without email here, how to reach the operator; otherwise the button
+ * that emails a code and, once one is live, the form that takes it with the password.
+ */
+export type DeleteAccountView = SignedInBase & {
+  kind: "delete";
+  available: boolean;
+  codeSent: boolean;
+  minutes: number;
+  serviceName: string;
+  supportUrl?: string;
+};
+
 export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;
 
 /** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
@@ -108,6 +138,10 @@ export type RecoverView = {
   available: boolean;
   /** A request was made: the same words whatever it named. */
   sent: boolean;
+  /** Show "Enter the code from the email" (after a request, or asked for with ?code=1: docs/decisions/0030). */
+  codeForm: boolean;
+  /** What this browser typed when it asked, to fill in the code form ("" when nothing). */
+  identifier: string;
   minutes: number;
   supportUrl?: string;
   serviceName: string;

@@ -1,0 +1,117 @@
+import type { Language } from "../../i18n/languages.ts";
+import type { Mailer } from "../email/mailer.ts";
+import { AtriumError } from "../errors/atrium-error.ts";
+import { englishText } from "../i18n/translate.ts";
+import type { IdentityRegistry } from "../identity/plc-identity.ts";
+import type { SignInThrottle } from "../security/sign-in-throttle.ts";
+import { AccountError, type AccountManager, type AccountSummary } from "./account-manager.ts";
+import type { AccountDeletionStore } from "./account-deletion-store.ts";
+import type { TypedCodes } from "./typed-codes.ts";
+
+/** The typed code is wrong, spent, expired or guessed out (one answer for all), or the password is not right. */
+export class AccountDeletionError extends AtriumError {
+  constructor(reason: "code" | "password") {
+    const messageKey = reason === "code" ? "errors:deletion.invalidCode" : "errors:form.passwordWrong";
+    super(reason === "code" ? "deletion_code_invalid" : "password_wrong", englishText(messageKey), {
+      status: 400,
+      field: reason === "code" ? "code" : "password",
+      messageKey,
+    });
+  }
+}
+
+/** The deletion email in a language: the screens' catalogue writes it (account:deletion.email). */
+export type DeletionEmail = (values: { service: string; code: string; minutes: number; handle: string }, language: Language) => { subject: string; text: string };
+
+export type AccountDeletionOptions = {
+  serviceName: string;
+  email: DeletionEmail;
+  /** Told after the #account event was appended (this process's firehose reads it at once). */
+  onDeleted: (did: string, seq: number) => void;
+  now: () => number;
+};
+
+/**
+ * Deleting an account, as com.atproto.server.requestAccountDelete and deleteAccount do (docs/decisions/0030): the
+ * signed-in person asks for a code, which is emailed to the account's address, and confirms with that code and the
+ * password. Then, in this order:
+ *
+ * 1. the code is checked (one guess on its counter, not spent: every confirmation counts, so a stolen session
+ *    cookie gets at most `maxGuesses` tries at the code, and a person holding the code as many at the password);
+ * 2. the password is checked;
+ * 3. the DID is tombstoned at the PLC directory (idempotent: done again it does nothing);
+ * 4. one transaction spends the code, deletes everything keyed by the DID and appends the #account event.
+ *
+ * The directory first: were the database first, a failed directory call would leave a DID that still names this PDS
+ * for an account nobody can sign in to any more, with nobody left to retry. This way a failure at 3 changes nothing;
+ * a failure at 4 leaves the DID tombstoned and the account here with its code still live, and the person's retry (the
+ * same code, or a new one) finds the tombstone done and completes the deletion.
+ */
+export class AccountDeletion {
+  constructor(
+    private readonly accounts: AccountManager,
+    private readonly codes: TypedCodes,
+    private readonly store: AccountDeletionStore,
+    private readonly identity: IdentityRegistry,
+    private readonly mailer: Mailer | undefined,
+    /** Counts the requests for a code ("deletion" counters), so that a stolen session cannot flood the mailbox. */
+    private readonly throttle: SignInThrottle,
+    private readonly options: AccountDeletionOptions,
+  ) {}
+
+  private now(): number {
+    return this.options.now();
+  }
+
+  /** Whether this server can send the code at all (otherwise the page says how to reach the operator). */
+  get available(): boolean {
+    return this.mailer !== undefined;
+  }
+
+  /**
+   * requestAccountDelete: a new code (the earlier one stops working), emailed to the account's address in `language`.
+   * Every request counts on the account's and the address's "deletion" counters, which refuse visibly (a 429 with
+   * its wait: the person is signed in, so the refusal tells nothing new) after three, as password recovery's do.
+   */
+  async request(did: string, address: string | undefined, language: Language): Promise<void> {
+    await this.throttle.failed(await this.throttle.claim({ account: did }, address));
+    const account = await this.accounts.findByDid(did);
+    if (!account || !this.mailer) return;
+    const code = await this.codes.issue(did, "account-deletion");
+    const minutes = Math.round(this.codes.lifetimeMs / 60_000);
+    await this.mailer.send({ to: account.email, ...this.options.email({ service: this.options.serviceName, code, minutes, handle: account.handle }, language) });
+  }
+
+  /** Whether the account has a code that may still be typed (the page then shows the confirmation form). */
+  async hasLiveCode(did: string): Promise<boolean> {
+    return this.codes.isLive(did, "account-deletion");
+  }
+
+  /** deleteAccount: the code and the password, then the tombstone, then the deletion (see the class). */
+  async confirm(did: string, typedCode: string, password: string): Promise<{ seq: number }> {
+    // Something that cannot be a code (a slip of the finger) is refused without counting a guess.
+    const guess = this.codes.guessOf(did, "account-deletion", typedCode);
+    if (!guess || (await this.store.check(guess)) !== "right") throw new AccountDeletionError("code");
+    const proof = await this.accounts.passwordProof(did, password);
+    if (!proof) throw new AccountDeletionError("password");
+    await this.identity.tombstone(did);
+    const outcome = await this.store.remove({ did, codeHash: guess.codeHash, passwordHash: proof.passwordHash, now: this.now() });
+    if (!outcome.deleted) throw new AccountDeletionError(outcome.reason === "password-changed" ? "password" : "code");
+    this.options.onDeleted(did, outcome.seq);
+    return { seq: outcome.seq };
+  }
+
+  /**
+   * `npm run account -- delete`: the operator's deletion, in the same order (the tombstone, then the one
+   * transaction), which also finishes a person's deletion that stopped after the tombstone.
+   */
+  async deleteByOperator(identifier: string): Promise<AccountSummary> {
+    const account = await this.accounts.findByIdentifier(identifier);
+    if (!account) throw new AccountError("account_not_found", `no account matches ${identifier}`);
+    await this.identity.tombstone(account.did);
+    const seq = await this.store.removeByOperator(account.did, this.now());
+    if (seq === undefined) throw new AccountError("account_not_found", `no account matches ${identifier}`);
+    this.options.onDeleted(account.did, seq);
+    return account;
+  }
+}
