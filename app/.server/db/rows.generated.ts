@@ -225,6 +225,17 @@ export type RateLimitRow = {
   lastAttemptAt: number | null;
 };
 
+/** A row of "TypedCode". */
+export type TypedCodeRow = {
+  accountDid: string;
+  purpose: string;
+  codeHash: string;
+  detail: string | null;
+  guesses: number;
+  createdAt: number;
+  expiresAt: number;
+};
+
 /** A row of "RecoveryCode". */
 export type RecoveryCodeRow = {
   codeHash: string;
@@ -414,6 +425,15 @@ export const tables = {
     count: "integer",
     windowEndsAt: "time",
     lastAttemptAt: "time?",
+  }),
+  TypedCode: table<TypedCodeRow>("TypedCode", {
+    accountDid: "string",
+    purpose: "string",
+    codeHash: "string",
+    detail: "string?",
+    guesses: "integer",
+    createdAt: "time",
+    expiresAt: "time",
   }),
   RecoveryCode: table<RecoveryCodeRow>("RecoveryCode", {
     codeHash: "string",

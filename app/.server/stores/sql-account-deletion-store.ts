@@ -1,9 +1,11 @@
 import type { AccountDeletionStore, AccountRemoval, DeletionCodeCheck, DeletionOutcome } from "../accounts/account-deletion-store.ts";
 import type { Guess } from "../accounts/typed-code-store.ts";
+import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { accountEventBody } from "../sync/event-bodies.ts";
 import { safeEqual } from "../util/crypto.ts";
 import { lockCredentials } from "./sql-account-store.ts";
+import { lockAccountData } from "./sql-blob-store.ts";
 import { appendEvent } from "./sql-event-log.ts";
 
 /** Deleting an account (docs/decisions/0030): the code's guess, then one transaction that removes everything. */
@@ -19,7 +21,7 @@ export class SqlAccountDeletionStore implements AccountDeletionStore {
       const { accountDid, purpose, codeHash, now, maxGuesses } = guess;
       // The conditional UPDATE counts the guess and decides the race, as the typed codes' own guess does
       // (stores/sql-typed-code-store.ts): a concurrent guess on PostgreSQL waits for the row and re-checks the count.
-      const row = yield* get<{ codeHash: string }>(sql`UPDATE "TypedCode" SET "guesses" = "guesses" + 1
+      const row = yield* get(tables.TypedCode.pick("codeHash"), sql`UPDATE "TypedCode" SET "guesses" = "guesses" + 1
         WHERE "accountDid" = ${accountDid} AND "purpose" = ${purpose} AND "expiresAt" > ${at(now)} AND "guesses" < ${maxGuesses}
         RETURNING "codeHash"`);
       if (!row) return "none";
@@ -34,10 +36,10 @@ export class SqlAccountDeletionStore implements AccountDeletionStore {
       // The credentials lock orders this with a password change or reset (SqlAccountStore) and with a second
       // deletion: the one that waited finds the account, and so its code, gone.
       yield* lockCredentials(did);
-      const account = yield* get<{ passwordHash: string }>(sql`SELECT "passwordHash" FROM "Account" WHERE "did" = ${did}`);
+      const account = yield* get(tables.Account.pick("passwordHash"), sql`SELECT "passwordHash" FROM "Account" WHERE "did" = ${did}`);
       if (!account) return { deleted: false, reason: "code-gone" };
       if (!safeEqual(account.passwordHash, passwordHash)) return { deleted: false, reason: "password-changed" };
-      const spent = yield* get<{ accountDid: string }>(sql`DELETE FROM "TypedCode"
+      const spent = yield* get(tables.TypedCode.pick("accountDid"), sql`DELETE FROM "TypedCode"
         WHERE "accountDid" = ${did} AND "purpose" = ${"account-deletion"} AND "codeHash" = ${codeHash} AND "expiresAt" > ${at(now)}
         RETURNING "accountDid"`);
       if (!spent) return { deleted: false, reason: "code-gone" };
@@ -49,7 +51,7 @@ export class SqlAccountDeletionStore implements AccountDeletionStore {
     const retentionMs = this.eventRetentionMs;
     return this.db.transaction(function* (): Program<number | undefined> {
       yield* lockCredentials(did);
-      const account = yield* get<{ did: string }>(sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`);
+      const account = yield* get(tables.Account.pick("did"), sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`);
       return account ? yield* removeAccount(did, now, retentionMs) : undefined;
     });
   }
@@ -57,6 +59,11 @@ export class SqlAccountDeletionStore implements AccountDeletionStore {
 
 /** The removal itself, a step of the caller's transaction; answers the #account event's sequence number. */
 function* removeAccount(did: string, now: number, retentionMs: number): Program<number> {
+  // The lock every repository commit takes first (SqlRepoStore.applyCommit): a commit already running finishes,
+  // event included, before its events are removed here; one that starts later finds no repository and writes nothing.
+  // Without it, on PostgreSQL a commit's #commit event could outlive the deletion and be replayed by the firehose.
+  // Lock order: credentials (the callers), then data, as everywhere else.
+  yield* lockAccountData(did);
   // As the reference PDS does on deleteAccount: the firehose's backfill no longer replays the account's commits.
   yield* run(sql`DELETE FROM "RepoEvent" WHERE "did" = ${did}`);
   // Every table keyed by the account's DID refers to "Account" with ON DELETE CASCADE (prisma/schema.prisma):

@@ -1,5 +1,6 @@
 import type { EmailUpdateOutcome, EmailUpdateStore } from "../accounts/email-update-store.ts";
 import type { Guess } from "../accounts/typed-code-store.ts";
+import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { lockIdentifiers } from "./sql-account-store.ts";
 import { forgetTypedCode, guessTypedCode } from "./sql-typed-code-store.ts";
@@ -17,9 +18,9 @@ export class SqlEmailUpdateStore implements EmailUpdateStore {
       // address, or a claim and a new account, take turns; the second then finds it taken. Emails are stored in lower
       // case (identifiers.ts), so the comparison is case-insensitive; the unique index stays the last word.
       yield* lockIdentifiers(email);
-      const holder = yield* get<{ did: string }>(sql`SELECT "did" FROM "Account" WHERE "email" = ${email}`);
+      const holder = yield* get(tables.Account.pick("did"), sql`SELECT "did" FROM "Account" WHERE "email" = ${email}`);
       if (holder && holder.did !== guess.accountDid) return { kind: "taken", email };
-      const current = yield* get<{ email: string }>(sql`SELECT "email" FROM "Account" WHERE "did" = ${guess.accountDid}`);
+      const current = yield* get(tables.Account.pick("email"), sql`SELECT "email" FROM "Account" WHERE "did" = ${guess.accountDid}`);
       if (!current) return { kind: "invalid" };
       yield* run(sql`UPDATE "Account" SET "email" = ${email}, "emailConfirmedAt" = ${at(guess.now)}, "updatedAt" = ${at(guess.now)}
         WHERE "did" = ${guess.accountDid}`);

@@ -1,4 +1,5 @@
 import type { CodePurpose, Guess, GuessOutcome, StoredTypedCode, TypedCodeStore } from "../accounts/typed-code-store.ts";
+import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { safeEqual } from "../util/crypto.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
@@ -27,7 +28,7 @@ export class SqlTypedCodeStore implements TypedCodeStore {
 
   async isLive(accountDid: string, purpose: CodePurpose, now: number, maxGuesses: number) {
     return this.db.execute(function* (): Program<boolean> {
-      const row = yield* get<{ purpose: string }>(sql`SELECT "purpose" FROM "TypedCode" WHERE "accountDid" = ${accountDid}
+      const row = yield* get(tables.TypedCode.pick("purpose"), sql`SELECT "purpose" FROM "TypedCode" WHERE "accountDid" = ${accountDid}
         AND "purpose" = ${purpose} AND "expiresAt" > ${at(now)} AND "guesses" < ${maxGuesses}`);
       return row !== undefined;
     });
@@ -44,7 +45,7 @@ export function* guessTypedCode(guess: Guess): Program<GuessOutcome> {
   // The conditional UPDATE counts the guess and decides the race (docs/decisions/0017): on PostgreSQL a concurrent
   // guess waits for this row and re-checks "guesses" < max after this one commits, so at most maxGuesses guesses are
   // ever compared, whatever the number of connections, processes or client addresses.
-  const row = yield* get<{ codeHash: string; detail: string | null }>(sql`UPDATE "TypedCode" SET "guesses" = "guesses" + 1
+  const row = yield* get(tables.TypedCode.pick("codeHash", "detail"), sql`UPDATE "TypedCode" SET "guesses" = "guesses" + 1
     WHERE "accountDid" = ${accountDid} AND "purpose" = ${purpose} AND "expiresAt" > ${at(now)} AND "guesses" < ${maxGuesses}
     RETURNING "codeHash", "detail"`);
   if (!row) return { kind: "none" };
