@@ -207,6 +207,8 @@ describe("a failed sign-in is seen", { timeout: E2E_TIMEOUT }, () => {
       await page.getByRole("button", { name: "Allow", exact: true }).click();
       const message = page.getByRole("alert");
       await visibleText(message);
+      // The page is streamed: the alert can be parsed before the sticky bar below it. Measure the whole page.
+      await page.waitForLoadState("load");
       if (javaScriptEnabled) await hydrated(page);
       for (const colorScheme of ["light", "dark"] as const) {
         await page.emulateMedia({ colorScheme });
@@ -332,7 +334,8 @@ describe("error pages in plain words", { timeout: E2E_TIMEOUT }, () => {
         await page.emulateMedia({ colorScheme });
         const seen = await page.locator("body").innerText();
         expect(seen, name).not.toMatch(/request_uri|client_id|DPoP|\bPAR\b/);
-        expect(seen, name).toMatch(/Go back to the app/);
+        // Another client's id names the app that pushed the request, with a button back to it (docs/decisions/0032).
+        expect(seen, name).toMatch(name === "other-client" ? /Go back to 127\.0\.0\.1:\d+ only if/ : /Go back to the app/);
         await photograph(page, `issue19-error-${name}-${colorScheme}`, { width: 390, height: 844 });
       }
       await page.emulateMedia({ colorScheme: "light" });
@@ -470,6 +473,31 @@ describe("optional permissions", { timeout: E2E_TIMEOUT }, () => {
     expect(tokens.body.scope.split(" ")).toContain("transition:email");
     const session = await web.xrpc<Session>(tokens.body.access_token, "com.atproto.server.getSession");
     expect(session.body.email).toBe("bob@example.com");
+    await context.close();
+  });
+
+  it("a declined email is remembered: asked again (prompt=consent) the box is unticked as left, and the connected apps page says so (docs/decisions/0032)", async () => {
+    const { context, page } = await phone();
+    const first = await pushRequest(web, webHost.redirectUri, { scope: `${GENERIC} transition:email` });
+    await page.goto(first.authorizeUrl);
+    await page.getByRole("checkbox", { name: /email address/ }).uncheck();
+    await page.getByLabel("Handle or email").fill("alice.test");
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await page.getByRole("button", { name: "Allow", exact: true }).click();
+    expect((await callbackParams(page, first.redirectUri)).get("code")).toBeTruthy();
+
+    const again = await pushRequest(web, webHost.redirectUri, { scope: `${GENERIC} transition:email`, prompt: "consent" });
+    await page.goto(again.authorizeUrl);
+    const share = page.getByRole("checkbox", { name: /email address/ });
+    await share.waitFor();
+    expect(await share.isChecked()).toBe(false);
+    await audit(page, "issue19-consent-email-declined-before");
+
+    await page.goto(`${server.issuer}/account/apps`);
+    const notGiven = page.getByText("You did not give it your email address.").first();
+    await notGiven.waitFor();
+    expect(await notGiven.isVisible()).toBe(true);
+    await audit(page, "issue19-apps-email-declined");
     await context.close();
   });
 });

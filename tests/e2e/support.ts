@@ -136,6 +136,25 @@ export async function photograph(page: Page, file: string, viewport: { width: nu
 }
 
 /**
+ * Waits for the event rather than a guessed time: every animation and CSS transition the page runs has finished (the
+ * buttons' colour transitions after a change of colour scheme; the CSS does not drop them under
+ * prefers-reduced-motion, so emulating it would not help). document.getAnimations() updates the style first (Web
+ * Animations, "getAnimations()"), so a transition that the new scheme starts is already in its list; the loop catches
+ * one that a finished one started. An endless animation would be waited for forever, so it is left out (none exists).
+ */
+async function transitionsSettled(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    for (;;) {
+      const running = document
+        .getAnimations()
+        .filter((animation) => animation.playState === "running" && animation.effect?.getComputedTiming().endTime !== Infinity);
+      if (running.length === 0) return;
+      await Promise.allSettled(running.map((animation) => animation.finished));
+    }
+  });
+}
+
+/**
  * Audits the screen the page shows: in light and dark, axe-core's serious
  * and critical violations, and screenshots narrow (390×844) and wide
  * (1280×900) under test-results/screenshots/<name>-<scheme>-<size>.png (the
@@ -146,8 +165,7 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
   const found: Record<string, AxeViolation[]> = {};
   for (const colorScheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme });
-    // Let colour transitions (buttons) finish before anything is measured.
-    await page.waitForTimeout(250);
+    await transitionsSettled(page);
     for (const [size, viewport] of Object.entries(SIZES)) {
       await photograph(page, `${name}-${colorScheme}-${size}`, viewport);
     }

@@ -4,7 +4,7 @@
  * (app/.server/stores/), on a clock the test controls. Single-threaded
  * JavaScript makes each method atomic, as each store method must be.
  */
-import type { ConsentStore, StoredConsent } from "../../app/.server/accounts/consent-store.ts";
+import { mergedConsent, type ConsentAnswer, type ConsentStore, type StoredConsent } from "../../app/.server/accounts/consent-store.ts";
 import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
 import type { CachedClient, ClientStore } from "../../app/.server/oauth/client/client-store.ts";
 import type { ReplayStore } from "../../app/.server/oauth/replay/replay-store.ts";
@@ -255,16 +255,15 @@ export class MemoryConsentStore implements ConsentStore {
 
   constructor(private readonly grants?: MemoryGrantStore) {}
 
-  async remember(accountDid: string, clientId: string, scopeValues: readonly string[], now: number): Promise<void> {
+  async remember(accountDid: string, clientId: string, answer: ConsentAnswer, now: number): Promise<void> {
     const id = `${accountDid}\u0000${clientId}`;
     const existing = this.rows.get(id);
-    const scope = [...new Set([...(existing?.scope ?? "").split(" ").filter(Boolean), ...scopeValues])].join(" ");
-    this.rows.set(id, { accountDid, clientId, scope, createdAt: existing?.createdAt ?? now, updatedAt: now });
+    this.rows.set(id, { accountDid, clientId, ...mergedConsent(existing, answer), createdAt: existing?.createdAt ?? now, updatedAt: now });
   }
 
   async find(accountDid: string, clientId: string): Promise<StoredConsent | undefined> {
     const row = this.rows.get(`${accountDid}\u0000${clientId}`);
-    return row && { clientId: row.clientId, scope: row.scope, createdAt: row.createdAt, updatedAt: row.updatedAt };
+    return row && { clientId: row.clientId, scope: row.scope, declined: row.declined, createdAt: row.createdAt, updatedAt: row.updatedAt };
   }
 
   async list(accountDid: string): Promise<StoredConsent[]> {

@@ -94,7 +94,8 @@ describe("the authorization screen", () => {
     expect(get.status).toBe(400);
     expectHtmlPage(get);
     expect(visibleText(await get.text())).toMatch(/The link is incomplete.[\s\S]*The client_id parameter is missing./);
-    const otherClient = new URL(authorizeUrl);
+    // Another client's id ends the request (tests/integration/ways-back.test.ts): on a request of its own.
+    const otherClient = new URL((await push()).authorizeUrl);
     otherClient.searchParams.set("client_id", `http://localhost?${new URLSearchParams({ redirect_uri: DECLARED_REDIRECT, scope: "atproto" })}`);
     expect((await fetch(otherClient, { redirect: "manual" })).status).toBe(400);
     // A form post that leaves client_id out is refused the same way, and the request stays usable.

@@ -1,3 +1,4 @@
+import { createCookie } from "@remix-run/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newBrowser, postForm } from "../helpers/account.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -59,6 +60,17 @@ describe("the language cookie", () => {
       const next = await open("/account/recover", { Cookie: picked.cookies[0]!.split(";")[0]! });
       expect(next.html).toContain('<html lang="de"');
     }
+  });
+
+  it("a language remembered before the one cookie mechanism (Remix's createCookie) is still read, and a new pick is written plainly", async () => {
+    const old = createCookie("atrium_lang", { path: "/", httpOnly: true, sameSite: "lax", maxAge: 365 * 24 * 60 * 60 });
+    const remembered = (await old.serialize("ja")).split(";")[0]!;
+    expect((await open("/account/recover", { Cookie: remembered })).html).toContain('<html lang="ja"');
+    const picked = await open("/account?lng=fr", { "Sec-Fetch-Site": "same-origin", Cookie: remembered });
+    expect(picked.cookies).toHaveLength(1);
+    expect(picked.cookies[0]).toMatch(/^atrium_lang=fr; Max-Age=31536000; Path=\/; HttpOnly; SameSite=Lax$/);
+    // Picking the language already remembered writes nothing.
+    expect((await open("/account?lng=fr", { "Sec-Fetch-Site": "same-origin", Cookie: "atrium_lang=fr" })).cookies).toEqual([]);
   });
 
   it("a form of this server's page posted with its lng remembers it; the same post from another site is refused", async () => {

@@ -399,7 +399,7 @@ describe("POST /oauth/passkey-auth", () => {
     expect(tokens.body.scope).toBe("atproto");
   });
 
-  it("another client's client_id is refused (400) before the challenge is spent", async () => {
+  it("another client's client_id is refused (400) before the passkey is checked, and ends the request as the screen does (docs/decisions/0032)", async () => {
     const authenticator = await alicePasskey();
     const p = await pending();
     const signed = assertion(authenticator, p.challenge);
@@ -408,10 +408,13 @@ describe("POST /oauth/passkey-auth", () => {
     expect(wrong.json.error).toBe("request_invalid");
     // The page shows this to the person: plain words, no protocol names (issue 19).
     expect(wrong.json.error_description).toMatch(/another app/);
+    expect(wrong.json.error_description).not.toMatch(/request_uri|client_id|DPoP|\bPAR\b/);
     expect(wrong.headers.getSetCookie().some((cookie) => cookie.includes("atrium_session"))).toBe(false);
-    // The refusal signed nobody in and spent nothing: the right post still works.
+    // The request was ended and its app answered: the right post now finds it answered and signs nobody in either.
     const right = await postPasskey(p, passkeyBody(p, signed), { store: false });
-    expect(right.status, JSON.stringify(right.body)).toBe(200);
+    expect(right.status, JSON.stringify(right.body)).toBe(400);
+    expect(right.json.error).toBe("request_answered");
+    expect(right.headers.getSetCookie().some((cookie) => cookie.includes("atrium_session"))).toBe(false);
   });
 
   it("a signature by another key is refused, and the challenge is spent anyway", async () => {

@@ -211,20 +211,109 @@ describe("only the browser a request was shown to goes back unasked (RFC 9700 §
 });
 
 describe("an app that cannot be identified gets a page, never a redirect", () => {
-  it("unknown request_uri, malformed link, another client_id", async () => {
-    const { authorizeUrl, idHash } = await push("mismatch");
-    await openConsentPage(authorizeUrl, new CookieJar());
-    await expire(idHash, 60_000);
-    const other = new URL(authorizeUrl);
-    other.searchParams.set("client_id", `http://localhost?${new URLSearchParams({ redirect_uri: "http://127.0.0.1/callback", scope: "atproto" })}`);
+  it("unknown request_uri, malformed link, each with any client_id", async () => {
+    const { authorizeUrl } = await push("unknown");
     const unknown = new URL(authorizeUrl);
     unknown.searchParams.set("request_uri", "urn:ietf:params:oauth:request_uri:req-never-issued");
+    const unknownOther = new URL(unknown);
+    unknownOther.searchParams.set("client_id", OTHER_CLIENT);
     const malformed = new URL(`${server.issuer}/oauth/authorize?client_id=${encodeURIComponent(CLIENT_ID)}&request_uri=nonsense`);
-    for (const url of [other, unknown, malformed]) {
+    for (const url of [unknown, unknownOther, malformed]) {
       const response = await fetch(url, { redirect: "manual" });
       expect(response.status, url.href).toBe(400);
       expect(response.headers.get("location")).toBeNull();
       expect(response.headers.get("content-type")).toMatch(/text\/html/);
+      expect(await response.text()).not.toContain("127.0.0.1:47999");
     }
+  });
+});
+
+/** Another app's client_id, as a changed or mixed-up link carries it. */
+const OTHER_CLIENT = `http://localhost?${new URLSearchParams({ redirect_uri: "http://127.0.0.1/callback", scope: "atproto" })}`;
+
+/** The link of `authorizeUrl` with another app's client_id. */
+function withOtherClient(authorizeUrl: string): string {
+  const url = new URL(authorizeUrl);
+  url.searchParams.set("client_id", OTHER_CLIENT);
+  return url.href;
+}
+
+/** The words a person reads on a page: its visible text without the developers' folded details. */
+function plainWords(html: string): string {
+  return visibleText(html.replace(/<details[\s\S]*?<\/details>/g, " "));
+}
+
+describe("a request opened with another client_id goes back to the app that pushed it (docs/decisions/0032)", () => {
+  const OPENS = 12;
+
+  it("the browser it was shown to goes back with access_denied, state and iss; the request is ended", async () => {
+    const { authorizeUrl, idHash } = await push("other-client-shown", { response_mode: "fragment" });
+    const a = new CookieJar();
+    expect((await openConsentPage(authorizeUrl, a)).status).toBe(200);
+    const { params, url } = backToApp(await open(withOtherClient(authorizeUrl), a));
+    expect(url.search).toBe("");
+    expect(Object.fromEntries(params)).toEqual({
+      error: "access_denied",
+      error_description: "This authorization request was opened with another client_id",
+      state: "other-client-shown",
+      iss: server.issuer,
+    });
+    // Ended: no code for it any more, with the right client_id either; only its way back is kept.
+    expect(backToApp(await open(authorizeUrl, a)).params.get("error")).toBe("access_denied");
+    const row = await rowOf<{ parameters: string | null; consumedAt: unknown }>(server.database(), sql`SELECT "parameters", "consumedAt" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
+    expect(row?.parameters).toBeNull();
+    expect(row?.consumedAt).not.toBeNull();
+  });
+
+  it("another browser gets a page in plain words naming the app's host, with a button to the way back, never a redirect", async () => {
+    const { authorizeUrl } = await push("other-client-elsewhere");
+    await openConsentPage(authorizeUrl, new CookieJar());
+    const response = await open(withOtherClient(authorizeUrl), new CookieJar());
+    const { button } = await otherBrowserPage(response.clone());
+    const html = await response.text();
+    const words = plainWords(html);
+    expect(words).toContain("This sign-in link is not valid");
+    expect(words).toContain("Go back to 127.0.0.1:47999 only if you were signing in to that app");
+    expect(words).not.toMatch(/request_uri|client_id|DPoP|\bPAR\b/);
+    // The protocol words are there for developers, folded.
+    expect(visibleText(html)).toContain("The client_id in the link is not the app that pushed this request.");
+    expect(button.searchParams.get("error")).toBe("access_denied");
+    expect(button.searchParams.get("state")).toBe("other-client-elsewhere");
+    expect(button.searchParams.get("iss")).toBe(server.issuer);
+    expect(button.searchParams.get("code")).toBeNull();
+  });
+
+  it("a request never shown to anyone: ended, and whoever opens it gets the page, in their language", async () => {
+    const { authorizeUrl, idHash } = await push("other-client-unshown");
+    const response = await fetch(withOtherClient(authorizeUrl), { headers: { "Accept-Language": "fr" }, redirect: "manual" });
+    const { text } = await otherBrowserPage(response);
+    expect(text).toContain("Retournez sur 127.0.0.1:47999 seulement si vous vous connectiez à cette application");
+    // A request never shown keeps nothing once it can no longer be answered.
+    expect(await rowOf(server.database(), sql`SELECT "idHash" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`)).toBeUndefined();
+  });
+
+  it(`${OPENS} opens at once by the browser it was shown to, by another and by browsers without cookies: one ending, only the first browser redirected, no code`, async () => {
+    const { authorizeUrl, idHash } = await push("other-client-race");
+    const a = new CookieJar();
+    const b = new CookieJar();
+    await openConsentPage((await push("b-has-its-own-too")).authorizeUrl, b);
+    expect((await openConsentPage(authorizeUrl, a)).status).toBe(200);
+    const codes = await rowOf<{ n: number }>(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationCode"`);
+    const link = withOtherClient(authorizeUrl);
+    // On PostgreSQL (project postgresql) the opens race on several pooled connections; on SQLite the store's steps
+    // run one after another in the one server process (a synchronous driver), so there it checks the outcome only.
+    const opens = await Promise.all(Array.from({ length: 3 * OPENS }, (_, i) => open(link, [a, b, new CookieJar()][i % 3])));
+    for (const [i, response] of opens.entries()) {
+      if (i % 3 === 0) {
+        expect(backToApp(response).params.get("state")).toBe("other-client-race");
+      } else {
+        const { text, button } = await otherBrowserPage(response);
+        expect(text).not.toMatch(/request_uri|DPoP|\bPAR\b/);
+        expect(button.searchParams.get("state")).toBe("other-client-race");
+      }
+    }
+    const row = await rowOf<{ parameters: string | null }>(server.database(), sql`SELECT "parameters" FROM "AuthorizationRequest" WHERE "idHash" = ${idHash}`);
+    expect(row?.parameters).toBeNull();
+    expect(await rowOf<{ n: number }>(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationCode"`)).toEqual(codes);
   });
 });

@@ -6,6 +6,8 @@ export type ConnectedApp = {
   clientId: string;
   /** Everything this account has allowed the app (union of its grants). */
   scope: string;
+  /** The optional values the person declined (the email permission), not in `scope`. */
+  declined: string[];
   firstAuthorizedAt: Date;
   lastUsedAt: Date | null;
   activeGrants: number;
@@ -26,25 +28,25 @@ export class ConnectedApps {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Adds `scope` to what this account has allowed the client. */
-  async remember(accountDid: string, clientId: string, scope: string): Promise<void> {
-    await this.consents.remember(accountDid, clientId, scopeValues(scope), this.now());
-  }
-
-  /** True when the account already allowed this client every value of `scope` (or a broader set that contains them). */
-  async covers(accountDid: string, clientId: string, scope: string): Promise<boolean> {
-    return (await this.consentFor(accountDid, clientId, scope)) === "covers";
+  /** Adds `scope` to what this account has allowed the client, and records the optional values it declined (docs/decisions/0032). */
+  async remember(accountDid: string, clientId: string, scope: string, declined: readonly string[] = []): Promise<void> {
+    await this.consents.remember(accountDid, clientId, { granted: scopeValues(scope), declined }, this.now());
   }
 
   /**
-   * What the account allowed this client, measured against `scope`: never (or not since it disconnected the app),
-   * less than `scope`, or all of it (oauth/authorize/prompt-rules.ts).
+   * What the account answered this client, measured against `scope`: never (or not since it disconnected the app),
+   * less than `scope`, or all of it — each value allowed, or declined before (oauth/authorize/prompt-rules.ts) — with
+   * the values of `scope` it declined.
    */
   async consentFor(accountDid: string, clientId: string, scope: string): Promise<RememberedConsent> {
     const existing = await this.consents.find(accountDid, clientId);
-    if (!existing) return "never";
+    if (!existing) return { status: "never", declined: [] };
     const granted = new Set(scopeValues(existing.scope));
-    return scopeValues(scope).every((value) => granted.has(value)) ? "covers" : "narrower";
+    const declinedBefore = new Set(scopeValues(existing.declined));
+    const asked = scopeValues(scope);
+    const declined = asked.filter((value) => declinedBefore.has(value));
+    const answered = asked.every((value) => granted.has(value) || declinedBefore.has(value));
+    return { status: answered ? "covers" : "narrower", declined };
   }
 
   async list(accountDid: string): Promise<ConnectedApp[]> {
@@ -56,6 +58,7 @@ export class ConnectedApps {
       return {
         clientId: app.clientId,
         scope: app.scope,
+        declined: scopeValues(app.declined),
         firstAuthorizedAt: new Date(app.createdAt),
         lastUsedAt: lastUsed ? new Date(lastUsed) : null,
         activeGrants: own.length,

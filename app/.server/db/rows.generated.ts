@@ -213,6 +213,7 @@ export type AuthorizedClientRow = {
   accountDid: string;
   clientId: string;
   scope: string;
+  declined: string;
   createdAt: number;
   updatedAt: number;
 };
@@ -417,6 +418,7 @@ export const tables = {
     accountDid: "string",
     clientId: "string",
     scope: "string",
+    declined: "string",
     createdAt: "time",
     updatedAt: "time",
   }),

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { parse, serialize } from "cookie";
 import type { Config } from "../config.ts";
 import { hmacBase64url, safeEqual } from "../util/crypto.ts";
 
@@ -8,16 +9,21 @@ import { hmacBase64url, safeEqual } from "../util/crypto.ts";
  * is https. Forms carry a CSRF token: an HMAC of a random per-browser cookie
  * under the server's cookie secret, so a page on another origin can neither
  * read nor forge it.
+ *
+ * Every cookie of the server is read and written here, through the `cookie` package (RFC 6265's syntax: the parser
+ * and serializer Remix's createCookie is built on), synchronously and unsigned: the values that matter are random
+ * identifiers looked up by their hash, or MACs of their own (docs/decisions/0032).
  */
 
 /**
  * `session`: the ids of this browser's sessions that end with the browser session (no Max-Age); `keptSession`: those
  * whose person ticked "Stay signed in on this device" (Max-Age of the long lifetime); `account`: which of the
- * signed-in accounts the account pages act on (docs/decisions/0020).
+ * signed-in accounts the account pages act on (docs/decisions/0020); `language`: the language picked on this site
+ * (docs/decisions/0019); `recoveryReturn`: the sign-in request a password reset started from (issue 19).
  */
-export type CookieNames = { session: string; keptSession: string; account: string; csrf: string; device: string };
+export type CookieNames = { session: string; keptSession: string; account: string; csrf: string; device: string; language: string; recoveryReturn: string };
 
-export function cookieNames(config: Config): CookieNames {
+export function cookieNames(config: Pick<Config, "publicUrl">): CookieNames {
   const prefix = config.publicUrl.protocol === "https:" ? "__Host-" : "";
   return {
     session: `${prefix}atrium_session`,
@@ -25,31 +31,41 @@ export function cookieNames(config: Config): CookieNames {
     account: `${prefix}atrium_account`,
     csrf: `${prefix}atrium_csrf`,
     device: `${prefix}atrium_device`,
+    language: `${prefix}atrium_lang`,
+    recoveryReturn: `${prefix}atrium_recovery_return`,
   };
 }
 
-export function readCookie(request: Request, name: string): string | undefined {
-  const header = request.headers.get("cookie");
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const index = part.indexOf("=");
-    if (index < 0) continue;
-    if (part.slice(0, index).trim() !== name) continue;
-    try {
-      return decodeURIComponent(part.slice(index + 1).trim());
-    } catch {
-      // A malformed escape is a cookie we never set: treat it as absent.
-      return undefined;
-    }
+/** The request's cookies, parsed once per request however many parts of the answer read them; values still encoded. */
+const parsedCookies = new WeakMap<Request, Record<string, string | undefined>>();
+
+function cookiesOf(request: Request): Record<string, string | undefined> {
+  let cookies = parsedCookies.get(request);
+  if (!cookies) {
+    // Decoded one by one in readCookie: the package would hand a malformed escape back undecoded.
+    cookies = parse(request.headers.get("cookie") ?? "", { decode: (value) => value });
+    parsedCookies.set(request, cookies);
   }
-  return undefined;
+  return cookies;
 }
 
-/** A cookie of the screens; without `maxAgeSeconds`, a session cookie that ends with the browser session. */
-export function serializeCookie(config: Config, name: string, value: string, maxAgeSeconds?: number): string {
-  const secure = config.publicUrl.protocol === "https:" ? "; Secure" : "";
-  const maxAge = maxAgeSeconds === undefined ? "" : `; Max-Age=${maxAgeSeconds}`;
-  return `${name}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Lax${maxAge}${secure}`;
+/** A cookie's value; undefined when absent, or when it holds a malformed escape (a cookie this server never set). */
+export function readCookie(request: Request, name: string): string | undefined {
+  const value = cookiesOf(request)[name];
+  if (value === undefined) return undefined;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A cookie of the screens; without `maxAgeSeconds`, a session cookie that ends with the browser session. Path=/ and
+ * no Domain, as the __Host- prefix requires (RFC 6265bis §4.1.3.2).
+ */
+export function serializeCookie(config: Pick<Config, "publicUrl">, name: string, value: string, maxAgeSeconds?: number): string {
+  return serialize(name, value, { path: "/", httpOnly: true, sameSite: "lax", secure: config.publicUrl.protocol === "https:", maxAge: maxAgeSeconds });
 }
 
 /**

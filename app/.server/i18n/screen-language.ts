@@ -1,6 +1,6 @@
-import { createCookie, type Cookie } from "@remix-run/node";
 import { RemixI18Next } from "remix-i18next/server";
 import type { Config } from "../config.ts";
+import { cookieNames, readCookie, serializeCookie } from "../http/browser.ts";
 import { DEFAULT_LANGUAGE, LANGUAGES, isLanguage, type Language } from "../../i18n/languages.ts";
 import { translatorFor, type Translate } from "./translate.ts";
 
@@ -13,9 +13,9 @@ import { translatorFor, type Translate } from "./translate.ts";
  * 4. the browser's Accept-Language;
  * 5. English.
  * Each candidate is matched against the shipped languages: exactly, then by its base language ("fr-CA" → French,
- * "pt" and "pt-PT" → Portuguese (Brazil)). remix-i18next's detector decides 1–3; Accept-Language is read here
- * (`fromAcceptLanguage`), because remix-i18next 6 tries only the header's first language the runtime knows
- * ("it, es" would give English, though Spanish ships).
+ * "pt" and "pt-PT" → Portuguese (Brazil)). remix-i18next's detector decides 1–3 (the cookie through the server's one
+ * cookie mechanism, http/browser.ts); Accept-Language is read here (`fromAcceptLanguage`), because remix-i18next 6
+ * tries only the header's first language the runtime knows ("it, es" would give English, though Spanish ships).
  */
 
 /** What the screens need of the services to choose: the cookie's settings and the pending request's ui_locales. */
@@ -29,41 +29,55 @@ const YEAR_SECONDS = 365 * 24 * 60 * 60;
 
 const UNDECIDED = "";
 
-const detectors = new WeakMap<LanguageSources, { detector: RemixI18Next; cookie: Cookie }>();
+/**
+ * The language this browser picked on this site: the cookie holds its tag. One set before docs/decisions/0032 holds
+ * what Remix's createCookie wrote, the tag as a JSON string in base64 ("fr" → `ImZyIg==`): still read, so nobody's
+ * pick is lost. Anything else, or a language no longer shipped, is nothing.
+ */
+export function rememberedLanguage(sources: Pick<LanguageSources, "config">, request: Request): Language | undefined {
+  const value = readCookie(request, cookieNames(sources.config).language);
+  if (value === undefined) return undefined;
+  if (isLanguage(value)) return value;
+  try {
+    const legacy: unknown = JSON.parse(Buffer.from(value, "base64").toString("utf8"));
+    return typeof legacy === "string" && isLanguage(legacy) ? legacy : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
-function detectorOf(sources: LanguageSources) {
-  let found = detectors.get(sources);
-  if (!found) {
-    const https = sources.config.publicUrl.protocol === "https:";
-    const cookie = createCookie(`${https ? "__Host-" : ""}atrium_lang`, { path: "/", httpOnly: true, sameSite: "lax", secure: https, maxAge: YEAR_SECONDS });
-    const detector = new RemixI18Next({
+const detectors = new WeakMap<LanguageSources, RemixI18Next>();
+
+function detectorOf(sources: LanguageSources): RemixI18Next {
+  let detector = detectors.get(sources);
+  if (!detector) {
+    detector = new RemixI18Next({
       detection: {
         supportedLanguages: [...LANGUAGES],
         // Nothing found by the detector: Accept-Language is read next (below).
         fallbackLanguage: UNDECIDED,
         searchParamKey: "lng",
-        cookie,
-        order: ["searchParams", "custom", "cookie"],
-        // A request that cannot be read (expired, a database hiccup) chooses nothing: the next source decides.
+        order: ["searchParams", "custom"],
+        // The request's ui_locales, then the remembered pick. A request that cannot be read (expired, a database
+        // hiccup) chooses nothing: the next source decides.
         findLocale: async (request) => {
           const requested = await sources.authorize.requestedLocales(new URL(request.url).searchParams.get("request_uri")).catch(() => undefined);
           // In the app's order, each tag by itself ("de-CH fr" is German): remix-i18next would try every tag exactly first.
-          return (requested && firstShipped(requested)) ?? null;
+          return (requested && firstShipped(requested)) ?? rememberedLanguage(sources, request) ?? null;
         },
       },
     });
-    found = { detector, cookie };
-    detectors.set(sources, found);
+    detectors.set(sources, detector);
   }
-  return found;
+  return detector;
 }
 
 export async function screenLanguage(sources: LanguageSources, request: Request): Promise<Language> {
   let language: string;
   try {
-    language = await detectorOf(sources).detector.getLocale(request);
+    language = await detectorOf(sources).getLocale(request);
   } catch {
-    // A cookie nobody could parse chooses nothing.
+    // A detector that fails chooses nothing: the next source decides.
     language = UNDECIDED;
   }
   if (isLanguage(language)) return language;
@@ -134,12 +148,13 @@ export function pickedOnThisSite(request: Request, origin: string): boolean {
 /** The screen's language, its words, and the cookie that remembers a language just picked on this site. */
 export async function screenI18n(sources: LanguageSources, request: Request): Promise<ScreenLanguage> {
   const language = await screenLanguage(sources, request);
-  const { cookie } = detectorOf(sources);
   const picked = new URL(request.url).searchParams.get("lng");
   let setCookie: string | undefined;
   if (picked !== null && picked === language && pickedOnThisSite(request, sources.config.publicUrl.origin)) {
-    const remembered = await cookie.parse(request.headers.get("Cookie")).catch(() => undefined);
-    if (remembered !== language) setCookie = await cookie.serialize(language);
+    // A pick remembered in the cookie's former encoding is written again in its own: the cookie then says it plainly.
+    if (readCookie(request, cookieNames(sources.config).language) !== language) {
+      setCookie = serializeCookie(sources.config, cookieNames(sources.config).language, language, YEAR_SECONDS);
+    }
   }
   return { language, t: translatorFor(language), setCookie };
 }

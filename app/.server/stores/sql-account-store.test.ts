@@ -187,7 +187,7 @@ async function populate(db: Database, did: string): Promise<void> {
   await grants.insertCode(newCode(`code-${did}-1`, { accountDid: did, clientId: APP }));
   await grants.redeemCode(`code-${did}-1`, NOW, newGrant(`grant-${did}`, { accountDid: did, clientId: APP }), issuedTokens(did));
   await grants.insertCode(newCode(`code-${did}-2`, { accountDid: did, clientId: APP }));
-  await new SqlConsentStore(db).remember(did, APP, ["atproto"], NOW);
+  await new SqlConsentStore(db).remember(did, APP, { granted: ["atproto"], declined: [] }, NOW);
 }
 
 async function rowsFor(db: Database, did: string) {

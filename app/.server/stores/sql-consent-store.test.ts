@@ -9,6 +9,10 @@ const NOW = 1_800_000_000_000;
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
 const APP = "https://app.example/client-metadata.json";
+const EMAIL = "transition:email";
+
+/** An approval that granted `values` and declined nothing. */
+const granted = (...values: string[]) => ({ granted: values, declined: [] });
 const OTHER_APP = "https://other.example/client-metadata.json";
 
 /** Remembered consent and disconnecting an app, on each engine. */
@@ -37,19 +41,42 @@ describe.each(ENGINES)("SqlConsentStore on %s", (engine) => {
   });
 
   it("remembers scope values, and each approval adds its own to the ones before (no repeats)", async () => {
-    await store.remember(ALICE, APP, ["atproto", "repo:app.bsky.feed.post"], NOW);
-    await store.remember(ALICE, APP, ["atproto", "rpc:app.bsky.feed.getTimeline?aud=*"], NOW + 10);
-    expect(await store.find(ALICE, APP)).toEqual({ clientId: APP, scope: "atproto repo:app.bsky.feed.post rpc:app.bsky.feed.getTimeline?aud=*", createdAt: NOW, updatedAt: NOW + 10 });
+    await store.remember(ALICE, APP, granted("atproto", "repo:app.bsky.feed.post"), NOW);
+    await store.remember(ALICE, APP, granted("atproto", "rpc:app.bsky.feed.getTimeline?aud=*"), NOW + 10);
+    expect(await store.find(ALICE, APP)).toEqual({
+      clientId: APP,
+      scope: "atproto repo:app.bsky.feed.post rpc:app.bsky.feed.getTimeline?aud=*",
+      declined: "",
+      createdAt: NOW,
+      updatedAt: NOW + 10,
+    });
     expect(await store.find(ALICE, OTHER_APP)).toBeUndefined();
     expect(await store.find(BOB, APP)).toBeUndefined();
   });
 
+  it("records the optional values declined beside the ones granted; the latest answer about a value wins (docs/decisions/0032)", async () => {
+    await store.remember(ALICE, APP, { granted: ["atproto", "transition:generic"], declined: [EMAIL] }, NOW);
+    expect(await store.find(ALICE, APP)).toMatchObject({ scope: "atproto transition:generic", declined: EMAIL });
+    // Another approval that does not ask for the email leaves the decline as it is.
+    await store.remember(ALICE, APP, granted("atproto"), NOW + 1);
+    expect(await store.find(ALICE, APP)).toMatchObject({ scope: "atproto transition:generic", declined: EMAIL });
+    // Ticked this time: granted, no longer declined; unticked again: out of the scope, declined again.
+    await store.remember(ALICE, APP, granted("atproto", EMAIL), NOW + 2);
+    expect(await store.find(ALICE, APP)).toMatchObject({ scope: `atproto transition:generic ${EMAIL}`, declined: "" });
+    await store.remember(ALICE, APP, { granted: ["atproto"], declined: [EMAIL] }, NOW + 3);
+    expect(await store.find(ALICE, APP)).toMatchObject({ scope: "atproto transition:generic", declined: EMAIL });
+    expect((await store.list(ALICE))[0]).toMatchObject({ clientId: APP, declined: EMAIL });
+    // Forgetting the app forgets the decline with the rest.
+    await store.forget(ALICE, APP);
+    expect(await store.find(ALICE, APP)).toBeUndefined();
+  });
+
   it("lists an account's consents, most recently changed first", async () => {
-    await store.remember(ALICE, APP, ["atproto"], NOW);
-    await store.remember(ALICE, OTHER_APP, ["atproto"], NOW + 1);
-    await store.remember(BOB, APP, ["atproto"], NOW + 2);
+    await store.remember(ALICE, APP, granted("atproto"), NOW);
+    await store.remember(ALICE, OTHER_APP, granted("atproto"), NOW + 1);
+    await store.remember(BOB, APP, granted("atproto"), NOW + 2);
     expect((await store.list(ALICE)).map((consent) => consent.clientId)).toEqual([OTHER_APP, APP]);
-    await store.remember(ALICE, APP, ["transition:generic"], NOW + 3);
+    await store.remember(ALICE, APP, granted("transition:generic"), NOW + 3);
     expect((await store.list(ALICE)).map((consent) => consent.clientId)).toEqual([APP, OTHER_APP]);
   });
 
@@ -57,8 +84,8 @@ describe.each(ENGINES)("SqlConsentStore on %s", (engine) => {
     await connect(ALICE, APP, "a1");
     await connect(ALICE, OTHER_APP, "a2");
     await connect(BOB, APP, "b1");
-    await store.remember(ALICE, APP, ["atproto"], NOW);
-    await store.remember(ALICE, OTHER_APP, ["atproto"], NOW);
+    await store.remember(ALICE, APP, granted("atproto"), NOW);
+    await store.remember(ALICE, OTHER_APP, granted("atproto"), NOW);
     expect(await store.forget(ALICE, APP)).toEqual({ grants: 1, consent: true });
     expect(await rowsOfApp(ALICE, APP)).toEqual({ grants: 0, codes: 0, consent: false });
     expect(await countOf(shared.db, sql`SELECT (SELECT COUNT(*) FROM "AccessToken" WHERE "grantId" = 'grant-a1') + (SELECT COUNT(*) FROM "RefreshToken" WHERE "grantId" = 'grant-a1') AS "n"`)).toBe(0);
@@ -72,8 +99,22 @@ describe.each(ENGINES)("SqlConsentStore on %s", (engine) => {
   it(`RACE: 20 approvals with different scope values ${raceOn(engine, 4)}: the consent holds every value`, async () => {
     const stores = shared.others(4).map((db) => new SqlConsentStore(db));
     const values = Array.from({ length: 20 }, (_, i) => `repo:com.example.collection${i}`);
-    await Promise.all(values.map((value, i) => stores[i % 4]!.remember(ALICE, APP, ["atproto", value], NOW + i)));
+    await Promise.all(values.map((value, i) => stores[i % 4]!.remember(ALICE, APP, granted("atproto", value), NOW + i)));
     const remembered = (await store.find(ALICE, APP))!.scope.split(" ");
     expect(remembered.sort()).toEqual(["atproto", ...values].sort());
+  });
+
+  it(`RACE: 20 approvals ${raceOn(engine, 4)}, half declining the email and half granting it: every granted value kept, the email either granted or declined, never both`, async () => {
+    const stores = shared.others(4).map((db) => new SqlConsentStore(db));
+    const values = Array.from({ length: 20 }, (_, i) => `repo:com.example.collection${i}`);
+    await Promise.all(
+      values.map((value, i) =>
+        stores[i % 4]!.remember(ALICE, APP, i % 2 ? { granted: ["atproto", value, EMAIL], declined: [] } : { granted: ["atproto", value], declined: [EMAIL] }, NOW + i),
+      ),
+    );
+    const consent = (await store.find(ALICE, APP))!;
+    const scope = consent.scope.split(" ");
+    expect(scope.filter((value) => value !== EMAIL).sort()).toEqual(["atproto", ...values].sort());
+    expect([scope.includes(EMAIL), consent.declined === EMAIL].filter(Boolean)).toHaveLength(1);
   });
 });

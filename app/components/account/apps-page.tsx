@@ -75,6 +75,7 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
           <dd>{new Intl.NumberFormat(language).format(app.activeGrants)}</dd>
         </div>
       </dl>
+      {app.emailDeclined ? <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:apps.emailDeclined")}</p> : null}
       <details className="text-sm">
         <summary className={summaryStyle}>{t("account:apps.whatItCanDo")}</summary>
         <div className="mt-3 text-base">

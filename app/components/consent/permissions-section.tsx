@@ -28,7 +28,7 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
 
       {groups.general.length ? <PermissionList permissions={groups.general} /> : null}
       <PermissionSummary groups={groups} hideEmail={view.emailOptional} />
-      {view.emailOptional ? <ShareEmail /> : null}
+      {view.emailOptional ? <ShareEmail declinedBefore={view.emailDeclined} /> : null}
       <DeleteCaution groups={groups} />
       {cautions.length ? <PermissionList permissions={cautions} /> : null}
 
@@ -134,15 +134,16 @@ function TechnicalDetails({ view }: { view: ConsentView }) {
 }
 
 /**
- * The email address is optional (issue 19): ticked by default, as the app asked; unticked, Allow grants the rest without
- * it. `email_choice` tells the server this screen offered the choice (an unticked box sends nothing).
+ * The email address is optional (issue 19): ticked by default, as the app asked, or unticked when the person declined it
+ * the last time this app asked (docs/decisions/0032); unticked, Allow grants the rest without it. `email_choice` tells
+ * the server this screen offered the choice (an unticked box sends nothing).
  */
-function ShareEmail() {
+function ShareEmail({ declinedBefore }: { declinedBefore: boolean }) {
   const { t } = useT();
   return (
     <div className="flex items-start gap-2.5 px-1">
       <input type="hidden" name="email_choice" value="1" />
-      <input id="share_email" name="share_email" type="checkbox" defaultChecked className="mt-1 size-5 shrink-0 accent-brand" />
+      <input id="share_email" name="share_email" type="checkbox" defaultChecked={!declinedBefore} className="mt-1 size-5 shrink-0 accent-brand" />
       <label htmlFor="share_email">{t("consent:shareEmail.label")}</label>
     </div>
   );

@@ -78,7 +78,9 @@ describe("AuthorizeManager.load", () => {
     expect(await pageError(manager.load(CLIENT_ID, "https://evil.example/request", BROWSER))).toBe("request_invalid");
     expect(await pageError(manager.load(CLIENT_ID, `${REQUEST_URI_PREFIX}never-pushed`, BROWSER))).toBe("request_expired");
     expect(await pageError(manager.load(null, pushed(), BROWSER))).toBe("request_invalid");
-    expect(await pageError(manager.load("http://localhost?scope=atproto", pushed(), BROWSER))).toBe("request_invalid");
+    const other = await manager.load("http://localhost?scope=atproto", pushed(), BROWSER).catch((thrown: unknown) => thrown);
+    expect(other).toBeInstanceOf(AuthorizationReturnError);
+    expect((other as AuthorizationReturnError).code).toBe("request_invalid");
   });
 
   it("showing the screen keeps the request alive while the person reads, but at most an hour after it was pushed", async () => {
@@ -163,14 +165,48 @@ describe("ways back (docs/decisions/0020)", () => {
     expect(grants.codes.size).toBe(1);
   });
 
-  it("another client_id never redirects, and past the grace period the link is unknown", async () => {
+  it("an ended request opened with another client_id goes back like any other: the way back is the pushing app's; past the grace period the link is unknown", async () => {
     const requestUri = pushed();
     await manager.load(CLIENT_ID, requestUri, BROWSER);
     clock += 5 * MINUTE;
-    expect(await pageError(manager.load("http://localhost?scope=atproto", requestUri, BROWSER))).toBe("request_invalid");
+    const back = await returned(manager.load("http://localhost?scope=atproto", requestUri, BROWSER));
+    expect(back.code).toBe("request_expired");
+    expect(`${back.location.origin}${back.location.pathname}`).toBe(REDIRECT);
     clock += 24 * HOUR;
     expect(await pageError(manager.load(CLIENT_ID, requestUri, BROWSER))).toBe("request_expired");
     expect(requests.rows.size).toBe(0);
+  });
+
+  it("a live request opened with another client_id is ended: the browser it was shown to goes back to the pushing app with access_denied, state and iss; any other gets the page", async () => {
+    const requestUri = pushed({ state: "s-other-client" });
+    await manager.load(CLIENT_ID, requestUri, BROWSER);
+    const mine = (await manager.load("http://localhost?scope=atproto", requestUri, BROWSER).catch((thrown: unknown) => thrown)) as AuthorizationReturnError;
+    expect(mine).toBeInstanceOf(AuthorizationReturnError);
+    expect({ automatic: mine.automatic, code: mine.code, host: mine.host }).toEqual({ automatic: true, code: "request_invalid", host: "127.0.0.1:4000" });
+    const location = new URL(mine.location);
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+    expect(Object.fromEntries(location.searchParams)).toEqual({
+      error: "access_denied",
+      error_description: "This authorization request was opened with another client_id",
+      state: "s-other-client",
+      iss: ISSUER,
+    });
+    // Ended: its own client_id now goes back too, without a code; another browser reads the page naming the host.
+    expect((await returned(manager.load(CLIENT_ID, requestUri, BROWSER))).code).toBe("request_answered");
+    const other = (await manager.load(CLIENT_ID, requestUri, "browser-b").catch((thrown: unknown) => thrown)) as AuthorizationReturnError;
+    expect(other.automatic).toBe(false);
+  });
+
+  it("a live request never shown, opened with another client_id: ended, and the page with the button, never a redirect", async () => {
+    for (const browser of [BROWSER, undefined]) {
+      const requestUri = pushed();
+      const error = (await manager.load("http://localhost?scope=atproto", requestUri, browser).catch((thrown: unknown) => thrown)) as AuthorizationReturnError;
+      expect(error).toBeInstanceOf(AuthorizationReturnError);
+      expect({ automatic: error.automatic, messageKey: error.messageKey }).toEqual({ automatic: false, messageKey: "errors:authorize.otherClient.message" });
+      expect(new URL(error.location).searchParams.get("error")).toBe("access_denied");
+      // Ended; a request never shown keeps nothing, so the link is unknown from now on.
+      expect(await pageError(manager.load(CLIENT_ID, requestUri, browser))).toBe("request_expired");
+    }
   });
 
   it("any other browser gets a page naming the app's host, with the way back as a link, never a redirect (RFC 9700 §4.11.2)", async () => {

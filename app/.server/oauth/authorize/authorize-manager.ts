@@ -39,14 +39,37 @@ export class AuthorizationReturnError extends AuthorizationPageError {
   readonly host: string;
 
   constructor(
-    status: "expired" | "answered",
+    status: ReturnStatus,
     readonly location: string,
     readonly automatic: boolean,
   ) {
     const host = appHostOf(location);
-    super(status === "expired" ? "request_expired" : "request_answered", automatic ? status : "otherBrowser", { host });
+    super(RETURN_CODES[status], pageOf(status, automatic), { host });
     this.host = host;
   }
+}
+
+/** Why a request goes back to its app unanswered: it expired, it was answered, or it was opened with another client_id. */
+export type ReturnStatus = "expired" | "answered" | "otherClient";
+
+const RETURN_CODES = { expired: "request_expired", answered: "request_answered", otherClient: "request_invalid" } as const;
+
+/** What the app reads in error_description (RFC 6749 §4.1.2.1: "Human-readable ASCII text", for its developers). */
+const RETURN_DESCRIPTIONS: Record<ReturnStatus, string> = {
+  expired: "This authorization request expired before it was answered",
+  answered: "This authorization request was already answered",
+  otherClient: "This authorization request was opened with another client_id",
+};
+
+/** The page a browser that is not sent back at once reads: the other-client page names the app's host itself. */
+function pageOf(status: ReturnStatus, automatic: boolean): AuthorizationPage {
+  if (status === "otherClient") return "otherClient";
+  return automatic ? status : "otherBrowser";
+}
+
+/** Whether `browser` is the one a request was last shown to (undefined: a browser with nothing to recognise it by). */
+function isShownTo(shownTo: string | null, browser: string | undefined): boolean {
+  return browser !== undefined && shownTo === browser;
 }
 
 /**
@@ -88,22 +111,19 @@ export class AuthorizeManager {
       // Never issued, or gone for longer than the grace period: nothing says where the app is.
       throw new AuthorizationPageError("request_expired", "expired");
     }
-    // RFC 9126 §4: the authorization request carries "client_id REQUIRED" beside the request_uri, and it must be the
-    // client that pushed the request (otherwise one app could show the screen of another's request). Checked before
-    // anything is sent back: a link with another client_id never redirects.
-    const pushedBy = found.status === "active" ? found.request.clientId : found.returnAddress.clientId;
+    // RFC 9126 §4: the authorization request carries "client_id REQUIRED" beside the request_uri.
     if (!clientId) throw new AuthorizationPageError("request_invalid", "noClientId");
-    if (clientId !== pushedBy) {
-      throw new AuthorizationPageError("request_invalid", "otherClient");
-    }
     if (found.status !== "active") {
       // RFC 9700 §4.11.2: "The authorization server SHOULD only automatically redirect the user agent if it trusts the
       // redirection URI. If the URI is not trusted, the authorization server MAY inform the user and rely on the user to
       // make the correct decision." Anyone may publish metadata naming any redirect URI, so only the browser this
       // request was shown to goes back unasked; for any other the link would be a redirector (docs/decisions/0022).
-      throw this.returnToApp(found.status, found.returnAddress, browser !== undefined && found.shownTo === browser);
+      // The client_id of the link does not matter here: the way back is the pushing app's, kept from PAR.
+      throw this.returnToApp(found.status, found.returnAddress, isShownTo(found.shownTo, browser));
     }
     const { request } = found;
+    // It must be the client that pushed the request, or one app could show the screen of another's request.
+    if (clientId !== request.clientId) throw await this.endForAnotherClient(request, browser);
     let client: OAuthClient;
     try {
       client = await this.clients.getClient(request.clientId);
@@ -126,6 +146,24 @@ export class AuthorizeManager {
     if (!requestUri || !requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 512) return undefined;
     const found = await this.requests.find(sha256Base64url(requestUri), this.now());
     return found?.status === "active" ? found.request.parameters.ui_locales?.split(" ") : undefined;
+  }
+
+  /**
+   * A live request opened with another client_id (a link changed, or mixed up between two apps) is ended, and its way
+   * back goes to the app that pushed it, as the reference provider does (docs/decisions/0032): that app learns that
+   * this request will not be answered, instead of the person being stuck on a page. RFC 6749 §4.1.2.1 forbids
+   * redirecting "to the invalid redirection URI" when "the client identifier is missing or invalid"; the way back is
+   * not the link's app's but the pushing app's redirect_uri, validated at PAR. Which browser goes there unasked is
+   * decided as for any ended request (RFC 9700 §4.11.2, docs/decisions/0022): only the one the screen was shown to.
+   * The store recorded that browser; reading it back after the request ended costs a second read, on this rare path
+   * only. Several opens at once: one ends it, every one of them answers the same way.
+   */
+  private async endForAnotherClient(request: StoredAuthorizationRequest, browser: string | undefined): Promise<AuthorizationReturnError> {
+    const now = this.now();
+    await this.requests.consume(request.idHash, now);
+    const ended = await this.requests.find(request.idHash, now);
+    const shown = ended !== undefined && ended.status !== "active" && isShownTo(ended.shownTo, browser);
+    return this.returnToApp("otherClient", returnAddressOf(request.parameters), shown);
   }
 
   /**
@@ -175,9 +213,8 @@ export class AuthorizeManager {
    * RFC 6749 §4.1.2.1: the app learns that this request will not be answered (`access_denied`), with its `state`,
    * so that it can start again; the person lands back in the app rather than on a dead end.
    */
-  private returnToApp(status: "expired" | "answered", address: ReturnAddress, automatic: boolean): AuthorizationReturnError {
-    const description = status === "expired" ? "This authorization request expired before it was answered" : "This authorization request was already answered";
-    return new AuthorizationReturnError(status, this.redirectUrl(address, { error: "access_denied", error_description: description }), automatic);
+  private returnToApp(status: ReturnStatus, address: ReturnAddress, automatic: boolean): AuthorizationReturnError {
+    return new AuthorizationReturnError(status, this.redirectUrl(address, { error: "access_denied", error_description: RETURN_DESCRIPTIONS[status] }), automatic);
   }
 
   /**

@@ -4,8 +4,11 @@ import { ConnectedApps } from "../../accounts/connected-apps.ts";
 import {
   accountsThatMayAnswer,
   allowingAccount,
-  claimsRememberedConsent,
+  consentOnScreen,
+  declinedOnAllow,
+  grantedScope,
   hintNames,
+  isOptionalValue,
   screenStep,
   setAsideByPromptLogin,
   silentAnswer,
@@ -97,16 +100,69 @@ describe("the screen's step", () => {
 });
 
 describe("remembered consent", () => {
+  const claims = async (req: PromptRequest, did: string) => (await consentOnScreen(apps, req, did)).remembered;
+
   it("is claimed when the account allowed every value before, never under prompt=consent", async () => {
-    expect(await claimsRememberedConsent(apps, request(), alice.account.did)).toBe(false);
+    expect(await claims(request(), alice.account.did)).toBe(false);
     await apps.remember(alice.account.did, CLIENT, "atproto");
-    expect(await claimsRememberedConsent(apps, request(), alice.account.did)).toBe(false);
+    expect(await claims(request(), alice.account.did)).toBe(false);
     await apps.remember(alice.account.did, CLIENT, "transition:generic");
-    expect(await claimsRememberedConsent(apps, request(), alice.account.did)).toBe(true);
-    expect(await claimsRememberedConsent(apps, request({ prompt: "consent" }), alice.account.did)).toBe(false);
+    expect(await claims(request(), alice.account.did)).toBe(true);
+    expect(await claims(request({ prompt: "consent" }), alice.account.did)).toBe(false);
     // Another client, or another account, was not allowed.
-    expect(await claimsRememberedConsent(apps, { ...request(), clientId: "https://other.example/meta.json" }, alice.account.did)).toBe(false);
-    expect(await claimsRememberedConsent(apps, request(), bob.account.did)).toBe(false);
+    expect(await claims({ ...request(), clientId: "https://other.example/meta.json" }, alice.account.did)).toBe(false);
+    expect(await claims(request(), bob.account.did)).toBe(false);
+  });
+});
+
+describe("a declined email (issue 19, item 8; docs/decisions/0032)", () => {
+  const WITH_EMAIL = `${SCOPE} transition:email`;
+
+  it("only the email permission is optional", () => {
+    expect(["transition:email", "account:email", "account:email?action=read"].every(isOptionalValue)).toBe(true);
+    expect(["atproto", "transition:generic", "account:status", "identity:handle", "repo:*"].some(isOptionalValue)).toBe(false);
+  });
+
+  it("an Allow declines what the box says; a form without the box keeps what was declined before", () => {
+    expect(declinedOnAllow(WITH_EMAIL, "declined", [])).toEqual(["transition:email"]);
+    expect(declinedOnAllow(WITH_EMAIL, "shared", ["transition:email"])).toEqual([]);
+    expect(declinedOnAllow(WITH_EMAIL, "not-offered", ["transition:email"])).toEqual(["transition:email"]);
+    expect(declinedOnAllow(WITH_EMAIL, "not-offered", [])).toEqual([]);
+    // Only optional values of this request are ever declined.
+    expect(declinedOnAllow(SCOPE, "declined", [])).toEqual([]);
+    expect(grantedScope(WITH_EMAIL, ["transition:email"])).toBe(SCOPE);
+  });
+
+  it("the same request again is covered by the remembered consent, still without email; the screen shows the box as left, under prompt=consent too", async () => {
+    await apps.remember(alice.account.did, CLIENT, SCOPE, ["transition:email"]);
+    expect(await consentOnScreen(apps, request({ scope: WITH_EMAIL }), alice.account.did)).toEqual({ remembered: true, declined: ["transition:email"] });
+    expect(await consentOnScreen(apps, request({ scope: WITH_EMAIL, prompt: "consent" }), alice.account.did)).toEqual({ remembered: false, declined: ["transition:email"] });
+    // A request that does not ask for the email is covered as before, with nothing declined in it.
+    expect(await consentOnScreen(apps, request(), alice.account.did)).toEqual({ remembered: true, declined: [] });
+  });
+
+  it("prompt=none answers from it with a code for the rest, never the email", async () => {
+    await apps.remember(alice.account.did, CLIENT, SCOPE, ["transition:email"]);
+    const answer = await silentAnswer(apps, request({ prompt: "none", scope: WITH_EMAIL }), [alice]);
+    expect(answer).toEqual({ kind: "approve", signedIn: alice, scope: SCOPE, declined: ["transition:email"] });
+  });
+
+  it("the latest answer wins: ticked later, the email is granted and no longer declined; unticked later, it is taken out of the consent", async () => {
+    await apps.remember(alice.account.did, CLIENT, SCOPE, ["transition:email"]);
+    await apps.remember(alice.account.did, CLIENT, WITH_EMAIL);
+    expect(await apps.consentFor(alice.account.did, CLIENT, WITH_EMAIL)).toEqual({ status: "covers", declined: [] });
+    expect((await consents.find(alice.account.did, CLIENT))?.declined).toBe("");
+    await apps.remember(alice.account.did, CLIENT, SCOPE, ["transition:email"]);
+    expect(await consents.find(alice.account.did, CLIENT)).toMatchObject({ scope: SCOPE, declined: "transition:email" });
+    const answer = await silentAnswer(apps, request({ prompt: "none", scope: WITH_EMAIL }), [alice]);
+    expect(answer.kind === "approve" && answer.scope).toBe(SCOPE);
+  });
+
+  it("a declined value covers only itself: a request for another email value asks again", async () => {
+    await apps.remember(alice.account.did, CLIENT, SCOPE, ["transition:email"]);
+    expect((await apps.consentFor(alice.account.did, CLIENT, `${SCOPE} account:email`)).status).toBe("narrower");
+    const answer = await silentAnswer(apps, request({ prompt: "none", scope: `${SCOPE} account:email` }), [alice]);
+    expect(answer).toMatchObject({ kind: "refuse", error: "consent_required" });
   });
 });
 

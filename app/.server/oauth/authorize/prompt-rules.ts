@@ -23,11 +23,55 @@ export type PromptRequest = {
   createdAt: number;
 };
 
-/** What an account has allowed a client: nothing ever, less than this request asks, or all of it. */
-export type RememberedConsent = "never" | "narrower" | "covers";
+/**
+ * What an account has answered a client, measured against a request: nothing ever, less than this request asks, or
+ * all of it (`covers`: each value allowed, or an optional one declined); `declined`, the values of this request the
+ * person said no to before (docs/decisions/0032).
+ */
+export type RememberedConsent = { status: "never" | "narrower" | "covers"; declined: string[] };
 
 /** Remembered consent, as the rules ask for it (ConnectedApps.consentFor). */
 export type ConsentLookup = { consentFor(accountDid: string, clientId: string, scope: string): Promise<RememberedConsent> };
+
+/**
+ * The scope values a person may decline while allowing the rest (issue 19, item 8): those that give the email
+ * address. The reference provider lets a person untick email too; every other permission is the app's to ask for.
+ */
+export function isOptionalValue(value: string): boolean {
+  return value === "transition:email" || value === "account:email" || value.startsWith("account:email?");
+}
+
+function valuesOf(scope: string): string[] {
+  return scope.split(" ").filter(Boolean);
+}
+
+/**
+ * The scope an approval grants: the request's, less the values declined. RFC 6749 §3.3: "The authorization server
+ * MAY fully or partially ignore the scope requested by the client, based on the authorization server policy or the
+ * resource owner's instructions"; the token response's `scope` then says what was granted.
+ */
+export function grantedScope(scope: string, declined: readonly string[]): string {
+  return valuesOf(scope)
+    .filter((value) => !declined.includes(value))
+    .join(" ");
+}
+
+/**
+ * What the screen offered about the optional values and what the person did: the email box ticked, unticked, or not
+ * on the page at all (a page from before the box, or a form that did not render it).
+ */
+export type OptionalChoice = "shared" | "declined" | "not-offered";
+
+/**
+ * The values of the request an Allow declines: the box decides when the screen offered it; otherwise what the person
+ * declined before holds, so a remembered "no" is never turned into a "yes" by a form that did not ask.
+ */
+export function declinedOnAllow(scope: string, choice: OptionalChoice, rememberedDeclines: readonly string[]): string[] {
+  const optional = valuesOf(scope).filter(isOptionalValue);
+  if (choice === "declined") return optional;
+  if (choice === "shared") return [];
+  return optional.filter((value) => rememberedDeclines.includes(value));
+}
 
 /**
  * Whether a login_hint (handle, email or DID, in any case, with or without "@") names this account. An email hints
@@ -89,13 +133,15 @@ export function setAsideByPromptLogin(request: PromptRequest, step: ScreenStep<B
 }
 
 /**
- * Whether the screen may say the app was allowed before (and so offer a shorter screen). OIDC Core §3.1.2.1:
- * prompt=consent "SHOULD prompt the End-User for consent before returning information to the Client": remembered
- * consent is then not claimed.
+ * What the screen says of the account's earlier answers: `remembered`, whether it may say the app was allowed before
+ * (and so offer a shorter screen); `declined`, the optional values the person said no to, which the screen shows
+ * unticked as they were left. OIDC Core §3.1.2.1: prompt=consent "SHOULD prompt the End-User for consent before
+ * returning information to the Client": remembered consent is then not claimed, but the boxes still show the
+ * person's last answer.
  */
-export async function claimsRememberedConsent(consents: ConsentLookup, request: PromptRequest, accountDid: string): Promise<boolean> {
-  if (request.parameters.prompt === "consent") return false;
-  return (await consents.consentFor(accountDid, request.clientId, request.parameters.scope)) === "covers";
+export async function consentOnScreen(consents: ConsentLookup, request: PromptRequest, accountDid: string): Promise<{ remembered: boolean; declined: string[] }> {
+  const consent = await consents.consentFor(accountDid, request.clientId, request.parameters.scope);
+  return { remembered: request.parameters.prompt !== "consent" && consent.status === "covers", declined: consent.declined };
 }
 
 /** The account an Allow without a password acts for: the one the screen named (its hidden field), or, for a form naming none, the only one that may answer. */
@@ -108,8 +154,13 @@ export function allowingAccount<A extends BrowserAccount>(request: PromptRequest
 /** The errors prompt=none answers with (OIDC Core §3.1.2.6). */
 export type SilentRefusal = "login_required" | "consent_required" | "account_selection_required";
 
-/** What prompt=none does: issue a code for an account, or send one of the errors back, never a screen. */
-export type SilentAnswer<A extends BrowserAccount> = { kind: "approve"; signedIn: A } | { kind: "refuse"; error: SilentRefusal; description: string };
+/**
+ * What prompt=none does: issue a code for an account, for the scope its remembered consent grants (less what the
+ * person declined before: `declined`), or send one of the errors back, never a screen.
+ */
+export type SilentAnswer<A extends BrowserAccount> =
+  | { kind: "approve"; signedIn: A; scope: string; declined: string[] }
+  | { kind: "refuse"; error: SilentRefusal; description: string };
 
 const REFUSALS: Record<SilentRefusal, string> = {
   // One description for every login_required: it must not tell apart the reasons a browser may have.
@@ -136,9 +187,12 @@ export async function silentAnswer<A extends BrowserAccount>(consents: ConsentLo
   const { clientId, parameters } = request;
   const candidates = accountsThatMayAnswer(accounts, request);
   const remembered = await Promise.all(candidates.map((signedIn) => consents.consentFor(signedIn.account.did, clientId, parameters.scope)));
-  if (remembered.every((consent) => consent === "never")) return refuse("login_required");
+  if (remembered.every((consent) => consent.status === "never")) return refuse("login_required");
   if (candidates.length > 1) return refuse("account_selection_required");
   const only = candidates[0]!;
   if (!only.staySignedIn) return refuse("login_required");
-  return remembered[0] === "covers" ? { kind: "approve", signedIn: only } : refuse("consent_required");
+  const consent = remembered[0]!;
+  if (consent.status !== "covers") return refuse("consent_required");
+  // The person's "no" to an optional value holds without a screen: the code is for the rest.
+  return { kind: "approve", signedIn: only, scope: grantedScope(parameters.scope, consent.declined), declined: consent.declined };
 }

@@ -2,6 +2,7 @@ import type { ConnectedApp } from "../../accounts/connected-apps.ts";
 import { isLoopbackClientId } from "../../oauth/client/client-metadata.ts";
 import type { OAuthClient } from "../../oauth/client/client-metadata.ts";
 import { groupPermissions } from "../../oauth/scopes/scope-description.ts";
+import { isOptionalValue } from "../../oauth/authorize/prompt-rules.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { clientIdentity } from "../client-identity.ts";
@@ -40,6 +41,7 @@ async function appView(services: Services, app: ConnectedApp, t: Translate): Pro
     clientUri: client?.clientUri,
     scope: app.scope,
     groups: groupPermissions(app.scope, t),
+    emailDeclined: app.declined.some(isOptionalValue),
     firstAuthorizedAt: app.firstAuthorizedAt.toISOString(),
     lastUsedAt: app.lastUsedAt?.toISOString(),
     activeGrants: app.activeGrants,

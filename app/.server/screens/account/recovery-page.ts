@@ -4,7 +4,7 @@ import { hasCode } from "../../errors/atrium-error.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import { languageOf } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
-import { readCookie, requestClientAddress, serializeCookie } from "../../http/browser.ts";
+import { cookieNames, readCookie, requestClientAddress, serializeCookie } from "../../http/browser.ts";
 import { csrfToken, endSession, isTrustedPost, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { withNotice } from "./notices.ts";
@@ -42,7 +42,7 @@ function signInScreen(value: string | null | undefined): string | undefined {
 
 /** Where this browser goes after a reset it asked for from a sign-in request: a cookie, for the reset link opened here. */
 function returnCookieName(services: Services): string {
-  return `${services.config.publicUrl.protocol === "https:" ? "__Host-" : ""}atrium_recovery_return`;
+  return cookieNames(services.config).recoveryReturn;
 }
 
 /**

@@ -42,6 +42,8 @@ export type ConnectedAppView = ClientIdentityView & {
   clientUri?: string;
   scope: string;
   groups: PermissionGroups;
+  /** The person unticked "Share your email address" for this app (docs/decisions/0032): the page says it was not given. */
+  emailDeclined: boolean;
   firstAuthorizedAt: string;
   lastUsedAt?: string;
   activeGrants: number;

@@ -4,15 +4,18 @@ import type { Services } from "../../services.ts";
 import { AuthorizationPageError, AuthorizationReturnError, type PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 import {
   allowingAccount,
-  claimsRememberedConsent,
+  consentOnScreen,
+  declinedOnAllow,
+  grantedScope,
   screenStep,
   setAsideByPromptLogin,
   silentAnswer,
+  type OptionalChoice,
   type ScreenChoice,
 } from "../../oauth/authorize/prompt-rules.ts";
 import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
 import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
-import { asksForEmail, consentView, withoutEmail, type ConsentView } from "./consent-view.ts";
+import { consentView, type ConsentView } from "./consent-view.ts";
 
 /**
  * The consent screen's server side, framework-free: what GET shows and what
@@ -71,14 +74,14 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   // The prompt, login_hint and remembered-consent rules are oauth/authorize/prompt-rules.ts's; this renders them.
   if (parameters.prompt === "none") {
     const answer = await silentAnswer(services.connectedApps, pending.request, accounts);
-    if (answer.kind === "approve") return redirectTo(await approve(services, pending, answer.signedIn.account));
+    if (answer.kind === "approve") return redirectTo(await approve(services, pending, answer.signedIn.account, answer.declined));
     return redirectTo(await services.authorize.reject(pending, answer.error, answer.description));
   }
 
   const choice = choiceOf(url);
   const step = screenStep(pending.request, accounts, choice);
   const account = step.kind === "account" ? step.signedIn.account : undefined;
-  const rememberedConsent = account ? await claimsRememberedConsent(services.connectedApps, pending.request, account.did) : false;
+  const earlierAnswer = account ? await consentOnScreen(services.connectedApps, pending.request, account.did) : { remembered: false, declined: [] };
   const headers = new Headers();
   const token = csrfToken(services, request, headers);
   // Offered whenever any passkey is registered here, whatever login_hint says: offering it only for hinted accounts
@@ -98,7 +101,8 @@ async function consentPage(services: Services, request: Request, t: Translate): 
         earlierAccount: earlier,
         service,
         csrfToken: token,
-        rememberedConsent,
+        rememberedConsent: earlierAnswer.remembered,
+        declinedBefore: earlierAnswer.declined,
         passkeyOptions,
         chooser: step.kind === "choose" ? step.accounts.map((signedIn) => ({ handle: signedIn.account.handle, did: signedIn.account.did })) : undefined,
         otherAccounts: accounts.filter((signedIn) => signedIn.account.did !== account?.did).length,
@@ -152,15 +156,24 @@ async function consentForm(services: Services, request: Request, form: (name: st
     account = allowingAccount(pending.request, await signedInAccounts(services, request), form("account"))?.account;
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
-  // "Share your email address" unticked (the screen says it offered the choice: an older page without it declines nothing).
-  const { scope } = pending.request.parameters;
-  const declineEmail = asksForEmail(scope) && form("email_choice") === "1" && form("share_email") !== "on";
-  return redirectTo(await approve(services, pending, account, declineEmail ? withoutEmail(scope) : scope), headers);
+  return redirectTo(await approve(services, pending, account, await declinedByForm(services, pending, account, form)), headers);
 }
 
-/** Issues the code for the scope the person granted and remembers that consent (what was declined is not in it). */
-async function approve(services: Services, pending: PendingAuthorization, account: AccountSummary, scope = pending.request.parameters.scope): Promise<string> {
+/**
+ * What the Allow declines (oauth/authorize/prompt-rules.ts, declinedOnAllow): "Share your email address" unticked, or,
+ * on a form that did not offer the box (`email_choice` is how the screen says it did), what was declined before.
+ */
+async function declinedByForm(services: Services, pending: PendingAuthorization, account: AccountSummary, form: (name: string) => string): Promise<string[]> {
+  const { scope } = pending.request.parameters;
+  const choice: OptionalChoice = form("email_choice") !== "1" ? "not-offered" : form("share_email") === "on" ? "shared" : "declined";
+  const remembered = choice === "not-offered" ? (await services.connectedApps.consentFor(account.did, pending.client.clientId, scope)).declined : [];
+  return declinedOnAllow(scope, choice, remembered);
+}
+
+/** Issues the code for the request's scope less what the person declined, and remembers both (docs/decisions/0032). */
+async function approve(services: Services, pending: PendingAuthorization, account: AccountSummary, declined: string[]): Promise<string> {
+  const scope = grantedScope(pending.request.parameters.scope, declined);
   const location = await services.authorize.approve(pending, account.did, scope);
-  await services.connectedApps.remember(account.did, pending.client.clientId, scope);
+  await services.connectedApps.remember(account.did, pending.client.clientId, scope, declined);
   return location;
 }

@@ -3,6 +3,7 @@ import type { AccountSummary } from "../../accounts/account-manager.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../../oauth/scopes/scope-description.ts";
 import type { PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
+import { isOptionalValue } from "../../oauth/authorize/prompt-rules.ts";
 import { clientIdentity, type ClientIdentityView, type ServiceIdentity } from "../client-identity.ts";
 
 /**
@@ -57,27 +58,13 @@ export type ConsentView = {
   links: { useAnother: string; choose: string };
   /** The request asks for the email address, which the person may decline while allowing the rest (issue 19). */
   emailOptional: boolean;
+  /** The person declined it the last time this app asked (docs/decisions/0032): the box shows unticked, as they left it. */
+  emailDeclined: boolean;
 };
 
-/** The scope values that give the email address: the ones a person may untick on the consent screen. */
-function isEmailValue(value: string): boolean {
-  return value === "transition:email" || value === "account:email" || value.startsWith("account:email?");
-}
-
-/** Whether a requested scope asks for the email address. */
-export function asksForEmail(scope: string): boolean {
-  return scope.split(" ").some(isEmailValue);
-}
-
-/**
- * The scope granted when the person unticked "Share your email address": the request's scope without the values that
- * give it (issue 19). The token then carries no email permission, so getSession leaves the address out.
- */
-export function withoutEmail(scope: string): string {
-  return scope
-    .split(" ")
-    .filter((value) => value && !isEmailValue(value))
-    .join(" ");
+/** Whether a requested scope asks for an optional value the person may untick (the email address). */
+function asksForOptional(scope: string): boolean {
+  return scope.split(" ").some(isOptionalValue);
 }
 
 export type ConsentContext = {
@@ -87,6 +74,8 @@ export type ConsentContext = {
   service: ServiceIdentity;
   csrfToken: string;
   rememberedConsent: boolean;
+  /** The optional values of this request the account declined before (oauth/authorize/prompt-rules.ts, consentOnScreen). */
+  declinedBefore: readonly string[];
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
   chooser?: { handle: string; did: string }[];
   otherAccounts: number;
@@ -137,7 +126,8 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     otherAccounts: context.otherAccounts,
     addingAccount: context.addingAccount,
     links: context.links,
-    emailOptional: asksForEmail(parameters.scope),
+    emailOptional: asksForOptional(parameters.scope),
+    emailDeclined: Boolean(account) && context.declinedBefore.some(isOptionalValue),
   };
 }
 

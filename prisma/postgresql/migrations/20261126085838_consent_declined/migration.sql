@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "AuthorizedClient" ADD COLUMN     "declined" TEXT NOT NULL DEFAULT '';
