@@ -19,6 +19,9 @@ const CREATED = "2026-11-26T00:00:00.000Z";
 /** Exports and proofs each reader takes, all while the writers write. */
 const EXPORTS = 12;
 const PROOFS = 24;
+/** Records written before, FILL_CALLS times (applyWrites' largest call): some 1,300 blocks, three reads of 500. */
+const FILL = 200;
+const FILL_CALLS = 5;
 
 let first: TestServer;
 let second: TestServer;
@@ -67,6 +70,11 @@ async function writeUntil(token: ScopedToken, name: string, done: () => boolean)
 
 describe("exports of a repository being written by two processes", () => {
   it("every getRepo (whole and since a revision) and every getRecord proof verifies with @atproto/repo", async () => {
+    // More blocks than one read of 500 would return: an export read in pages across commits could miss one.
+    for (let batch = 0; batch < FILL_CALLS; batch++) {
+      const writes = Array.from({ length: FILL }, (_, i) => ({ $type: "com.atproto.repo.applyWrites#create", collection: POST, rkey: `fill${batch}${String(i).padStart(3, "0")}`, value: { text: `fill ${i}`, createdAt: CREATED } }));
+      expect((await call(writers[0]!, "com.atproto.repo.applyWrites", { json: { repo: alice.did, writes } })).status).toBe(200);
+    }
     // The base for the `since` exports: an export taken before the writes, imported as another PDS would.
     const base = await verifyRepoCar(await bytes(first, "com.atproto.sync.getRepo", { did: alice.did }), alice.did, didKey);
     const baseCar = await readCarWithRoot(await bytes(first, "com.atproto.sync.getRepo", { did: alice.did }));
