@@ -1,61 +1,46 @@
 /**
- * The firehose's cost (docs/decisions/0029), `npx tsx bench/firehose.ts` after a build (`npx remix vite:build`):
+ * The firehose's cost (docs/decisions/0029), part of `npm run bench` (bench/run.ts) on both engines; alone:
+ * `npx tsx bench/firehose.ts [--engine sqlite|postgresql|both]` after `npm run build`.
  *
- * 1. CPU per delivered event: 100 live subscribers on one server process, 1,000 one-record #commit events appended
- *    by another process (this one) to the shared event log; the server's utime + stime (/proc/<pid>/stat) from the
+ * 1. CPU per delivered event: 100 live subscribers on one server process (the production build), 1,000 one-record
+ *    #commit events appended by another process (this one) to the server's own event log (the "RepoEvent" table
+ *    of its database, app/.server/stores/sql-event-log.ts); the server's utime + stime (/proc/<pid>/stat) from the
  *    first append until every subscriber has all 1,000, divided by the 100,000 deliveries.
  * 2. Resident memory with one subscriber that never reads: the server's VmRSS before it subscribes and at its
  *    highest while 32 KiB events are appended until the server cuts it off (ConsumerTooSlow), with the default
  *    8 MiB bound.
  *
- * The server runs the real server module (server.ts startServer) on an SQLite event log shared with this process
- * (tests/helpers/firehose-process.ts), the stand-in for the server's own SQL log until the repository appends to it:
- * what is measured is the firehose's side (reading the log, framing once, sending to every subscriber), not commits.
+ * The events are appended directly rather than made by commits, so that the figure is the firehose's side (reading
+ * the log, framing once, sending to every subscriber), not the commits' (bench/repo-commit.ts measures those).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 import { WebSocket } from "ws";
-import { freePort, PROJECT_ROOT } from "../scripts/lib/server-process.ts";
+import { PostgresDatabase } from "../app/.server/db/postgres-database.ts";
+import type { Database } from "../app/.server/db/sql.ts";
+import { SqliteDatabase } from "../app/.server/db/sqlite-database.ts";
+import { SqlEventLog } from "../app/.server/stores/sql-event-log.ts";
+import type { NewEvent } from "../app/.server/sync/event-log.ts";
 import { commitEvent } from "../tests/helpers/repo-events.ts";
-import { SqliteEventLog } from "../tests/helpers/sqlite-event-log.ts";
 import { clockTicksPerSecond, processCpuTicks } from "./lib/cpu.ts";
+import { startBenchPostgres, type BenchPostgres } from "./lib/postgres.ts";
+import { startServer, type BenchServer } from "./lib/server.ts";
+import { round } from "./lib/stats.ts";
 
 const SUBSCRIBERS = 100;
 const EVENTS = 1_000;
 const DID = "did:plc:bench222222222222222222222";
+const RETENTION_MS = 72 * 3600_000;
 
-type Server = { child: ChildProcess; port: number; pid: number; exited: Promise<void> };
-
-async function startServerProcess(dir: string, logFile: string): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "tests/helpers/firehose-process.ts"], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      DATABASE_URL: `file:${path.join(dir, "atrium.db")}`,
-      ATRIUM_TEST_EVENT_LOG: logFile,
-      ATRIUM_LOG_LEVEL: "warn",
-      ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS + 10),
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"event":"listening"')) resolve();
-    });
-    void exited.then(() => reject(new Error(`the server exited before listening:\n${output}`)));
-  });
-  return { child, port, pid: child.pid!, exited };
-}
+export type FirehoseResult = {
+  engine: "sqlite" | "postgresql";
+  subscribers: number;
+  events: number;
+  cpuMicrosPerDelivery: number;
+  seconds: number;
+  neverReads: { events: number; eventBytes: number; rssBeforeMiB: number; rssHighestAtThirdMiB: number; rssHighestMiB: number; cutOff: boolean; closeCode: number; seconds: number };
+};
 
 function residentBytes(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((text) => text.startsWith("VmRSS:"))!;
@@ -85,22 +70,23 @@ function subscriber(url: string): { socket: WebSocket; opened: Promise<void>; re
   };
 }
 
-async function fanOut(server: Server, log: SqliteEventLog, ticksPerSecond: number): Promise<{ cpuMicrosPerDelivery: number; seconds: number }> {
-  const url = `ws://127.0.0.1:${server.port}/xrpc/com.atproto.sync.subscribeRepos`;
-  const subscribers = Array.from({ length: SUBSCRIBERS }, () => subscriber(url));
+const firehoseUrl = (server: BenchServer) => `${server.issuer.replace(/^http/, "ws")}/xrpc/com.atproto.sync.subscribeRepos`;
+
+async function fanOut(server: BenchServer, log: SqlEventLog, first: number): Promise<{ cpuMicrosPerDelivery: number; seconds: number }> {
+  const subscribers = Array.from({ length: SUBSCRIBERS }, () => subscriber(firehoseUrl(server)));
   await Promise.all(subscribers.map((made) => made.opened));
-  const events = [];
-  for (let n = 1; n <= EVENTS; n++) events.push(await commitEvent(DID, n));
+  const events: NewEvent[] = [];
+  for (let n = 1; n <= EVENTS; n++) events.push(await commitEvent(DID, first + n));
   const startTicks = processCpuTicks(server.pid);
   const started = performance.now();
-  // One event per append, as commits arrive: the server reads them at its poll interval, in batches.
+  // One event per append, as commits arrive: the server reads another process's appends at its poll interval.
   for (const event of events) await log.append([event], Date.now());
   await Promise.all(subscribers.map((made) => made.reached(EVENTS)));
   const seconds = (performance.now() - started) / 1000;
   const ticks = processCpuTicks(server.pid) - startTicks;
   for (const made of subscribers) made.socket.close();
   await Promise.all(subscribers.map((made) => made.closed));
-  return { cpuMicrosPerDelivery: ((ticks / ticksPerSecond) * 1e6) / (SUBSCRIBERS * EVENTS), seconds };
+  return { cpuMicrosPerDelivery: ((ticks / clockTicksPerSecond()) * 1e6) / (SUBSCRIBERS * EVENTS), seconds };
 }
 
 /**
@@ -108,24 +94,28 @@ async function fanOut(server: Server, log: SqliteEventLog, ticksPerSecond: numbe
  * The highest RSS is reported after the first third and after all: bounded memory shows as the same figure.
  */
 const STUCK_EVENTS = 4_500;
+const STUCK_EVENT_BYTES = 32 * 1024;
 
-async function neverReads(server: Server, log: SqliteEventLog, firstN: number): Promise<{ before: number; highestAtThird: number; highest: number; closeCode: number }> {
+async function neverReads(server: BenchServer, log: SqlEventLog, first: number): Promise<FirehoseResult["neverReads"]> {
   const before = residentBytes(server.pid);
-  const url = `ws://127.0.0.1:${server.port}/xrpc/com.atproto.sync.subscribeRepos`;
-  const stuck = subscriber(url);
+  const stuck = subscriber(firehoseUrl(server));
   await stuck.opened;
   stuck.socket.pause();
   let closeCode = 0;
   stuck.socket.once("close", (code) => (closeCode = code));
   // A reading subscriber beside it: once it has an event, the server has handed that event to the stuck one too.
-  const witness = subscriber(url);
+  const witness = subscriber(firehoseUrl(server));
   await witness.opened;
   let highest = before;
   let highestAtThird = before;
-  // In appends of 50 (the server reads another process's appends every poll interval): the whole run stays well
-  // inside the 30 s heartbeat, which would otherwise drop the stuck subscriber for not answering pings first.
+  const started = performance.now();
+  // 50 events per append (one transaction): the whole run stays well inside the 30 s heartbeat, which would
+  // otherwise drop the stuck subscriber for not answering pings before its queue reaches the bound (on PostgreSQL a
+  // durable commit per event takes longer than that).
   for (let appended = 0; appended < STUCK_EVENTS; appended += 50) {
-    for (let n = 1; n <= 50; n++) await log.append([await commitEvent(DID, firstN + appended + n, 32 * 1024)], Date.now());
+    const events: NewEvent[] = [];
+    for (let n = 1; n <= 50; n++) events.push(await commitEvent(DID, first + appended + n, STUCK_EVENT_BYTES));
+    await log.append(events, Date.now());
     await witness.reached(appended + 50);
     highest = Math.max(highest, residentBytes(server.pid));
     if (appended + 50 <= STUCK_EVENTS / 3) highestAtThird = highest;
@@ -135,32 +125,51 @@ async function neverReads(server: Server, log: SqliteEventLog, firstN: number): 
   await stuck.closed;
   witness.socket.close();
   await witness.closed;
-  return { before, highestAtThird, highest, closeCode };
+  const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
+  return { events: STUCK_EVENTS, eventBytes: STUCK_EVENT_BYTES, rssBeforeMiB: mib(before), rssHighestAtThirdMiB: mib(highestAtThird), rssHighestMiB: mib(highest), cutOff: closeCode === 1008, closeCode, seconds: round((performance.now() - started) / 1000, 1) };
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-bench-firehose-"));
-  const logFile = path.join(dir, "events.db");
-  const log = new SqliteEventLog(logFile);
-  const server = await startServerProcess(dir, logFile);
+/** One engine: a fresh server and database, a warm-up round, the measured round, then the subscriber that never reads. */
+export async function measureFirehose(options: { postgres?: BenchPostgres } = {}): Promise<FirehoseResult> {
+  const databaseUrl = options.postgres ? await options.postgres.createDatabase(`atrium_firehose_${Date.now()}`) : undefined;
+  const server = await startServer({ databaseUrl, env: { ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS + 10) } });
+  // This process appends to the server's own log, in its database (the server has migrated it by now).
+  const db: Database = options.postgres ? new PostgresDatabase(server.databaseUrl, { poolSize: 2 }) : new SqliteDatabase(server.databaseUrl.replace(/^file:/, ""));
   try {
-    const ticksPerSecond = clockTicksPerSecond();
-    // A first round warms the server up (V8 optimises the delivery path); the second is measured.
-    await fanOut(server, log, ticksPerSecond);
-    const fan = await fanOut(server, log, ticksPerSecond);
-    console.log(`${SUBSCRIBERS} subscribers × ${EVENTS} events: ${fan.cpuMicrosPerDelivery.toFixed(2)} µs of server CPU per delivered event (${fan.seconds.toFixed(2)} s)`);
+    const log = new SqlEventLog(db, RETENTION_MS);
+    await fanOut(server, log, 0); // V8 optimises the delivery path in this round
+    const fan = await fanOut(server, log, EVENTS);
     const memory = await neverReads(server, log, 2 * EVENTS);
-    const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-    console.log(
-      `one subscriber that never reads, ${STUCK_EVENTS} events of 32 KiB appended: server RSS ${mib(memory.before)} MiB before, at most ${mib(memory.highestAtThird)} MiB after a third, ${mib(memory.highest)} MiB after all ` +
-        `(bound per subscriber: 8 MiB); ${memory.closeCode === 1008 ? "cut off with ConsumerTooSlow" : `closed with ${memory.closeCode}, not cut off`}`,
-    );
+    return { engine: options.postgres ? "postgresql" : "sqlite", subscribers: SUBSCRIBERS, events: EVENTS, cpuMicrosPerDelivery: round(fan.cpuMicrosPerDelivery, 2), seconds: round(fan.seconds, 2), neverReads: memory };
   } finally {
-    server.child.kill("SIGTERM");
-    await server.exited;
-    log.close();
-    rmSync(dir, { recursive: true, force: true });
+    await db.close();
+    await server.stop();
   }
 }
 
-await main();
+export function describeFirehose(result: FirehoseResult): string {
+  const m = result.neverReads;
+  return (
+    `firehose, ${result.subscribers} subscribers × ${result.events} events: ${result.cpuMicrosPerDelivery.toFixed(2)} µs of server CPU per delivered event (${result.seconds.toFixed(2)} s); ` +
+    `one subscriber that never reads, ${m.events} events of ${m.eventBytes / 1024} KiB: server RSS ${m.rssBeforeMiB} MiB before, at most ${m.rssHighestAtThirdMiB} MiB after a third, ` +
+    `${m.rssHighestMiB} MiB after all (bound per subscriber: 8 MiB); ${m.cutOff ? "cut off with ConsumerTooSlow" : `closed with ${m.closeCode}, not cut off with ConsumerTooSlow`} (${m.seconds} s)`
+  );
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { engine: { type: "string", default: "sqlite" } } });
+  const engines = values.engine === "both" ? ["sqlite", "postgresql"] : [values.engine];
+  for (const engine of engines) {
+    if (engine === "sqlite") console.log(`SQLite: ${describeFirehose(await measureFirehose())}`);
+    else if (engine === "postgresql") {
+      const postgres = await startBenchPostgres();
+      try {
+        console.log(`PostgreSQL: ${describeFirehose(await measureFirehose({ postgres }))}`);
+      } finally {
+        await postgres.stop();
+      }
+    } else throw new Error(`--engine must be sqlite, postgresql or both (got ${engine})`);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -1,22 +1,53 @@
 /**
  * createRecord on a repository of 10,000 records (docs/decisions/0027): the server's CPU per single-record commit,
  * next to the floor of the same work done by @atproto/repo alone in this process (load the repository, apply one
- * write, sign, diff), measured in the same run. SQLite; `npx tsx bench/repo-commit.ts` after `npm run build`.
+ * write, sign, diff), measured in the same run; on PostgreSQL also the cluster's CPU and the statements per commit.
+ * Part of `npm run bench` (bench/run.ts); alone: `npx tsx bench/repo-commit.ts [--engine sqlite|postgresql|both]
+ * [--cpu-prof-dir /tmp/prof-repo]` after `npm run build`.
  */
 import { P256Keypair } from "@atproto/crypto";
 import { MemoryBlockstore, Repo, WriteOpAction } from "@atproto/repo";
+import { readdirSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { clockTicksPerSecond } from "./lib/cpu.ts";
 import { Driver, send } from "./lib/driver.ts";
+import { startBenchPostgres, statementDelta, type BenchPostgres } from "./lib/postgres.ts";
 import { startServer } from "./lib/server.ts";
+import { median, round } from "./lib/stats.ts";
+import { summarize, type ProfileWindow } from "./profile-summary.ts";
 
 const RECORDS = 10_000;
-const BATCH = 200;
+const FILL_BATCH = 200;
 const WARMUP = 50;
-const MEASURED = 300;
+/** Measured commits: BATCHES batches of BATCH_COMMITS, the median batch reported (as bench/README.md explains). */
+const BATCHES = 5;
+const BATCH_COMMITS = 60;
 const POST = "app.bsky.feed.post";
 
 const record = (i: number) => ({ $type: POST, text: `benchmark post ${i}`, createdAt: "2026-11-26T00:00:00.000Z" });
 const key = (i: number) => `3kbench${String(i).padStart(6, "0")}`;
+
+export type RepoCommitResult = {
+  engine: "sqlite" | "postgresql";
+  records: number;
+  commits: number;
+  /** Server CPU per commit, median batch, and each batch's. */
+  serverCpuMs: number;
+  batchServerCpuMs: number[];
+  wallMs: number;
+  /** @atproto/repo alone in this process: before the server, after it, and their mean. */
+  floorMs: { before: number; after: number; mean: number };
+  floorMultiple: number;
+  /** PostgreSQL only: the cluster's CPU per commit (median batch) and statements per commit. */
+  postgresCpuMs?: number;
+  statementsPerCommit?: number;
+  statements?: { query: string; perCommit: number }[];
+  /** The measured commits on the monotonic clock, for a profile of the server (bench/profile-summary.ts). */
+  window: ProfileWindow;
+};
 
 async function xrpc(driver: Driver, accessToken: string, nsid: string, json: unknown): Promise<void> {
   const url = driver.url(`/xrpc/${nsid}`);
@@ -30,53 +61,155 @@ async function xrpc(driver: Driver, accessToken: string, nsid: string, json: unk
   throw new Error(`${nsid}: no nonce accepted`);
 }
 
+type ServerFigures = Pick<RepoCommitResult, "serverCpuMs" | "batchServerCpuMs" | "wallMs" | "postgresCpuMs" | "statementsPerCommit" | "statements" | "window">;
+
 /** Server CPU (ms) per single-record createRecord on a repository of RECORDS records. */
-async function serverCommit(): Promise<{ cpuMs: number; wallMs: number }> {
-  const server = await startServer();
+async function serverCommits(options: { postgres?: BenchPostgres; nodeFlags?: string[] }): Promise<ServerFigures> {
+  const pg = options.postgres;
+  const database = `atrium_repo_commit_${Date.now()}`;
+  const databaseUrl = pg ? await pg.createDatabase(database) : undefined;
+  const server = await startServer({ databaseUrl, nodeFlags: options.nodeFlags });
   try {
     const driver = await Driver.create(server);
     const { access_token: token } = await driver.obtainTokens();
-    for (let start = 0; start < RECORDS; start += BATCH) {
-      const writes = Array.from({ length: BATCH }, (_, i) => ({ $type: "com.atproto.repo.applyWrites#create", collection: POST, rkey: key(start + i), value: record(start + i) }));
+    for (let start = 0; start < RECORDS; start += FILL_BATCH) {
+      const writes = Array.from({ length: FILL_BATCH }, (_, i) => ({ $type: "com.atproto.repo.applyWrites#create", collection: POST, rkey: key(start + i), value: record(start + i) }));
       await xrpc(driver, token, "com.atproto.repo.applyWrites", { repo: driver.did, writes });
     }
-    const create = (i: number) => xrpc(driver, token, "com.atproto.repo.createRecord", { repo: driver.did, collection: POST, rkey: key(RECORDS + i), record: record(i) });
-    for (let i = 0; i < WARMUP; i++) await create(i);
-    const ticks = server.cpuTicks();
-    const started = performance.now();
-    for (let i = WARMUP; i < WARMUP + MEASURED; i++) await create(i);
-    const wallMs = (performance.now() - started) / MEASURED;
-    return { cpuMs: ((server.cpuTicks() - ticks) * 1000) / clockTicksPerSecond() / MEASURED, wallMs };
+    let next = RECORDS;
+    const create = () => xrpc(driver, token, "com.atproto.repo.createRecord", { repo: driver.did, collection: POST, rkey: key(next), record: record(next++) });
+    for (let i = 0; i < WARMUP; i++) await create();
+    const ticksPerMs = clockTicksPerSecond() / 1000;
+    const batches: Array<{ server: number; postgres: number; wall: number }> = [];
+    const statementsBefore = pg ? await pg.statements(database) : undefined;
+    const startMicros = Number(process.hrtime.bigint() / 1000n);
+    for (let batch = 0; batch < BATCHES; batch++) {
+      const ticks = server.cpuTicks();
+      const pgTicks = pg?.cpuTicks() ?? 0;
+      const started = performance.now();
+      for (let i = 0; i < BATCH_COMMITS; i++) await create();
+      batches.push({
+        wall: (performance.now() - started) / BATCH_COMMITS,
+        server: (server.cpuTicks() - ticks) / ticksPerMs / BATCH_COMMITS,
+        postgres: pg ? (pg.cpuTicks() - pgTicks) / ticksPerMs / BATCH_COMMITS : 0,
+      });
+    }
+    const endMicros = Number(process.hrtime.bigint() / 1000n);
+    const figures: ServerFigures = {
+      window: { startMicros, endMicros, requests: BATCHES * BATCH_COMMITS },
+      serverCpuMs: median(batches.map((b) => b.server).sort((a, b) => a - b)),
+      batchServerCpuMs: batches.map((b) => round(b.server, 2)),
+      wallMs: median(batches.map((b) => b.wall).sort((a, b) => a - b)),
+    };
+    if (pg) {
+      figures.postgresCpuMs = median(batches.map((b) => b.postgres).sort((a, b) => a - b));
+      if (pg.statementsTracked) {
+        const commits = BATCHES * BATCH_COMMITS;
+        const delta = statementDelta(statementsBefore!, await pg.statements(database));
+        figures.statementsPerCommit = delta.total / commits;
+        figures.statements = [...delta.byQuery.values()].map((s) => ({ query: s.query, perCommit: round(s.calls / commits, 2) })).sort((a, b) => b.perCommit - a.perCommit);
+      }
+    }
+    return figures;
   } finally {
     await server.stop();
   }
 }
 
-/** The floor: @atproto/repo alone, in memory, doing what a commit needs: load, one write, sign, diff. */
-async function floorCommit(): Promise<number> {
+/** The floor: @atproto/repo alone, in memory, doing what a commit needs: load, one write, sign, diff (median batch, ms per commit). */
+export async function repoFloorMs(): Promise<number> {
   const keypair = await P256Keypair.create();
   const storage = new MemoryBlockstore();
   let repo = await Repo.create(storage, "did:plc:benchfloor", keypair);
-  for (let start = 0; start < RECORDS; start += BATCH) {
-    const writes = Array.from({ length: BATCH }, (_, i) => ({ action: WriteOpAction.Create, collection: POST, rkey: key(start + i), record: record(start + i) }) as const);
+  for (let start = 0; start < RECORDS; start += FILL_BATCH) {
+    const writes = Array.from({ length: FILL_BATCH }, (_, i) => ({ action: WriteOpAction.Create, collection: POST, rkey: key(start + i), record: record(start + i) }) as const);
     repo = await repo.applyWrites(writes as never, keypair);
   }
-  const commit = async (i: number) => {
+  let next = RECORDS;
+  const commit = async () => {
     const loaded = await Repo.load(storage, repo.cid);
-    repo = await loaded.applyWrites({ action: WriteOpAction.Create, collection: POST as never, rkey: key(RECORDS + i), record: record(i) }, keypair);
+    const i = next++;
+    repo = await loaded.applyWrites({ action: WriteOpAction.Create, collection: POST as never, rkey: key(i), record: record(i) }, keypair);
   };
-  for (let i = 0; i < WARMUP; i++) await commit(i);
-  const before = process.cpuUsage();
-  for (let i = WARMUP; i < WARMUP + MEASURED; i++) await commit(i);
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000 / MEASURED;
+  for (let i = 0; i < WARMUP; i++) await commit();
+  const batches: number[] = [];
+  for (let batch = 0; batch < BATCHES; batch++) {
+    const before = process.cpuUsage();
+    for (let i = 0; i < BATCH_COMMITS; i++) await commit();
+    const used = process.cpuUsage(before);
+    batches.push((used.user + used.system) / 1000 / BATCH_COMMITS);
+  }
+  return median(batches.sort((a, b) => a - b));
 }
 
-const floorBefore = await floorCommit();
-const server = await serverCommit();
-const floorAfter = await floorCommit();
-const floor = (floorBefore + floorAfter) / 2;
-console.log(`createRecord on a repository of ${RECORDS} records, ${MEASURED} single-record commits, SQLite:`);
-console.log(`  server CPU per commit ${server.cpuMs.toFixed(2)} ms (wall ${server.wallMs.toFixed(2)} ms)`);
-console.log(`  floor (@atproto/repo alone: load, write, sign, diff) ${floor.toFixed(2)} ms (before ${floorBefore.toFixed(2)}, after ${floorAfter.toFixed(2)})`);
-console.log(`  ratio ${(server.cpuMs / floor).toFixed(2)}× (issue 18's bound: 1.5×)`);
+/** One engine's figures: the floor, the server, the floor again. */
+export async function measureRepoCommit(options: { postgres?: BenchPostgres; nodeFlags?: string[] } = {}): Promise<RepoCommitResult> {
+  const before = await repoFloorMs();
+  const server = await serverCommits(options);
+  const after = await repoFloorMs();
+  const mean = (before + after) / 2;
+  return {
+    engine: options.postgres ? "postgresql" : "sqlite",
+    records: RECORDS,
+    commits: BATCHES * BATCH_COMMITS,
+    ...server,
+    serverCpuMs: round(server.serverCpuMs, 2),
+    wallMs: round(server.wallMs, 2),
+    postgresCpuMs: server.postgresCpuMs === undefined ? undefined : round(server.postgresCpuMs, 2),
+    statementsPerCommit: server.statementsPerCommit === undefined ? undefined : round(server.statementsPerCommit, 1),
+    floorMs: { before: round(before, 2), after: round(after, 2), mean: round(mean, 2) },
+    floorMultiple: round(server.serverCpuMs / mean, 2),
+  };
+}
+
+export function describeRepoCommit(result: RepoCommitResult): string {
+  const pg = result.postgresCpuMs === undefined ? "" : `; PostgreSQL's CPU ${result.postgresCpuMs.toFixed(2)} ms, ${result.statementsPerCommit?.toFixed(1) ?? "–"} statements per commit`;
+  return (
+    `createRecord on a repository of ${result.records} records, ${result.commits} single-record commits: ` +
+    `server CPU ${result.serverCpuMs.toFixed(2)} ms per commit (batches ${result.batchServerCpuMs.join(", ")}; wall ${result.wallMs.toFixed(2)} ms)${pg}; ` +
+    `floor (@atproto/repo alone: load, write, sign, diff) ${result.floorMs.mean.toFixed(2)} ms (before ${result.floorMs.before}, after ${result.floorMs.after}); ` +
+    `${result.floorMultiple.toFixed(2)}× the floor (issue 18's bound: 1.5×)`
+  );
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { engine: { type: "string", default: "sqlite" }, "cpu-prof-dir": { type: "string" } } });
+  const engines = values.engine === "both" ? ["sqlite", "postgresql"] : [values.engine];
+  const nodeFlags = values["cpu-prof-dir"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof-dir"]}`] : undefined;
+  const plc = process.env.ATRIUM_PLC_DIRECTORY_URL ? undefined : await startPlcDirectory();
+  if (plc) process.env.ATRIUM_PLC_DIRECTORY_URL = plc.url;
+  const profiled = (engine: string, result: RepoCommitResult) => {
+    const dir = values["cpu-prof-dir"];
+    if (!dir) return;
+    // The server wrote its profile as it exited: name it after the engine, with the measured window beside it.
+    const written = readdirSync(dir).find((name) => name.startsWith("CPU.") && name.endsWith(".cpuprofile"));
+    if (!written) return;
+    const named = path.join(dir, `repo-commit-${engine}.cpuprofile`);
+    renameSync(path.join(dir, written), named);
+    writeFileSync(named.replace(/\.cpuprofile$/, ".window.json"), `${JSON.stringify(result.window)}\n`);
+    console.log(summarize(named, { window: result.window, top: 30 }));
+  };
+  try {
+    for (const engine of engines) {
+      if (engine === "sqlite") {
+        const result = await measureRepoCommit({ nodeFlags });
+        console.log(`SQLite: ${describeRepoCommit(result)}`);
+        profiled(engine, result);
+      } else if (engine === "postgresql") {
+        const postgres = await startBenchPostgres();
+        try {
+          const result = await measureRepoCommit({ postgres, nodeFlags });
+          console.log(`PostgreSQL: ${describeRepoCommit(result)}`);
+          for (const statement of result.statements ?? []) console.log(`  ${statement.perCommit.toFixed(2)} × ${statement.query.replace(/\s+/g, " ").slice(0, 140)}`);
+          profiled(engine, result);
+        } finally {
+          await postgres.stop();
+        }
+      } else throw new Error(`--engine must be sqlite, postgresql or both (got ${engine})`);
+    }
+  } finally {
+    await plc?.stop();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

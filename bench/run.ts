@@ -13,6 +13,7 @@ import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { startBenchPostgres, type BenchPostgres } from "./lib/postgres.ts";
 import { PROJECT_ROOT as ROOT } from "../scripts/lib/server-process.ts";
 import { startServer } from "./lib/server.ts";
+import { benchRepository, describeRepository, type RepositoryReport } from "./repository.ts";
 import { median, round } from "./lib/stats.ts";
 import { summarize, type ProfileWindow } from "./profile-summary.ts";
 
@@ -87,6 +88,8 @@ type EngineReport = {
   throughput: ThroughputRow[];
   loadAverage: { start: number[]; end: number[] };
   seconds: number;
+  /** createRecord on a 10,000-record repository against @atproto/repo's floor, and the firehose (bench/repository.ts). */
+  repository: RepositoryReport;
 };
 
 type Target = { engine: Engine; name: string; description: string; limit: number; actual?: number; met?: boolean };
@@ -284,8 +287,10 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
       c.floorMultiple = round(c.serverCpuMicrosPerRequest / floor.cpuMicros, 2);
       if (floor.postgres && c.postgresCpuMicrosPerRequest !== undefined) c.postgresFloorMultiple = round(c.postgresCpuMicrosPerRequest / floor.postgres.postgresCpuMicros, 2);
     }
+    const repository = await benchRepository(pg);
     return {
       engine,
+      repository,
       version: pg?.version,
       settings: pg?.settings,
       statementsCounted: pg ? pg.statementsTracked : undefined,
@@ -362,6 +367,11 @@ function targets(reports: EngineReport[]): Target[] {
     const actual = onSqlite ? round(onPostgres.serverCpuMicrosPerRequest / onSqlite.serverCpuMicrosPerRequest, 2) : undefined;
     out.push({ engine: "postgresql", name: "getSession", description: "server CPU ≤ 1.6× its SQLite figure", limit: 1.6, actual, met: actual === undefined ? undefined : actual <= 1.6 });
   }
+  // Issue 18: a single-record commit on a 10,000-record repository at most 1.5× @atproto/repo's own work.
+  for (const report of reports) {
+    const actual = report.repository.commit.floorMultiple;
+    out.push({ engine: report.engine, name: "createRecord (10k-record repository)", description: "server CPU ≤ 1.5× @atproto/repo alone", limit: 1.5, actual, met: actual <= 1.5 });
+  }
   return out;
 }
 
@@ -391,6 +401,7 @@ function printEngine(report: EngineReport): void {
     `other work on the machine during the measured batches: ${others.toFixed(2)} of ${os.cpus().length} cores (median over cases); ` +
       `load average ${report.loadAverage.start[0]} → ${report.loadAverage.end[0]}; ${report.seconds.toFixed(0)} s`,
   );
+  console.log(`repository:\n${describeRepository(report.repository)}`);
 }
 
 async function bench(engines: Engine[]): Promise<void> {

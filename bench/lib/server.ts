@@ -27,7 +27,7 @@ export type BenchServer = {
   stop(): Promise<void>;
 };
 
-export async function startServer(options: { nodeFlags?: string[]; databaseUrl?: string; workers?: number } = {}): Promise<BenchServer> {
+export async function startServer(options: { nodeFlags?: string[]; databaseUrl?: string; workers?: number; env?: Record<string, string> } = {}): Promise<BenchServer> {
   let cleanup = () => {};
   let databaseUrl = options.databaseUrl;
   if (!databaseUrl) {
@@ -52,6 +52,7 @@ export async function startServer(options: { nodeFlags?: string[]; databaseUrl?:
       // The PAR case leaves thousands of requests waiting from one address: counted on every push, never refused.
       ATRIUM_PAR_PENDING_PER_ADDRESS: "1000000",
       ATRIUM_WORKERS: String(workers),
+      ...options.env,
     },
   }).catch((error: unknown) => {
     cleanup();

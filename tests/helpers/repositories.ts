@@ -38,17 +38,11 @@ export async function accountWithRepository(db: Database, did: string, clock: Cl
 
 /** The whole repository as getRepo would send it: every block, rooted at the head. */
 export async function exportRepository(store: SqlRepoStore, did: string): Promise<Uint8Array> {
-  const head = await store.head(did);
-  if (!head) throw new Error(`${did} has no repository`);
+  const snapshot = await store.repositorySnapshot(did, {});
+  if (!snapshot) throw new Error(`${did} has no repository`);
   const blocks = new BlockMap();
-  let afterCid = "";
-  for (;;) {
-    const page = await store.blockPage(did, { afterCid, limit: 500 });
-    if (page.length === 0) break;
-    for (const block of page) blocks.set(parseCid(block.cid), block.bytes);
-    afterCid = page.at(-1)!.cid;
-  }
-  return blocksToCarFile(parseCid(head.cid), blocks);
+  for (const block of snapshot.blocks) blocks.set(parseCid(block.cid), block.bytes);
+  return blocksToCarFile(parseCid(snapshot.head.cid), blocks);
 }
 
 /** @atproto/repo's verification of a repository CAR: signature by `didKey`, every MST node and record present. */

@@ -113,6 +113,24 @@ export class PostgresDatabase implements Database {
     }
   }
 
+  async snapshot<T>(program: () => Program<T>): Promise<T> {
+    const client = await this.pool.connect().catch(rethrowFromDatabase);
+    let broken: Error | undefined;
+    try {
+      // PostgreSQL, "Transaction Isolation": a repeatable read transaction "only sees data committed before the
+      // transaction began", i.e. before its first statement.
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").catch(rethrowFromDatabase);
+      const result = await runProgramAsync(program(), (operation) => this.perform(client, operation, true).catch(rethrowFromDatabase));
+      await client.query("COMMIT").catch(rethrowFromDatabase);
+      return result;
+    } catch (error) {
+      broken = await rollback(client);
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
   async ping(): Promise<void> {
     await this.pool.query("SELECT 1").catch(rethrowFromDatabase);
   }

@@ -193,6 +193,12 @@ export interface Database {
    * error, after the rollback (docs/decisions/0034).
    */
   transaction<T>(program: () => Program<T>): Awaitable<T>;
+  /**
+   * Runs a program that only reads on one snapshot of the database: every statement sees the same committed state,
+   * whatever other processes commit meanwhile. SQLite: a deferred (read) transaction, whose snapshot WAL takes at
+   * its first read; PostgreSQL: REPEATABLE READ READ ONLY on one pooled connection, released at its end.
+   */
+  snapshot<T>(program: () => Program<T>): Awaitable<T>;
   /** Throws when the database does not answer (the health check). */
   ping(): Awaitable<void>;
   close(): Promise<void>;

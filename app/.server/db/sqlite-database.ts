@@ -60,6 +60,12 @@ export class SqliteDatabase implements Database {
     return this.connection.transaction(() => runTransactionSync(program(), this.perform)).immediate();
   }
 
+  snapshot<T>(program: () => Program<T>): T {
+    // Nothing of this process interleaves with a synchronous program; DEFERRED takes no write lock, so writers in
+    // other processes go on (WAL) while this one reads the state of its first statement.
+    return this.connection.transaction(() => runProgramSync(program(), this.perform)).deferred();
+  }
+
   /**
    * Reads the schema table rather than `SELECT 1`: that touches no table, and
    * answers even when the database file is gone or unreadable. This starts a

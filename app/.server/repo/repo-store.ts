@@ -55,8 +55,12 @@ export interface RepoStore {
   applyCommit(commit: PreparedCommit, now: number): Promise<boolean>;
   /** The blocks among `cids` that the account's repository holds. */
   getBlocks(did: string, cids: readonly string[]): Promise<BlockRow[]>;
-  /** A page of the account's blocks in CID order after `afterCid`, only those added after revision `since` if given. */
-  blockPage(did: string, options: { since?: string; afterCid: string; limit: number }): Promise<BlockRow[]>;
+  /**
+   * The repository as of one commit: its head and every block it has (only those added after revision `since` if
+   * given), read on one snapshot of the database, so that no commit landing meanwhile can take a block away
+   * (docs/decisions/0027, amendment). Undefined when the account has no repository.
+   */
+  repositorySnapshot(did: string, options: { since?: string }): Promise<{ head: RepoHead; blocks: BlockRow[] } | undefined>;
   /** Repositories in DID order after `cursor`. */
   listRepos(options: { cursor?: string; limit: number }): Promise<RepoListing[]>;
   /** Accounts that have no repository yet (made before repositories existed, or interrupted at creation). */

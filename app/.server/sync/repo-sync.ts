@@ -1,15 +1,13 @@
 import { parseCid } from "@atproto/lex-data";
 import { blocksToCarFile, BlockMap, concatBytesAsync, getRecords, writeCarStream, type CarBlock } from "@atproto/repo";
 import { AtriumError } from "../errors/atrium-error.ts";
-import type { RepoHead, RepoStore } from "../repo/repo-store.ts";
+import type { BlockRow, RepoHead, RepoStore } from "../repo/repo-store.ts";
 
 /**
  * What com.atproto.sync.* serves from the repositories: CAR files that @atproto/repo (or any atproto
  * implementation) verifies on its own: the whole repository, a record's proof, blocks by CID (docs/decisions/0027).
  */
 
-/** Blocks read per query while a repository is streamed. */
-const PAGE = 500;
 /** A record's proof is rebuilt on the new head when a concurrent commit removed a block of the old one. */
 const PROOF_ATTEMPTS = 3;
 
@@ -28,23 +26,28 @@ export async function headOf(store: RepoStore, did: string): Promise<RepoHead> {
 
 /**
  * com.atproto.sync.getRepo: "Download a repository export as CAR file", rooted at the head; with `since`, only the
- * blocks added after that revision ("Optionally only a 'diff' since a previous revision"). Read in pages of blocks
- * as the stream is consumed, so memory stays bounded whatever the repository's size.
+ * blocks added after that revision ("Optionally only a 'diff' since a previous revision"). The head and the blocks
+ * are read on one snapshot of the database, so the CAR is one commit's repository even while others commit: a
+ * commit removes the blocks its new head no longer reaches, and pages read across commits could miss one
+ * (docs/decisions/0027, amendment). The snapshot is read at once and streamed from memory: no database connection
+ * or read transaction waits on a slow client.
  */
 export async function repositoryCar(store: RepoStore, did: string, since?: string): Promise<AsyncIterable<Uint8Array>> {
-  const head = await headOf(store, did);
-  return writeCarStream(parseCid(head.cid), pages(store, did, since));
+  const snapshot = await store.repositorySnapshot(did, { since });
+  if (!snapshot) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
+  return writeCarStream(parseCid(snapshot.head.cid), carBlocks(snapshot.blocks));
 }
 
-async function* pages(store: RepoStore, did: string, since: string | undefined): AsyncGenerator<CarBlock> {
-  let afterCid = "";
-  for (;;) {
-    const page = await store.blockPage(did, { since, afterCid, limit: PAGE });
-    for (const block of page) yield { cid: parseCid(block.cid), bytes: block.bytes };
-    if (page.length < PAGE) return;
-    afterCid = page.at(-1)!.cid;
+async function* carBlocks(blocks: BlockRow[]): AsyncGenerator<CarBlock> {
+  // Each block is let go once written, so the export's memory shrinks as the client reads.
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i]!;
+    blocks[i] = EMPTY_BLOCK;
+    yield { cid: parseCid(block.cid), bytes: block.bytes };
   }
 }
+
+const EMPTY_BLOCK: BlockRow = { cid: "", bytes: new Uint8Array(0) };
 
 /**
  * com.atproto.sync.getRecord: the commit, the MST nodes from the root to the record's key, and the record: proof of
