@@ -1,5 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
-import { boundValues, compileText, isInstant, runProgramSync, type Database, type Operation, type Program, type SqlValue, type Statement } from "./sql.ts";
+import { boundValues, compileText, isInstant, runProgramSync, type Database, type EngineSteps, type Operation, type Program, type SqlValue, type Statement } from "./sql.ts";
 
 /**
  * SQLite through better-sqlite3, synchronous (docs/decisions/0002, 0017):
@@ -27,6 +27,10 @@ export class SqliteDatabase implements Database {
 
   transaction<T>(program: () => Program<T>): T {
     return this.connection.transaction(() => runProgramSync(program(), this.perform)).immediate();
+  }
+
+  atomicStep<T>(steps: EngineSteps<T>): T {
+    return this.transaction(steps.sqlite);
   }
 
   /**
