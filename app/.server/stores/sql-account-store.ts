@@ -1,4 +1,4 @@
-import type { AccountClash, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import type { AccountClash, AccountProfile, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
 
@@ -63,6 +63,14 @@ export class SqlAccountStore implements AccountStore {
       if (by === "did") return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "did" = ${value}`);
       if (by === "handle") return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "handle" = ${value}`);
       return yield* get<StoredAccount>(sql`SELECT * FROM "Account" WHERE "email" = ${value}`);
+    });
+  }
+
+  async profile(by: "did" | "handle" | "email", value: string) {
+    return this.db.execute(function* (): Program<AccountProfile | undefined> {
+      if (by === "did") return yield* get<AccountProfile>(sql`SELECT "did", "handle", "email", "emailConfirmedAt", "createdAt" FROM "Account" WHERE "did" = ${value}`);
+      if (by === "handle") return yield* get<AccountProfile>(sql`SELECT "did", "handle", "email", "emailConfirmedAt", "createdAt" FROM "Account" WHERE "handle" = ${value}`);
+      return yield* get<AccountProfile>(sql`SELECT "did", "handle", "email", "emailConfirmedAt", "createdAt" FROM "Account" WHERE "email" = ${value}`);
     });
   }
 
