@@ -292,7 +292,7 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
     // The production defaults against the bare server, side by side (docs/decisions/0035).
     let comparison: ComparisonRow[] | undefined;
     if (options.configurations.length > 1) {
-      console.log(`Configurations side by side (${options.configurations.join(", ")}), ${options.rounds} rounds each, one sequential run per round:`);
+      console.log(`Configurations side by side (${options.configurations.join(", ")}), request by request:`);
       comparison = await withServers(
         options.configurations,
         (configuration) => serverOptions(`atrium_bench_${configuration}`),
@@ -300,9 +300,9 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
           const contenders: Contender[] = [];
           for (const [index, driver] of drivers.entries()) {
             const configuration = options.configurations[index]!;
-            contenders.push({ configuration, driver, accessToken: (await driver.obtainTokens()).access_token, meters: meters(`atrium_bench_${configuration}`) });
+            contenders.push({ configuration, driver, accessToken: (await driver.obtainTokens()).access_token });
           }
-          return compareConfigurations(contenders, selectedCases(), { rounds: options.rounds, ticksPerSecond, log: (line) => console.log(line) });
+          return compareConfigurations(contenders, selectedCases(), { ticksPerSecond, log: (line) => console.log(line) });
         },
       );
     }
@@ -441,13 +441,11 @@ function printEngine(report: EngineReport): void {
     const names = report.configurations[0]!.configurations.map((c) => c.configuration);
     console.log("\nConfigurations side by side, server µs/req (overhead over bare):");
     const head = ["case", ...names];
-    if (pg) head.push(...names.map((name) => `PG µs/req ${name}`));
     console.log(
       table([
         head,
         ...report.configurations.map((row) => {
           const cells = [row.name, ...row.configurations.map((c) => `${c.serverCpuMicrosPerRequest.toFixed(0)}${c.overhead === undefined ? "" : ` (${c.overhead >= 0 ? "+" : ""}${(c.overhead * 100).toFixed(1)} %)`}`)];
-          if (pg) cells.push(...row.configurations.map((c) => fixed(c.postgresCpuMicrosPerRequest)));
           return cells;
         }),
       ]),
@@ -572,7 +570,6 @@ const { values } = parseArgs({
     cases: { type: "string" },
     configurations: { type: "string", default: "bare,defaults" },
     "configurations-only": { type: "boolean", default: false },
-    rounds: { type: "string", default: "2" },
     profile: { type: "boolean", default: false },
     "profile-dir": { type: "string", default: "/tmp/prof" },
     "profile-requests": { type: "string", default: "2000" },
@@ -581,13 +578,12 @@ const { values } = parseArgs({
 
 /**
  * --cases par,getSession: only those cases. --configurations bare,defaults[,metrics]: the configurations measured side
- * by side after the bare server's full run (one: none), --rounds N rounds of them; --configurations-only: only that.
+ * by side after the bare server's full run (one: none); --configurations-only: only that.
  */
 const options = {
   cases: values.cases?.split(",").map((name) => name.trim()),
   configurations: values.configurations.split(",").map((name) => name.trim()).filter(Boolean) as Configuration[],
   configurationsOnly: values["configurations-only"],
-  rounds: Number(values.rounds),
 };
 for (const name of options.cases ?? []) {
   if (!CASES.some((c) => c.name === name)) {
@@ -600,10 +596,6 @@ for (const name of options.configurations) {
     console.error(`--configurations: no configuration ${JSON.stringify(name)} (configurations: ${CONFIGURATIONS.join(", ")})`);
     process.exit(2);
   }
-}
-if (!Number.isInteger(options.rounds) || options.rounds < 1) {
-  console.error("--rounds must be a whole number of at least 1");
-  process.exit(2);
 }
 
 const ENGINE_CHOICES: Record<string, Engine[]> = { sqlite: ["sqlite"], postgresql: ["postgresql"], both: ["sqlite", "postgresql"] };
