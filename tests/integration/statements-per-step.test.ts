@@ -177,7 +177,6 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
   for (const step of ["par", "code-exchange", "refresh", "getSession"] as const) {
     it(`${step}: at most ${LIMITS[engine][step]} statements`, () => {
       const statements = counts[step]!;
-      if (process.env.ATRIUM_PRINT_STATEMENTS) console.log(`${engine} ${step}: ${statements.length}\n  ${statements.map((text) => text.replace(/\s+/g, " ").slice(0, 150)).join("\n  ")}`);
       expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(LIMITS[engine][step]);
     });
   }
