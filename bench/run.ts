@@ -4,6 +4,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync,
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { compareConfigurations, type CaseMaker, type ComparisonRow, type Contender } from "./lib/configurations.ts";
 import { codeExchangeCase, createRecordCase, getSessionCase, parCase, refreshCase, userinfoCase, type BenchCase } from "./lib/cases.ts";
 import { clockTicksPerSecond } from "./lib/cpu.ts";
 import { Driver } from "./lib/driver.ts";
@@ -12,7 +13,7 @@ import { CONCURRENCY, runSequential, runThroughput, timedRequest, type Counters,
 import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { startBenchPostgres, type BenchPostgres } from "./lib/postgres.ts";
 import { PROJECT_ROOT as ROOT } from "../scripts/lib/server-process.ts";
-import { startServer } from "./lib/server.ts";
+import { CONFIGURATIONS, startServer, type Configuration } from "./lib/server.ts";
 import { benchRepository, describeRepository, type RepositoryReport } from "./repository.ts";
 import { median, round } from "./lib/stats.ts";
 import { summarize, type ProfileWindow } from "./profile-summary.ts";
@@ -86,6 +87,8 @@ type EngineReport = {
   floor: Floor;
   cases: CaseResult[];
   throughput: ThroughputRow[];
+  /** The production defaults (and metrics) against the bare server, measured side by side (bench/lib/configurations.ts). */
+  configurations?: ComparisonRow[];
   loadAverage: { start: number[]; end: number[] };
   seconds: number;
   /** createRecord on a 10,000-record repository against @atproto/repo's floor, and the firehose (bench/repository.ts). */
@@ -140,16 +143,35 @@ function table(rows: string[][]): string {
 
 const fixed = (value: number | undefined, digits = 0) => (value === undefined || Number.isNaN(value) ? "–" : value.toFixed(digits));
 
-/** The case constructors, in the order they run (the access token for the resource cases is obtained once). */
+/** Every case, in the order they run (the access token for the resource cases is obtained once per server). */
+const CASES: CaseMaker[] = [
+  { name: "par", make: (driver) => parCase(driver) },
+  { name: "code-exchange", make: (driver) => codeExchangeCase(driver) },
+  { name: "refresh", make: (driver) => refreshCase(driver) },
+  { name: "userinfo", make: (driver, accessToken) => userinfoCase(driver, accessToken) },
+  { name: "getSession", make: (driver, accessToken) => getSessionCase(driver, accessToken) },
+  { name: "createRecord", make: (driver, accessToken) => createRecordCase(driver, accessToken) },
+];
+
+/** The case constructors this run measures (--cases), in the order they run. */
 function allCases(driver: Driver, accessToken: string): { name: string; make: () => Promise<BenchCase> | BenchCase }[] {
-  return [
-    { name: "par", make: () => parCase(driver) },
-    { name: "code-exchange", make: () => codeExchangeCase(driver) },
-    { name: "refresh", make: () => refreshCase(driver) },
-    { name: "userinfo", make: () => userinfoCase(driver, accessToken) },
-    { name: "getSession", make: () => getSessionCase(driver, accessToken) },
-    { name: "createRecord", make: () => createRecordCase(driver, accessToken) },
-  ];
+  return selectedCases().map(({ name, make }) => ({ name, make: () => make(driver, accessToken) }));
+}
+
+function selectedCases(): CaseMaker[] {
+  return options.cases ? CASES.filter((c) => options.cases!.includes(c.name)) : CASES;
+}
+
+/** Starts one server per configuration, all at once, and hands their drivers over; stops them all afterwards. */
+async function withServers<T>(
+  configurations: readonly Configuration[],
+  serverOptions: (configuration: Configuration) => Promise<Parameters<typeof startServer>[0]>,
+  run: (drivers: Driver[]) => Promise<T>,
+  started: Driver[] = [],
+): Promise<T> {
+  const [first, ...rest] = configurations;
+  if (first === undefined) return run(started);
+  return withServer({ ...(await serverOptions(first)), configuration: first }, (driver) => withServers(rest, serverOptions, run, [...started, driver]));
 }
 
 /** Requests per second a throughput pool is sized for: what the server processes' CPU allows, with room to spare. */
@@ -208,7 +230,8 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
 
     const cases: CaseResult[] = [];
     const throughput: ThroughputRow[] = [];
-    await withServer(await serverOptions("atrium_bench_1"), async (driver) => {
+    // The bare server's full measurement (--configurations-only skips it and the two-process run).
+    if (!options.configurationsOnly) await withServer(await serverOptions("atrium_bench_1"), async (driver) => {
       console.log(`Server pid ${driver.server.pid} at ${driver.issuer}; clock ticks ${ticksPerSecond}/s`);
       const session = await driver.obtainTokens(); // the access token for the resource cases
       const caseMeters = meters("atrium_bench_1");
@@ -249,8 +272,8 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
     });
 
     // Two server processes (ATRIUM_WORKERS=2) on a fresh database: the scaled cases at full concurrency only.
-    console.log(`Two server processes (ATRIUM_WORKERS=2), concurrency ${CONCURRENCY}:`);
-    await withServer({ ...(await serverOptions("atrium_bench_2")), workers: 2 }, async (driver) => {
+    if (!options.configurationsOnly) console.log(`Two server processes (ATRIUM_WORKERS=2), concurrency ${CONCURRENCY}:`);
+    if (!options.configurationsOnly) await withServer({ ...(await serverOptions("atrium_bench_2")), workers: 2 }, async (driver) => {
       const session = await driver.obtainTokens();
       const caseMeters = meters("atrium_bench_2");
       for (const { name, make } of allCases(driver, session.access_token)) {
@@ -268,6 +291,24 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
         throughput.push(row);
       }
     });
+
+    // The production defaults against the bare server, side by side (docs/decisions/0035).
+    let comparison: ComparisonRow[] | undefined;
+    if (options.configurations.length > 1) {
+      console.log(`Configurations side by side (${options.configurations.join(", ")}), request by request:`);
+      comparison = await withServers(
+        options.configurations,
+        (configuration) => serverOptions(`atrium_bench_${configuration}`),
+        async (drivers) => {
+          const contenders: Contender[] = [];
+          for (const [index, driver] of drivers.entries()) {
+            const configuration = options.configurations[index]!;
+            contenders.push({ configuration, driver, accessToken: (await driver.obtainTokens()).access_token });
+          }
+          return compareConfigurations(contenders, selectedCases(), { ticksPerSecond, log: (line) => console.log(line) });
+        },
+      );
+    }
 
     // Measured again after the servers ran: on a shared machine the two differ, and the mean brackets the run.
     const floorAfter = await measureTheFloor();
@@ -297,6 +338,7 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
       floor: roundFloor(floor),
       cases,
       throughput: throughput.map(roundThroughput),
+      configurations: comparison,
       loadAverage: { start: loadStart.map((v) => round(v, 2)), end: os.loadavg().map((v) => round(v, 2)) },
       seconds: round((performance.now() - started) / 1000, 1),
     };
@@ -361,6 +403,15 @@ function targets(reports: EngineReport[]): Target[] {
     const actual = result?.floorMultiple;
     out.push({ engine: "sqlite", name, description: `server CPU ≤ ${limit}× SQLite floor`, limit, actual, met: actual === undefined ? undefined : actual <= limit });
   }
+  // docs/decisions/0035: the production defaults cost at most 10 % more server CPU than the bare server.
+  for (const report of reports) {
+    for (const row of report.configurations ?? []) {
+      const defaults = row.configurations.find((c) => c.configuration === "defaults");
+      if (defaults?.overhead === undefined) continue;
+      const actual = round(1 + defaults.overhead, 3);
+      out.push({ engine: report.engine, name: row.name, description: "production defaults' server CPU ≤ 1.1× bare", limit: 1.1, actual, met: actual <= 1.1 });
+    }
+  }
   const onPostgres = find("postgresql", "getSession");
   if (onPostgres) {
     const onSqlite = find("sqlite", "getSession");
@@ -396,6 +447,20 @@ function printEngine(report: EngineReport): void {
       }),
     ]),
   );
+  if (report.configurations?.length) {
+    const names = report.configurations[0]!.configurations.map((c) => c.configuration);
+    console.log("\nConfigurations side by side, server µs/req (overhead over bare):");
+    const head = ["case", ...names];
+    console.log(
+      table([
+        head,
+        ...report.configurations.map((row) => {
+          const cells = [row.name, ...row.configurations.map((c) => `${c.serverCpuMicrosPerRequest.toFixed(0)}${c.overhead === undefined ? "" : ` (${c.overhead >= 0 ? "+" : ""}${(c.overhead * 100).toFixed(1)} %)`}`)];
+          return cells;
+        }),
+      ]),
+    );
+  }
   const others = median(report.cases.map((c) => c.otherCores).sort((a, b) => a - b));
   console.log(
     `other work on the machine during the measured batches: ${others.toFixed(2)} of ${os.cpus().length} cores (median over cases); ` +
@@ -513,11 +578,36 @@ async function profileOn(dir: string, requests: number, engine: Engine, postgres
 const { values } = parseArgs({
   options: {
     engine: { type: "string" },
+    cases: { type: "string" },
+    configurations: { type: "string", default: "bare,defaults" },
+    "configurations-only": { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "profile-dir": { type: "string", default: "/tmp/prof" },
     "profile-requests": { type: "string", default: "2000" },
   },
 });
+
+/**
+ * --cases par,getSession: only those cases. --configurations bare,defaults[,metrics]: the configurations measured side
+ * by side after the bare server's full run (one: none); --configurations-only: only that.
+ */
+const options = {
+  cases: values.cases?.split(",").map((name) => name.trim()),
+  configurations: values.configurations.split(",").map((name) => name.trim()).filter(Boolean) as Configuration[],
+  configurationsOnly: values["configurations-only"],
+};
+for (const name of options.cases ?? []) {
+  if (!CASES.some((c) => c.name === name)) {
+    console.error(`--cases: no case ${JSON.stringify(name)} (cases: ${CASES.map((c) => c.name).join(", ")})`);
+    process.exit(2);
+  }
+}
+for (const name of options.configurations) {
+  if (!CONFIGURATIONS.includes(name)) {
+    console.error(`--configurations: no configuration ${JSON.stringify(name)} (configurations: ${CONFIGURATIONS.join(", ")})`);
+    process.exit(2);
+  }
+}
 
 const ENGINE_CHOICES: Record<string, Engine[]> = { sqlite: ["sqlite"], postgresql: ["postgresql"], both: ["sqlite", "postgresql"] };
 // Measurements cover both engines unless told otherwise; a profile stays on SQLite unless told otherwise.

@@ -3,6 +3,19 @@ import type { LogLevel } from "../app/.server/config.ts";
 import { REDACTED, REDACTED_PATHS, serializeError } from "../app/.server/observability/redaction.ts";
 
 /**
+ * Lines wait in memory until this many bytes are ready (or LOG_FLUSH_MS passed), then go out in one write
+ * (docs/decisions/0035): one write per request line costs more CPU than the rest of the line's work.
+ */
+export const LOG_BUFFER_BYTES = 2048;
+/**
+ * No write is larger than this: on Linux a pipe write of at most PIPE_BUF (4096) bytes is atomic, so lines of several
+ * processes sharing one standard output (ATRIUM_WORKERS, docs/decisions/0021) never interleave mid-line.
+ */
+export const LOG_MAX_WRITE_BYTES = 4096;
+/** Buffered lines are written at least this often (ms), however few. */
+export const LOG_FLUSH_MS = 100;
+
+/**
  * The server's one logger (docs/decisions/0014): pino, one JSON object per
  * line on standard output, created by the entry from ATRIUM_LOG_LEVEL and
  * handed to what logs (the services, the two request handlers). `level` is
@@ -11,13 +24,27 @@ import { REDACTED, REDACTED_PATHS, serializeError } from "../app/.server/observa
  * fields that hold them, and errors are serialized as type, message, stack,
  * code and cause only, with anything shaped like a token, code, request_uri,
  * proof or Authorization value masked.
+ *
+ * Standard output is written asynchronously and in batches (`standardOutput`).
  */
-export function createLogger(level: LogLevel, destination?: DestinationStream): PinoLogger {
+export function createLogger(level: LogLevel, destination: DestinationStream = standardOutput()): PinoLogger {
   const options = {
     level,
     redact: { paths: [...REDACTED_PATHS], censor: REDACTED },
     serializers: { err: serializeError },
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination);
+}
+
+/**
+ * Standard output as the logger writes it (docs/decisions/0035): asynchronously (the writes run on libuv's threads,
+ * never blocking a request), LOG_BUFFER_BYTES at a time or every LOG_FLUSH_MS, each write whole lines and at most
+ * LOG_MAX_WRITE_BYTES. What is still buffered when the process ends is written synchronously on its way out: pino
+ * registers the stream for the process's `exit` (a graceful stop's process.exit, a crash by an uncaught exception)
+ * and `beforeExit`. Only a process killed outright (SIGKILL, the out-of-memory killer) loses its last
+ * LOG_FLUSH_MS of lines.
+ */
+export function standardOutput(): DestinationStream {
+  return pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, maxWrite: LOG_MAX_WRITE_BYTES, periodicFlush: LOG_FLUSH_MS });
 }

@@ -132,7 +132,7 @@ export async function createServices(config: Config, observability: { log?: Logg
   const accountStore = new SqlAccountStore(db);
   // docs/decisions/0028a: a handle change is announced on the firehose as an #identity event.
   const announceIdentity = async (did: string) => {
-    const handle = (await accountStore.find("did", did))?.handle;
+    const handle = (await accountStore.profile("did", did))?.handle;
     await eventLog.append([{ did, type: "identity", body: identityEventBody({ did, handle, time: new Date(now()).toISOString() }) }], now());
     appended.notify();
   };

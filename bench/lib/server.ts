@@ -27,7 +27,26 @@ export type BenchServer = {
   stop(): Promise<void>;
 };
 
-export async function startServer(options: { nodeFlags?: string[]; databaseUrl?: string; workers?: number; env?: Record<string, string> } = {}): Promise<BenchServer> {
+/**
+ * What the server runs with besides its database (docs/decisions/0035):
+ * - `bare`: request log lines and metrics off, as every run before 2026-11-26 measured;
+ * - `defaults`: what `NODE_ENV=production` turns on by itself: the request log (one line per request on standard
+ *   output, which the benchmark reads through a pipe as a supervisor would); metrics stay off, as they need a port;
+ * - `metrics`: the defaults plus metrics on a port of their own (ATRIUM_METRICS_PORT), as most deployments run.
+ */
+export type Configuration = "bare" | "defaults" | "metrics";
+export const CONFIGURATIONS: readonly Configuration[] = ["bare", "defaults", "metrics"];
+
+async function configurationEnv(configuration: Configuration): Promise<Record<string, string>> {
+  // An empty value is unset for the server's configuration: the production default decides.
+  if (configuration === "bare") return { ATRIUM_LOG_REQUESTS: "0", ATRIUM_METRICS_PORT: "" };
+  if (configuration === "defaults") return { ATRIUM_LOG_REQUESTS: "", ATRIUM_METRICS_PORT: "" };
+  return { ATRIUM_LOG_REQUESTS: "", ATRIUM_METRICS_PORT: String(await freePort()) };
+}
+
+export async function startServer(
+  options: { nodeFlags?: string[]; databaseUrl?: string; workers?: number; configuration?: Configuration; env?: Record<string, string> } = {},
+): Promise<BenchServer> {
   let cleanup = () => {};
   let databaseUrl = options.databaseUrl;
   if (!databaseUrl) {
@@ -41,9 +60,8 @@ export async function startServer(options: { nodeFlags?: string[]; databaseUrl?:
     databaseUrl,
     nodeFlags: options.nodeFlags,
     env: {
-      // Request logs off, as in every earlier run, unless the environment asks (ATRIUM_LOG_REQUESTS=1 npm run bench);
-      // ATRIUM_METRICS_PORT, when set, passes through the same way.
-      ATRIUM_LOG_REQUESTS: process.env.ATRIUM_LOG_REQUESTS ?? "0",
+      // Request logs and metrics as the configuration says (bare unless told otherwise).
+      ...(await configurationEnv(options.configuration ?? "bare")),
       // The limiter still runs on every request (its cost is part of what is measured); it just never refuses.
       ATRIUM_RATE_LIMIT_PAR_PER_MINUTE: "1000000",
       ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",

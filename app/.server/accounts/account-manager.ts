@@ -111,8 +111,8 @@ export class AccountManager {
   }
 
   private async refuseTaken(handle: string, email: string): Promise<void> {
-    if (await this.store.find("handle", handle)) throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
-    if (await this.store.find("email", email)) throw new AccountError("email_taken", `email ${email} is already in use`, "email");
+    if (await this.store.profile("handle", handle)) throw new AccountError("handle_taken", `handle ${handle} is already taken`, "handle");
+    if (await this.store.profile("email", email)) throw new AccountError("email_taken", `email ${email} is already in use`, "email");
   }
 
   /**
@@ -160,14 +160,14 @@ export class AccountManager {
   }
 
   async findByDid(did: string): Promise<AccountSummary | undefined> {
-    const account = await this.store.find("did", did);
+    const account = await this.store.profile("did", did);
     return account ? summary(account) : undefined;
   }
 
   async findByHandle(handle: string): Promise<AccountSummary | undefined> {
     const parsed = handleSchema.safeParse(handle);
     if (!parsed.success) return undefined;
-    const account = await this.store.find("handle", parsed.data);
+    const account = await this.store.profile("handle", parsed.data);
     return account ? summary(account) : undefined;
   }
 
@@ -176,7 +176,7 @@ export class AccountManager {
     const text = canonicalIdentifier(identifier);
     if (!text || text.length > 254) return undefined;
     const by = text.startsWith("did:") ? "did" : text.includes("@") ? "email" : "handle";
-    const account = await this.store.find(by, text);
+    const account = await this.store.profile(by, text);
     return account ? summary(account) : undefined;
   }
 
@@ -196,7 +196,7 @@ export class AccountManager {
   }
 
   async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean } | undefined> {
-    const account = await this.store.find("did", did);
+    const account = await this.store.profile("did", did);
     return account ? { email: account.email, emailConfirmed: account.emailConfirmedAt !== null } : undefined;
   }
 
@@ -211,15 +211,15 @@ export class AccountManager {
    */
   async updateHandle(did: string, handle: string): Promise<AccountSummary> {
     const normalized = parseField(handleSchema, handle, "handle");
-    const holder = await this.store.find("handle", normalized);
+    const holder = await this.store.profile("handle", normalized);
     if (holder && holder.did !== did) throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
-    if (!(await this.store.find("did", did))) throw new AccountError("account_not_found", `no account matches ${did}`);
+    if (!(await this.store.profile("did", did))) throw new AccountError("account_not_found", `no account matches ${did}`);
     await this.identity.updateHandle(did, normalized);
     if (!(await this.store.updateHandle(did, normalized, this.now()))) {
       throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
     }
     await this.onIdentityChanged(did);
-    const account = await this.store.find("did", did);
+    const account = await this.store.profile("did", did);
     if (!account) throw new AccountError("account_not_found", `no account matches ${did}`);
     return summary(account);
   }

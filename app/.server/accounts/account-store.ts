@@ -27,7 +27,10 @@ export type LockdownResult = { passkeys: number; otherSessions: number; apps: nu
 export interface AccountStore {
   /** Creates the account unless its DID, handle or email is taken; then says which (checked and written atomically). */
   insert(account: StoredAccount): Promise<AccountClash | undefined>;
+  /** The whole row, password hash and private signing key included: only for the steps that check or sign. */
   find(by: "did" | "handle" | "email", value: string): Promise<StoredAccount | undefined>;
+  /** Who the account is, reading neither the password hash nor the signing key (every lookup that needs no secret). */
+  profile(by: "did" | "handle" | "email", value: string): Promise<AccountProfile | undefined>;
   /** Every account, oldest first. */
   list(): Promise<StoredAccount[]>;
   /** Changes the handle unless another account holds it (checked and written atomically). False: taken. */

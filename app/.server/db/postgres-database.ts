@@ -10,6 +10,7 @@ import {
   runProgramAsync,
   runTransactionAsync,
   type Database,
+  type EngineSteps,
   type Fragment,
   type Operation,
   type Program,
@@ -128,6 +129,44 @@ export class PostgresDatabase implements Database {
       throw error;
     } finally {
       client.release(broken);
+    }
+  }
+
+  async atomicStep<T>(steps: EngineSteps<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient | undefined;
+      let broken: Error | undefined;
+      let statements = 0;
+      try {
+        return await runProgramAsync(steps.postgresql(), async (operation) => {
+          if (operation.kind === "lock") {
+            // Locks first, then the statement: the lock must be held when the statement takes its snapshot, which
+            // only a transaction can do (BEGIN, the locks, the statement, COMMIT).
+            if (statements > 0) throw new Error("atomicStep: locks must come before the statement");
+            if (!client) {
+              client = await this.pool.connect().catch(rethrowFromDatabase);
+              await client.query("BEGIN").catch(rethrowFromDatabase);
+            }
+            return this.perform(client, operation, true).catch(rethrowFromDatabase);
+          }
+          // More than one statement would not be atomic without a transaction: a mistake in the store, refused before it runs.
+          if (++statements > 1) throw new Error("atomicStep: the PostgreSQL program must be one statement");
+          return this.perform(client ?? this.pool, operation, client !== undefined).catch(rethrowFromDatabase);
+        }).then(async (result) => {
+          if (client) await client.query("COMMIT").catch(rethrowFromDatabase);
+          return result;
+        });
+      } catch (error) {
+        if (client) broken = await rollback(client);
+        // A statement that failed changed nothing: one that lost a deadlock may simply run again.
+        if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) {
+          await pause(attempt);
+          continue;
+        }
+        throw error;
+      } finally {
+        (client as pg.PoolClient | undefined)?.release(broken);
+      }
     }
   }
 

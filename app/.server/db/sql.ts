@@ -178,6 +178,9 @@ export function* lock(key: string): Generator<Operation, void, unknown> {
   yield { kind: "lock", key };
 }
 
+/** The two writings of one atomic step (Database.atomicStep). */
+export type EngineSteps<T> = { readonly sqlite: () => Program<T>; readonly postgresql: () => Program<T> };
+
 /** One database, whichever the engine. */
 export interface Database {
   readonly engine: "sqlite" | "postgresql";
@@ -199,6 +202,16 @@ export interface Database {
    * its first read; PostgreSQL: REPEATABLE READ READ ONLY on one pooled connection, released at its end.
    */
   snapshot<T>(program: () => Program<T>): Awaitable<T>;
+  /**
+   * One atomic step written for each engine, where PostgreSQL can do in one statement what SQLite needs a transaction
+   * for: data-modifying WITH clauses (`WITH "spent" AS (UPDATE … RETURNING …) INSERT … SELECT … FROM "spent"`), which
+   * SQLite lacks. PostgreSQL runs `steps.postgresql`, which must yield exactly one statement (a statement is atomic on
+   * its own: no BEGIN and COMMIT round trips), retried like a transaction on a deadlock; only when it first takes
+   * `lock()`s does it become a transaction (BEGIN, the locks, the statement, COMMIT), so that the statement's snapshot
+   * is taken with the locks held. SQLite runs `steps.sqlite` as a transaction. Both programs must have the same effect; the store contract suites run each on its engine
+   * (docs/decisions/0035).
+   */
+  atomicStep<T>(steps: EngineSteps<T>): Awaitable<T>;
   /** Throws when the database does not answer (the health check). */
   ping(): Awaitable<void>;
   close(): Promise<void>;

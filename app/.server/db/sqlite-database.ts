@@ -9,6 +9,7 @@ import {
   runProgramSync,
   runTransactionSync,
   type Database,
+  type EngineSteps,
   type Fragment,
   type Operation,
   type Program,
@@ -64,6 +65,10 @@ export class SqliteDatabase implements Database {
     // Nothing of this process interleaves with a synchronous program; DEFERRED takes no write lock, so writers in
     // other processes go on (WAL) while this one reads the state of its first statement.
     return this.connection.transaction(() => runProgramSync(program(), this.perform)).deferred();
+  }
+
+  atomicStep<T>(steps: EngineSteps<T>): T {
+    return this.transaction(steps.sqlite);
   }
 
   /**

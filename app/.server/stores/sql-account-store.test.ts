@@ -53,6 +53,16 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect((await store.list()).map((account) => account.did)).toEqual([ALICE, BOB]);
   });
 
+  it("profile reads who the account is, by DID, handle or email, and neither its password hash nor its signing key", async () => {
+    const alice = accountFor(ALICE, { emailConfirmedAt: NOW + 5, createdAt: NOW });
+    await store.insert(alice);
+    const { passwordHash: _hash, signingKey: _key, ...profile } = alice;
+    expect(await store.profile("did", ALICE)).toEqual(profile);
+    expect(await store.profile("handle", "alice.test")).toEqual(profile);
+    expect(await store.profile("email", "alice@example.com")).toEqual(profile);
+    expect(await store.profile("handle", "nobody.test")).toBeUndefined();
+  });
+
   it("refuses an account whose handle, email or DID is taken, saying which, and writes nothing", async () => {
     await store.insert(accountFor(ALICE));
     expect(await store.insert(accountFor("did:plc:other", { handle: "alice.test" }))).toBe("handle");

@@ -1,7 +1,10 @@
-import type { AccountClash, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import type { AccountClash, AccountProfile, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
+
+/** What an account is, without its password hash or private signing key (AccountStore.profile). */
+const PROFILE_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt");
 
 
 /** Locks the unique values an account claims, so that two processes cannot both find one free and take it. */
@@ -64,6 +67,14 @@ export class SqlAccountStore implements AccountStore {
       if (by === "did") return yield* get(tables.Account, sql`SELECT * FROM "Account" WHERE "did" = ${value}`);
       if (by === "handle") return yield* get(tables.Account, sql`SELECT * FROM "Account" WHERE "handle" = ${value}`);
       return yield* get(tables.Account, sql`SELECT * FROM "Account" WHERE "email" = ${value}`);
+    });
+  }
+
+  async profile(by: "did" | "handle" | "email", value: string) {
+    return this.db.execute(function* (): Program<AccountProfile | undefined> {
+      if (by === "did") return yield* get(PROFILE_ROW, sql`SELECT "did", "handle", "email", "emailConfirmedAt", "createdAt" FROM "Account" WHERE "did" = ${value}`);
+      if (by === "handle") return yield* get(PROFILE_ROW, sql`SELECT "did", "handle", "email", "emailConfirmedAt", "createdAt" FROM "Account" WHERE "handle" = ${value}`);
+      return yield* get(PROFILE_ROW, sql`SELECT "did", "handle", "email", "emailConfirmedAt", "createdAt" FROM "Account" WHERE "email" = ${value}`);
     });
   }
 

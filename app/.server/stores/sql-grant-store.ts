@@ -11,10 +11,12 @@ import type {
   StoredRefreshToken,
 } from "../oauth/token/grant-store.ts";
 import { clientKeyColumns, clientKeyFromColumns } from "./client-key-columns.ts";
-import { expiredRowsCleanup } from "./expired-rows.ts";
+import { CLEANUP_BATCH, expiredRowsCleanup } from "./expired-rows.ts";
 
 /** A refresh token's columns beside its grant's (aliased one by one, so that the token's cannot shadow the grant's). */
 const REFRESH_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenHash: "string", tokenExpiresAt: "time", usedAt: "time?" });
+/** How many rows a one-statement step changed (PostgreSQL, docs/decisions/0035). */
+const COUNT_ROW = shape({ n: "integer" });
 /** An access token's columns beside its grant's and the account's handle. */
 const ACCESS_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenExpiresAt: "time", accessScope: "string?", handle: "string" });
 
@@ -86,19 +88,46 @@ export class SqlGrantStore implements GrantStore {
   }
 
   async redeemCode(codeHash: string, now: number, grant: Grant, tokens: IssuedTokenHashes) {
-    return this.db.transaction(function* (): Program<boolean> {
-      const used = yield* run(sql`UPDATE "AuthorizationCode" SET "usedAt" = ${at(now)}, "grantId" = ${grant.id}
-        WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
-      if (used !== 1) return false;
-      yield* run(cleanupGrants(now));
-      const key = clientKeyColumns(grant.clientKey);
-      yield* run(sql`INSERT INTO "Grant"
-          ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt")
-        VALUES (${grant.id}, ${grant.clientId}, ${grant.accountDid}, ${grant.scope}, ${grant.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
-          ${key.clientKeyJkt}, ${at(grant.createdAt)}, ${at(grant.lastUsedAt)}, ${at(grant.expiresAt)}, ${at(grant.endsAt)})`);
-      yield* insertTokens(grant.id, now, tokens);
-      return true;
+    const key = clientKeyColumns(grant.clientKey);
+    // The conditional UPDATE decides the race on either engine. PostgreSQL: the whole step is one statement, each
+    // write reading the code's "used" row, so nothing is written unless the code was (docs/decisions/0035).
+    const redeemed = await this.db.atomicStep({
+      *postgresql(): Program<number> {
+        const row = yield* get(COUNT_ROW, sql`WITH "used" AS (UPDATE "AuthorizationCode" SET "usedAt" = ${at(now)}, "grantId" = ${grant.id}
+            WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "codeHash"),
+          "expiredGrants" AS (DELETE FROM "Grant" WHERE "id" IN (SELECT "id" FROM "Grant" WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH})
+            AND EXISTS (SELECT 1 FROM "used")),
+          "grant" AS (INSERT INTO "Grant"
+              ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt")
+            SELECT ${grant.id}, ${grant.clientId}, ${grant.accountDid}, ${grant.scope}, ${grant.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
+              ${key.clientKeyJkt}, CAST(${at(grant.createdAt)} AS TIMESTAMP(3)), CAST(${at(grant.lastUsedAt)} AS TIMESTAMP(3)),
+              CAST(${at(grant.expiresAt)} AS TIMESTAMP(3)), CAST(${at(grant.endsAt)} AS TIMESTAMP(3))
+            FROM "used" RETURNING "id"),
+          "expiredRefreshTokens" AS (DELETE FROM "RefreshToken" WHERE "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
+              WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH}) AND EXISTS (SELECT 1 FROM "used")),
+          "access" AS (INSERT INTO "AccessToken" ("tokenHash", "grantId", "scope", "createdAt", "expiresAt")
+            SELECT ${tokens.accessTokenHash}, "id", ${tokens.accessScope}, CAST(${at(now)} AS TIMESTAMP(3)), CAST(${at(tokens.accessExpiresAt)} AS TIMESTAMP(3))
+            FROM "grant"),
+          "refresh" AS (INSERT INTO "RefreshToken" ("tokenHash", "grantId", "createdAt", "expiresAt")
+            SELECT ${tokens.refreshTokenHash}, "id", CAST(${at(now)} AS TIMESTAMP(3)), CAST(${at(tokens.refreshExpiresAt)} AS TIMESTAMP(3))
+            FROM "grant")
+          SELECT COUNT(*) AS "n" FROM "used"`);
+        return row?.n ?? 0;
+      },
+      *sqlite(): Program<number> {
+        const used = yield* run(sql`UPDATE "AuthorizationCode" SET "usedAt" = ${at(now)}, "grantId" = ${grant.id}
+          WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
+        if (used !== 1) return 0;
+        yield* run(cleanupGrants(now));
+        yield* run(sql`INSERT INTO "Grant"
+            ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt")
+          VALUES (${grant.id}, ${grant.clientId}, ${grant.accountDid}, ${grant.scope}, ${grant.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
+            ${key.clientKeyJkt}, ${at(grant.createdAt)}, ${at(grant.lastUsedAt)}, ${at(grant.expiresAt)}, ${at(grant.endsAt)})`);
+        yield* insertTokens(grant.id, now, tokens);
+        return 1;
+      },
     });
+    return redeemed === 1;
   }
 
   async findRefreshToken(tokenHash: string, now: number) {
@@ -123,19 +152,40 @@ export class SqlGrantStore implements GrantStore {
   }
 
   async rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes) {
-    return this.db.transaction(function* (): Program<boolean> {
-      const spent = yield* run(sql`UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
-        WHERE "tokenHash" = ${tokenHash} AND "grantId" = ${grantId} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
-      if (spent !== 1) return false;
-      // One live access token per grant: a refresh ends the previous one.
-      yield* run(sql`DELETE FROM "AccessToken" WHERE "grantId" = ${grantId}`);
-      yield* insertTokens(grantId, now, tokens);
-      // The grant lives as long as its newest refresh token, but never past its absolute end.
-      const until = at(tokens.refreshExpiresAt);
-      yield* run(sql`UPDATE "Grant" SET "lastUsedAt" = ${at(now)}, "expiresAt" = CASE WHEN "endsAt" < ${until} THEN "endsAt" ELSE ${until} END
-        WHERE "id" = ${grantId}`);
-      return true;
+    // The grant lives as long as its newest refresh token, but never past its absolute end.
+    const until = at(tokens.refreshExpiresAt);
+    // The conditional UPDATE decides the race on either engine. PostgreSQL: one statement, each write reading the
+    // "spent" row, so nothing is written unless the token was spent here (docs/decisions/0035).
+    const rotated = await this.db.atomicStep({
+      *postgresql(): Program<number> {
+        const row = yield* get(COUNT_ROW, sql`WITH "spent" AS (UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
+            WHERE "tokenHash" = ${tokenHash} AND "grantId" = ${grantId} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "grantId"),
+          "ended" AS (DELETE FROM "AccessToken" WHERE "grantId" = (SELECT "grantId" FROM "spent")),
+          "expired" AS (DELETE FROM "RefreshToken" WHERE "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
+              WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH}) AND EXISTS (SELECT 1 FROM "spent")),
+          "access" AS (INSERT INTO "AccessToken" ("tokenHash", "grantId", "scope", "createdAt", "expiresAt")
+            SELECT ${tokens.accessTokenHash}, "grantId", ${tokens.accessScope}, CAST(${at(now)} AS TIMESTAMP(3)), CAST(${at(tokens.accessExpiresAt)} AS TIMESTAMP(3))
+            FROM "spent"),
+          "refresh" AS (INSERT INTO "RefreshToken" ("tokenHash", "grantId", "createdAt", "expiresAt")
+            SELECT ${tokens.refreshTokenHash}, "grantId", CAST(${at(now)} AS TIMESTAMP(3)), CAST(${until} AS TIMESTAMP(3)) FROM "spent"),
+          "extended" AS (UPDATE "Grant" SET "lastUsedAt" = ${at(now)}, "expiresAt" = CASE WHEN "endsAt" < ${until} THEN "endsAt" ELSE ${until} END
+            WHERE "id" = (SELECT "grantId" FROM "spent"))
+          SELECT COUNT(*) AS "n" FROM "spent"`);
+        return row?.n ?? 0;
+      },
+      *sqlite(): Program<number> {
+        const spent = yield* run(sql`UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
+          WHERE "tokenHash" = ${tokenHash} AND "grantId" = ${grantId} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
+        if (spent !== 1) return 0;
+        // One live access token per grant: a refresh ends the previous one.
+        yield* run(sql`DELETE FROM "AccessToken" WHERE "grantId" = ${grantId}`);
+        yield* insertTokens(grantId, now, tokens);
+        yield* run(sql`UPDATE "Grant" SET "lastUsedAt" = ${at(now)}, "expiresAt" = CASE WHEN "endsAt" < ${until} THEN "endsAt" ELSE ${until} END
+          WHERE "id" = ${grantId}`);
+        return 1;
+      },
     });
+    return rotated === 1;
   }
 
   async findAccessToken(tokenHash: string, now: number) {

@@ -9,6 +9,8 @@ import { insertCode } from "./sql-grant-store.ts";
 
 /** How many requests of an address wait for an answer, and when the soonest of them expires (null: none). */
 const PENDING_ROW = shape({ n: "integer", soonest: "time?" });
+/** The pending count beside whether the push was stored (PostgreSQL's one statement). */
+const PUSHED_ROW = shape({ n: "integer", soonest: "time?", created: "integer" });
 
 /** The way back as stored: in the parameters' own names, the client_id being the row's. */
 type StoredWayBack = Pick<AuthorizationParameters, "redirect_uri" | "state" | "response_mode">;
@@ -85,21 +87,50 @@ export class SqlRequestStore implements RequestStore {
     const parameters = JSON.stringify(request.parameters);
     const now = request.createdAt;
     const keptUntil = now + this.retentionMs;
-    return this.db.transaction(function* (): Program<Created> {
+    const from = bound?.from ?? null;
+    // No bound at most the whole address's count: the insert is then unconditional.
+    const max = bound?.max ?? Number.MAX_SAFE_INTEGER;
+    /*
+     * PostgreSQL: the cleanups, the count of the address's pending requests and the insert are one statement
+     * (docs/decisions/0035). With a bound, that statement runs after the address's lock, in a transaction: its
+     * snapshot is taken once the lock is held, so two pushes from one address at once cannot both see room for one
+     * more. A statement's own snapshot cannot wait for a lock, hence BEGIN, the lock and COMMIT around it.
+     */
+    const postgresql = function* (): Program<Created> {
+      if (bound) yield* lock(`pending-requests:${bound.from}`);
+      const row = yield* get(PUSHED_ROW, sql`WITH "shrunk" AS (UPDATE "AuthorizationRequest"
+          SET "parameters" = NULL, "pushedFrom" = NULL, "purgeAt" = ${at(keptUntil)}
+          WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+            WHERE "purgeAt" <= ${at(now)} AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL LIMIT ${CLEANUP_BATCH})),
+        "gone" AS (DELETE FROM "AuthorizationRequest" WHERE "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+            WHERE "purgeAt" <= ${at(now)} AND ("parameters" IS NULL OR "wayBack" IS NULL) LIMIT ${CLEANUP_BATCH})),
+        "pending" AS (SELECT COUNT(*) AS "n", MIN("expiresAt") AS "soonest" FROM (SELECT "expiresAt" FROM "AuthorizationRequest"
+            WHERE ${from}::text IS NOT NULL AND "pushedFrom" = ${from} AND "expiresAt" > ${at(now)} ORDER BY "expiresAt" LIMIT ${max}) AS "p"),
+        "inserted" AS (INSERT INTO "AuthorizationRequest"
+            ("idHash", "clientId", "parameters", "pushedFrom", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "expiresAt", "purgeAt")
+          SELECT ${request.idHash}, ${request.clientId}, ${parameters}, ${from}, ${request.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
+            ${key.clientKeyJkt}, CAST(${at(request.createdAt)} AS TIMESTAMP(3)), CAST(${at(request.expiresAt)} AS TIMESTAMP(3)),
+            CAST(${at(request.expiresAt)} AS TIMESTAMP(3))
+          FROM "pending" WHERE "n" < ${max} RETURNING 1)
+        SELECT "n", "soonest", (SELECT COUNT(*) FROM "inserted") AS "created" FROM "pending"`);
+      if (row && row.created === 1) return { created: true };
+      return { created: false, retryAt: row?.soonest ?? now };
+    };
+    const sqlite = function* (): Program<Created> {
       yield* run(shrinkExpiredShown(now, keptUntil));
       yield* run(deletePastTheirTime(now));
       if (bound) {
-        // Two pushes from one address at once must not both see room for one more (PostgreSQL; SQLite is serial).
-        yield* lock(`pending-requests:${bound.from}`);
         const pending = yield* get(PENDING_ROW, pendingFrom(bound.from, at(now), bound.max));
         if (pending && pending.n >= bound.max) return { created: false, retryAt: pending.soonest ?? now };
       }
       yield* run(sql`INSERT INTO "AuthorizationRequest"
           ("idHash", "clientId", "parameters", "pushedFrom", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "expiresAt", "purgeAt")
-        VALUES (${request.idHash}, ${request.clientId}, ${parameters}, ${bound?.from ?? null}, ${request.dpopJkt}, ${key.clientKeyId},
+        VALUES (${request.idHash}, ${request.clientId}, ${parameters}, ${from}, ${request.dpopJkt}, ${key.clientKeyId},
           ${key.clientKeyAlg}, ${key.clientKeyJkt}, ${at(request.createdAt)}, ${at(request.expiresAt)}, ${at(request.expiresAt)})`);
       return { created: true };
-    });
+    };
+    // SQLite's BEGIN IMMEDIATE already serialises every writer, the bound's check included.
+    return this.db.atomicStep({ sqlite, postgresql });
   }
 
   async find(idHash: string, now: number) {

@@ -1,0 +1,183 @@
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import BetterSqlite3 from "better-sqlite3";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../app/.server/config.ts";
+import { AppendSignal } from "../../app/.server/sync/append-signal.ts";
+import type * as ServerEntry from "../../server.ts";
+import type { Started } from "../../server.ts";
+import { createLogger } from "../../server/logger.ts";
+import { createAccountOn } from "../../scripts/lib/server-process.ts";
+import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
+import { approveWithPassword, CookieJar } from "../helpers/consent.ts";
+import { MemoryEventLog } from "../helpers/memory-event-log.ts";
+import { createServerDatabase, testEngine, type ServerDatabase } from "../helpers/test-database.ts";
+import { freePort } from "../helpers/test-server.ts";
+import { createPkce, DpopClient, generateDpopKey, type TokenSet } from "../../scripts/lib/dpop-client.ts";
+
+/**
+ * Statements per step, counted through the drivers (docs/decisions/0035): on PostgreSQL every round trip of the
+ * server's pool (`pg.Client#query`: BEGIN, COMMIT and advisory locks included), on SQLite every statement
+ * better-sqlite3 runs (BEGIN and COMMIT included). The built server runs in this process, on the Vitest project's
+ * engine, so the counts are those of the hot paths as deployed. Counts are deterministic, unlike times: a step that
+ * gains a statement fails here. The request limiter's writes (the once-a-second flush of its in-memory counts, and a
+ * key's first request of a window) are left out: they are not per request.
+ */
+
+type Recorded = { connection: object; text: string };
+
+const recorded: Recorded[] = [];
+let counting = false;
+
+function textOf(query: unknown): string {
+  if (typeof query === "string") return query;
+  return (query as { text?: string } | null)?.text ?? "";
+}
+
+/** Wraps the drivers' statement methods once (the built server loads the same pg and better-sqlite3 modules). */
+function installSpies(): () => void {
+  const restore: (() => void)[] = [];
+  const clientQuery = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
+    if (counting) recorded.push({ connection: this, text: textOf(args[0]) });
+    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof clientQuery;
+  restore.push(() => (pg.Client.prototype.query = clientQuery));
+
+  const probe = new BetterSqlite3(":memory:");
+  const statementPrototype = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, (...a: unknown[]) => unknown>;
+  probe.close();
+  for (const method of ["run", "get", "all", "iterate"]) {
+    const original = statementPrototype[method]!;
+    statementPrototype[method] = function (this: { source: string; database: object }, ...args: unknown[]) {
+      if (counting) recorded.push({ connection: this.database, text: this.source });
+      return original.apply(this, args);
+    };
+    restore.push(() => (statementPrototype[method] = original));
+  }
+  return () => restore.forEach((undo) => undo());
+}
+
+/** The statements of a stretch, less the request limiter's (whole transactions of it, BEGIN and COMMIT too). */
+function perRequestStatements(statements: Recorded[]): string[] {
+  const kept: string[] = [];
+  const open = new Map<object, string[]>();
+  for (const { connection, text } of statements) {
+    const trimmed = text.trim().toUpperCase();
+    const transaction = open.get(connection);
+    if (trimmed.startsWith("BEGIN")) {
+      open.set(connection, [text]);
+      continue;
+    }
+    if (transaction) {
+      transaction.push(text);
+      if (trimmed === "COMMIT" || trimmed === "ROLLBACK") {
+        open.delete(connection);
+        if (!transaction.some(isLimiter)) kept.push(...transaction);
+      }
+      continue;
+    }
+    if (!isLimiter(text)) kept.push(text);
+  }
+  return kept;
+}
+
+const isLimiter = (text: string) => text.includes('"RateLimit"');
+
+async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+  recorded.length = 0;
+  counting = true;
+  try {
+    const result = await step();
+    return { result, statements: perRequestStatements(recorded) };
+  } finally {
+    counting = false;
+  }
+}
+
+/**
+ * The most statements each step may take, per engine. PostgreSQL: a single-use step is one statement where the SQL
+ * allows it (data-modifying WITH clauses); PAR keeps a transaction because the per-address bound of pending requests
+ * is decided under an advisory lock (docs/decisions/0022). SQLite has no data-modifying WITH: its steps stay
+ * transactions of several statements, run in-process.
+ */
+const LIMITS = {
+  postgresql: { par: 5, "code-exchange": 3, refresh: 3, getSession: 2 },
+  sqlite: { par: 10, "code-exchange": 13, refresh: 13, getSession: 5 },
+} as const;
+
+describe(`statements per step on ${testEngine()}, counted through the driver`, () => {
+  const engine = testEngine();
+  let database: ServerDatabase;
+  let started: Started;
+  let issuer: string;
+  let uninstall: () => void;
+  const counts: Record<string, string[]> = {};
+
+  beforeAll(async () => {
+    uninstall = installSpies();
+    database = await createServerDatabase();
+    const port = await freePort();
+    issuer = `http://127.0.0.1:${port}`;
+    const config = loadConfig({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PUBLIC_URL: issuer,
+      DATABASE_URL: database.url,
+      ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1",
+    });
+    const entry = pathToFileURL(path.join(import.meta.dirname, "..", "..", "build", "server", "server.js")).href;
+    const { startServer } = (await import(entry)) as typeof ServerEntry;
+    const appended = new AppendSignal();
+    started = await startServer(config, { dev: false, log: createLogger("silent"), sync: { eventLog: new MemoryEventLog(appended), appended } });
+    await createAccountOn(database.url, ALICE, issuer);
+
+    const client = new DpopClient(issuer, await generateDpopKey(), CLIENT_ID);
+    const redirectUri = "http://127.0.0.1:54321/callback";
+    const pushed = async () => {
+      const pkce = createPkce();
+      const par = await client.pushAuthorizationRequest({ redirect_uri: redirectUri, scope: SCOPE, state: "s", code_challenge: pkce.challenge, code_challenge_method: "S256" });
+      expect(par.status).toBe(201);
+      return { requestUri: par.body.request_uri, verifier: pkce.verifier };
+    };
+    const codeFor = async (requestUri: string) => {
+      const location = await approveWithPassword(client.authorizeUrl(requestUri), new CookieJar(), ALICE.handle, ALICE.password);
+      return location.searchParams.get("code")!;
+    };
+    // A first run of every step: the nonce, prepared statements, the limiter's keys and the sign-in are in place.
+    const first = await pushed();
+    const tokens = (await client.exchangeCode(await codeFor(first.requestUri), first.verifier, redirectUri)).body;
+    const refreshed = (await client.refresh(tokens.refresh_token)).body;
+    await client.xrpc(refreshed.access_token, "com.atproto.server.getSession");
+
+    const par = await counted(pushed);
+    counts.par = par.statements;
+    const code = await codeFor(par.result.requestUri);
+    const exchange = await counted(() => client.exchangeCode(code, par.result.verifier, redirectUri));
+    expect(exchange.result.status).toBe(200);
+    counts["code-exchange"] = exchange.statements;
+    const refresh = await counted(() => client.refresh(exchange.result.body.refresh_token));
+    expect(refresh.result.status).toBe(200);
+    counts.refresh = refresh.statements;
+    const session = await counted(() => client.xrpc((refresh.result.body as TokenSet).access_token, "com.atproto.server.getSession"));
+    expect(session.result.status).toBe(200);
+    counts.getSession = session.statements;
+  });
+
+  afterAll(async () => {
+    started?.sync.close();
+    started?.server.closeAllConnections();
+    if (started) await new Promise<void>((resolve) => started.server.close(() => resolve()));
+    await started?.shutdown();
+    await database?.remove();
+    uninstall?.();
+  });
+
+  for (const step of ["par", "code-exchange", "refresh", "getSession"] as const) {
+    it(`${step}: at most ${LIMITS[engine][step]} statements`, () => {
+      const statements = counts[step]!;
+      expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(LIMITS[engine][step]);
+    });
+  }
+});
