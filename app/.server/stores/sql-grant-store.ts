@@ -136,12 +136,13 @@ export class SqlGrantStore implements GrantStore {
   }
 
   async findAccessToken(tokenHash: string, now: number) {
-    type Row = GrantRow & { tokenExpiresAt: number; accessScope: string | null; handle: string };
+    type Row = GrantRow & { tokenExpiresAt: number; accessScope: string | null; handle: string; deactivatedAt: number | null };
     return this.db.execute(function* (): Program<AccessTokenOwner | undefined> {
       const row = yield* get<Row>(sql`SELECT a."expiresAt" AS "tokenExpiresAt", a."scope" AS "accessScope", 
           g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
           g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
-          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", acc."handle" AS "handle"
+          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", acc."handle" AS "handle",
+          acc."deactivatedAt" AS "deactivatedAt"
         FROM "AccessToken" a JOIN "Grant" g ON g."id" = a."grantId" JOIN "Account" acc ON acc."did" = g."accountDid"
         WHERE a."tokenHash" = ${tokenHash}`);
       if (!row) return undefined;
@@ -150,7 +151,7 @@ export class SqlGrantStore implements GrantStore {
       // end the grant.
       if (row.tokenExpiresAt <= now || row.expiresAt <= now || row.endsAt <= now) return undefined;
       const grant = toGrant(row);
-      return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope };
+      return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope, accountDeactivated: row.deactivatedAt !== null };
     });
   }
 
