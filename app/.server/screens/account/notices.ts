@@ -23,6 +23,9 @@ const NOTICES = [
   "secure-confirmed",
   "account-secured",
   "account-secured-apps",
+  "account-deactivated",
+  "account-reactivated",
+  "status-confirmed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];
