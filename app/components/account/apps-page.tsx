@@ -93,9 +93,8 @@ function ConnectedApp({ app, index }: { app: ConnectedAppView; index: number }) 
  */
 function ConfirmRevoke({ view, app }: { view: AppsView; app: ConnectedAppView }) {
   const { t } = useT();
-  const name = verifiedNameText(t, app);
   return (
-    <AccountShell base={view} current="/account/apps" title={t("account:apps.confirm.title", { name })}>
+    <AccountShell base={view} current="/account/apps" title={t("account:apps.confirm.title")}>
       <section aria-labelledby="revoke-question" className="flex flex-col gap-4 rounded-2xl border border-red-300 bg-white p-5 dark:border-red-800 dark:bg-slate-900">
         <h2 id="revoke-question" className="text-lg font-semibold">
           <VerifiedName client={app} title />
