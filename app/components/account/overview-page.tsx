@@ -3,7 +3,7 @@ import { useT } from "../ui/i18n";
 import { AccountShell } from "./account-shell";
 import { SignedInFormFields } from "./form-account";
 import { Warning } from "../ui/messages";
-import { primaryButton } from "../ui/styles";
+import { linkStyle, primaryButton } from "../ui/styles";
 
 /** /account for a signed-in person: who they are and where to go. */
 export function AccountOverview({ view }: { view: OverviewView }) {
@@ -37,7 +37,12 @@ export function AccountOverview({ view }: { view: OverviewView }) {
         </h2>
         <dl className="grid gap-3 sm:grid-cols-[8rem_1fr]">
           <dt className="font-semibold">{t("account:overview.handle")}</dt>
-          <dd className="break-all">@{view.account.handle}</dd>
+          <dd className="flex flex-wrap items-baseline gap-x-3 break-all">
+            <span>@{view.account.handle}</span>
+            <a href="/account/handle" className={`${linkStyle} text-sm`}>
+              {t("account:overview.changeHandle")}
+            </a>
+          </dd>
           <dt className="font-semibold">{t("account:overview.email")}</dt>
           <dd className="break-all">{view.email}</dd>
           <dt className="font-semibold">{t("account:overview.accountId")}</dt>

@@ -26,6 +26,7 @@ const NOTICES = [
   "account-deactivated",
   "account-reactivated",
   "status-confirmed",
+  "handle-changed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

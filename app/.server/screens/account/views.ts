@@ -71,7 +71,7 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/deactivate";
+export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/deactivate" | "/account/handle";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -116,7 +116,13 @@ export type DeactivateView = SignedInBase & {
   confirm?: ConfirmView;
 };
 
-export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView | DeactivateView;
+/**
+ * /account/handle: a name and one of this server's domains (ATRIUM_USER_DOMAINS, each with its leading dot), or
+ * "Confirm it's you" first.
+ */
+export type HandleView = SignedInBase & { kind: "handle"; domains: string[]; limits: { min: number; max: number }; confirm?: ConfirmView };
+
+export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView;
 
 /** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
 export type RecoverView = {
