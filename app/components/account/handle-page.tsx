@@ -20,7 +20,9 @@ export function HandlePage({ view, errorsFor }: Props) {
   const { t } = useT();
   const { errors, values } = errorsFor("handle");
   const single = view.domains.length === 1 ? view.domains[0] : undefined;
-  const focus = errors.name || errors.form ? "name" : errors.domain ? "domain" : undefined;
+  // With one domain there is no domain field: a refused domain (a form posted from elsewhere) is the form's error.
+  const formError = errors.form ?? (single ? errors.domain : undefined);
+  const focus = errors.name || formError ? "name" : errors.domain ? "domain" : undefined;
   return (
     <AccountShell base={view} current="/account" title={t("account:titles.handle")} intro={t("account:handle.current", { handle: view.account.handle })}>
       {view.confirm ? (
@@ -39,8 +41,8 @@ export function HandlePage({ view, errorsFor }: Props) {
             defaultValue={values.name}
             error={errors.name}
             hint={single ? t("account:handle.hintOne", { domain: single, ...view.limits }) : t("account:handle.hint", view.limits)}
-            describedBy={errors.form ? "handle-form-error" : undefined}
-            invalid={Boolean(errors.form)}
+            describedBy={formError ? "handle-form-error" : undefined}
+            invalid={Boolean(formError)}
             autoFocus={focus === "name"}
           />
           {single ? (
@@ -72,7 +74,7 @@ export function HandlePage({ view, errorsFor }: Props) {
               ) : null}
             </div>
           )}
-          {errors.form ? <ErrorMessage id="handle-form-error">{errors.form}</ErrorMessage> : null}
+          {formError ? <ErrorMessage id="handle-form-error">{formError}</ErrorMessage> : null}
           <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:handle.whatChanges")}</p>
           <button type="submit" className={`${primaryButton} self-start`}>
             {t("account:handle.submit")}
