@@ -124,3 +124,29 @@ describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
     await context.close();
   });
 });
+
+describe("change the handle", { timeout: E2E_TIMEOUT }, () => {
+  it("a taken handle is said under the field, which has the focus; a free one changes the handle", async () => {
+    const { context, page } = await signedInPage({ audit: true });
+    await page.goto(`${server.issuer}/account`);
+    await page.getByRole("link", { name: "Change your handle" }).click();
+    await page.waitForURL(/\/account\/handle$/);
+    const field = page.getByLabel("New handle");
+    await expectInFirstScreen(field);
+    await expectAccessible(page, "account-handle", findings);
+
+    await field.fill("alice");
+    await page.getByRole("button", { name: "Change handle" }).click();
+    expect(await visibleText(page.locator("#name-error"))).toContain("@alice.test is already your handle");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("name");
+    expect(await page.getByLabel("New handle").getAttribute("aria-describedby")).toContain("name-error");
+    await expectInFirstScreen(page.locator("#name-error"));
+    await expectAccessible(page, "account-handle-error", findings);
+
+    await page.getByLabel("New handle").fill("alice-new");
+    await page.getByRole("button", { name: "Change handle" }).click();
+    expect(await visibleText(page.getByRole("status"))).toContain("Handle changed");
+    expect(await page.locator("header").innerText()).toContain("@alice-new.test");
+    await context.close();
+  });
+});
