@@ -148,8 +148,9 @@ describe("deactivating and reactivating an account", () => {
     const me = await call<Record<string, unknown>>(session, "com.atproto.server.getSession");
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ did: alice.did, active: false, status: "deactivated" });
-    const records = await callAnonymous<{ records: unknown[] }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: POST } });
-    expect(records.body.records).toHaveLength(1);
+    // Its records are not served to anyone meanwhile, as the reference does not serve them.
+    expectXrpcError(await callAnonymous(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: POST } }), 400, "InvalidRequest");
+    expectXrpcError(await callAnonymous(server, "com.atproto.repo.getRecord", { params: { repo: alice.handle, collection: POST, rkey: "kept" } }), 400, "RecordNotFound");
   });
 
   it("the consent screen gives no app access to it: no Allow, the reason in plain words, no code on a password Allow", async () => {
@@ -203,9 +204,11 @@ describe("deactivating and reactivating an account", () => {
     expect(await repoStatus()).toEqual({ did: alice.did, active: true, rev: latest.body.rev });
     expect(await listed()).toMatchObject({ active: true });
     expect((await listed())!.status).toBeUndefined();
-    // The app's grant was kept: its token works again.
+    // The app's grant was kept: its token works again; nothing written while deactivated landed.
     const written = await post("after");
     expect(written.status).toBe(200);
+    const records = await callAnonymous<{ records: Array<{ uri: string }> }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: POST } });
+    expect(records.body.records.map((record) => record.uri.split("/").pop()).sort()).toEqual(["after", "kept"]);
     expect((await call<Record<string, unknown>>(session, "com.atproto.server.getSession")).body).toMatchObject({ active: true });
   });
 });
