@@ -4,7 +4,8 @@ import { ALICE, createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call } from "../helpers/xrpc.ts";
 import { scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
-import { contextOptions, E2E_TIMEOUT, expectAccessible, launchBrowser, printFindings, visibleText, watchCsp, type Findings } from "./support.ts";
+import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { contextOptions, E2E_TIMEOUT, expectAccessible, launchBrowser, loopbackClientId, printFindings, pushRequest, visibleText, watchCsp, type Findings } from "./support.ts";
 
 /**
  * Confirming before revoking an app, and deactivating and reactivating the account (docs/decisions/0031), in
@@ -113,6 +114,15 @@ describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
     expect(await visibleText(page.getByRole("status"))).toContain("Your account is deactivated");
     expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Your account is deactivated");
     await expectAccessible(page, "account-deactivated", findings);
+
+    // An app asking meanwhile: the consent screen names the reason and offers reactivation instead of Allow.
+    const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId("atproto transition:generic"));
+    const pushed = await pushRequest(client, "http://127.0.0.1/callback");
+    await page.goto(pushed.authorizeUrl);
+    await expectInFirstScreen(page.locator("#account-deactivated"));
+    expect(await visibleText(page.locator("#account-deactivated"))).toContain("This account is deactivated");
+    expect(await page.getByRole("button", { name: "Allow" }).count()).toBe(0);
+    await expectAccessible(page, "consent-account-deactivated", findings);
 
     await page.goto(`${server.issuer}/account`);
     const reactivate = page.getByRole("button", { name: "Reactivate account" });
