@@ -30,6 +30,7 @@ import { TokenManager } from "./oauth/token/token-manager.ts";
 import { loadOrCreateSecret } from "./stores/secrets.ts";
 import { challengeMacKey, SignedChallengeStore } from "./stores/signed-challenge-store.ts";
 import { SqlAccountStore } from "./stores/sql-account-store.ts";
+import { AccountStatusManager } from "./accounts/account-status.ts";
 import { SqlAttemptStore } from "./stores/sql-attempt-store.ts";
 import { SqlBlobStore } from "./stores/sql-blob-store.ts";
 import { SqlClientStore } from "./stores/sql-client-store.ts";
@@ -166,6 +167,8 @@ export async function createServices(config: Config, observability: { log?: Logg
     dpop,
     clients,
     accounts,
+    /** Deactivation and reactivation (docs/decisions/0031). */
+    accountStatus: new AccountStatusManager(repo, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify()),
     sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,

@@ -162,6 +162,8 @@ describe("with JavaScript", { timeout: E2E_TIMEOUT }, () => {
     await appCard.getByText("What it can do").click();
     await visibleText(appCard.getByText("Know who you are"));
     await appCard.getByRole("button", { name: "Revoke" }).click();
+    // A confirmation names the app first (issue 19 item 9); tests/e2e/account-status.test.ts covers it.
+    await page.getByRole("button", { name: "Revoke access" }).click();
     expect(await visibleText(page.getByRole("status"))).toContain("Access revoked");
     await visibleText(page.getByText("No app has access to your account."));
 

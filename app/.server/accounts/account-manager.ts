@@ -213,9 +213,13 @@ export class AccountManager {
     const normalized = parseField(handleSchema, handle, "handle");
     const holder = await this.store.profile("handle", normalized);
     if (holder && holder.did !== did) throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
-    if (!(await this.store.profile("did", did))) throw new AccountError("account_not_found", `no account matches ${did}`);
+    const current = await this.store.profile("did", did);
+    if (!current) throw new AccountError("account_not_found", `no account matches ${did}`);
     await this.identity.updateHandle(did, normalized);
     if (!(await this.store.updateHandle(did, normalized, this.now()))) {
+      // Another account took it between the check and here (the store decides, atomically): this DID's document
+      // must not keep naming a handle that resolves to someone else, so it gets its own handle back.
+      await this.identity.updateHandle(did, current.handle);
       throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
     }
     await this.onIdentityChanged(did);

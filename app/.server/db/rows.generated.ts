@@ -12,6 +12,7 @@ export type AccountRow = {
   passwordHash: string;
   emailConfirmedAt: number | null;
   signingKey: string;
+  deactivatedAt: number | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -255,6 +256,7 @@ export const tables = {
     passwordHash: "string",
     emailConfirmedAt: "time?",
     signingKey: "string",
+    deactivatedAt: "time?",
     createdAt: "time",
     updatedAt: "time",
   }),

@@ -32,7 +32,11 @@ export type PreparedCommit = {
   events: readonly NewEvent[];
 };
 
-export type RepoListing = { did: string; head: string; rev: string };
+/** `active` false: the account is deactivated (docs/decisions/0031). */
+export type RepoListing = { did: string; head: string; rev: string; active: boolean };
+
+/** Whether the network may be served an account's repository, and its head (none before its first commit). */
+export type RepoAvailability = { deactivatedAt: number | null; head: RepoHead | undefined };
 export type BlobListing = { cids: string[]; cursor?: string };
 export type BlockRow = { cid: string; bytes: Uint8Array };
 
@@ -50,9 +54,17 @@ export interface RepoStore {
   /**
    * One transaction: moves the head from `base` to `head` if it is still at `base` (compare-and-swap), stores the
    * blocks, changes the record rows and their blob references, appends the events. False, with nothing written,
-   * when the head had moved.
+   * when the head had moved; AccountDeactivated, with nothing written, when the account is deactivated.
    */
   applyCommit(commit: PreparedCommit, now: number): Promise<boolean>;
+  /** The account's status and head in one read; undefined when there is no such account. */
+  availability(did: string): Promise<RepoAvailability | undefined>;
+  /**
+   * One transaction: deactivates or reactivates the account and appends `events`, under the lock every commit of
+   * the account takes, so that no commit lands between the change and its events, nor after a deactivation
+   * (docs/decisions/0031). "unchanged", with nothing appended, when the account already had that status.
+   */
+  changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]): Promise<"changed" | "unchanged" | "no-account">;
   /** The blocks among `cids` that the account's repository holds. */
   getBlocks(did: string, cids: readonly string[]): Promise<BlockRow[]>;
   /**

@@ -26,6 +26,8 @@ export class ResourceCaller {
     readonly grant: Grant,
     /** What the presented access token may do (its grant's scope, or a narrower one). */
     readonly scope: string,
+    /** The account is deactivated: the router refuses every call but getSession (docs/decisions/0031). */
+    readonly accountDeactivated = false,
   ) {
     this.permissions = permissionsFor(scope);
   }
@@ -56,5 +58,5 @@ export type ResourceRequest = { authorization: string | null; dpop: string | nul
 /** Verifies the DPoP-bound access token of a data-server request (docs/architecture.md, "DPoP", RFC 9449 §7). */
 export async function authenticateCaller(verifier: AccessTokenVerifier, request: ResourceRequest): Promise<ResourceCaller> {
   const subject = await verifier.verify(request);
-  return new ResourceCaller(subject.did, subject.handle, subject.grant, subject.scope);
+  return new ResourceCaller(subject.did, subject.handle, subject.grant, subject.scope, subject.accountDeactivated);
 }

@@ -17,8 +17,8 @@ import { CLEANUP_BATCH, expiredRowsCleanup } from "./expired-rows.ts";
 const REFRESH_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenHash: "string", tokenExpiresAt: "time", usedAt: "time?" });
 /** How many rows a one-statement step changed (PostgreSQL, docs/decisions/0035). */
 const COUNT_ROW = shape({ n: "integer" });
-/** An access token's columns beside its grant's and the account's handle. */
-const ACCESS_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenExpiresAt: "time", accessScope: "string?", handle: "string" });
+/** An access token's columns beside its grant's, the account's handle and whether it is deactivated. */
+const ACCESS_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenExpiresAt: "time", accessScope: "string?", handle: "string", deactivatedAt: "time?" });
 
 function toGrant(row: GrantRow): Grant {
   const { id, clientId, accountDid, scope, dpopJkt, createdAt, lastUsedAt, expiresAt, endsAt } = row;
@@ -193,7 +193,8 @@ export class SqlGrantStore implements GrantStore {
       const row = yield* get(ACCESS_TOKEN_ROW, sql`SELECT a."expiresAt" AS "tokenExpiresAt", a."scope" AS "accessScope", 
           g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
           g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
-          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", acc."handle" AS "handle"
+          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", acc."handle" AS "handle",
+          acc."deactivatedAt" AS "deactivatedAt"
         FROM "AccessToken" a JOIN "Grant" g ON g."id" = a."grantId" JOIN "Account" acc ON acc."did" = g."accountDid"
         WHERE a."tokenHash" = ${tokenHash}`);
       if (!row) return undefined;
@@ -202,7 +203,7 @@ export class SqlGrantStore implements GrantStore {
       // end the grant.
       if (row.tokenExpiresAt <= now || row.expiresAt <= now || row.endsAt <= now) return undefined;
       const grant = toGrant(row);
-      return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope };
+      return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope, accountDeactivated: row.deactivatedAt !== null };
     });
   }
 

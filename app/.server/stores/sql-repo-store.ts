@@ -4,7 +4,9 @@ import { shape, type ShapeRow } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, BYTEWISE, get, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
-import type { BlockRow, PreparedCommit, RecordChange, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
+import { accountDeactivated } from "../accounts/account-status.ts";
+import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
+import type { NewEvent } from "../sync/event-log.ts";
 import { appendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 
@@ -16,7 +18,10 @@ function toRecord(row: RecordRow): StoredRecord {
 }
 
 /** A repository's listing: its head's CID is the root's "cid". */
-const REPO_LISTING_ROW = shape({ did: "string", head: "string", rev: "string" });
+/** Whether an account is deactivated, beside its repository's head (none before its first commit). */
+const AVAILABILITY_ROW = shape({ deactivatedAt: "time?", cid: "string?", rev: "string?" });
+const FOUND_ROW = shape({ found: "integer" });
+const REPO_LISTING_ROW = shape({ did: "string", head: "string", rev: "string", deactivatedAt: "time?" });
 
 /** Record keys sort bytewise on both engines (getRecord's cursor walks them in that order). */
 const LAST_KEY = "\uffff";
@@ -101,7 +106,11 @@ export class SqlRepoStore implements RepoStore {
     try {
       await this.db.transaction(function* (): Program<void> {
         yield* lockAccountData(commit.did);
-        if (!(yield* swapHead(commit, now))) throw new HeadMoved();
+        if (!(yield* swapHead(commit, now))) {
+          // The swap also fails on a deactivated account (docs/decisions/0031): say so rather than rebuild.
+          if (yield* isDeactivated(commit.did)) throw accountDeactivated();
+          throw new HeadMoved();
+        }
         yield* insertBlocks(commit);
         for (const change of commit.records) yield* applyRecordChange(commit.did, change, commit.head.rev, now);
         yield* removeBlocks(commit);
@@ -115,6 +124,31 @@ export class SqlRepoStore implements RepoStore {
     }
     for (const block of commit.newBlocks) this.cache.set(block.cid, block.bytes);
     return true;
+  }
+
+  async availability(did: string) {
+    const row = await this.db.execute(function* (): Program<ShapeRow<typeof AVAILABILITY_ROW> | undefined> {
+      return yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
+        FROM "Account" a LEFT JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
+    });
+    if (!row) return undefined;
+    const head = row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
+    return { deactivatedAt: row.deactivatedAt, head } satisfies RepoAvailability;
+  }
+
+  async changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]) {
+    const { eventRetentionMs } = this.settings;
+    return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account"> {
+      // The lock every commit of the account takes first (applyCommit): a commit either landed before this change,
+      // with its event sequenced before the #account event, or waits and then finds the account deactivated.
+      yield* lockAccountData(did);
+      const changed = change.deactivated
+        ? yield* run(sql`UPDATE "Account" SET "deactivatedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NULL`)
+        : yield* run(sql`UPDATE "Account" SET "deactivatedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL`);
+      if (changed === 0) return (yield* get(FOUND_ROW, sql`SELECT 1 AS "found" FROM "Account" WHERE "did" = ${did}`)) ? "unchanged" : "no-account";
+      for (const event of events) yield* appendEvent(event, now, eventRetentionMs);
+      return "changed";
+    });
   }
 
   async getBlocks(did: string, cids: readonly string[]) {
@@ -147,10 +181,12 @@ export class SqlRepoStore implements RepoStore {
 
   async listRepos(options: { cursor?: string; limit: number }) {
     const { cursor, limit } = options;
-    return this.db.execute(function* (): Program<RepoListing[]> {
-      return yield* all(REPO_LISTING_ROW, sql`SELECT "did", "cid" AS "head", "rev" FROM "RepoRoot" WHERE "did" ${BYTEWISE} > ${cursor ?? ""}
-        ORDER BY "did" ${BYTEWISE} LIMIT ${limit}`);
+    const rows = await this.db.execute(function* (): Program<Array<ShapeRow<typeof REPO_LISTING_ROW>>> {
+      return yield* all(REPO_LISTING_ROW, sql`SELECT r."did" AS "did", r."cid" AS "head", r."rev" AS "rev", a."deactivatedAt" AS "deactivatedAt"
+        FROM "RepoRoot" r JOIN "Account" a ON a."did" = r."did" WHERE r."did" ${BYTEWISE} > ${cursor ?? ""}
+        ORDER BY r."did" ${BYTEWISE} LIMIT ${limit}`);
     });
+    return rows.map(({ deactivatedAt, ...row }): RepoListing => ({ ...row, active: deactivatedAt === null }));
   }
 
   async accountsWithoutRepository(limit: number) {
@@ -182,7 +218,15 @@ export class SqlRepoStore implements RepoStore {
   }
 }
 
-/** The compare-and-swap on the head: true when it moved from the commit's base to its new head. */
+function* isDeactivated(did: string): Program<boolean> {
+  const row = yield* get(tables.Account.pick("deactivatedAt"), sql`SELECT "deactivatedAt" FROM "Account" WHERE "did" = ${did}`);
+  return row !== undefined && row.deactivatedAt !== null;
+}
+
+/**
+ * The compare-and-swap on the head: true when it moved from the commit's base to its new head, and the account is
+ * not deactivated (checked in the same statement, so a commit costs no extra read; docs/decisions/0031).
+ */
 function* swapHead(commit: PreparedCommit, now: number): Program<boolean> {
   const { did, base, head } = commit;
   if (base === null) {
@@ -190,7 +234,8 @@ function* swapHead(commit: PreparedCommit, now: number): Program<boolean> {
       ON CONFLICT DO NOTHING`)) === 1;
   }
   return (yield* run(sql`UPDATE "RepoRoot" SET "cid" = ${head.cid}, "rev" = ${head.rev}, "updatedAt" = ${at(now)}
-    WHERE "did" = ${did} AND "cid" = ${base.cid}`)) === 1;
+    WHERE "did" = ${did} AND "cid" = ${base.cid}
+      AND NOT EXISTS (SELECT 1 FROM "Account" WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL)`)) === 1;
 }
 
 /**

@@ -17,11 +17,17 @@ export class SyncError extends AtriumError {
   }
 }
 
-/** The repository's head, or RepoNotFound (the lexicons' error for an unknown DID). */
+/**
+ * The repository's head, or the lexicons' error: RepoNotFound for an unknown DID (or an account without a repository
+ * yet), RepoDeactivated while its account is deactivated (docs/decisions/0031; getRepo, getRecord, getLatestCommit,
+ * getBlocks, getBlob and listBlobs all list it). Sync is public: unlike the reference, which still serves the
+ * account's own signed-in requests, nobody here is told more than the network is.
+ */
 export async function headOf(store: RepoStore, did: string): Promise<RepoHead> {
-  const head = await store.head(did);
-  if (!head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
-  return head;
+  const availability = await store.availability(did);
+  if (!availability?.head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
+  if (availability.deactivatedAt !== null) throw new SyncError("RepoDeactivated", `Repo has been deactivated: ${did}`);
+  return availability.head;
 }
 
 /**

@@ -15,6 +15,7 @@ import { proxyCall, proxyTarget } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
 import { xrpcErrorAnswer } from "../http/error-answers.ts";
 import { invalidRequest, XrpcError } from "./xrpc-error.ts";
+import { accountDeactivated } from "../accounts/account-status.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
@@ -78,7 +79,7 @@ async function dispatch(services: Services, path: string, request: ApiRequest): 
 
   const target = proxyTarget(services, nsid, request.headers.get("atproto-proxy"));
   if (!target) throw new XrpcError(501, "MethodNotImplemented", `Method not implemented: ${nsid}`);
-  const caller = await authenticate(services, request);
+  const caller = await authenticate(services, request, nsid);
   return proxyCall(services, caller, nsid, target, request);
 }
 
@@ -91,7 +92,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const params = new URLSearchParams(query === -1 ? "" : request.url.slice(query + 1));
   if (method.auth === "none") return answerOf(await method.handler({ services, request, params }));
 
-  const caller = await authenticate(services, request);
+  const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
   let result: unknown;
   if (method.type === "query") result = await method.handler(ctx);
@@ -105,14 +106,24 @@ function answerOf(result: unknown): ApiResponse {
   return isBytesAnswer(result) ? result : jsonResponse(result);
 }
 
-function authenticate(services: Services, request: ApiRequest): Promise<ResourceCaller> {
-  return authenticateCaller(services.accessTokens, {
+/**
+ * The caller of an authenticated method. A deactivated account's apps keep their tokens but may call nothing until
+ * the person reactivates it (docs/decisions/0031), except getSession, which tells them why (`active: false`,
+ * `status: "deactivated"`): the reference answers writes this way, and here reads and proxied calls too, since the
+ * person was told that apps lose access.
+ */
+async function authenticate(services: Services, request: ApiRequest, nsid: string): Promise<ResourceCaller> {
+  const caller = await authenticateCaller(services.accessTokens, {
     authorization: request.headers.get("Authorization"),
     dpop: request.headers.get("DPoP"),
     method: request.method,
     url: publicRequestUrl(services.config.issuer, request),
   });
+  if (caller.accountDeactivated && nsid !== GET_SESSION) throw accountDeactivated();
+  return caller;
 }
+
+const GET_SESSION = "com.atproto.server.getSession";
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

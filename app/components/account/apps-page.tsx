@@ -8,9 +8,10 @@ import { useT } from "../ui/i18n";
 import { dangerButton, linkStyle, summaryStyle } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 
-/** /account/apps: every app with access, what it may do, and Revoke. */
+/** /account/apps: every app with access, what it may do, and Revoke; after Revoke, its confirmation first. */
 export function ConnectedAppsPage({ view }: { view: AppsView }) {
   const { t } = useT();
+  if (view.revoking) return <ConfirmRevoke view={view} app={view.revoking} />;
   return (
     <AccountShell base={view} current="/account/apps" title={t("account:titles.apps")} intro={t("account:apps.intro")}>
       {view.apps.length === 0 ? (
@@ -21,7 +22,7 @@ export function ConnectedAppsPage({ view }: { view: AppsView }) {
         <ul className="flex flex-col gap-4">
           {view.apps.map((app, index) => (
             <li key={app.clientId}>
-              <ConnectedApp app={app} csrfToken={view.csrfToken} index={index} />
+              <ConnectedApp app={app} index={index} />
             </li>
           ))}
         </ul>
@@ -30,7 +31,7 @@ export function ConnectedAppsPage({ view }: { view: AppsView }) {
   );
 }
 
-function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfToken: string; index: number }) {
+function ConnectedApp({ app, index }: { app: ConnectedAppView; index: number }) {
   const headingId = `app-${index}`;
   const { t, language } = useT();
   return (
@@ -49,10 +50,9 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
             </a>
           ) : null}
         </div>
-        <form method="post">
-          <SignedInFormFields csrfToken={csrfToken} />
-          <input type="hidden" name="intent" value="revoke" />
-          <input type="hidden" name="client_id" value={app.clientId} />
+        {/* A second step, not the revocation itself: the confirmation names the app and what it loses (no JavaScript needed). */}
+        <form method="get">
+          <input type="hidden" name="revoke" value={app.clientId} />
           <button type="submit" className={dangerButton} aria-describedby={headingId}>
             {t("account:apps.revoke")}
           </button>
@@ -84,5 +84,47 @@ function ConnectedApp({ app, csrfToken, index }: { app: ConnectedAppView; csrfTo
         <ScopeList scope={app.scope} className="mt-3 flex flex-col font-mono text-xs text-slate-600 dark:text-slate-300" />
       </details>
     </article>
+  );
+}
+
+/**
+ * "Revoke access for …?": on a phone, the question, what the app loses and the two buttons come first; the
+ * permissions it loses follow, folded. Revoke access is a form post; Cancel a link back to the list, so both work
+ * without JavaScript.
+ */
+function ConfirmRevoke({ view, app }: { view: AppsView; app: ConnectedAppView }) {
+  const { t } = useT();
+  return (
+    <AccountShell base={view} current="/account/apps" title={t("account:apps.confirm.title")}>
+      <section aria-labelledby="revoke-question" className="flex flex-col gap-4 rounded-2xl border border-red-300 bg-white p-5 dark:border-red-800 dark:bg-slate-900">
+        <h2 id="revoke-question" className="text-lg font-semibold">
+          <VerifiedName client={app} title />
+        </h2>
+        <ClaimedIdentity client={app} size="sm" />
+        <ul id="revoke-loses" className="flex list-disc flex-col gap-1 pl-5">
+          <li>{t("account:apps.confirm.signsOut")}</li>
+          <li>{t("account:apps.confirm.permissions")}</li>
+          <li>{t("account:apps.confirm.askAgain")}</li>
+        </ul>
+        <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:apps.confirm.keeps")}</p>
+        <form method="post" className="flex flex-wrap items-center gap-4">
+          <SignedInFormFields csrfToken={view.csrfToken} />
+          <input type="hidden" name="intent" value="revoke" />
+          <input type="hidden" name="client_id" value={app.clientId} />
+          <button type="submit" className={dangerButton} aria-describedby="revoke-loses">
+            {t("account:apps.confirm.submit")}
+          </button>
+          <a href="/account/apps" className={linkStyle}>
+            {t("account:apps.confirm.cancel")}
+          </a>
+        </form>
+        <details className="text-sm">
+          <summary className={summaryStyle}>{t("account:apps.whatItCanDo")}</summary>
+          <div className="mt-3 text-base">
+            <PermissionGroupsView groups={app.groups} idPrefix="revoke-permissions" />
+          </div>
+        </details>
+      </section>
+    </AccountShell>
   );
 }

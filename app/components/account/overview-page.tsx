@@ -1,6 +1,9 @@
 import type { OverviewView } from "../../.server/screens/account/views";
 import { useT } from "../ui/i18n";
 import { AccountShell } from "./account-shell";
+import { SignedInFormFields } from "./form-account";
+import { Warning } from "../ui/messages";
+import { linkStyle, primaryButton } from "../ui/styles";
 
 /** /account for a signed-in person: who they are and where to go. */
 export function AccountOverview({ view }: { view: OverviewView }) {
@@ -11,16 +14,35 @@ export function AccountOverview({ view }: { view: OverviewView }) {
     { href: "/account/sessions", title: t("account:nav.sessions"), text: sessions ? t("account:overview.sessions", { count: sessions }) : t("account:overview.sessionsNone") },
     { href: "/account/passkeys", title: t("account:nav.passkeys"), text: passkeys ? t("account:overview.passkeys", { count: passkeys }) : t("account:overview.passkeysNone") },
     { href: "/account/password", title: t("account:nav.password"), text: t("account:overview.password") },
+    // docs/decisions/0031: a deactivated account's way back is the notice above the cards instead.
+    ...(view.deactivated ? [] : [{ href: "/account/deactivate", title: t("account:titles.deactivate"), text: t("account:overview.deactivate") }]),
   ];
   return (
     <AccountShell base={view} current="/account" title={t("account:titles.overview")}>
+      {view.deactivated ? (
+        <Warning>
+          <form method="post" action="/account/deactivate" className="flex flex-col gap-3">
+            <SignedInFormFields csrfToken={view.csrfToken} />
+            <input type="hidden" name="intent" value="reactivate" />
+            <p id="deactivated-notice">{t("account:overview.deactivated")}</p>
+            <button type="submit" className={`${primaryButton} self-start`} aria-describedby="deactivated-notice">
+              {t("account:deactivate.reactivate")}
+            </button>
+          </form>
+        </Warning>
+      ) : null}
       <section aria-labelledby="identity-heading" className="rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
         <h2 id="identity-heading" className="sr-only">
           {t("account:overview.whoYouAre")}
         </h2>
         <dl className="grid gap-3 sm:grid-cols-[8rem_1fr]">
           <dt className="font-semibold">{t("account:overview.handle")}</dt>
-          <dd className="break-all">@{view.account.handle}</dd>
+          <dd className="flex flex-wrap items-baseline gap-x-3 break-all">
+            <span>@{view.account.handle}</span>
+            <a href="/account/handle" className={`${linkStyle} text-sm`}>
+              {t("account:overview.changeHandle")}
+            </a>
+          </dd>
           <dt className="font-semibold">{t("account:overview.email")}</dt>
           <dd className="break-all">{view.email}</dd>
           <dt className="font-semibold">{t("account:overview.accountId")}</dt>

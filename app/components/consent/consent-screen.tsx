@@ -3,7 +3,7 @@ import { BrandFooter, BrandHeader } from "../ui/brand";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
-import { ErrorMessage, Notice } from "../ui/messages";
+import { ErrorMessage, Notice, Warning } from "../ui/messages";
 import { linkStyle, primaryButton, secondaryButton } from "../ui/styles";
 import { ClaimedIdentity, ClientLinks, IdentityCaution, VerifiedName } from "./client-identity";
 import { PermissionsSection } from "./permissions-section";
@@ -67,6 +67,16 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
 
             {formError && (view.chooser || signedIn) ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
 
+            {/* docs/decisions/0031: no app is given access to a deactivated account; the way to reactivate is offered. */}
+            {signedIn && view.accountDeactivated ? (
+              <Warning>
+                <p id="account-deactivated">{fill(t("consent:deactivated.text", slots("who")), { who: <VerifiedName client={client} /> })}</p>
+                <a href="/account" className={`${linkStyle} mt-2 inline-block`}>
+                  {t("consent:deactivated.reactivate")}
+                </a>
+              </Warning>
+            ) : null}
+
             {view.rememberedConsent ? (
               <>
                 <Notice>{fill(t("consent:remembered", slots("who")), { who: <VerifiedName client={client} /> })}</Notice>
@@ -89,7 +99,7 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
             aria-label={t("consent:actions")}
             className="sticky-actions sticky bottom-0 z-10 flex gap-3 rounded-b-2xl border-t border-slate-200 bg-white/95 px-4 py-3 shadow-[0_-4px_12px_-6px_rgb(15_23_42/0.25)] sm:px-6 dark:border-slate-700 dark:bg-slate-900/95"
           >
-            {view.chooser ? null : (
+            {view.chooser || view.accountDeactivated ? null : (
               <button type="submit" name="decision" value="allow" className={`${primaryButton} flex-1`}>
                 {t("consent:allow")}
               </button>

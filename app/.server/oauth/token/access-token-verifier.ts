@@ -14,7 +14,7 @@ export type AuthenticatedRequest = {
   url: string;
 };
 
-export type TokenSubject = { grant: Grant; did: string; handle: string; scope: string };
+export type TokenSubject = { grant: Grant; did: string; handle: string; scope: string; accountDeactivated: boolean };
 
 /**
  * Verifies a DPoP-bound access token presented to a protected resource
@@ -52,6 +52,6 @@ export class AccessTokenVerifier {
     if (owner.grant.dpopJkt !== proof.jkt) throw new InvalidTokenError("The DPoP proof key does not match the token's key");
     if (now - owner.grant.lastUsedAt > LAST_USED_RESOLUTION) await this.grants.touchGrant(owner.grant.id, now);
     // The token's own scope: the grant's, or the narrower one asked for when it was refreshed.
-    return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.scope };
+    return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.scope, accountDeactivated: owner.accountDeactivated };
   }
 }

@@ -43,7 +43,8 @@ export type IssuedTokenHashes = {
 export type StoredRefreshToken = { tokenHash: string; grant: Grant; expiresAt: number; usedAt: number | null };
 
 /** `scope`: what this access token may do (the grant's scope, or the narrower one asked for at refresh). */
-export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string; scope: string };
+/** `accountDeactivated`: the account is deactivated; the token stays, its calls are refused (docs/decisions/0031). */
+export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string; scope: string; accountDeactivated: boolean };
 
 export interface GrantStore {
   insertCode(code: NewAuthorizationCode): Promise<void>;

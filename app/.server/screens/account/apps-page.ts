@@ -14,15 +14,20 @@ import { signedInAction, signedInPage } from "./signed-in-page.ts";
 /** How long the page waits for an app's metadata document before showing the app by its host. */
 const CLIENT_LOOKUP_TIMEOUT_MS = 3_000;
 
-/** GET /account/apps: every app the account has allowed, with what it may do. */
+/**
+ * GET /account/apps: every app the account has allowed, with what it may do. With `?revoke=<client_id>` (the
+ * Revoke button, a GET form), the confirmation for that app first; an app no longer connected (revoked in another
+ * tab) leaves just the list.
+ */
 export async function showConnectedApps(services: Services, request: Request, t: Translate): Promise<PageOutcome<AppsView>> {
+  const revoke = new URL(request.url).searchParams.get("revoke");
   return signedInPage(services, request, t, async ({ account }, base) => {
-    const apps = await services.connectedApps.list(account.did);
-    return { ...base, kind: "apps", apps: await Promise.all(apps.map((app) => appView(services, app, t))) };
+    const apps = await Promise.all((await services.connectedApps.list(account.did)).map((app) => appView(services, app, t)));
+    return { ...base, kind: "apps", apps, revoking: apps.find((app) => app.clientId === revoke) };
   });
 }
 
-/** POST /account/apps: Revoke ends every token of the app at once and forgets the consent. */
+/** POST /account/apps (the confirmation's "Revoke access"): ends every token of the app at once and forgets the consent. */
 export async function answerConnectedApps(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<never>> {
   return signedInAction(services, request, form, t, async ({ account }) => {
     if (form("intent") !== "revoke" || !form("client_id")) return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noAppToRevoke"));

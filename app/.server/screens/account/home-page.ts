@@ -29,10 +29,11 @@ export async function showAccountHome(services: Services, request: Request, t: T
   }
   const signedIn = (await currentSession(services, request))!;
   const { account } = signedIn;
-  const [apps, sessions, passkeys] = await Promise.all([
+  const [apps, sessions, passkeys, status] = await Promise.all([
     services.connectedApps.list(account.did),
     services.sessions.list(account.did),
     services.passkeys.list(account.did),
+    services.accountStatus.statusOf(account.did),
   ]);
   return view<OverviewView>(
     {
@@ -40,6 +41,7 @@ export async function showAccountHome(services: Services, request: Request, t: T
       account: { handle: account.handle, did: account.did },
       accounts: browserAccounts(accounts),
       email: account.email,
+      deactivated: status?.active === false,
       csrfToken: token,
       notice,
       counts: { apps: apps.length, sessions: sessions.length, passkeys: passkeys.length },

@@ -28,6 +28,10 @@ const NOTICES = [
   "email-code-sent",
   "email-changed",
   "email-confirmed",
+  "account-deactivated",
+  "account-reactivated",
+  "status-confirmed",
+  "handle-changed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

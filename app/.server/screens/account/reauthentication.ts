@@ -27,6 +27,8 @@ const CONFIRMED: Record<ConfirmReturnPath, NoticeKey> = {
   "/account/passkeys": "identity-confirmed",
   "/account/password": "secure-confirmed",
   "/account/email": "email-confirmed",
+  "/account/deactivate": "status-confirmed",
+  "/account/handle": "status-confirmed",
 };
 
 /** The JSON refusal of an action that needs a recent authentication. */
@@ -77,7 +79,7 @@ const reauthenticateInput = z.object({
   csrf_token: z.string().max(256),
   /** The account the page was shown for (docs/decisions/0020); none: the selected one. */
   account: z.string().max(2048).optional(),
-  next: z.enum(["/account/passkeys", "/account/password", "/account/email"]).default("/account/passkeys"),
+  next: z.enum(["/account/passkeys", "/account/password", "/account/email", "/account/deactivate", "/account/handle"]).default("/account/passkeys"),
   response: authenticationResponseSchema,
 });
 

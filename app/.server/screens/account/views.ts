@@ -33,6 +33,8 @@ export type ChooserView = { kind: "chooser"; csrfToken: string; next: string; ac
 export type OverviewView = SignedInBase & {
   kind: "overview";
   email: string;
+  /** The account is deactivated: the overview says so first and offers reactivation (docs/decisions/0031). */
+  deactivated: boolean;
   counts: { apps: number; sessions: number; passkeys: number };
 };
 
@@ -49,7 +51,11 @@ export type ConnectedAppView = ClientIdentityView & {
   activeGrants: number;
 };
 
-export type AppsView = SignedInBase & { kind: "apps"; apps: ConnectedAppView[] };
+/**
+ * `revoking`: the app whose Revoke was pressed (`?revoke=<client_id>`): the page asks to confirm first, naming the
+ * app and what it loses, a second step that needs no JavaScript; Cancel is a link back to the list.
+ */
+export type AppsView = SignedInBase & { kind: "apps"; apps: ConnectedAppView[]; revoking?: ConnectedAppView };
 
 export type SessionView = {
   /** The SHA-256 of the session id (what the database stores): names it in forms without revealing it. */
@@ -67,7 +73,7 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email";
+export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email" | "/account/deactivate" | "/account/handle";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -118,6 +124,18 @@ export type EmailView = SignedInBase & {
 };
 
 /**
+ * /account/deactivate (docs/decisions/0031): what deactivating means and its button, or, for a deactivated
+ * account, since when and the button that reactivates it. `confirm` stands in for either button until the browser
+ * has recently proved the password or a passkey.
+ */
+export type DeactivateView = SignedInBase & {
+  kind: "deactivate";
+  /** Deactivated since (ISO 8601), or undefined when the account is active. */
+  deactivatedSince?: string;
+  confirm?: ConfirmView;
+};
+
+/**
  * Deleting the account (docs/decisions/0030): without email here, how to reach the operator; otherwise the button
  * that emails a code and, once one is live, the form that takes it with the password.
  */
@@ -130,7 +148,13 @@ export type DeleteAccountView = SignedInBase & {
   supportUrl?: string;
 };
 
-export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView;
+/**
+ * /account/handle: a name and one of this server's domains (ATRIUM_USER_DOMAINS, each with its leading dot), or
+ * "Confirm it's you" first.
+ */
+export type HandleView = SignedInBase & { kind: "handle"; domains: string[]; limits: { min: number; max: number }; confirm?: ConfirmView };
+
+export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView;
 
 /** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
 export type RecoverView = {

@@ -74,6 +74,10 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   // The prompt, login_hint and remembered-consent rules are oauth/authorize/prompt-rules.ts's; this renders them.
   if (parameters.prompt === "none") {
     const answer = await silentAnswer(services.connectedApps, pending.request, accounts);
+    if (answer.kind === "approve" && (await isDeactivated(services, answer.signedIn.account.did))) {
+      // The reference's answer: an app never silently receives a code for a deactivated account (docs/decisions/0031).
+      return redirectTo(await services.authorize.reject(pending, "access_denied", "This account has been deactivated"));
+    }
     if (answer.kind === "approve") return redirectTo(await approve(services, pending, answer.signedIn.account, answer.declined));
     return redirectTo(await services.authorize.reject(pending, answer.error, answer.description));
   }
@@ -82,6 +86,7 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   const step = screenStep(pending.request, accounts, choice);
   const account = step.kind === "account" ? step.signedIn.account : undefined;
   const earlierAnswer = account ? await consentOnScreen(services.connectedApps, pending.request, account.did) : { remembered: false, declined: [] };
+  const accountDeactivated = account ? await isDeactivated(services, account.did) : false;
   const headers = new Headers();
   const token = csrfToken(services, request, headers);
   // Offered whenever any passkey is registered here, whatever login_hint says: offering it only for hinted accounts
@@ -103,6 +108,7 @@ async function consentPage(services: Services, request: Request, t: Translate): 
         csrfToken: token,
         rememberedConsent: earlierAnswer.remembered,
         declinedBefore: earlierAnswer.declined,
+        accountDeactivated,
         passkeyOptions,
         chooser: step.kind === "choose" ? step.accounts.map((signedIn) => ({ handle: signedIn.account.handle, did: signedIn.account.did })) : undefined,
         otherAccounts: accounts.filter((signedIn) => signedIn.account.did !== account?.did).length,
@@ -156,6 +162,10 @@ async function consentForm(services: Services, request: Request, form: (name: st
     account = allowingAccount(pending.request, await signedInAccounts(services, request), form("account"))?.account;
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
+  // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not.
+  if (await isDeactivated(services, account.did)) {
+    return formErrors("consent", { form: t("errors:form.accountDeactivated", { handle: account.handle }) }, { identifier }, 403, headers);
+  }
   return redirectTo(await approve(services, pending, account, await declinedByForm(services, pending, account, form)), headers);
 }
 
@@ -168,6 +178,10 @@ async function declinedByForm(services: Services, pending: PendingAuthorization,
   const choice: OptionalChoice = form("email_choice") !== "1" ? "not-offered" : form("share_email") === "on" ? "shared" : "declined";
   const remembered = choice === "not-offered" ? (await services.connectedApps.consentFor(account.did, pending.client.clientId, scope)).declined : [];
   return declinedOnAllow(scope, choice, remembered);
+}
+
+async function isDeactivated(services: Services, did: string): Promise<boolean> {
+  return (await services.accountStatus.statusOf(did))?.active === false;
 }
 
 /** Issues the code for the request's scope less what the person declined, and remembers both (docs/decisions/0032). */

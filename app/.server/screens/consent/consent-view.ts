@@ -46,6 +46,11 @@ export type ConsentView = {
   csrfToken: string;
   /** The signed-in account already allowed this client all of this (remembered consent): one click. */
   rememberedConsent: boolean;
+  /**
+   * The signed-in account is deactivated (docs/decisions/0031): the screen says so and offers reactivation on the
+   * account pages instead of Allow; an app never receives a code for it.
+   */
+  accountDeactivated: boolean;
   /** Passkey sign-in, offered when at least one passkey is registered (for the hinted account, if any). */
   passkey?: { options: PublicKeyCredentialRequestOptionsJSON };
   /** The account chooser (docs/decisions/0020): the accounts signed in here that may answer, one button each. */
@@ -81,6 +86,8 @@ export type ConsentContext = {
   otherAccounts: number;
   addingAccount: boolean;
   links: { useAnother: string; choose: string };
+  /** The signed-in account is deactivated: no Allow, and the screen says why (docs/decisions/0031). */
+  accountDeactivated?: boolean;
 };
 
 export function consentView(pending: PendingAuthorization, context: ConsentContext, t: Translate): ConsentView {
@@ -128,6 +135,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     links: context.links,
     emailOptional: asksForOptional(parameters.scope),
     emailDeclined: Boolean(account) && context.declinedBefore.some(isOptionalValue),
+    accountDeactivated: Boolean(account) && !requireLogin && Boolean(context.accountDeactivated),
   };
 }
 

@@ -79,9 +79,16 @@ function writeResult(did: string, result: WriteResult) {
   return { $type: `com.atproto.repo.applyWrites#${result.action}Result`, uri: recordUri(did, result.collection, result.rkey), cid: result.cid, validationStatus: "unknown" };
 }
 
+/**
+ * The DID whose records getRecord and listRecords read: undefined for an unknown handle, and for a deactivated
+ * account, whose records the reference PDS does not serve either (its getDidForActor leaves deactivated accounts
+ * out: docs/decisions/0031).
+ */
 async function resolveRepo(services: Services, repo: string): Promise<string | undefined> {
-  if (repo.startsWith("did:")) return repo;
-  return (await services.accounts.findByHandle(repo))?.did;
+  const did = repo.startsWith("did:") ? repo : (await services.accounts.findByHandle(repo))?.did;
+  if (did === undefined) return undefined;
+  const availability = await services.repo.availability(did);
+  return availability !== undefined && availability.deactivatedAt !== null ? undefined : did;
 }
 
 function recordView(did: string, record: StoredRecord) {

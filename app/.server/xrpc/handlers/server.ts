@@ -4,6 +4,7 @@ import { canonicalNsid, isNsid } from "../../repo/identifiers.ts";
 import { MINUTE, SECOND } from "../../util/time.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
+import { DEACTIVATED } from "../../accounts/account-status.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
 const serviceAuthParams = z.object({
@@ -31,12 +32,16 @@ export const serverMethods: XrpcMethods = {
     }),
   },
 
-  /** Any valid token reads its own session; email only with account:email (or transition:email). */
+  /**
+   * Any valid token reads its own session; email only with account:email (or transition:email). A deactivated
+   * account's apps learn it here (the lexicon's `active`, `status`), the one call they may still make.
+   */
   "com.atproto.server.getSession": {
     type: "query",
     auth: "required",
     handler: async ({ services, caller }) => {
-      const session: Record<string, unknown> = { did: caller.did, handle: caller.handle, active: true };
+      const status = caller.accountDeactivated ? { active: false, status: DEACTIVATED } : { active: true };
+      const session: Record<string, unknown> = { did: caller.did, handle: caller.handle, ...status };
       if (caller.canReadEmail()) {
         const account = await services.accounts.emailOf(caller.did);
         if (account) {

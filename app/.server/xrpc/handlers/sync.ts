@@ -4,11 +4,14 @@ import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identif
 import { blocksCar, headOf, recordProofCar, repositoryCar, SyncError } from "../../sync/repo-sync.ts";
 import { bytesAnswer, streamOf } from "../bytes-answer.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
+import { DEACTIVATED } from "../../accounts/account-status.ts";
 
 /**
  * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027). Public, as on
- * every PDS, and counted by the per-address /xrpc limit like every other method. Accounts here are never
- * deactivated or taken down, so every repository is `active` (RepoDeactivated, RepoTakendown do not arise).
+ * every PDS, and counted by the per-address /xrpc limit like every other method. A repository is `active` unless
+ * its account is deactivated (docs/decisions/0031): then the methods that serve its data answer RepoDeactivated
+ * (repo-sync.ts headOf), listRepos and getRepoStatus say `active: false, status: "deactivated"`. Accounts here are
+ * never taken down or suspended, so RepoTakendown and RepoSuspended do not arise.
  */
 const CAR = "application/vnd.ipld.car";
 
@@ -18,6 +21,11 @@ const cid = z.string().refine((value) => parseCid(value) !== undefined, "must be
 const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 const paramsOf = (params: URLSearchParams) => Object.fromEntries(params);
+
+/** listRepos' and getRepoStatus' `active`, and `status` ("a possible reason for why the account is not active"). */
+function statusFields(active: boolean): { active: boolean; status?: typeof DEACTIVATED } {
+  return active ? { active } : { active, status: DEACTIVATED };
+}
 
 export const syncMethods: XrpcMethods = {
   /** "Download a repository export as CAR file", streamed; `since`: only blocks added after that revision. */
@@ -92,7 +100,7 @@ export const syncMethods: XrpcMethods = {
       const input = z.object({ limit: limit(1000, 500), cursor: z.string().max(2048).optional() }).parse(paramsOf(params));
       const repos = await services.repo.listRepos(input);
       return {
-        repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, active: true })),
+        repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, ...statusFields(repo.active) })),
         ...(repos.length === input.limit ? { cursor: repos.at(-1)!.did } : {}),
       };
     },
@@ -103,8 +111,11 @@ export const syncMethods: XrpcMethods = {
     auth: "none",
     handler: async ({ services, params }) => {
       const input = z.object({ did }).parse(paramsOf(params));
-      const head = await headOf(services.repo, input.did);
-      return { did: input.did, active: true, rev: head.rev };
+      const availability = await services.repo.availability(input.did);
+      if (!availability?.head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${input.did}`);
+      // The lexicon: rev is "the current rev of the repo, if active=true" (the reference leaves it out otherwise).
+      if (availability.deactivatedAt !== null) return { did: input.did, ...statusFields(false) };
+      return { did: input.did, ...statusFields(true), rev: availability.head.rev };
     },
   },
 };

@@ -1,0 +1,162 @@
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALICE, createAlice } from "../helpers/flow.ts";
+import { startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { call } from "../helpers/xrpc.ts";
+import { scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
+import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { contextOptions, E2E_TIMEOUT, expectAccessible, launchBrowser, loopbackClientId, printFindings, pushRequest, visibleText, watchCsp, type Findings } from "./support.ts";
+
+/**
+ * Confirming before revoking an app, and deactivating and reactivating the account (docs/decisions/0031), in
+ * Chromium at 390×844, light and dark, axe-checked: with JavaScript off, Revoke leads to a confirmation that names
+ * the app and what it loses, whose Cancel goes back and whose "Revoke access" ends the app's tokens; the deactivate
+ * page's button is in the first screen, and the deactivated account's overview offers Reactivate first.
+ */
+
+let server: TestServer;
+let browser: Browser;
+const findings: Findings = {};
+const PHONE = { width: 390, height: 844 };
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  await createAlice(server);
+}, E2E_TIMEOUT);
+
+afterAll(async () => {
+  printFindings(findings);
+  await browser?.close();
+  await server?.stop();
+});
+
+/** A signed-in phone browser; with `audit`, one axe-core can be injected into (its CSP bypassed, as elsewhere). */
+async function signedInPage(options: { javaScriptEnabled?: boolean; audit?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
+  const context = await browser.newContext(contextOptions({ javaScriptEnabled: options.javaScriptEnabled, bypassCSP: options.audit }));
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const csp = watchCsp(page);
+  await page.goto(`${server.issuer}/account`);
+  await page.getByLabel("Handle or email").fill(ALICE.handle);
+  await page.getByLabel("Password").fill(ALICE.password);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.waitForURL(/notice=signed-in/);
+  return { context, page, csp };
+}
+
+/** The element lies entirely within the first screen of a phone (nothing to scroll to reach it). */
+async function expectInFirstScreen(locator: Locator): Promise<void> {
+  const box = await locator.boundingBox();
+  expect(box).not.toBeNull();
+  expect(box!.y).toBeGreaterThanOrEqual(0);
+  expect(box!.y + box!.height).toBeLessThanOrEqual(PHONE.height);
+}
+
+describe("confirm before revoking an app", { timeout: E2E_TIMEOUT }, () => {
+  let app: ScopedSession;
+
+  beforeAll(async () => {
+    app = await scopedSession(server, "atproto transition:generic");
+  }, E2E_TIMEOUT);
+
+  it("without JavaScript: Revoke asks first, naming the app and what it loses; Cancel goes back; Revoke access ends its tokens", async () => {
+    const { context, page, csp } = await signedInPage({ javaScriptEnabled: false });
+    await page.goto(`${server.issuer}/account/apps`);
+    const card = page.getByRole("article").filter({ hasText: "An app on this device" });
+    await card.getByRole("button", { name: "Revoke" }).click();
+
+    await page.waitForURL(/\/account\/apps\?revoke=/);
+    expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Revoke this app's access?");
+    expect(await visibleText(page.getByRole("heading", { level: 2, name: "An app on this device" }))).toBe("An app on this device");
+    const loses = await visibleText(page.locator("#revoke-loses"));
+    expect(loses).toContain("tokens stop working");
+    expect(loses).toContain("loses everything you allowed it");
+    const confirm = page.getByRole("button", { name: "Revoke access" });
+    await expectInFirstScreen(confirm);
+    await expectInFirstScreen(page.getByRole("link", { name: "Cancel" }));
+    // axe needs JavaScript: the same confirmation, in a browser that runs it.
+    const audited = await signedInPage({ audit: true });
+    await audited.page.goto(page.url());
+    await expectAccessible(audited.page, "account-apps-revoke-confirm", findings);
+    await audited.context.close();
+
+    // Cancel: back to the list, nothing revoked.
+    await page.getByRole("link", { name: "Cancel" }).click();
+    await page.waitForURL(/\/account\/apps$/);
+    await visibleText(card);
+    expect((await call(app, "com.atproto.server.getSession")).status).toBe(200);
+
+    await card.getByRole("button", { name: "Revoke" }).click();
+    await page.getByRole("button", { name: "Revoke access" }).click();
+    expect(await visibleText(page.getByRole("status"))).toContain("Access revoked");
+    await visibleText(page.getByText("No app has access to your account."));
+    expect((await call(app, "com.atproto.server.getSession")).status).toBe(401);
+    expect(csp).toEqual([]);
+    await context.close();
+  });
+});
+
+describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
+  it("the deactivate page explains first and its button is in the first screen; the deactivated overview offers Reactivate first", async () => {
+    const { context, page } = await signedInPage({ audit: true });
+    await page.goto(`${server.issuer}/account`);
+    await page.getByRole("link", { name: /Deactivate your account/ }).click();
+    await page.waitForURL(/\/account\/deactivate$/);
+    const main = await page.locator("main").innerText();
+    expect(main).toContain("Nothing is deleted");
+    expect(main).toContain("The network stops seeing your data");
+    expect(main).toContain("lose access");
+    const deactivate = page.getByRole("button", { name: "Deactivate account" });
+    await expectInFirstScreen(deactivate);
+    await expectAccessible(page, "account-deactivate", findings);
+
+    await deactivate.click();
+    expect(await visibleText(page.getByRole("status"))).toContain("Your account is deactivated");
+    expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Your account is deactivated");
+    await expectAccessible(page, "account-deactivated", findings);
+
+    // An app asking meanwhile: the consent screen names the reason and offers reactivation instead of Allow.
+    const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId("atproto transition:generic"));
+    const pushed = await pushRequest(client, "http://127.0.0.1/callback");
+    await page.goto(pushed.authorizeUrl);
+    await expectInFirstScreen(page.locator("#account-deactivated"));
+    expect(await visibleText(page.locator("#account-deactivated"))).toContain("This account is deactivated");
+    expect(await page.getByRole("button", { name: "Allow" }).count()).toBe(0);
+    await expectAccessible(page, "consent-account-deactivated", findings);
+
+    await page.goto(`${server.issuer}/account`);
+    const reactivate = page.getByRole("button", { name: "Reactivate account" });
+    await expectInFirstScreen(reactivate);
+    await expectAccessible(page, "account-overview-deactivated", findings);
+    await reactivate.click();
+    expect(await visibleText(page.getByRole("status"))).toContain("Your account is active again");
+    expect(await page.getByRole("button", { name: "Reactivate account" }).count()).toBe(0);
+    await context.close();
+  });
+});
+
+describe("change the handle", { timeout: E2E_TIMEOUT }, () => {
+  it("a taken handle is said under the field, which has the focus; a free one changes the handle", async () => {
+    const { context, page } = await signedInPage({ audit: true });
+    await page.goto(`${server.issuer}/account`);
+    await page.getByRole("link", { name: "Change your handle" }).click();
+    await page.waitForURL(/\/account\/handle$/);
+    const field = page.getByLabel("New handle");
+    await expectInFirstScreen(field);
+    await expectAccessible(page, "account-handle", findings);
+
+    await field.fill("alice");
+    await page.getByRole("button", { name: "Change handle" }).click();
+    expect(await visibleText(page.locator("#name-error"))).toContain("@alice.test is already your handle");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("name");
+    expect(await page.getByLabel("New handle").getAttribute("aria-describedby")).toContain("name-error");
+    await expectInFirstScreen(page.locator("#name-error"));
+    await expectAccessible(page, "account-handle-error", findings);
+
+    await page.getByLabel("New handle").fill("alice-new");
+    await page.getByRole("button", { name: "Change handle" }).click();
+    expect(await visibleText(page.getByRole("status"))).toContain("Handle changed");
+    expect(await page.locator("header").innerText()).toContain("@alice-new.test");
+    await context.close();
+  });
+});
