@@ -49,6 +49,7 @@ import { loadRotationKey } from "./identity/rotation-key.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
 import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
+import { testClock } from "./util/test-clock.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -102,7 +103,12 @@ export async function plcIdentity(config: Config, db: Database, now: number): Pr
  * metrics (docs/decisions/0014); scripts and tests get silence and no metrics.
  * The database must be migrated already (the entry does it first).
  */
-export async function createServices(config: Config, observability: { log?: Logger; metrics?: Metrics } = {}, now: () => number = Date.now) {
+export async function createServices(
+  config: Config,
+  observability: { log?: Logger; metrics?: Metrics } = {},
+  // The real clock; a test server's moved by ATRIUM_TEST_CLOCK_FILE (docs/decisions/0036).
+  now: () => number = config.testClockFile === undefined ? Date.now : testClock(config.testClockFile),
+) {
   const log = observability.log ?? SILENT_LOGGER;
   const metrics = observability.metrics ?? NO_METRICS;
   const db = openDatabase(config.database, (error) => log.error({ err: error }, "An idle database connection failed"));
