@@ -112,9 +112,10 @@ export async function createAccountOn(
   databaseUrl: string,
   account: { handle: string; email: string; password: string },
   publicUrl?: string,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ did: string; handle: string }> {
   const args = [ACCOUNT_ENTRY, "create", "--handle", account.handle, "--email", account.email, "--password", account.password];
-  const env = { ...process.env, DATABASE_URL: databaseUrl, ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}) };
+  const env = { ...process.env, DATABASE_URL: databaseUrl, ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}), ...extraEnv };
   const { stdout } = await run(process.execPath, args, { cwd: PROJECT_ROOT, env });
   return JSON.parse(stdout.trim()) as { did: string; handle: string };
 }

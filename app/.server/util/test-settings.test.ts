@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { hashPassword, useTestPasswordCost, verifyPassword } from "../accounts/password.ts";
 import { ConfigError, loadConfig, unsafeConfigWarnings } from "../config.ts";
 import { testClock } from "./test-clock.ts";
 
-// docs/decisions/0036: a test server's clock, moved through a file instead of sleeping; never in production.
+// docs/decisions/0036: the test servers' own settings, a clock moved through a file instead of sleeping and cheaper
+// password hashes; never in production.
 
 let dir: string | undefined;
 afterEach(() => {
@@ -56,5 +58,30 @@ describe("testClock", () => {
       writeFileSync(file, text);
       expect(() => now()).toThrow(/whole number of milliseconds/);
     }
+  });
+});
+
+describe("ATRIUM_TEST_FAST_PASSWORD_HASHES", () => {
+  it("is refused, loudly, for any issuer but plain http on loopback", () => {
+    for (const PUBLIC_URL of ["https://pds.example.com", "https://127.0.0.1:3000"]) {
+      expect(() => loadConfig({ PUBLIC_URL, ATRIUM_TEST_FAST_PASSWORD_HASHES: "1" })).toThrow(/ATRIUM_TEST_FAST_PASSWORD_HASHES.*never set it in production/);
+    }
+    const config = loadConfig({ PUBLIC_URL: "http://127.0.0.1:4000", ATRIUM_TEST_FAST_PASSWORD_HASHES: "1" });
+    expect(config.testFastPasswordHashes).toBe(true);
+    expect(unsafeConfigWarnings(config).join("\n")).toMatch(/ATRIUM_TEST_FAST_PASSWORD_HASHES is on.*never set it in production/);
+    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com" }).testFastPasswordHashes).toBe(false);
+  });
+
+  it("hashes at the production cost until a test server asks; then cheaper, and both kinds verify", async () => {
+    // (This file's own process: password.test.ts checks the production cost on its own too.)
+    const production = await hashPassword("correct horse battery");
+    expect(production.split("$").slice(0, 4)).toEqual(["scrypt", "32768", "8", "1"]);
+    useTestPasswordCost();
+    const cheap = await hashPassword("correct horse battery").finally(() => useTestPasswordCost(false));
+    expect(cheap.split("$").slice(0, 4)).toEqual(["scrypt", "1024", "8", "1"]);
+    expect(await verifyPassword("correct horse battery", production)).toBe(true);
+    expect(await verifyPassword("correct horse battery", cheap)).toBe(true);
+    expect(await verifyPassword("wrong horse battery", cheap)).toBe(false);
+    expect((await hashPassword("correct horse battery")).split("$")[1]).toBe("32768");
   });
 });
