@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../app/.server/accounts/account-manager.ts";
-import { useTestPasswordCost } from "../app/.server/accounts/password.ts";
+import { setTestPasswordCost } from "../app/.server/accounts/password.ts";
 import { ConfigError, loadConfig } from "../app/.server/config.ts";
 import { openDatabase } from "../app/.server/db/index.ts";
 import { applyMigrations } from "../app/.server/db/migrations.ts";
@@ -53,7 +53,7 @@ async function run(argv: string[]): Promise<void> {
   });
   const config = loadConfig();
   // The tests' accounts (docs/decisions/0036; refused by loadConfig for a production issuer).
-  if (config.testFastPasswordHashes) useTestPasswordCost();
+  if (config.testFastPasswordHashes) setTestPasswordCost();
   await applyMigrations(config.database);
   const db = openDatabase(config.database);
   try {

@@ -50,7 +50,7 @@ import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
 import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
 import { testClock } from "./util/test-clock.ts";
-import { useTestPasswordCost } from "./accounts/password.ts";
+import { setTestPasswordCost } from "./accounts/password.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -112,7 +112,7 @@ export async function createServices(
 ) {
   const log = observability.log ?? SILENT_LOGGER;
   const metrics = observability.metrics ?? NO_METRICS;
-  if (config.testFastPasswordHashes) useTestPasswordCost();
+  if (config.testFastPasswordHashes) setTestPasswordCost();
   const db = openDatabase(config.database, (error) => log.error({ err: error }, "An idle database connection failed"));
   // One clock for every component that reads time (tests of the components pass their own).
   const replay = new SqlReplayStore(db, now);

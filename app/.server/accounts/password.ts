@@ -16,7 +16,7 @@ const KEY_LENGTH = 32;
 const MAX_MEMORY = 128 * COST.N * COST.r * 2;
 
 /** New hashes (and the dummy) use TEST_COST in this process from now on, or COST again: for test servers only (see TEST_COST). */
-export function useTestPasswordCost(on = true): void {
+export function setTestPasswordCost(on = true): void {
   cost = on ? TEST_COST : COST;
 }
 

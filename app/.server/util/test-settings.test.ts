@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { hashPassword, useTestPasswordCost, verifyPassword } from "../accounts/password.ts";
+import { hashPassword, setTestPasswordCost, verifyPassword } from "../accounts/password.ts";
 import { ConfigError, loadConfig, unsafeConfigWarnings } from "../config.ts";
 import { testClock } from "./test-clock.ts";
 
@@ -76,8 +76,8 @@ describe("ATRIUM_TEST_FAST_PASSWORD_HASHES", () => {
     // (This file's own process: password.test.ts checks the production cost on its own too.)
     const production = await hashPassword("correct horse battery");
     expect(production.split("$").slice(0, 4)).toEqual(["scrypt", "32768", "8", "1"]);
-    useTestPasswordCost();
-    const cheap = await hashPassword("correct horse battery").finally(() => useTestPasswordCost(false));
+    setTestPasswordCost();
+    const cheap = await hashPassword("correct horse battery").finally(() => setTestPasswordCost(false));
     expect(cheap.split("$").slice(0, 4)).toEqual(["scrypt", "1024", "8", "1"]);
     expect(await verifyPassword("correct horse battery", production)).toBe(true);
     expect(await verifyPassword("correct horse battery", cheap)).toBe(true);
