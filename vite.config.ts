@@ -12,11 +12,13 @@ declare module "@remix-run/node" {
 /**
  * The whole server is one Vite SSR build, run by plain `node` in production (docs/decisions/0013, 0025b). Beside the
  * Remix routes (index.js), two more entries: the runtime (app/.server/runtime.ts: services, the API route table) as
- * build/server/runtime.js, and the entry itself (server.ts, with server/) as build/server/server.js. Rollup puts every
+ * build/server/runtime.js, and the entry itself (server.ts, with server/) as build/server/server.js; a fourth, the
+ * account command line tool (scripts/account.ts) as build/server/account.js, which the tests run to create accounts
+ * without compiling TypeScript at every call (docs/decisions/0036). Rollup puts every
  * module that several entries use in a shared chunk, so there is one copy of every server module: the entry creates
  * the services once and hands them to both the API handler and Remix, and all of them see the same classes.
  */
-const SERVER_ENTRIES: Record<string, string> = { runtime: "app/.server/runtime.ts", server: "server.ts" };
+const SERVER_ENTRIES: Record<string, string> = { runtime: "app/.server/runtime.ts", server: "server.ts", account: "scripts/account.ts" };
 
 function serverEntries(): Plugin {
   let ssr = false;

@@ -10,8 +10,19 @@ import { defineConfig } from "vitest/config";
 // "postgresql" runs the integration suite again with every test server on a
 // PostgreSQL database of its own (tests/helpers/test-database.ts). Left out of
 // the second: what is about SQLite itself (its file, its migrations) or about
-// neither engine (the load test's timing, the cluster's own test).
-const SQLITE_ONLY = ["tests/integration/health.test.ts", "tests/integration/load.test.ts", "tests/integration/postgres-cluster.test.ts"];
+// neither engine (the load test's timing, the cluster's own test), and the files
+// whose every assertion is about the HTTP entry or a page's HTML, whatever the
+// database under it (docs/decisions/0036 says why each).
+const SQLITE_ONLY = [
+  "tests/integration/health.test.ts",
+  "tests/integration/load.test.ts",
+  "tests/integration/postgres-cluster.test.ts",
+  "tests/integration/language-cookie.test.ts",
+  "tests/integration/same-origin-links.test.ts",
+  "tests/integration/request-target-and-slow-headers.test.ts",
+  "tests/integration/lookalike-caution.test.ts",
+  "tests/integration/route-table.test.ts",
+];
 // The load test (a minute of load) is not part of npm test: npm run test:load runs it alone (ATRIUM_LOAD_TEST=1).
 const LOAD_TEST = "tests/integration/load.test.ts";
 const loadTestRun = process.env.ATRIUM_LOAD_TEST === "1";
@@ -24,7 +35,11 @@ export default defineConfig({
     hookTimeout: 240_000,
     globalSetup: ["tests/helpers/postgres-global-setup.ts"],
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // docs/decisions/0036: one process per fork runs file after file (a project's files only; Vitest starts new ones
+    // for the next project), so that each file does not pay for a new process and for loading the app's modules
+    // again. Each file still starts its own servers and makes its own accounts; nothing a test checks lives in a
+    // module's state.
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
     projects: [
       {
         extends: true,

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../app/.server/accounts/account-manager.ts";
+import { setTestPasswordCost } from "../app/.server/accounts/password.ts";
 import { AccountDeletion } from "../app/.server/accounts/account-deletion.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "../app/.server/accounts/typed-codes.ts";
 import { ConfigError, loadConfig, type Config } from "../app/.server/config.ts";
@@ -60,6 +61,8 @@ async function run(argv: string[]): Promise<void> {
     strict: true,
   });
   const config = loadConfig();
+  // The tests' accounts (docs/decisions/0036; refused by loadConfig for a production issuer).
+  if (config.testFastPasswordHashes) setTestPasswordCost();
   await applyMigrations(config.database);
   const db = openDatabase(config.database);
   try {

@@ -177,6 +177,9 @@ const envSchema = z.object({
   ATRIUM_DATABASE_POOL_SIZE: integerVar("ATRIUM_DATABASE_POOL_SIZE", 1, 1000, 10),
   ATRIUM_WORKERS: workersVar,
   ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: booleanFlag,
+  // docs/decisions/0036: tests only; refused unless the issuer is plain http on loopback (loadConfig).
+  ATRIUM_TEST_CLOCK_FILE: z.string().min(1).optional(),
+  ATRIUM_TEST_FAST_PASSWORD_HASHES: booleanFlag,
   ATRIUM_DPOP_NONCE_SECRET: z.string().min(32, "ATRIUM_DPOP_NONCE_SECRET must be at least 32 characters").optional(),
   ATRIUM_COOKIE_SECRET: z.string().min(32, "ATRIUM_COOKIE_SECRET must be at least 32 characters").optional(),
   ATRIUM_DPOP_MAX_AGE_SECONDS: integerVar("ATRIUM_DPOP_MAX_AGE_SECONDS", 1, 600, 60),
@@ -280,6 +283,13 @@ export type Config = {
   /** Server processes sharing the port (ATRIUM_WORKERS): 1 runs in this process; more run under a primary (server/workers.ts). */
   workers: number;
   allowPrivateClients: boolean;
+  /**
+   * Tests only (docs/decisions/0036): a file holding milliseconds that the server adds to its clock, read at every
+   * reading of the clock (app/.server/util/test-clock.ts). Undefined everywhere else.
+   */
+  testClockFile: string | undefined;
+  /** Tests only (docs/decisions/0036): new password hashes at a test cost (app/.server/accounts/password.ts). */
+  testFastPasswordHashes: boolean;
   dpopNonceSecret: string | undefined;
   cookieSecret: string | undefined;
   dpopMaxAgeMs: number;
@@ -397,6 +407,17 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       `ATRIUM_BLOB_QUOTA_BYTES (${e.ATRIUM_BLOB_QUOTA_BYTES}) must be at least ATRIUM_BLOB_MAX_BYTES (${e.ATRIUM_BLOB_MAX_BYTES}): otherwise a blob of the allowed size could never be stored`,
     );
   }
+  const loopbackHttp = publicUrl.protocol === "http:" && isLoopbackHost(publicUrl.hostname);
+  if (e.ATRIUM_TEST_CLOCK_FILE !== undefined && !loopbackHttp) {
+    throw new ConfigError(
+      `ATRIUM_TEST_CLOCK_FILE is set: it moves the server's clock and exists for the tests only. It is refused for any issuer but plain http on loopback (got ${publicUrl.origin}); never set it in production.`,
+    );
+  }
+  if (e.ATRIUM_TEST_FAST_PASSWORD_HASHES && !loopbackHttp) {
+    throw new ConfigError(
+      `ATRIUM_TEST_FAST_PASSWORD_HASHES is set: it weakens new password hashes and exists for the tests only. It is refused for any issuer but plain http on loopback (got ${publicUrl.origin}); never set it in production.`,
+    );
+  }
   if (e.ATRIUM_SMTP_URL && !e.ATRIUM_EMAIL_FROM) {
     throw new ConfigError("ATRIUM_EMAIL_FROM must be set with ATRIUM_SMTP_URL: the address the recovery email comes from, e.g. Atrium <no-reply@example.com>");
   }
@@ -410,6 +431,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       : { engine: "postgresql", url: e.DATABASE_URL, poolSize: e.ATRIUM_DATABASE_POOL_SIZE },
     workers: e.ATRIUM_WORKERS,
     allowPrivateClients: e.ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS,
+    testClockFile: e.ATRIUM_TEST_CLOCK_FILE,
+    testFastPasswordHashes: e.ATRIUM_TEST_FAST_PASSWORD_HASHES,
     dpopNonceSecret: e.ATRIUM_DPOP_NONCE_SECRET,
     cookieSecret: e.ATRIUM_COOKIE_SECRET,
     dpopMaxAgeMs: e.ATRIUM_DPOP_MAX_AGE_SECONDS * SECOND,
@@ -502,6 +525,12 @@ export function unsafeConfigWarnings(config: Config): string[] {
     warnings.push(
       "ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS is on: client metadata may be fetched over plain http and from loopback or private addresses. Never enable this in production.",
     );
+  }
+  if (config.testClockFile !== undefined) {
+    warnings.push(`ATRIUM_TEST_CLOCK_FILE is set: this server's clock is moved by ${config.testClockFile}. A test setting; never set it in production.`);
+  }
+  if (config.testFastPasswordHashes) {
+    warnings.push("ATRIUM_TEST_FAST_PASSWORD_HASHES is on: new password hashes are weak. A test setting; never set it in production.");
   }
   if (config.plc.directoryUrl.startsWith("http:")) {
     warnings.push(`ATRIUM_PLC_DIRECTORY_URL is ${config.plc.directoryUrl}: a development PLC directory on loopback. Accounts registered there exist nowhere else on the network.`);

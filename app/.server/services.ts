@@ -56,6 +56,8 @@ import { loadRotationKey } from "./identity/rotation-key.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
 import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
+import { testClock } from "./util/test-clock.ts";
+import { setTestPasswordCost } from "./accounts/password.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -109,9 +111,15 @@ export async function plcIdentity(config: Config, db: Database, now: number): Pr
  * metrics (docs/decisions/0014); scripts and tests get silence and no metrics.
  * The database must be migrated already (the entry does it first).
  */
-export async function createServices(config: Config, observability: { log?: Logger; metrics?: Metrics } = {}, now: () => number = Date.now) {
+export async function createServices(
+  config: Config,
+  observability: { log?: Logger; metrics?: Metrics } = {},
+  // The real clock; a test server's moved by ATRIUM_TEST_CLOCK_FILE (docs/decisions/0036).
+  now: () => number = config.testClockFile === undefined ? Date.now : testClock(config.testClockFile),
+) {
   const log = observability.log ?? SILENT_LOGGER;
   const metrics = observability.metrics ?? NO_METRICS;
+  if (config.testFastPasswordHashes) setTestPasswordCost();
   const db = openDatabase(config.database, (error) => log.error({ err: error }, "An idle database connection failed"));
   // One clock for every component that reads time (tests of the components pass their own).
   const replay = new SqlReplayStore(db, now);

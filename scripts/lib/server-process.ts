@@ -12,6 +12,8 @@ import { promisify } from "node:util";
 
 /** The entry of the server build (vite.config.ts, docs/decisions/0025b). */
 export const SERVER_ENTRY = path.join("build", "server", "server.js");
+/** The account command line tool (scripts/account.ts) in the same build, run by plain `node` (docs/decisions/0036). */
+export const ACCOUNT_ENTRY = path.join("build", "server", "account.js");
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
@@ -102,15 +104,18 @@ export async function spawnServer(options: {
 /**
  * Creates an account through the real command line tool, on the given database (DATABASE_URL), for the server at
  * `publicUrl` (its DID document's PDS). The CLI registers its did:plc at ATRIUM_PLC_DIRECTORY_URL (from the
- * environment: the tests' directory, tests/helpers/postgres-global-setup.ts).
+ * environment: the tests' directory, tests/helpers/postgres-global-setup.ts). It runs the tool's build
+ * (build/server/account.js, the same code as `npm run account` without compiling TypeScript at every call:
+ * docs/decisions/0036); tests/integration/identity.test.ts runs `scripts/account.ts` itself through tsx.
  */
 export async function createAccountOn(
   databaseUrl: string,
   account: { handle: string; email: string; password: string },
   publicUrl?: string,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ did: string; handle: string }> {
-  const args = ["--import", "tsx", "scripts/account.ts", "create", "--handle", account.handle, "--email", account.email, "--password", account.password];
-  const env = { ...process.env, DATABASE_URL: databaseUrl, ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}) };
+  const args = [ACCOUNT_ENTRY, "create", "--handle", account.handle, "--email", account.email, "--password", account.password];
+  const env = { ...process.env, DATABASE_URL: databaseUrl, ...(publicUrl ? { PUBLIC_URL: publicUrl } : {}), ...extraEnv };
   const { stdout } = await run(process.execPath, args, { cwd: PROJECT_ROOT, env });
   return JSON.parse(stdout.trim()) as { did: string; handle: string };
 }

@@ -1,6 +1,6 @@
 import type { TestProject } from "vitest/node";
 import { startPlcDirectory, type RunningPlcDirectory } from "../../scripts/lib/plc-directory.ts";
-import { prepareTemplate, startPostgresCluster } from "./postgres-cluster.ts";
+import { prepareTemplate, startPostgresCluster, type PostgresCluster } from "./postgres-cluster.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -10,7 +10,7 @@ declare module "vitest" {
 }
 
 /**
- * Vitest global setup: one PostgreSQL cluster for the whole run, its template
+ * Vitest global setup: one PostgreSQL cluster for the whole run (shared by every project), its template
  * database migrated once, its superuser URL provided to the tests
  * (`inject("postgresAdminUrl")`, used by createTestDatabase in
  * tests/helpers/postgres.ts); and one real PLC directory on loopback, in
@@ -23,25 +23,62 @@ declare module "vitest" {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const plc = await sharedPlcDirectory();
   project.provide("plcDirectoryUrl", plc.url);
-  let cluster: Awaited<ReturnType<typeof startPostgresCluster>>;
+  let cluster: SharedCluster;
   try {
-    cluster = await startPostgresCluster();
+    cluster = await sharedCluster();
   } catch (error) {
     await plc.release();
     throw error;
   }
+  project.provide("postgresAdminUrl", cluster.adminUrl);
+  return async () => {
+    await cluster.release();
+    await plc.release();
+  };
+}
+
+type SharedCluster = { adminUrl: string; release(): Promise<void> };
+type Cluster = { cluster: Promise<PostgresCluster>; users: number };
+const CLUSTER = Symbol.for("atrium.tests.postgresCluster");
+const clusters = globalThis as typeof globalThis & { [CLUSTER]?: Cluster };
+
+/**
+ * One cluster for every project of the run, as one PLC directory (below): the global setup runs once for the root and
+ * once per project, and each initdb and template migration costs seconds of CPU (docs/decisions/0036). Every
+ * project's databases are copies of the one template, each under a name of its own.
+ */
+async function sharedCluster(): Promise<SharedCluster> {
+  clusters[CLUSTER] ??= { cluster: startPreparedCluster(), users: 0 };
+  const current = clusters[CLUSTER];
+  current.users += 1;
+  let cluster: PostgresCluster;
+  try {
+    cluster = await current.cluster;
+  } catch (error) {
+    current.users -= 1;
+    if (clusters[CLUSTER] === current) delete clusters[CLUSTER];
+    throw error;
+  }
+  return {
+    adminUrl: cluster.adminUrl,
+    async release() {
+      current.users -= 1;
+      if (current.users > 0) return;
+      if (clusters[CLUSTER] === current) delete clusters[CLUSTER];
+      await cluster.stop();
+    },
+  };
+}
+
+async function startPreparedCluster(): Promise<PostgresCluster> {
+  const cluster = await startPostgresCluster();
   try {
     await prepareTemplate(cluster);
   } catch (error) {
     await cluster.stop();
-    await plc.release();
     throw new Error(`Preparing the test database template failed: ${error instanceof Error ? error.message : String(error)}\n${cluster.output()}`, { cause: error });
   }
-  project.provide("postgresAdminUrl", cluster.adminUrl);
-  return async () => {
-    await cluster.stop();
-    await plc.release();
-  };
+  return cluster;
 }
 
 type SharedDirectory = { url: string; release(): Promise<void> };

@@ -23,14 +23,22 @@ export type TestServer = {
 };
 
 /**
+ * What every test server and the accounts the tests create have unless a test says otherwise (docs/decisions/0036):
+ * password hashes at a test cost, as the suite checks thousands of passwords (the production cost is covered by
+ * app/.server/accounts/password.test.ts and by the account CLI's own test, tests/integration/identity.test.ts).
+ */
+const TEST_SETTINGS: Record<string, string> = { ATRIUM_TEST_FAST_PASSWORD_HASHES: "1" };
+
+/**
  * Starts the built server (npm test builds first) as a child process on a
  * free loopback port with a database of its own — a SQLite file, or a
  * PostgreSQL database when the Vitest project runs on that engine
  * (tests/helpers/test-database.ts) — and waits for its "listening" line.
- * `env` overrides the test defaults (e.g. DATABASE_URL: another server's
+ * `overrides` replaces the test defaults (e.g. DATABASE_URL: another server's
  * `databaseUrl`, to share its database).
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Record<string, string> = {}): Promise<TestServer> {
+  const env = { ...TEST_SETTINGS, ...overrides };
   const own = env.DATABASE_URL === undefined ? await createServerDatabase() : undefined;
   const databaseUrl = env.DATABASE_URL ?? own!.url;
   const databasePath = databaseUrl.startsWith("file:") ? databaseUrl.slice("file:".length) : undefined;
@@ -67,5 +75,5 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
 
 /** Creates an account through the real command line tool, its did:plc registered at the test run's PLC directory. */
 export async function createAccount(server: TestServer, account: { handle: string; email: string; password: string }): Promise<{ did: string; handle: string }> {
-  return createAccountOn(server.databaseUrl, account, server.issuer);
+  return createAccountOn(server.databaseUrl, account, server.issuer, TEST_SETTINGS);
 }

@@ -17,6 +17,7 @@ import { CookieJar, openConsentPage, visibleText } from "../helpers/consent.ts";
 import { execute, rowOf } from "../helpers/databases.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { SoftAuthenticator, type AuthenticationResponseJSON, type AssertOptions } from "../helpers/soft-authenticator.ts";
+import { testClock } from "../helpers/test-clock.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 const RP_ID = "localhost";
@@ -27,12 +28,18 @@ let server: TestServer;
 let alice: { did: string; handle: string };
 let client: DpopClient;
 
+// The server's clock is moved forward instead of waiting out the sign-in throttle's delay (docs/decisions/0036).
+const clock = testClock();
+
 beforeAll(async () => {
-  server = await startTestServer({ ATRIUM_TRUST_PROXY: "1" });
+  server = await startTestServer({ ...clock.env, ATRIUM_TRUST_PROXY: "1" });
   alice = await createAccount(server, ALICE);
   client = new DpopClient(server.issuer, await generateDpopKey(), CLIENT_ID);
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  clock.remove();
+});
 
 // --- helpers ----------------------------------------------------------------
 
@@ -581,7 +588,7 @@ describe("POST /oauth/passkey-auth", () => {
     expect(retryAfter).toBeLessThanOrEqual(2);
 
     // After waiting, the same assertion (its challenge was not spent by the 429) signs in.
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
+    clock.advance(retryAfter * 1000 + 100);
     const after = await postPasskey(p, passkeyBody(p, good), { address: newAddress(), store: false });
     expect(after.status, JSON.stringify(after.body)).toBe(200);
   });

@@ -5,8 +5,20 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:c
  * cost can be raised later without breaking stored hashes.
  */
 const COST = { N: 1 << 15, r: 8, p: 1 };
+/**
+ * Test servers only (ATRIUM_TEST_FAST_PASSWORD_HASHES, refused for any issuer but plain http on loopback:
+ * app/.server/config.ts; docs/decisions/0036): a 32× cheaper hash, because the test suite checks thousands of
+ * passwords on two cores. The production cost is covered by password.test.ts and by the account CLI's own test.
+ */
+const TEST_COST = { N: 1 << 10, r: 8, p: 1 };
+let cost = COST;
 const KEY_LENGTH = 32;
 const MAX_MEMORY = 128 * COST.N * COST.r * 2;
+
+/** New hashes (and the dummy) use TEST_COST in this process from now on, or COST again: for test servers only (see TEST_COST). */
+export function setTestPasswordCost(on = true): void {
+  cost = on ? TEST_COST : COST;
+}
 
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 1024;
@@ -21,8 +33,8 @@ function derive(password: string, salt: Buffer, options: ScryptOptions, length: 
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, COST, KEY_LENGTH);
-  return ["scrypt", COST.N, COST.r, COST.p, salt.toString("base64url"), key.toString("base64url")].join("$");
+  const key = await derive(password, salt, cost, KEY_LENGTH);
+  return ["scrypt", cost.N, cost.r, cost.p, salt.toString("base64url"), key.toString("base64url")].join("$");
 }
 
 /** False for a wrong password and for a stored hash that is damaged or uses parameters out of range. */
