@@ -237,7 +237,7 @@ export async function createServices(
       now,
     }),
     /** Changing the account's email with a code sent to the new address (docs/decisions/0030). */
-    emailUpdate: new EmailUpdate(accounts, new SqlEmailUpdateStore(db), typedCodes, mailer, {
+    emailUpdate: new EmailUpdate(accounts, new SqlEmailUpdateStore(db), typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "email-change"), {
       serviceName: config.brand.serviceName,
       emails: {
         confirm: ({ service, code, minutes, handle }, language) => {

@@ -75,9 +75,12 @@ export class AccountDeletion {
    */
   async request(did: string, address: string | undefined, language: Language): Promise<void> {
     await this.throttle.failed(await this.throttle.claim({ account: did }, address));
-    const account = await this.accounts.findByDid(did);
-    if (!account || !this.mailer) return;
+    if (!this.mailer || !(await this.accounts.findByDid(did))) return;
     const code = await this.codes.issue(did, "account-deletion");
+    // Read after the code exists, as password recovery does: an email change ends the deletion code that exists when it
+    // commits, so the code goes either nowhere that works or to the address the change made.
+    const account = await this.accounts.findByDid(did);
+    if (!account) return;
     const minutes = Math.round(this.codes.lifetimeMs / 60_000);
     await this.mailer.send({ to: account.email, ...this.options.email({ service: this.options.serviceName, code, minutes, handle: account.handle }, language) });
   }

@@ -6,6 +6,7 @@ import type { AccountManager } from "./account-manager.ts";
 import type { EmailUpdateStore } from "./email-update-store.ts";
 import { emailSchema } from "./identifiers.ts";
 import type { TypedCodes } from "./typed-codes.ts";
+import type { SignInThrottle } from "../security/sign-in-throttle.ts";
 
 type EmailUpdateErrorReason = "invalid" | "same" | "taken" | "code";
 
@@ -52,6 +53,8 @@ export class EmailUpdate {
     private readonly store: EmailUpdateStore,
     private readonly codes: TypedCodes,
     private readonly mailer: Mailer | undefined,
+    /** Counts requests for a code (purpose "email-change"), so that they cannot mail any address without end. */
+    private readonly throttle: SignInThrottle,
     private readonly options: EmailUpdateOptions,
   ) {}
 
@@ -65,10 +68,15 @@ export class EmailUpdate {
    * when the address is malformed, already the account's, or another account's: a signed-in person, who proved the
    * password recently, may learn that an address is taken, as at account creation.
    */
-  async request(accountDid: string, newEmail: string, language: Language): Promise<void> {
+  async request(accountDid: string, newEmail: string, language: Language, address: string | undefined): Promise<void> {
     const parsed = emailSchema.safeParse(newEmail);
     if (!parsed.success) throw new EmailUpdateError("invalid");
     const email = parsed.data;
+    // Every request counts, before anything is read or sent, on the account's and the client address's counters and
+    // on the target address's: three, then waits that grow, as for deletion codes (found in review: without them a
+    // signed-in account could mail any address, and probe which addresses have accounts, without end).
+    await this.throttle.failed(await this.throttle.claim({ account: accountDid }, address));
+    await this.throttle.failed(await this.throttle.claim({ typed: email }, undefined));
     const account = await this.accounts.findByDid(accountDid);
     if (!account || !this.mailer) throw new EmailUpdateError("invalid");
     if (account.email === email) throw new EmailUpdateError("same");

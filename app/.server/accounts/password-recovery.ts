@@ -90,9 +90,14 @@ export class PasswordRecovery {
     const link = await this.issueLink(account.did, now);
     // docs/decisions/0030: beside the link, a code to type where the email cannot be opened (another device).
     const typed = await this.typedCodes.issue(account.did, "recovery");
+    // The address is read again after both exist (found in review): an email change ends the recovery links and codes
+    // that exist when it commits, so it either ended these, or committed before this read and the new address gets
+    // them. Sending to the address read before the answer could mail a working reset to the old mailbox.
+    const current = await this.accounts.findByDid(account.did);
+    if (!current) return;
     const minutes = Math.round(this.options.lifetimeMs / 60_000);
-    const message = this.options.email({ service: this.options.serviceName, link, code: typed, minutes, handle: account.handle }, language);
-    await this.mailer.send({ to: account.email, ...message });
+    const message = this.options.email({ service: this.options.serviceName, link, code: typed, minutes, handle: current.handle }, language);
+    await this.mailer.send({ to: current.email, ...message });
   }
 
   /** A new recovery link for the account (the earlier one stops working); returns its address. */

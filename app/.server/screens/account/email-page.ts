@@ -1,5 +1,6 @@
 import { hasCode } from "../../errors/atrium-error.ts";
 import { languageOf, type Translate } from "../../i18n/translate.ts";
+import { requestClientAddress } from "../../http/browser.ts";
 import type { Services } from "../../services.ts";
 import type { SignedIn } from "../browser-session.ts";
 import { errorOutcome, formErrorOf, formErrors, redirectTo, type FormErrors, type PageOutcome } from "../outcome.ts";
@@ -33,7 +34,7 @@ export async function answerEmailPage(services: Services, request: Request, form
   return signedInAction(services, request, form, t, async (signedIn) => {
     switch (form("intent")) {
       case "request":
-        return requestCode(services, signedIn, form, t);
+        return requestCode(services, request, signedIn, form, t);
       case "change":
         return changeEmail(services, signedIn, form, t);
       case "confirm":
@@ -43,13 +44,13 @@ export async function answerEmailPage(services: Services, request: Request, form
   });
 }
 
-async function requestCode(services: Services, { account, recentlyAuthenticated }: SignedIn, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+async function requestCode(services: Services, request: Request, { account, recentlyAuthenticated }: SignedIn, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
   const email = form("email").trim();
   if (!recentlyAuthenticated) return formErrors("email-request", { form: t("errors:form.confirmFirst") }, { email }, 403);
   if (!email) return formErrors("email-request", { email: t("errors:emailChange.invalid") }, { email });
   try {
     // The email is written in the language of the page that asked for it.
-    await services.emailUpdate.request(account.did, email, languageOf(t));
+    await services.emailUpdate.request(account.did, email, languageOf(t), requestClientAddress(request));
   } catch (error) {
     return formErrorOf(error, t, "email-request", "form", { email }, ["email"]);
   }

@@ -8,10 +8,10 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
 
 /**
- * Security review (review branch): deleting an account while its app writes, refreshes, and another browser uses its
- * session. Nothing may answer 5xx, no credential of the deleted account may work afterwards, and nothing of the account
- * may be left (on PostgreSQL a commit in flight leaves its #commit event: see
- * app/.server/stores/attack-deletion-vs-commit.test.ts for the deterministic version).
+ * Deleting an account while its app writes, refreshes, and another browser uses its session (docs/decisions/0030).
+ * Nothing may answer 5xx, no credential of the deleted account may work afterwards, and nothing of the account may be
+ * left. Found in review: on PostgreSQL a commit in flight left its #commit event in the firehose log, until the
+ * deletion took the account's data lock first (stores/sql-account-deletion-store.ts).
  */
 
 let smtp: TestSmtp;
@@ -51,20 +51,17 @@ describe("deletion racing writes, a refresh and another session", () => {
     const otherPage = openPage(other, "/account");
     const [deleted, refreshed, seen, ...written] = await Promise.all([deletion, refresh, otherPage, ...writes]);
     const statuses = { deletion: deleted.status, refresh: refreshed.status, otherSession: seen.status, writes: written.map((answer) => answer.status) };
-    console.log("during the deletion:", JSON.stringify(statuses), JSON.stringify(written.map((answer) => (answer.body as { error?: string })?.error ?? "").filter(Boolean)));
     expect(deleted.status).toBe(303);
     expect([statuses.refresh, statuses.otherSession, ...statuses.writes].filter((status) => status >= 500)).toEqual([]);
 
     const afterToken = await call(token, "com.atproto.server.getSession");
     const afterRefresh = await token.client.refresh((refreshed.body as { refresh_token?: string }).refresh_token ?? token.tokens.refresh_token!);
     const afterSession = await openPage(other, "/account/delete");
-    console.log("after:", afterToken.status, afterRefresh.status, afterSession.status, afterSession.location);
     expect(afterToken.status).toBe(401);
     expect(afterRefresh.status).toBe(400);
     expect(afterSession.status).not.toBe(200);
 
     const events = await rowsOf<{ type: string }>(server.database(), sql`SELECT "type" FROM "RepoEvent" WHERE "did" = ${alice.did} ORDER BY "seq"`);
-    console.log("events left:", JSON.stringify(events));
     expect(events).toEqual([{ type: "account" }]);
   });
 });

@@ -5,6 +5,7 @@ import type { Mailer } from "../email/mailer.ts";
 import { SignInThrottle } from "../security/sign-in-throttle.ts";
 import { SqlAttemptStore } from "../stores/sql-attempt-store.ts";
 import { SqlEmailUpdateStore } from "../stores/sql-email-update-store.ts";
+import { SqlAccountStore } from "../stores/sql-account-store.ts";
 import { SqlRecoveryStore } from "../stores/sql-recovery-store.ts";
 import { SqlTypedCodeStore } from "../stores/sql-typed-code-store.ts";
 import { sha256Base64url } from "../util/crypto.ts";
@@ -13,13 +14,16 @@ import { PasswordRecovery } from "./password-recovery.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./typed-codes.ts";
 
 /**
- * Security review (review branch): "An email change ends what was mailed to the old address (recovery links and codes)
+ * Found in review (docs/decisions/0030): "An email change ends what was mailed to the old address (recovery links and codes)
  * in the same step" (17679ea, docs/decisions/0030) — except a recovery request that read the account before the change
  * committed: PasswordRecovery.request reads the account (and so its email) first, then claims two counters, answers,
  * and only after the answer (setImmediate) issues the link and the typed code and mails them to the address it read.
  * An email change that commits in that window deletes nothing (the link does not exist yet); the fresh link and code
  * then go to the OLD address and keep working after the change. Whoever holds the old mailbox (the reason people
  * change their address) gets a working reset for the account.
+ *
+ * Now the address is read again once the link and the code exist, so they go to the address the change made, or the
+ * change ended them.
  *
  * The interleaving is made deterministic by running the email change inside findByIdentifier, right after the read,
  * which is where a concurrent request's change lands.
@@ -52,9 +56,19 @@ describe("recovery request racing an email change", () => {
         expect(changed.kind).toBe("updated");
         return summary;
       },
+      async findByDid(did: string) {
+        return new SqlAccountStore(test.db).profile("did", did);
+      },
     } as unknown as AccountManager;
     const sent: Array<{ to: string; text: string }> = [];
-    const mailer = { send: async (message: { to: string; text: string }) => void sent.push(message) } as unknown as Mailer;
+    let mailed: () => void = () => {};
+    const firstMail = new Promise<void>((resolve) => (mailed = resolve));
+    const mailer = {
+      send: async (message: { to: string; text: string }) => {
+        sent.push(message);
+        mailed();
+      },
+    } as unknown as Mailer;
     let link = "";
     let typed = "";
     const recovery = new PasswordRecovery(
@@ -80,13 +94,14 @@ describe("recovery request racing an email change", () => {
     );
 
     await recovery.request("old@example.com", "203.0.113.1", "en");
-    for (let i = 0; i < 200 && sent.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await firstMail;
 
     const recipient = sent[0]?.to;
     const linkCode = new URL(link).searchParams.get("code")!;
     const linkWorks = (await new SqlRecoveryStore(test.db).find(sha256Base64url(linkCode), now())) === ALICE;
     const codeWorks = await codes.isLive(ALICE, "recovery");
-    console.log("mailed to:", recipient, "| link still works after the change:", linkWorks, "| typed code live:", codeWorks, typed ? "" : "(no code)");
+    expect(typed).not.toBe("");
+    expect(recipient).toBe("new@example.com");
     expect(recipient === "old@example.com" && (linkWorks || codeWorks)).toBe(false);
   });
 });
