@@ -25,6 +25,11 @@ export type ServerProcess = {
   issuer: string;
   /** Everything this process printed so far. */
   output(): string;
+  /**
+   * Resolves with the output once it matches: log lines are written in batches (docs/decisions/0035), so a line about
+   * a request may follow its answer. Rejects if the process exits first; the time limit is a safety net.
+   */
+  printed(pattern: RegExp | string): Promise<string>;
   exit: Promise<ExitStatus>;
   /** SIGTERM unless already gone; resolves once it has exited. */
   stop(): Promise<ExitStatus>;
@@ -98,7 +103,26 @@ export async function spawnServer(options: {
     await stop();
     throw error;
   });
-  return { child, issuer, output: () => output, exit, stop };
+  const printed = (pattern: RegExp | string) =>
+    new Promise<string>((resolve, reject) => {
+      const matches = () => (typeof pattern === "string" ? output.includes(pattern) : pattern.test(output));
+      if (matches()) return resolve(output);
+      const timer = setTimeout(() => finish(new Error(`the server never printed ${String(pattern)}:\n${output}`)), 120_000);
+      const check = () => {
+        if (matches()) finish();
+      };
+      const finish = (error?: Error) => {
+        clearTimeout(timer);
+        child.stdout?.off("data", check);
+        child.stderr?.off("data", check);
+        if (error) reject(error);
+        else resolve(output);
+      };
+      child.stdout?.on("data", check);
+      child.stderr?.on("data", check);
+      void exit.then(() => (matches() ? finish() : finish(new Error(`the server exited without printing ${String(pattern)}:\n${output}`))));
+    });
+  return { child, issuer, output: () => output, printed, exit, stop };
 }
 
 /**

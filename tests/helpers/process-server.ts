@@ -27,6 +27,8 @@ export type ProcessServer = {
   db(): Database.Database;
   /** Everything every process printed so far. */
   output(): string;
+  /** Waits for the output (of every process so far) to match: log lines come in batches (docs/decisions/0035). */
+  printed(pattern: RegExp | string): Promise<string>;
   /** Resolves with the exit code (or the signal) of the current process. */
   exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Sends a signal to the current process. */
@@ -37,7 +39,7 @@ export type ProcessServer = {
   stop(): Promise<void>;
 };
 
-type Running = { child: ChildProcess; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
+type Running = { child: ChildProcess; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; printed(pattern: RegExp | string): Promise<string> };
 
 export async function startProcessServer(env: Record<string, string> = {}): Promise<ProcessServer> {
   const storage = await createServerDatabase();
@@ -49,7 +51,7 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
 
   const launch = async (): Promise<{ running: Running; issuer: string }> => {
     const server = await spawnServer({ port, databaseUrl, env, onOutput: (text) => (output += text) });
-    return { running: { child: server.child, exit: server.exit }, issuer: server.issuer };
+    return { running: { child: server.child, exit: server.exit, printed: server.printed }, issuer: server.issuer };
   };
 
   let { running, issuer } = await launch();
@@ -75,6 +77,11 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
       return handle;
     },
     output: () => output,
+    async printed(pattern) {
+      const matches = typeof pattern === "string" ? output.includes(pattern) : pattern.test(output);
+      if (!matches) await running.printed(pattern);
+      return output;
+    },
     exited: () => running.exit,
     signal(signal) {
       running.child.kill(signal);

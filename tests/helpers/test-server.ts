@@ -19,6 +19,8 @@ export type TestServer = {
   /** The SQLite file opened directly, for the few tests about SQLite itself; throws on PostgreSQL. */
   db(): Database.Database;
   output(): string;
+  /** Waits for the output to match (scripts/lib/server-process.ts): log lines come in batches. */
+  printed(pattern: RegExp | string): Promise<string>;
   stop(): Promise<void>;
 };
 
@@ -64,6 +66,7 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
       return sqlite;
     },
     output: server.output,
+    printed: server.printed,
     async stop() {
       sqlite?.close();
       await shared?.close();

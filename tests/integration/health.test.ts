@@ -76,8 +76,7 @@ describe("GET /xrpc/_health", () => {
     }
 
     expect(valueOf(await scrape(metricsPort), "atrium_database_errors_total")).toBe(errorsBefore + 1);
-    const line = server
-      .output()
+    const line = (await server.printed("Health check failed"))
       .split("\n")
       .find((candidate) => candidate.includes("Health check failed"));
     expect(line).toBeDefined();

@@ -26,7 +26,7 @@ function logLines(server: TestServer): LogLine[] {
 }
 
 async function untilLogged(server: TestServer, requestId: string): Promise<void> {
-  for (let i = 0; i < 100 && !server.output().includes(requestId); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await server.printed(requestId);
 }
 
 /** Form fields, query parameters and JSON members whose values are secrets. */

@@ -86,7 +86,7 @@ describe("starting on a database of the previous version", () => {
   it("left out the record the data model cannot hold, and said so in the log", async () => {
     const rows = await rowsOf<{ rkey: string }>(database.open(), sql`SELECT "rkey" FROM "Record" WHERE "rkey" = ${"3kold0000003"}`);
     expect(rows).toEqual([]);
-    expect(server.output()).toContain("cannot hold");
+    expect(await server.printed("cannot hold")).toContain("cannot hold");
   });
 
   it("announced each repository with one #sync event, and a restart migrates nothing twice", async () => {

@@ -69,7 +69,7 @@ describe.each([
     expect(count(statuses, 429)).toBe(ATTACKS - PAR_LIMIT);
     for (const seconds of retryAfters) expect(seconds).toBeGreaterThan(0);
     // nginx spread the attack over both processes; they shared one count.
-    for (const server of proxied.servers) expect(server.output()).toMatch(/"method":"POST","path":"\/oauth\/par","route":"\/oauth\/par","status":(400|429)/);
+    for (const server of proxied.servers) expect(await server.printed(/"method":"POST","path":"\/oauth\/par","route":"\/oauth\/par","status":(400|429)/)).toBeTruthy();
   });
 
   it("a bystander behind the same proxy keeps its own allowance", async () => {

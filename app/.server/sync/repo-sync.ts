@@ -39,6 +39,8 @@ export async function headOf(store: RepoStore, did: string): Promise<RepoHead> {
  * or read transaction waits on a slow client.
  */
 export async function repositoryCar(store: RepoStore, did: string, since?: string): Promise<AsyncIterable<Uint8Array>> {
+  // RepoNotFound or RepoDeactivated first, as every other method that serves the repository's data answers.
+  await headOf(store, did);
   const snapshot = await store.repositorySnapshot(did, { since });
   if (!snapshot) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
   return writeCarStream(parseCid(snapshot.head.cid), carBlocks(snapshot.blocks));
