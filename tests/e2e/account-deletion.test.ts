@@ -1,10 +1,10 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { contextOptions, E2E_TIMEOUT, expectAccessible, launchBrowser, PASSWORD, visibleText, watchCsp } from "./support.ts";
+import { E2E_TIMEOUT, expectAccessible, launchBrowser, PASSWORD, visibleText, watchedPage } from "./support.ts";
 
 /**
  * Deleting an account in Chromium on a phone (390×844; docs/decisions/0030), with JavaScript and without: the
@@ -29,13 +29,6 @@ afterAll(async () => {
   await smtp?.stop();
 });
 
-async function newPage(javaScriptEnabled: boolean): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
-  const context = await browser.newContext(contextOptions({ bypassCSP: true, javaScriptEnabled }));
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  return { context, page, csp: watchCsp(page) };
-}
-
 async function signIn(page: Page, handle: string): Promise<void> {
   await page.getByLabel("Handle or email").fill(handle);
   await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
@@ -56,7 +49,7 @@ describe("deleting an account on a phone", { timeout: E2E_TIMEOUT }, () => {
     // axe-core runs as a script in the page: the audit is of the JavaScript run (the pages are the same HTML).
     const audit = (page: Page, name: string) => (javaScript ? expectAccessible(page, name) : Promise.resolve());
     it(`${javaScript ? "with" : "without"} JavaScript: code by email, a wrong code said at its field, then the code and the password delete it`, async () => {
-      const { context, page, csp } = await newPage(javaScript);
+      const { context, page, csp } = await watchedPage(browser, javaScript);
       await page.goto(`${server.issuer}/account`);
       await signIn(page, "gus.test");
       // A second account in the same browser, which must stay signed in.
@@ -99,7 +92,7 @@ describe("deleting an account on a phone", { timeout: E2E_TIMEOUT }, () => {
   }
 
   it("speaks every shipped language: the title, the warning and the button from each catalogue, axe-clean light and dark", async () => {
-    const { context, page } = await newPage(true);
+    const { context, page } = await watchedPage(browser, true);
     await page.goto(`${server.issuer}/account`);
     await signIn(page, "gus.test");
     for (const language of LANGUAGES) {

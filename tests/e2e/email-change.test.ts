@@ -1,8 +1,8 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { contextOptions, E2E_TIMEOUT, expectAccessible, launchBrowser, PASSWORD, visibleText, watchCsp } from "./support.ts";
+import { E2E_TIMEOUT, expectAccessible, launchBrowser, PASSWORD, visibleText, watchedPage } from "./support.ts";
 
 /**
  * Changing the email address in Chromium on a phone (390×844; docs/decisions/0030), with JavaScript and without: the
@@ -27,13 +27,6 @@ afterAll(async () => {
   await smtp?.stop();
 });
 
-async function newPage(javaScriptEnabled: boolean): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
-  const context = await browser.newContext(contextOptions({ bypassCSP: true, javaScriptEnabled }));
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  return { context, page, csp: watchCsp(page) };
-}
-
 /** Whether an element lies entirely within the first screen (the window, unscrolled). */
 async function inFirstScreen(page: Page, locator: ReturnType<Page["locator"]>): Promise<boolean> {
   const box = await locator.boundingBox();
@@ -45,7 +38,7 @@ describe("changing the email address on a phone", { timeout: E2E_TIMEOUT }, () =
     const handle = javaScript ? "hana" : "ivo";
     const audit = (page: Page, name: string) => (javaScript ? expectAccessible(page, name) : Promise.resolve());
     it(`${javaScript ? "with" : "without"} JavaScript: the new address, a wrong code said at its field, then the right one`, async () => {
-      const { context, page, csp } = await newPage(javaScript);
+      const { context, page, csp } = await watchedPage(browser, javaScript);
       await page.goto(`${server.issuer}/account`);
       await page.getByLabel("Handle or email").fill(`${handle}.test`);
       await page.getByLabel("Password", { exact: true }).fill(PASSWORD);

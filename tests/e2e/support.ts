@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { expect } from "vitest";
-import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
 import { createPkce, type DpopClient } from "../../scripts/lib/dpop-client.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -89,6 +89,14 @@ export function watchCsp(page: Page): string[] {
     if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
   });
   return violations;
+}
+
+/** A fresh context and page, with or without JavaScript, recording what the page's CSP refused (`csp`). */
+export async function watchedPage(browser: Browser, javaScriptEnabled: boolean): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
+  const context = await browser.newContext(contextOptions({ bypassCSP: true, javaScriptEnabled }));
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  return { context, page, csp: watchCsp(page) };
 }
 
 /** Waits for React to have hydrated the page (the passkey button and JS forms only work then). */
