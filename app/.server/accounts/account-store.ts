@@ -40,10 +40,8 @@ export interface AccountStore {
    * no session made with the old password outlives the change (docs/decisions/0007).
    */
   setPasswordHash(did: string, passwordHash: string, now: number, signOut?: { keepSessionIdHash: string }): Promise<void>;
-  /** Deletes the account and, by cascade, everything it owns. */
-  delete(did: string): Promise<void>;
   /**
-   * In one step, deletes the account under `previousDid` (with everything it owns, as `delete`) and stores `account`
+   * In one step, deletes the account under `previousDid` (with everything it owns, by cascade) and stores `account`
    * (a re-creation under a newly registered DID: AccountManager.register).
    */
   replace(previousDid: string, account: StoredAccount): Promise<void>;

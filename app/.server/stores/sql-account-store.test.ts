@@ -99,19 +99,6 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(await store.find("did", ALICE)).toMatchObject({ passwordHash: "scrypt$new" });
   });
 
-  it("deleting an account removes everything it owns (cascade), and only that", async () => {
-    await store.insert(accountFor(ALICE));
-    await store.insert(accountFor(BOB));
-    await populate(shared.db, ALICE);
-    await populate(shared.db, BOB);
-    await store.delete(ALICE);
-    expect(await store.find("did", ALICE)).toBeUndefined();
-    for (const table of ["BrowserSession", "Passkey", "Grant", "AccessToken", "RefreshToken", "AuthorizationCode", "AuthorizedClient"] as const) {
-      // Bob's rows: two sessions, two codes (one redeemed), one of everything else.
-      expect({ table, rows: await countRows(shared.db, table) }).toEqual({ table, rows: table === "BrowserSession" || table === "AuthorizationCode" ? 2 : 1 });
-    }
-  });
-
   describe("secure(): the account lockdown (docs/decisions/0007)", () => {
     beforeEach(async () => {
       await store.insert(accountFor(ALICE));

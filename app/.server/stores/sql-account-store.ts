@@ -102,13 +102,6 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
-  async delete(did: string) {
-    // Foreign keys cascade to the account's sessions, passkeys, codes, grants, tokens, records and blobs.
-    return this.db.execute(function* (): Program<void> {
-      yield* run(sql`DELETE FROM "Account" WHERE "did" = ${did}`);
-    });
-  }
-
   async replace(previousDid: string, account: StoredAccount) {
     return this.db.transaction(function* (): Program<void> {
       yield* lockIdentifiers(previousDid, account.did, account.handle, account.email);
