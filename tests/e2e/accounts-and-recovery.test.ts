@@ -9,7 +9,6 @@ import { createAccount, startTestServer, type TestServer } from "../helpers/test
 import {
   expectAccessible,
   callbackParams,
-  contextOptions,
   E2E_TIMEOUT,
   launchBrowser,
   loopbackClientId,
@@ -17,7 +16,7 @@ import {
   pushRequest,
   startAppCallback,
   visibleText,
-  watchCsp,
+  watchedPage,
   type AppCallback,
 } from "./support.ts";
 
@@ -56,14 +55,6 @@ afterAll(async () => {
   await smtp?.stop();
 });
 
-/** axe-core is injected as a script: the context bypasses the CSP for that (CSP violations are still watched). */
-async function newPage(): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
-  const context = await browser.newContext(contextOptions({ bypassCSP: true }));
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  return { context, page, csp: watchCsp(page) };
-}
-
 const audit = (page: Page, name: string) => expectAccessible(page, name);
 
 async function signInOnAccountPage(page: Page, name: string, staySignedIn: boolean) {
@@ -86,7 +77,7 @@ async function codeFor(page: Page, pushed: { redirectUri: string; state: string;
 
 describe("ways back to the app", { timeout: E2E_TIMEOUT }, () => {
   it("an expired request link and a used one return the browser they were shown in to the app with access_denied and the state", async () => {
-    const { context, page } = await newPage();
+    const { context, page } = await watchedPage(browser);
     const expired = await pushRequest(client, app.redirectUri);
     // Only the browser the screen was shown to goes back unasked (docs/decisions/0022).
     await page.goto(expired.authorizeUrl);
@@ -112,7 +103,7 @@ describe("ways back to the app", { timeout: E2E_TIMEOUT }, () => {
 
     // Another browser opening the used link is not sent anywhere: a page names the app's host, and only its button
     // goes there (docs/decisions/0022).
-    const other = await newPage();
+    const other = await watchedPage(browser);
     const response = await other.page.goto(used.authorizeUrl);
     expect(response?.status()).toBe(400);
     const host = new URL(used.redirectUri).host;
@@ -131,7 +122,7 @@ describe("ways back to the app", { timeout: E2E_TIMEOUT }, () => {
 
 describe("Stay signed in on this device", { timeout: E2E_TIMEOUT }, () => {
   it("off: a cookie that ends with the browser session; on: a cookie with an expiry a month away", async () => {
-    const { context, page, csp } = await newPage();
+    const { context, page, csp } = await watchedPage(browser);
     await page.goto(`${server.issuer}/account`);
     expect(await page.getByLabel("Stay signed in on this device").isChecked()).toBe(false);
     await audit(page, "account-sign-in-stay-signed-in");
@@ -159,7 +150,7 @@ describe("two accounts in one browser", { timeout: E2E_TIMEOUT }, () => {
   let page: Page;
 
   beforeAll(async () => {
-    ({ context, page } = await newPage());
+    ({ context, page } = await watchedPage(browser));
     await page.goto(`${server.issuer}/account`);
     await signInOnAccountPage(page, "alice", true);
     await page.goto(`${server.issuer}/account?add=1`);
@@ -231,7 +222,7 @@ describe("two accounts in one browser", { timeout: E2E_TIMEOUT }, () => {
 
 describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
   it("Forgot password? → email → new password: every session ends, the new password signs in", async () => {
-    const { context, page, csp } = await newPage();
+    const { context, page, csp } = await watchedPage(browser);
     await page.goto(`${server.issuer}/account`);
     await page.getByRole("link", { name: "Forgot password?" }).click();
     expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Reset your password");
@@ -266,7 +257,7 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
   });
 
   it("Forgot password? on a consent screen (issue 19): the reset page names the account, and the reset leads back to that request", async () => {
-    const { context, page, csp } = await newPage();
+    const { context, page, csp } = await watchedPage(browser);
     const pushed = await pushRequest(client, app.redirectUri);
     await page.goto(pushed.authorizeUrl);
     await page.getByRole("link", { name: "Forgot password?" }).click();
@@ -296,7 +287,7 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
   });
 
   it("the code from the email, typed where the request was made (docs/decisions/0030): a wrong one is said at the field, the right one leads to the new password and back to the app", async () => {
-    const { context, page, csp } = await newPage();
+    const { context, page, csp } = await watchedPage(browser);
     const pushed = await pushRequest(client, app.redirectUri);
     await page.goto(pushed.authorizeUrl);
     await page.getByRole("link", { name: "Forgot password?" }).click();

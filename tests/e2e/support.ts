@@ -91,8 +91,11 @@ export function watchCsp(page: Page): string[] {
   return violations;
 }
 
-/** A fresh context and page, with or without JavaScript, recording what the page's CSP refused (`csp`). */
-export async function watchedPage(browser: Browser, javaScriptEnabled: boolean): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
+/**
+ * A fresh context and page, recording what the page's CSP refused (`csp`). axe-core is injected as a script: the
+ * context bypasses the CSP for that (violations are still watched).
+ */
+export async function watchedPage(browser: Browser, javaScriptEnabled = true): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
   const context = await browser.newContext(contextOptions({ bypassCSP: true, javaScriptEnabled }));
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);

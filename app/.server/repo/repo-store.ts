@@ -72,7 +72,7 @@ export interface RepoStore {
    * given), read on one snapshot of the database, so that no commit landing meanwhile can take a block away
    * (docs/decisions/0027, amendment). Undefined when the account has no repository.
    */
-  repositorySnapshot(did: string, options: { since?: string }): Promise<{ head: RepoHead; blocks: BlockRow[] } | undefined>;
+  repositorySnapshot(did: string, options: { since?: string }): Promise<{ head: RepoHead; deactivated: boolean; blocks: BlockRow[] } | undefined>;
   /** Repositories in DID order after `cursor`. */
   listRepos(options: { cursor?: string; limit: number }): Promise<RepoListing[]>;
   /** Accounts that have no repository yet (made before repositories existed, or interrupted at creation). */

@@ -165,18 +165,22 @@ export class SqlRepoStore implements RepoStore {
 
   async repositorySnapshot(did: string, options: { since?: string }) {
     const { since } = options;
-    const snapshot = await this.db.snapshot(function* (): Program<{ head: RepoHead; rows: Array<{ cid: string; content: Uint8Array }> } | undefined> {
-      const head = yield* get(tables.RepoRoot.pick("cid", "rev"), sql`SELECT "cid", "rev" FROM "RepoRoot" WHERE "did" = ${did}`);
-      if (!head) return undefined;
+    const snapshot = await this.db.snapshot(function* (): Program<{ head: RepoHead; deactivated: boolean; rows: Array<{ cid: string; content: Uint8Array }> } | undefined> {
+      const found = yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
+        FROM "Account" a JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
+      if (!found || found.cid === null || found.rev === null) return undefined;
+      const head = { cid: found.cid, rev: found.rev };
+      // A deactivated repository is not served (docs/decisions/0031): its blocks are not read.
+      if (found.deactivatedAt !== null) return { head, deactivated: true, rows: [] };
       const rows =
         since === undefined
           ? yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} ORDER BY "cid" ${BYTEWISE}`)
           : yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${since}
               ORDER BY "cid" ${BYTEWISE}`);
-      return { head, rows };
+      return { head, deactivated: false, rows };
     });
     if (!snapshot) return undefined;
-    return { head: snapshot.head, blocks: snapshot.rows.map((row) => ({ cid: row.cid, bytes: row.content })) };
+    return { head: snapshot.head, deactivated: snapshot.deactivated, blocks: snapshot.rows.map((row) => ({ cid: row.cid, bytes: row.content })) };
   }
 
   async listRepos(options: { cursor?: string; limit: number }) {

@@ -25,9 +25,14 @@ export class SyncError extends AtriumError {
  */
 export async function headOf(store: RepoStore, did: string): Promise<RepoHead> {
   const availability = await store.availability(did);
-  if (!availability?.head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
-  if (availability.deactivatedAt !== null) throw new SyncError("RepoDeactivated", `Repo has been deactivated: ${did}`);
-  return availability.head;
+  const head = availability?.head;
+  refuseUnavailable(did, head, availability?.deactivatedAt != null);
+  return head;
+}
+
+function refuseUnavailable(did: string, head: RepoHead | undefined, deactivated: boolean): asserts head is RepoHead {
+  if (!head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
+  if (deactivated) throw new SyncError("RepoDeactivated", `Repo has been deactivated: ${did}`);
 }
 
 /**
@@ -39,10 +44,9 @@ export async function headOf(store: RepoStore, did: string): Promise<RepoHead> {
  * or read transaction waits on a slow client.
  */
 export async function repositoryCar(store: RepoStore, did: string, since?: string): Promise<AsyncIterable<Uint8Array>> {
-  // RepoNotFound or RepoDeactivated first, as every other method that serves the repository's data answers.
-  await headOf(store, did);
   const snapshot = await store.repositorySnapshot(did, { since });
-  if (!snapshot) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
+  // RepoNotFound or RepoDeactivated, as every other method that serves the repository's data answers.
+  refuseUnavailable(did, snapshot?.head, snapshot?.deactivated ?? false);
   return writeCarStream(parseCid(snapshot.head.cid), carBlocks(snapshot.blocks));
 }
 
