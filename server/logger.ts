@@ -25,7 +25,7 @@ export const LOG_FLUSH_MS = 100;
  * code and cause only, with anything shaped like a token, code, request_uri,
  * proof or Authorization value masked.
  *
- * Standard output is written asynchronously and in batches (`standardOutput`).
+ * Standard output is written in batches (`standardOutput`).
  */
 export function createLogger(level: LogLevel, destination: DestinationStream = standardOutput()): PinoLogger {
   const options = {
@@ -38,13 +38,30 @@ export function createLogger(level: LogLevel, destination: DestinationStream = s
 }
 
 /**
- * Standard output as the logger writes it (docs/decisions/0035): asynchronously (the writes run on libuv's threads,
- * never blocking a request), LOG_BUFFER_BYTES at a time or every LOG_FLUSH_MS, each write whole lines and at most
- * LOG_MAX_WRITE_BYTES. What is still buffered when the process ends is written synchronously on its way out: pino
- * registers the stream for the process's `exit` (a graceful stop's process.exit, a crash by an uncaught exception)
- * and `beforeExit`. Only a process killed outright (SIGKILL, the out-of-memory killer) loses its last
- * LOG_FLUSH_MS of lines.
+ * Standard output as the logger writes it (docs/decisions/0035): LOG_BUFFER_BYTES at a time or every LOG_FLUSH_MS, each
+ * write whole lines and at most LOG_MAX_WRITE_BYTES, written synchronously. Not asynchronously: a batch whose
+ * asynchronous write met a full pipe waits for a retry timer that a process.exit never reaches, and the exit flush
+ * skips a batch in flight, so a graceful stop lost lines (0035's amendment). What is still buffered when the process
+ * ends is written on its way out, on the process's `exit` (a graceful stop's process.exit, a crash by an uncaught
+ * exception): pino registers only asynchronous destinations for that, so this module does. Only a process killed
+ * outright (SIGKILL, the out-of-memory killer) loses its last LOG_FLUSH_MS of lines.
  */
 export function standardOutput(): DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, maxWrite: LOG_MAX_WRITE_BYTES, periodicFlush: LOG_FLUSH_MS });
+  const destination = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES, maxWrite: LOG_MAX_WRITE_BYTES, periodicFlush: LOG_FLUSH_MS });
+  flushedOnExit.add(destination);
+  if (flushedOnExit.size === 1) process.once("exit", flushAllOnExit);
+  return destination;
+}
+
+/** Every standard-output destination made in this process; one `exit` listener writes what each still holds. */
+const flushedOnExit = new Set<ReturnType<typeof pino.destination>>();
+
+function flushAllOnExit(): void {
+  for (const destination of flushedOnExit) {
+    try {
+      destination.flushSync();
+    } catch {
+      // Standard output is closed (EPIPE): the lines have nowhere to go, and the process is ending anyway.
+    }
+  }
 }

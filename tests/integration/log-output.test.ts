@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * The logger writes standard output asynchronously and in batches (server/logger.ts, docs/decisions/0035). What it
+ * The logger writes standard output in batches (server/logger.ts, docs/decisions/0035). What it
  * still holds when the process ends is written on the way out, whether the process stops gracefully or crashes; and
  * processes sharing the output (ATRIUM_WORKERS) lose and cut no line. (Writes are kept to PIPE_BUF so that the kernel
  * cannot interleave them; a pipe read as fast as this one rarely shows the difference, so that bound is not what the
