@@ -111,19 +111,30 @@ export async function hydrated(page: Page): Promise<void> {
 
 export type AxeViolation = { id: string; impact: string | null; help: string; nodes: string[] };
 
-/** Runs axe-core (WCAG 2.x A/AA and best practices); returns only serious and critical violations. The context needs bypassCSP. */
-export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+/**
+ * The axe rules whose outcome depends on the colours alone. The dark scheme changes colours only (app/styles: the
+ * `prefers-color-scheme: dark` rules set colour properties, nothing else), so a page audited in full in one scheme
+ * needs only these in the other.
+ */
+const COLOUR_RULES = ["color-contrast", "link-in-text-block"];
+
+/**
+ * Runs axe-core and returns only serious and critical violations: every rule of WCAG 2.x A/AA and best practice, or
+ * the colour rules only (for a page already audited in full in the other colour scheme). The context needs bypassCSP.
+ */
+export async function seriousAxeViolations(page: Page, rules: "all" | "colours" = "all"): Promise<AxeViolation[]> {
   if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE_PATH });
-  const results = await page.evaluate(async () => {
+  const runOnly = rules === "all" ? { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"] } : { type: "rule", values: COLOUR_RULES };
+  const results = await page.evaluate(async (runOnly) => {
     const axe = (window as unknown as { axe: { run(context: Document, options: unknown): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"] } });
+    const result = await axe.run(document, { runOnly });
     return result.violations.map((violation) => ({
       id: violation.id,
       impact: violation.impact,
       help: violation.help,
       nodes: violation.nodes.map((node) => JSON.stringify(node.target)),
     }));
-  });
+  }, runOnly);
   return results.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
 }
 
@@ -166,8 +177,8 @@ async function transitionsSettled(page: Page): Promise<void> {
 }
 
 /**
- * Audits the screen the page shows: in light and dark, axe-core's serious
- * and critical violations, and screenshots narrow (390×844) and wide
+ * Audits the screen the page shows: axe-core's serious and critical
+ * violations (every rule in light, the colour rules again in dark), and screenshots narrow (390×844) and wide
  * (1280×900) under test-results/screenshots/<name>-<scheme>-<size>.png (the
  * whole page) and …-first-screen.png (before scrolling).
  */
@@ -180,7 +191,7 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
     for (const [size, viewport] of Object.entries(SIZES)) {
       await photograph(page, `${name}-${colorScheme}-${size}`, viewport);
     }
-    const violations = await seriousAxeViolations(page);
+    const violations = await seriousAxeViolations(page, colorScheme === "light" ? "all" : "colours");
     if (violations.length) found[colorScheme] = violations;
   }
   await page.emulateMedia({ colorScheme: "light" });
