@@ -1,0 +1,28 @@
+import { grantStoreContract } from "../../app/.server/stores/contracts/grant-store-contract.ts";
+import { MemoryGrantStore } from "./memory-stores.ts";
+import { accountFor } from "./store-fixtures.ts";
+
+/**
+ * The in-memory stores the managers' unit tests run on keep the same contracts as the SQL stores
+ * (app/.server/stores/contracts/): were they to differ, those unit tests would prove the managers against a store the
+ * server never uses. The contracts' races between connections are left to the SQL suites: one memory store in one
+ * process has no second connection, and each of its methods runs to its end before another starts.
+ */
+
+/** A memory grant store that names accounts as the contract's SQL accounts are named (insertAccount's handles). */
+function memoryGrantStore(): MemoryGrantStore {
+  const store = new MemoryGrantStore();
+  store.handleOf = (did) => accountFor(did).handle;
+  return store;
+}
+
+grantStoreContract("MemoryGrantStore keeps the GrantStore contract", async () => {
+  const store = memoryGrantStore();
+  const records = { AuthorizationCode: store.codes, Grant: store.grants, AccessToken: store.access, RefreshToken: store.refresh };
+  const ofGrant = (rows: Map<string, { grantId: string }>, grantId: string) => [...rows.values()].filter((row) => row.grantId === grantId).length;
+  return {
+    store,
+    kept: async (kind) => records[kind].size,
+    tokensOf: async (grantId) => ({ access: ofGrant(store.access, grantId), refresh: ofGrant(store.refresh, grantId) }),
+  };
+});
