@@ -1,5 +1,6 @@
 import { grantStoreContract } from "../../app/.server/stores/contracts/grant-store-contract.ts";
-import { MemoryGrantStore } from "./memory-stores.ts";
+import { replayStoreContract } from "../../app/.server/stores/contracts/replay-store-contract.ts";
+import { MemoryGrantStore, MemoryReplayStore } from "./memory-stores.ts";
 import { accountFor } from "./store-fixtures.ts";
 
 /**
@@ -25,4 +26,9 @@ grantStoreContract("MemoryGrantStore keeps the GrantStore contract", async () =>
     kept: async (kind) => records[kind].size,
     tokensOf: async (grantId) => ({ access: ofGrant(store.access, grantId), refresh: ofGrant(store.refresh, grantId) }),
   };
+});
+
+replayStoreContract("MemoryReplayStore keeps the ReplayStore contract", async (now) => {
+  const store = new MemoryReplayStore(now);
+  return { store, kept: async () => store.rows.size, close: async () => {} };
 });
