@@ -1,6 +1,7 @@
+import { clientStoreContract } from "../../app/.server/stores/contracts/client-store-contract.ts";
 import { grantStoreContract } from "../../app/.server/stores/contracts/grant-store-contract.ts";
 import { replayStoreContract } from "../../app/.server/stores/contracts/replay-store-contract.ts";
-import { MemoryGrantStore, MemoryReplayStore } from "./memory-stores.ts";
+import { MemoryClientStore, MemoryGrantStore, MemoryReplayStore } from "./memory-stores.ts";
 import { accountFor } from "./store-fixtures.ts";
 
 /**
@@ -31,4 +32,9 @@ grantStoreContract("MemoryGrantStore keeps the GrantStore contract", async () =>
 replayStoreContract("MemoryReplayStore keeps the ReplayStore contract", async (now) => {
   const store = new MemoryReplayStore(now);
   return { store, kept: async () => store.rows.size, close: async () => {} };
+});
+
+clientStoreContract("MemoryClientStore keeps the ClientStore contract", async (bounds) => {
+  const store = new MemoryClientStore(bounds);
+  return { store, cachedIds: async () => [...store.rows.keys()] };
 });

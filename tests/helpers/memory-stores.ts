@@ -18,6 +18,7 @@ import type {
   StoredAuthorizationCode,
   StoredRefreshToken,
 } from "../../app/.server/oauth/token/grant-store.ts";
+import type { ClientCacheBounds } from "../../app/.server/stores/sql-client-store.ts";
 
 export class MemoryReplayStore implements ReplayStore {
   readonly rows = new Map<string, number>();
@@ -215,8 +216,22 @@ export class MemoryGrantStore implements GrantStore {
   }
 }
 
+/** An entry larger than this is not cached at all, as in SqlClientStore. */
+const MAX_CACHED_CLIENT_BYTES = 64 * 1024;
+
+type CachedClientRow = { metadata: string; size: number; fetchedAt: number; expiresAt: number };
+
+/**
+ * The client metadata cache, bounded as SqlClientStore is (docs/decisions/0011): entries round-trip through JSON as
+ * they do through the Client table, and saving evicts the oldest fetched beyond either bound.
+ */
 export class MemoryClientStore implements ClientStore {
-  readonly rows = new Map<string, { entry: CachedClient; expiresAt: number }>();
+  readonly rows = new Map<string, CachedClientRow>();
+  private readonly bounds: ClientCacheBounds;
+
+  constructor(bounds: Partial<ClientCacheBounds> = {}) {
+    this.bounds = { maxEntries: 100, maxBytes: 1_000_000, ...bounds };
+  }
 
   async findFresh(clientId: string, now: number): Promise<CachedClient | undefined> {
     const row = this.rows.get(clientId);
@@ -225,11 +240,25 @@ export class MemoryClientStore implements ClientStore {
       this.rows.delete(clientId);
       return undefined;
     }
-    return structuredClone(row.entry);
+    return JSON.parse(row.metadata) as CachedClient;
   }
 
-  async save(clientId: string, entry: CachedClient, _fetchedAt: number, expiresAt: number): Promise<void> {
-    this.rows.set(clientId, { entry: structuredClone(entry), expiresAt });
+  async save(clientId: string, entry: CachedClient, fetchedAt: number, expiresAt: number): Promise<void> {
+    const metadata = JSON.stringify(entry);
+    const size = Buffer.byteLength(metadata);
+    if (size > MAX_CACHED_CLIENT_BYTES) return;
+    this.rows.set(clientId, { metadata, size, fetchedAt, expiresAt });
+    this.evictBeyondBounds();
+  }
+
+  /** Keeps the newest `maxEntries`, and of those the ones within `maxBytes` counted from the newest. */
+  private evictBeyondBounds(): void {
+    const newestFirst = [...this.rows].sort(([idA, a], [idB, b]) => b.fetchedAt - a.fetchedAt || (idA < idB ? -1 : idA > idB ? 1 : 0));
+    let bytes = 0;
+    newestFirst.forEach(([clientId, row], position) => {
+      bytes += row.size;
+      if (position >= this.bounds.maxEntries || bytes > this.bounds.maxBytes) this.rows.delete(clientId);
+    });
   }
 }
 
