@@ -1,7 +1,8 @@
 import { clientStoreContract } from "../../app/.server/stores/contracts/client-store-contract.ts";
+import { consentStoreContract } from "../../app/.server/stores/contracts/consent-store-contract.ts";
 import { grantStoreContract } from "../../app/.server/stores/contracts/grant-store-contract.ts";
 import { replayStoreContract } from "../../app/.server/stores/contracts/replay-store-contract.ts";
-import { MemoryClientStore, MemoryGrantStore, MemoryReplayStore } from "./memory-stores.ts";
+import { MemoryClientStore, MemoryConsentStore, MemoryGrantStore, MemoryReplayStore } from "./memory-stores.ts";
 import { accountFor } from "./store-fixtures.ts";
 
 /**
@@ -37,4 +38,16 @@ replayStoreContract("MemoryReplayStore keeps the ReplayStore contract", async (n
 clientStoreContract("MemoryClientStore keeps the ClientStore contract", async (bounds) => {
   const store = new MemoryClientStore(bounds);
   return { store, cachedIds: async () => [...store.rows.keys()] };
+});
+
+consentStoreContract("MemoryConsentStore keeps the ConsentStore contract", async () => {
+  const grants = memoryGrantStore();
+  const ofApp = (rows: Map<string, { accountDid: string; clientId: string }>, did: string, clientId: string) =>
+    [...rows.values()].filter((row) => row.accountDid === did && row.clientId === clientId).length;
+  return {
+    store: new MemoryConsentStore(grants),
+    grants,
+    kept: async (did, clientId) => ({ grants: ofApp(grants.grants, did, clientId), codes: ofApp(grants.codes, did, clientId) }),
+    tokensOf: async (grantId) => [...grants.access.values(), ...grants.refresh.values()].filter((row) => row.grantId === grantId).length,
+  };
 });
