@@ -2,7 +2,8 @@ import { clientStoreContract } from "../../app/.server/stores/contracts/client-s
 import { consentStoreContract } from "../../app/.server/stores/contracts/consent-store-contract.ts";
 import { grantStoreContract } from "../../app/.server/stores/contracts/grant-store-contract.ts";
 import { replayStoreContract } from "../../app/.server/stores/contracts/replay-store-contract.ts";
-import { MemoryClientStore, MemoryConsentStore, MemoryGrantStore, MemoryReplayStore } from "./memory-stores.ts";
+import { requestStoreContract, WAY_BACK_RETENTION } from "../../app/.server/stores/contracts/request-store-contract.ts";
+import { MemoryClientStore, MemoryConsentStore, MemoryGrantStore, MemoryReplayStore, MemoryRequestStore } from "./memory-stores.ts";
 import { accountFor } from "./store-fixtures.ts";
 
 /**
@@ -50,4 +51,10 @@ consentStoreContract("MemoryConsentStore keeps the ConsentStore contract", async
     kept: async (did, clientId) => ({ grants: ofApp(grants.grants, did, clientId), codes: ofApp(grants.codes, did, clientId) }),
     tokensOf: async (grantId) => [...grants.access.values(), ...grants.refresh.values()].filter((row) => row.grantId === grantId).length,
   };
+});
+
+requestStoreContract("MemoryRequestStore keeps the RequestStore contract", async () => {
+  const codes = memoryGrantStore();
+  const store = new MemoryRequestStore(codes, WAY_BACK_RETENTION);
+  return { store, codes, keptRequests: async () => store.rows.size, keptCodes: async () => codes.codes.size };
 });

@@ -53,6 +53,7 @@ export class MemoryRequestStore implements RequestStore {
   ) {}
 
   async create(request: StoredAuthorizationRequest, bound?: PendingBound): Promise<Created> {
+    if (this.rows.has(request.idHash)) throw new Error(`A request with the hash ${request.idHash} is stored already`);
     if (bound) {
       const pending = [...this.rows.values()].filter((row) => row.pushedFrom === bound.from && row.expiresAt > request.createdAt);
       if (pending.length >= bound.max) return { created: false, retryAt: Math.min(...pending.map((row) => row.expiresAt)) };
@@ -87,17 +88,33 @@ export class MemoryRequestStore implements RequestStore {
   }
 
   async consume(idHash: string, now: number): Promise<boolean> {
-    const row = this.rows.get(idHash);
-    if (!row || !row.full || row.consumedAt !== null || row.expiresAt <= now) return false;
-    Object.assign(row, { consumedAt: now, full: false, pushedFrom: null, purgeAt: row.wayBack ? now + this.retentionMs : now });
+    const row = this.answerable(idHash, now);
+    if (!row) return false;
+    this.markAnswered(row, now);
     return true;
   }
 
+  /**
+   * All or nothing, as the SQL store's transaction: the code is stored before the request is marked, with no await
+   * between, so a code hash already taken throws and leaves the request unanswered, and no other call runs between.
+   */
   async exchangeForCode(idHash: string, now: number, code: NewAuthorizationCode): Promise<boolean> {
     if (!this.codes) throw new Error("MemoryRequestStore was made without a grant store for codes");
-    if (!(await this.consume(idHash, now))) return false;
-    await this.codes.insertCode(code);
+    const row = this.answerable(idHash, now);
+    if (!row) return false;
+    this.codes.addCode(code);
+    this.markAnswered(row, now);
     return true;
+  }
+
+  /** The request's row while it can still be answered. */
+  private answerable(idHash: string, now: number): RequestRow | undefined {
+    const row = this.rows.get(idHash);
+    return row && row.full && row.consumedAt === null && row.expiresAt > now ? row : undefined;
+  }
+
+  private markAnswered(row: RequestRow, now: number): void {
+    Object.assign(row, { consumedAt: now, full: false, pushedFrom: null, purgeAt: row.wayBack ? now + this.retentionMs : now });
   }
 }
 
@@ -113,6 +130,12 @@ export class MemoryGrantStore implements GrantStore {
   handleOf: (did: string) => string = (did) => `handle-of-${did}`;
 
   async insertCode(code: NewAuthorizationCode): Promise<void> {
+    this.addCode(code);
+  }
+
+  /** Stores a code at once; a hash already stored throws, as the table's primary key does. */
+  addCode(code: NewAuthorizationCode): void {
+    if (this.codes.has(code.codeHash)) throw new Error(`An authorization code with the hash ${code.codeHash} is stored already`);
     this.codes.set(code.codeHash, { ...code, usedAt: null, grantId: null });
   }
 
