@@ -1,8 +1,10 @@
 /**
  * In-memory implementations of the OAuth core's store interfaces, for the
- * managers' unit tests: the same contracts as the SQLite stores
- * (app/.server/stores/), on a clock the test controls. Single-threaded
- * JavaScript makes each method atomic, as each store method must be.
+ * managers' unit tests: the same contracts as the SQL stores, proven by the
+ * same suites (app/.server/stores/contracts/, run on these in
+ * memory-stores.test.ts), on a clock the test controls. Single-threaded
+ * JavaScript makes each method atomic, as each store method must be, as long
+ * as a method does not await between its reads and its writes.
  */
 import { mergedConsent, type ConsentAnswer, type ConsentStore, type StoredConsent } from "../../app/.server/accounts/consent-store.ts";
 import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
