@@ -26,14 +26,18 @@ export type ServerProcess = {
   /** Everything this process printed so far. */
   output(): string;
   /**
-   * Resolves with the output once it matches: log lines are written in batches (docs/decisions/0035), so a line about
-   * a request may follow its answer. Rejects if the process exits first; the time limit is a safety net.
+   * Resolves with the output once it matches (a pattern, or a test of the whole output): log lines are written in
+   * batches (docs/decisions/0035), so a line about a request may follow its answer. Rejects if the process exits
+   * first; the time limit is a safety net.
    */
-  printed(pattern: RegExp | string): Promise<string>;
+  printed(pattern: OutputPattern): Promise<string>;
   exit: Promise<ExitStatus>;
   /** SIGTERM unless already gone; resolves once it has exited. */
   stop(): Promise<ExitStatus>;
 };
+
+/** What `printed` waits for: text, a pattern, or a test of everything printed so far (e.g. a count of lines). */
+export type OutputPattern = RegExp | string | ((output: string) => boolean);
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -103,9 +107,9 @@ export async function spawnServer(options: {
     await stop();
     throw error;
   });
-  const printed = (pattern: RegExp | string) =>
+  const printed = (pattern: OutputPattern) =>
     new Promise<string>((resolve, reject) => {
-      const matches = () => (typeof pattern === "string" ? output.includes(pattern) : pattern.test(output));
+      const matches = () => (typeof pattern === "string" ? output.includes(pattern) : typeof pattern === "function" ? pattern(output) : pattern.test(output));
       if (matches()) return resolve(output);
       const timer = setTimeout(() => finish(new Error(`the server never printed ${String(pattern)}:\n${output}`)), 120_000);
       const check = () => {

@@ -1,8 +1,10 @@
 /**
  * In-memory implementations of the OAuth core's store interfaces, for the
- * managers' unit tests: the same contracts as the SQLite stores
- * (app/.server/stores/), on a clock the test controls. Single-threaded
- * JavaScript makes each method atomic, as each store method must be.
+ * managers' unit tests: the same contracts as the SQL stores, proven by the
+ * same suites (app/.server/stores/contracts/, run on these in
+ * memory-stores.test.ts), on a clock the test controls. Single-threaded
+ * JavaScript makes each method atomic, as each store method must be, as long
+ * as a method does not await between its reads and its writes.
  */
 import { mergedConsent, type ConsentAnswer, type ConsentStore, type StoredConsent } from "../../app/.server/accounts/consent-store.ts";
 import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
@@ -18,6 +20,7 @@ import type {
   StoredAuthorizationCode,
   StoredRefreshToken,
 } from "../../app/.server/oauth/token/grant-store.ts";
+import type { ClientCacheBounds } from "../../app/.server/stores/sql-client-store.ts";
 
 export class MemoryReplayStore implements ReplayStore {
   readonly rows = new Map<string, number>();
@@ -52,6 +55,7 @@ export class MemoryRequestStore implements RequestStore {
   ) {}
 
   async create(request: StoredAuthorizationRequest, bound?: PendingBound): Promise<Created> {
+    if (this.rows.has(request.idHash)) throw new Error(`A request with the hash ${request.idHash} is stored already`);
     if (bound) {
       const pending = [...this.rows.values()].filter((row) => row.pushedFrom === bound.from && row.expiresAt > request.createdAt);
       if (pending.length >= bound.max) return { created: false, retryAt: Math.min(...pending.map((row) => row.expiresAt)) };
@@ -86,17 +90,33 @@ export class MemoryRequestStore implements RequestStore {
   }
 
   async consume(idHash: string, now: number): Promise<boolean> {
-    const row = this.rows.get(idHash);
-    if (!row || !row.full || row.consumedAt !== null || row.expiresAt <= now) return false;
-    Object.assign(row, { consumedAt: now, full: false, pushedFrom: null, purgeAt: row.wayBack ? now + this.retentionMs : now });
+    const row = this.answerable(idHash, now);
+    if (!row) return false;
+    this.markAnswered(row, now);
     return true;
   }
 
+  /**
+   * All or nothing, as the SQL store's transaction: the code is stored before the request is marked, with no await
+   * between, so a code hash already taken throws and leaves the request unanswered, and no other call runs between.
+   */
   async exchangeForCode(idHash: string, now: number, code: NewAuthorizationCode): Promise<boolean> {
     if (!this.codes) throw new Error("MemoryRequestStore was made without a grant store for codes");
-    if (!(await this.consume(idHash, now))) return false;
-    await this.codes.insertCode(code);
+    const row = this.answerable(idHash, now);
+    if (!row) return false;
+    this.codes.addCode(code);
+    this.markAnswered(row, now);
     return true;
+  }
+
+  /** The request's row while it can still be answered. */
+  private answerable(idHash: string, now: number): RequestRow | undefined {
+    const row = this.rows.get(idHash);
+    return row && row.full && row.consumedAt === null && row.expiresAt > now ? row : undefined;
+  }
+
+  private markAnswered(row: RequestRow, now: number): void {
+    Object.assign(row, { consumedAt: now, full: false, pushedFrom: null, purgeAt: row.wayBack ? now + this.retentionMs : now });
   }
 }
 
@@ -112,6 +132,12 @@ export class MemoryGrantStore implements GrantStore {
   handleOf: (did: string) => string = (did) => `handle-of-${did}`;
 
   async insertCode(code: NewAuthorizationCode): Promise<void> {
+    this.addCode(code);
+  }
+
+  /** Stores a code at once; a hash already stored throws, as the table's primary key does. */
+  addCode(code: NewAuthorizationCode): void {
+    if (this.codes.has(code.codeHash)) throw new Error(`An authorization code with the hash ${code.codeHash} is stored already`);
     this.codes.set(code.codeHash, { ...code, usedAt: null, grantId: null });
   }
 
@@ -215,8 +241,22 @@ export class MemoryGrantStore implements GrantStore {
   }
 }
 
+/** An entry larger than this is not cached at all, as in SqlClientStore. */
+const MAX_CACHED_CLIENT_BYTES = 64 * 1024;
+
+type CachedClientRow = { metadata: string; size: number; fetchedAt: number; expiresAt: number };
+
+/**
+ * The client metadata cache, bounded as SqlClientStore is (docs/decisions/0011): entries round-trip through JSON as
+ * they do through the Client table, and saving evicts the oldest fetched beyond either bound.
+ */
 export class MemoryClientStore implements ClientStore {
-  readonly rows = new Map<string, { entry: CachedClient; expiresAt: number }>();
+  readonly rows = new Map<string, CachedClientRow>();
+  private readonly bounds: ClientCacheBounds;
+
+  constructor(bounds: Partial<ClientCacheBounds> = {}) {
+    this.bounds = { maxEntries: 100, maxBytes: 1_000_000, ...bounds };
+  }
 
   async findFresh(clientId: string, now: number): Promise<CachedClient | undefined> {
     const row = this.rows.get(clientId);
@@ -225,11 +265,25 @@ export class MemoryClientStore implements ClientStore {
       this.rows.delete(clientId);
       return undefined;
     }
-    return structuredClone(row.entry);
+    return JSON.parse(row.metadata) as CachedClient;
   }
 
-  async save(clientId: string, entry: CachedClient, _fetchedAt: number, expiresAt: number): Promise<void> {
-    this.rows.set(clientId, { entry: structuredClone(entry), expiresAt });
+  async save(clientId: string, entry: CachedClient, fetchedAt: number, expiresAt: number): Promise<void> {
+    const metadata = JSON.stringify(entry);
+    const size = Buffer.byteLength(metadata);
+    if (size > MAX_CACHED_CLIENT_BYTES) return;
+    this.rows.set(clientId, { metadata, size, fetchedAt, expiresAt });
+    this.evictBeyondBounds();
+  }
+
+  /** Keeps the newest `maxEntries`, and of those the ones within `maxBytes` counted from the newest. */
+  private evictBeyondBounds(): void {
+    const newestFirst = [...this.rows].sort(([idA, a], [idB, b]) => b.fetchedAt - a.fetchedAt || (idA < idB ? -1 : idA > idB ? 1 : 0));
+    let bytes = 0;
+    newestFirst.forEach(([clientId, row], position) => {
+      bytes += row.size;
+      if (position >= this.bounds.maxEntries || bytes > this.bounds.maxBytes) this.rows.delete(clientId);
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import type { Database as StoreDatabase } from "../../app/.server/db/sql.ts";
-import { createAccountOn, freePort, spawnServer } from "../../scripts/lib/server-process.ts";
+import { createAccountOn, freePort, spawnServer, type ExitStatus, type OutputPattern } from "../../scripts/lib/server-process.ts";
 import { createServerDatabase, openDatabaseAt } from "./test-database.ts";
 
 export { freePort };
@@ -20,7 +20,9 @@ export type TestServer = {
   db(): Database.Database;
   output(): string;
   /** Waits for the output to match (scripts/lib/server-process.ts): log lines come in batches. */
-  printed(pattern: RegExp | string): Promise<string>;
+  printed(pattern: OutputPattern): Promise<string>;
+  /** Resolves when the server process has exited, however it ended (as ProcessServer's). */
+  exited(): Promise<ExitStatus>;
   stop(): Promise<void>;
 };
 
@@ -67,6 +69,7 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
     },
     output: server.output,
     printed: server.printed,
+    exited: () => server.exit,
     async stop() {
       sqlite?.close();
       await shared?.close();

@@ -25,8 +25,15 @@ const WINDOW_MS = 5 * 60_000;
 
 let server: TestServer;
 
+/**
+ * A first wait of 10 minutes after the free sign-in attempts (the default is 1 s): a test that checks that the next
+ * attempt waits must not find the wait over because this machine was slow between the two requests
+ * (docs/decisions/0036). No test here waits one out: each has accounts, sessions and addresses of its own.
+ */
+const SERVER_ENV = { ATRIUM_TRUST_PROXY: "1", ATRIUM_SIGN_IN_FIRST_WAIT_SECONDS: "600" };
+
 beforeAll(async () => {
-  server = await startTestServer({ ATRIUM_TRUST_PROXY: "1" });
+  server = await startTestServer(SERVER_ENV);
 });
 afterAll(() => server?.stop());
 
@@ -68,11 +75,19 @@ async function authenticatedAt(browser: Browser): Promise<number | null> {
   return row.authenticatedAt;
 }
 
-/** Makes this browser's last proof of identity `ageMs` old, as if it had signed in that long ago. */
-async function ageSession(browser: Browser, ageMs = WINDOW_MS + 60_000): Promise<void> {
-  const then = at(Date.now() - ageMs);
-  await execute(server.database(), sql`UPDATE "BrowserSession" SET "createdAt" = ${then}, "authenticatedAt" = ${then} WHERE "idHash" = ${sessionHash(browser)}`);
+/** Makes this browser's last proof of identity `ageMs` old, as if it had signed in that long ago; returns that time. */
+async function ageSession(browser: Browser, ageMs = WINDOW_MS + 60_000): Promise<number> {
+  const then = Date.now() - ageMs;
+  await execute(server.database(), sql`UPDATE "BrowserSession" SET "createdAt" = ${at(then)}, "authenticatedAt" = ${at(then)} WHERE "idHash" = ${sessionHash(browser)}`);
+  return then;
 }
+
+/**
+ * The moment before an action that proves the owner's identity: the session's proof is then stamped at or after it,
+ * which tells a new proof from an old one without a window of real time a loaded machine could overrun
+ * (docs/decisions/0036).
+ */
+const beforeProof = () => Date.now();
 
 async function passkeysOf(account: Account): Promise<string[]> {
   const rows = await rowsOf<{ credentialId: string }>(server.database(), sql`SELECT "credentialId" FROM "Passkey" WHERE "accountDid" = ${account.did}`);
@@ -137,7 +152,7 @@ describe("adding a passkey needs a recent authentication", () => {
     expect(earlier.status).toBe(200);
     await ageSession(stolen);
 
-    const second = await startTestServer({ DATABASE_URL: server.databaseUrl, ATRIUM_TRUST_PROXY: "1", PUBLIC_URL: server.issuer });
+    const second = await startTestServer({ ...SERVER_ENV, DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.issuer });
     try {
       const via = [undefined, `http://localhost:${second.port}`];
       const attempts = await Promise.all(
@@ -168,16 +183,18 @@ describe("adding a passkey needs a recent authentication", () => {
 
   it("signing in (password, account passkey, consent screen) starts a recently authenticated session", async () => {
     const account = await newAccount("fresh");
+    const passwordStarted = beforeProof();
     const byPassword = await signIn(account);
-    expect(Date.now() - (await authenticatedAt(byPassword))!).toBeLessThan(60_000);
+    expect(await authenticatedAt(byPassword)).toBeGreaterThanOrEqual(passwordStarted);
     expect((await addPasskey(byPassword)).status).toBe(200);
 
     const authenticator = await passkeyOf(account);
     const byPasskey = await newBrowser(server, newAddress());
     const options = await getJson(byPasskey, "/account/passkey-auth");
+    const passkeyStarted = beforeProof();
     const answer = await postJson(byPasskey, "/account/passkey-auth", { csrf_token: byPasskey.csrfToken, response: assertion(authenticator, options.body.challenge!) });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect(Date.now() - (await authenticatedAt(byPasskey))!).toBeLessThan(60_000);
+    expect(await authenticatedAt(byPasskey)).toBeGreaterThanOrEqual(passkeyStarted);
     expect((await addPasskey(byPasskey)).status).toBe(200);
     expect(await passkeysOf(account)).toHaveLength(3);
   });
@@ -264,7 +281,7 @@ describe("adding a passkey needs a recent authentication", () => {
     const attackerKey = await passkeyOf(attacker);
     const stolen = await signIn(victim);
     const otherBrowser = await signIn(victim);
-    await ageSession(stolen);
+    const agedProof = await ageSession(stolen);
     const stolenCookie = stolen.jar.get("atrium_session");
 
     // The page embeds options for "Use a passkey"; GET gives fresh ones.
@@ -297,14 +314,16 @@ describe("adding a passkey needs a recent authentication", () => {
     const asSignIn = await postJson(anonymous, "/account/passkey-auth", { csrf_token: anonymous.csrfToken, response: assertion(victimKey, fresh.body.challenge!) });
     expect(asSignIn.status, JSON.stringify(asSignIn.body)).toBe(400);
     expect(anonymous.jar.get("atrium_session")).toBeUndefined();
-    expect((await authenticatedAt(stolen))! < Date.now() - WINDOW_MS).toBe(true);
+    // Nothing above renewed the aged proof.
+    expect(await authenticatedAt(stolen)).toBe(agedProof);
     expectReauthenticationRequired(await getJson(stolen, "/account/passkey-register"));
 
     // The victim's own passkey over this session's fresh challenge: confirmed.
+    const ownStarted = beforeProof();
     const own = await post(assertion(victimKey, fresh.body.challenge!));
     expect(own.status, JSON.stringify(own.body)).toBe(200);
     expect(own.body.next).toBe("/account/passkeys?notice=identity-confirmed");
-    expect(Date.now() - (await authenticatedAt(stolen))!).toBeLessThan(60_000);
+    expect(await authenticatedAt(stolen)).toBeGreaterThanOrEqual(ownStarted);
     expect((await addPasskey(stolen)).status).toBe(200);
     // Spent: the same assertion again is refused.
     expect((await post(assertion(victimKey, fresh.body.challenge!))).status).toBe(400);
@@ -340,10 +359,11 @@ describe("securing the account after a password change", () => {
     await passkeyOf(account);
     const browser = await signIn(account);
     await ageSession(browser);
+    const changeStarted = beforeProof();
     const changed = await changePassword(browser, PASSWORD, "a new long passphrase");
     expect(changed.status, pageText(changed.html).slice(0, 300)).toBe(303);
     expect(changed.location).toBe("/account/password?notice=password-changed");
-    expect(Date.now() - (await authenticatedAt(browser))!).toBeLessThan(60_000);
+    expect(await authenticatedAt(browser)).toBeGreaterThanOrEqual(changeStarted);
     expect((await getJson(browser, "/account/passkey-register")).status).toBe(200);
 
     const page = await openPage(browser, changed.location!);

@@ -7,10 +7,11 @@
  * memory of failures; what was typed is never stored as typed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { at, sql } from "../../app/.server/db/sql.ts";
+import { sql } from "../../app/.server/db/sql.ts";
 import { sha256Base64url } from "../../app/.server/util/crypto.ts";
 import { newBrowser, openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
-import { execute, rowOf } from "../helpers/databases.ts";
+import { rowOf } from "../helpers/databases.ts";
+import { countOf } from "../helpers/store-fixtures.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 let server: TestServer;
@@ -20,7 +21,10 @@ let counter = 0;
 const newAddress = () => `203.0.113.${++counter % 250}`;
 
 beforeAll(async () => {
-  const env = { ATRIUM_TRUST_PROXY: "1" };
+  // A first wait of 10 minutes after the free attempts (the default is 1 s): what the tests check is who waits, and an
+  // attack's answers (each a password check) can take longer than a second on a busy machine, which would find a 1 s
+  // wait over before the next attempt (docs/decisions/0036). No test here waits one out; the tests' timeout comes first.
+  const env = { ATRIUM_TRUST_PROXY: "1", ATRIUM_SIGN_IN_FIRST_WAIT_SECONDS: "600" };
   server = await startTestServer(env);
   second = await startTestServer({ ...env, DATABASE_URL: server.databaseUrl });
 });
@@ -37,17 +41,15 @@ async function account(name: string) {
 }
 
 /**
- * `count` wrong passwords for the account, all at once, each from a new address, spread over both processes. The
- * account's counter, and that of the handle as typed, are then held as if their latest attempt had just been counted: the first wait runs 1 s from that
- * attempt (docs/decisions/0009), and on a busy machine the answers (each a password check) can take longer than
- * that, so that what follows would find the wait already over. What the tests check is who waits, not how fast
- * this machine answers.
+ * `count` wrong passwords for the account, all at once, each from a new address, spread over both processes: the
+ * account's counter and that of the handle as typed reach their free attempts, and the wait after them (10 minutes
+ * on these servers) has begun (docs/decisions/0009).
  */
 async function attack(owner: { did: string; handle: string }, count: number): Promise<number[]> {
   const browsers = await Promise.all(Array.from({ length: count }, (_, i) => newBrowser(i % 2 ? second : server, newAddress())));
   const answers = await Promise.all(browsers.map((browser) => postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: owner.handle, password: "a guess", next: "/account" })));
   const keys = [`sign-in:account:${owner.did}`, `sign-in:typed:${sha256Base64url(owner.handle)}`];
-  const held = await execute(server.database(), sql`UPDATE "RateLimit" SET "lastAttemptAt" = ${at(Date.now())} WHERE "key" IN (${keys[0]!}, ${keys[1]!}) AND "count" >= 5`);
+  const held = await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "RateLimit" WHERE "key" IN (${keys[0]!}, ${keys[1]!}) AND "count" >= 5`);
   expect(held, "the attack left the account's and the handle's counters at their free attempts or more").toBe(2);
   return answers.map((answer) => answer.status);
 }

@@ -27,13 +27,22 @@ function pidsThatServed(output: string): Set<number> {
   return pids;
 }
 
-async function until<T>(probe: () => T | undefined, what: string, attempts = 200): Promise<T> {
-  for (let i = 0; i < attempts; i++) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
+/** The pids of the workers that printed their start-up line, in order. */
+function listeningWorkers(output: string): number[] {
+  return output
+    .split("\n")
+    .filter((line) => line.includes('"msg":"Worker process listening"'))
+    .map((line) => (JSON.parse(line) as { pid: number }).pid);
+}
+
+/**
+ * Waits for a worker other than `known` to print its start-up line (the primary forks it, then it listens: the
+ * events, not a poll of the process table at intervals; docs/decisions/0036); its pid.
+ */
+async function newWorkerListening(server: TestServer, known: number[]): Promise<number> {
+  const isNew = (pid: number) => !known.includes(pid);
+  const output = await server.printed((printed) => listeningWorkers(printed).some(isNew));
+  return listeningWorkers(output).find(isNew)!;
 }
 
 function isRunning(pid: number): boolean {
@@ -81,12 +90,12 @@ describe("ATRIUM_WORKERS=2: two worker processes behind one port", () => {
     const client = await newClient(server);
     const { tokens } = await obtainTokens(server, client);
     const [victim, survivor] = workerPids(server.pid);
+    const started = listeningWorkers(server.output());
     process.kill(victim!, "SIGKILL");
-    const replacement = await until(() => workerPids(server.pid).find((pid) => pid !== survivor && pid !== victim), "a replacement worker");
+    // Once the replacement listens too (its start-up line), every request is answered again.
+    const replacement = await newWorkerListening(server, started);
+    expect(workerPids(server.pid).sort()).toEqual([replacement, survivor!].sort());
     expect(isRunning(survivor!)).toBe(true);
-    // Wait until the replacement listens too (its start-up line), then every request is answered again.
-    const listening = (line: string) => line.includes(`"pid":${replacement},`) && line.includes('"msg":"Worker process listening"');
-    await until(() => (server.output().split("\n").some(listening) ? true : undefined), "the replacement to listen");
     const answers = await Promise.all(Array.from({ length: 20 }, () => client.userinfo(tokens.access_token)));
     expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
     const refreshed = await client.refresh(tokens.refresh_token);
@@ -101,21 +110,24 @@ describe("ATRIUM_WORKERS=2: two worker processes behind one port", () => {
 
   it("logs the exit code of a worker that exits by itself (SIGTERM to it alone: it finishes and exits 0)", { timeout: 90_000 }, async () => {
     const deathsBefore = deaths().length;
+    const started = listeningWorkers(server.output());
     const [leaving, staying] = workerPids(server.pid);
     process.kill(leaving!, "SIGTERM");
-    const death = await until(() => deaths()[deathsBefore], "the death to be logged", 1200);
+    await server.printed(() => deaths().length > deathsBefore);
+    const death = deaths()[deathsBefore]!;
     expect(death).not.toContain("[redacted]");
     expect(JSON.parse(death)).toMatchObject({ pid: server.pid, workerPid: leaving, exitCode: 0, signal: null });
     // Its replacement (started after a crash-loop delay) listens before the next test stops them all.
-    const replacement = await until(() => workerPids(server.pid).find((pid) => pid !== leaving && pid !== staying), "a replacement worker", 1200);
-    const listening = (line: string) => line.includes(`"pid":${replacement},`) && line.includes('"msg":"Worker process listening"');
-    await until(() => (server.output().split("\n").some(listening) ? true : undefined), "the replacement to listen", 1200);
+    const replacement = await newWorkerListening(server, started);
+    expect(workerPids(server.pid).sort()).toEqual([replacement, staying!].sort());
   });
 
   it("SIGTERM to the primary stops every worker, and the primary exits", async () => {
     const workers = workerPids(server.pid);
     expect(workers).toHaveLength(2);
     process.kill(server.pid, "SIGTERM");
-    await until(() => (!isRunning(server.pid) && workers.every((pid) => !isRunning(pid)) ? true : undefined), "every process to exit");
+    // The primary exits once every worker has (server/workers.ts): its exit is the event, and then none is left.
+    await server.exited();
+    expect(workers.filter(isRunning)).toEqual([]);
   });
 });
