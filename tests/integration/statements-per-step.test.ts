@@ -98,12 +98,13 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
 
 /**
  * The most statements each step may take, per engine. PostgreSQL: a single-use step is one statement where the SQL
- * allows it (data-modifying WITH clauses); PAR keeps a transaction because the per-address bound of pending requests
- * is decided under an advisory lock (docs/decisions/0022). SQLite has no data-modifying WITH: its steps stay
+ * allows it (data-modifying WITH clauses); PAR decides the per-address bound of pending requests under an advisory
+ * lock (docs/decisions/0022), a session lock taken before its statement and released after it (docs/decisions/0038),
+ * beside the DPoP proof's jti. SQLite has no data-modifying WITH: its steps stay
  * transactions of several statements, run in-process.
  */
 const LIMITS = {
-  postgresql: { par: 5, "code-exchange": 3, refresh: 3, getSession: 2 },
+  postgresql: { par: 4, "code-exchange": 3, refresh: 3, getSession: 2 },
   sqlite: { par: 10, "code-exchange": 13, refresh: 13, getSession: 5 },
 } as const;
 

@@ -1,8 +1,9 @@
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
 import { shape } from "./row-shape.ts";
 import { tables } from "./rows.generated.ts";
-import { all, at, Fragment, get, run, sql, TransactionAborted, type Program } from "./sql.ts";
+import { all, at, Fragment, get, lock, run, sql, TransactionAborted, type Program } from "./sql.ts";
 
 /**
  * The driver's promises (docs/decisions/0034), on both engines: rows arrive as their shape says or not at all, a
@@ -160,5 +161,60 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
       expect(await test.db.execute(() => catchingAndContinuing("insert"))).toBe("continued");
       expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:bob"}`)).toEqual({ did: "did:plc:bob" });
     });
+  });
+});
+
+/**
+ * atomicStep's locks on PostgreSQL are session locks around one autocommitted statement (docs/decisions/0038): the
+ * step waits for the lock before its statement starts (so that its snapshot sees the last holder's writes), and no
+ * pooled connection keeps the lock once the step is over, whether its statement succeeded or failed. Another session
+ * is the judge: advisory locks belong to sessions, so it can take the key only when no pooled connection holds it.
+ */
+describe("atomicStep's lock on postgresql", () => {
+  const KEY = "driver-invariants:lock";
+  let test: TestDatabase;
+  let holder: pg.Client;
+  beforeEach(async () => {
+    test = await openTestDatabase("postgresql");
+    holder = new pg.Client({ connectionString: test.url });
+    await holder.connect();
+  });
+  afterEach(async () => {
+    await holder.end();
+    await test.close();
+  });
+
+  function* lockedInsert(did: string, handle: string): Program<void> {
+    yield* lock(KEY);
+    yield* insertAccount(did, handle);
+  }
+  const step = (did: string, handle: string) => test.db.atomicStep({ sqlite: () => insertAccount(did, handle), postgresql: () => lockedInsert(did, handle) });
+  const takeIfFree = async () => (await holder.query<{ taken: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken", [KEY])).rows[0]!.taken;
+  const release = () => holder.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [KEY]);
+  const waiting = `SELECT COUNT(*)::int AS "n" FROM pg_locks
+    WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+  const aSessionWaits = async () => (await holder.query<{ n: number }>(waiting)).rows[0]!.n > 0;
+  const accountExists = async (did: string) => (await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`)) !== undefined;
+
+  it("waits for the lock before its statement runs, and leaves it free once the statement has committed", async () => {
+    expect(await takeIfFree()).toBe(true);
+    const stepped = step("did:plc:erin", "erin.test");
+    // Each poll is a round trip to the server; the loop ends once the step's lock request is queued behind ours.
+    while (!(await aSessionWaits())) await holder.query("SELECT 1");
+    expect(await accountExists("did:plc:erin")).toBe(false);
+    await release();
+    await stepped;
+    expect(await accountExists("did:plc:erin")).toBe(true);
+    expect(await takeIfFree()).toBe(true);
+    await release();
+  });
+
+  it("leaves the lock free when its statement fails", async () => {
+    await test.db.execute(() => insertAccount("did:plc:alice", "alice.test"));
+    await expect(step("did:plc:alice", "alice.test")).rejects.toMatchObject({ code: "23505" });
+    expect(await takeIfFree()).toBe(true);
+    await release();
+    await step("did:plc:frank", "frank.test");
+    expect(await accountExists("did:plc:frank")).toBe(true);
   });
 });

@@ -134,39 +134,41 @@ export class PostgresDatabase implements Database {
 
   async atomicStep<T>(steps: EngineSteps<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      let client: pg.PoolClient | undefined;
-      let broken: Error | undefined;
-      let statements = 0;
       try {
-        return await runProgramAsync(steps.postgresql(), async (operation) => {
-          if (operation.kind === "lock") {
-            // Locks first, then the statement: the lock must be held when the statement takes its snapshot, which
-            // only a transaction can do (BEGIN, the locks, the statement, COMMIT).
-            if (statements > 0) throw new Error("atomicStep: locks must come before the statement");
-            if (!client) {
-              client = await this.pool.connect().catch(rethrowFromDatabase);
-              await client.query("BEGIN").catch(rethrowFromDatabase);
-            }
-            return this.perform(client, operation, true).catch(rethrowFromDatabase);
-          }
-          // More than one statement would not be atomic without a transaction: a mistake in the store, refused before it runs.
-          if (++statements > 1) throw new Error("atomicStep: the PostgreSQL program must be one statement");
-          return this.perform(client ?? this.pool, operation, client !== undefined).catch(rethrowFromDatabase);
-        }).then(async (result) => {
-          if (client) await client.query("COMMIT").catch(rethrowFromDatabase);
-          return result;
-        });
+        return await this.runStep(steps.postgresql());
       } catch (error) {
-        if (client) broken = await rollback(client);
         // A statement that failed changed nothing: one that lost a deadlock may simply run again.
         if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) {
           await pause(attempt);
           continue;
         }
         throw error;
-      } finally {
-        (client as pg.PoolClient | undefined)?.release(broken);
       }
+    }
+  }
+
+  /**
+   * One statement, committed on its own. Locks come first and are session locks, taken on the connection the statement
+   * then runs on: held from before its snapshot is taken until after it has committed, with no BEGIN and COMMIT round
+   * trips (docs/decisions/0038).
+   */
+  private async runStep<T>(program: Program<T>): Promise<T> {
+    let client: pg.PoolClient | undefined;
+    let statements = 0;
+    try {
+      return await runProgramAsync(program, async (operation) => {
+        if (operation.kind === "lock") {
+          if (statements > 0) throw new Error("atomicStep: locks must come before the statement");
+          client ??= await this.pool.connect().catch(rethrowFromDatabase);
+          await client.query({ name: "atrium_session_lock", text: SESSION_LOCK, values: [operation.key] }).catch(rethrowFromDatabase);
+          return undefined;
+        }
+        // More than one statement would not be atomic without a transaction: a mistake in the store, refused before it runs.
+        if (++statements > 1) throw new Error("atomicStep: the PostgreSQL program must be one statement");
+        return this.perform(client ?? this.pool, operation, false).catch(rethrowFromDatabase);
+      });
+    } finally {
+      if (client) client.release(await unlockAll(client));
     }
   }
 
@@ -215,6 +217,22 @@ function bindable(value: SqlValue): unknown {
 /** Errors from the pool or the server (a failed statement, a refused or lost connection) are the database's. */
 function rethrowFromDatabase(error: unknown): never {
   throw fromDatabase(error);
+}
+
+/** Waits for a session lock on the key; a hash collision only makes two keys wait for each other. */
+const SESSION_LOCK = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
+
+/**
+ * Ends atomicStep's session locks, once its statement has committed or failed. A connection whose unlock failed may
+ * still hold them: the pool drops it (released with an error), and PostgreSQL ends a closed session's locks.
+ */
+async function unlockAll(client: pg.PoolClient): Promise<Error | undefined> {
+  try {
+    await client.query("SELECT pg_advisory_unlock_all()");
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }
 
 async function rollback(client: pg.PoolClient): Promise<Error | undefined> {

@@ -171,8 +171,9 @@ export function* run(statement: Statement): Generator<Operation, number, unknown
  * it read (a quota, a counter, a compare-and-swap) takes the lock of what it
  * reads first, so that two such programs cannot both read the old state.
  * PostgreSQL: a transaction-scoped advisory lock (READ COMMITTED does not
- * stop the interleaving on its own). SQLite: nothing to do, since BEGIN
- * IMMEDIATE already excludes every other writer.
+ * stop the interleaving on its own); in `atomicStep`, a session lock held
+ * until its one statement has committed (docs/decisions/0038). SQLite: nothing
+ * to do, since BEGIN IMMEDIATE already excludes every other writer.
  */
 export function* lock(key: string): Generator<Operation, void, unknown> {
   yield { kind: "lock", key };
@@ -206,9 +207,10 @@ export interface Database {
    * One atomic step written for each engine, where PostgreSQL can do in one statement what SQLite needs a transaction
    * for: data-modifying WITH clauses (`WITH "spent" AS (UPDATE … RETURNING …) INSERT … SELECT … FROM "spent"`), which
    * SQLite lacks. PostgreSQL runs `steps.postgresql`, which must yield exactly one statement (a statement is atomic on
-   * its own: no BEGIN and COMMIT round trips), retried like a transaction on a deadlock; only when it first takes
-   * `lock()`s does it become a transaction (BEGIN, the locks, the statement, COMMIT), so that the statement's snapshot
-   * is taken with the locks held. SQLite runs `steps.sqlite` as a transaction. Both programs must have the same effect; the store contract suites run each on its engine
+   * its own: no BEGIN and COMMIT round trips), retried like a transaction on a deadlock; when it first takes
+   * `lock()`s, they are session locks on the connection the statement then runs on, released after it has committed
+   * (the locks, the statement, one unlock: docs/decisions/0038), so that the statement's snapshot is taken with the
+   * locks held and the next holder's snapshot sees its writes. SQLite runs `steps.sqlite` as a transaction. Both programs must have the same effect; the store contract suites run each on its engine
    * (docs/decisions/0035).
    */
   atomicStep<T>(steps: EngineSteps<T>): Awaitable<T>;

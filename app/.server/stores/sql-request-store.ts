@@ -92,9 +92,10 @@ export class SqlRequestStore implements RequestStore {
     const max = bound?.max ?? Number.MAX_SAFE_INTEGER;
     /*
      * PostgreSQL: the cleanups, the count of the address's pending requests and the insert are one statement
-     * (docs/decisions/0035). With a bound, that statement runs after the address's lock, in a transaction: its
-     * snapshot is taken once the lock is held, so two pushes from one address at once cannot both see room for one
-     * more. A statement's own snapshot cannot wait for a lock, hence BEGIN, the lock and COMMIT around it.
+     * (docs/decisions/0035). With a bound, that statement runs after the address's lock: its snapshot is taken once
+     * the lock is held, and the lock is released only after it has committed, so two pushes from one address at once
+     * cannot both see room for one more. A statement's own snapshot cannot wait for a lock inside it, hence a session
+     * lock taken before it (docs/decisions/0038).
      */
     const postgresql = function* (): Program<Created> {
       if (bound) yield* lock(`pending-requests:${bound.from}`);
