@@ -80,11 +80,13 @@ describe("KeptTrees", () => {
     const trees = new KeptTrees();
     const base = tree("a");
     const next = tree("b");
-    trees.keep(DID, base, next);
+    trees.keep(DID, base, next, "key");
     expect(trees.at(DID, "b")).toBe(next);
     expect(trees.at(DID, "a")).toBeUndefined();
+    expect(trees.latest(DID)?.head.cid).toBe("b");
     trees.forget(DID);
     expect(trees.at(DID, "b")).toBeUndefined();
+    expect(trees.latest(DID)).toBeUndefined();
   });
 
   it("lets a tree serve a bounded number of commits, then drops it so that it is loaded afresh", () => {
@@ -93,7 +95,7 @@ describe("KeptTrees", () => {
     let served = 0;
     for (let i = 1; i <= 200; i++) {
       const next = tree(String(i));
-      trees.keep(DID, current, next);
+      trees.keep(DID, current, next, "key");
       if (trees.at(DID, String(i)) === undefined) break;
       served++;
       current = next;
@@ -104,7 +106,7 @@ describe("KeptTrees", () => {
 
   it("keeps a bounded number of repositories, the least recently written going first", () => {
     const trees = new KeptTrees();
-    for (let i = 0; i < 100; i++) trees.keep(`did:plc:r${i}`, tree("x"), tree(`head${i}`));
+    for (let i = 0; i < 100; i++) trees.keep(`did:plc:r${i}`, tree("x"), tree(`head${i}`), "key");
     expect(trees.at("did:plc:r0", "head0")).toBeUndefined();
     expect(trees.at("did:plc:r99", "head99")).toBeDefined();
   });

@@ -77,7 +77,17 @@ const COMMITS_PER_TREE = 128;
  * places would otherwise grow towards the whole repository.
  */
 export class KeptTrees {
-  private readonly trees = new Map<string, { repo: RepoAtCommit; commits: number }>();
+  private readonly trees = new Map<string, { repo: RepoAtCommit; commits: number; signingKey: string }>();
+
+  /**
+   * The head this process's last commit of `did` left, with the key that signed it, unread: what the next commit
+   * may be built on when the compare-and-swap is there to confirm it. The account's signing key never changes
+   * while the account exists; a deleted account has no head for the swap to find.
+   */
+  latest(did: string): { head: { cid: string; rev: string }; signingKey: string } | undefined {
+    const kept = this.trees.get(did);
+    return kept && { head: { cid: kept.repo.cid.toString(), rev: kept.repo.rev }, signingKey: kept.signingKey };
+  }
 
   /** The kept tree of `did` if it is at `head`. */
   at(did: string, head: string): RepoAtCommit | undefined {
@@ -87,12 +97,12 @@ export class KeptTrees {
   }
 
   /** Keeps the repository a commit built on `base` made, after it landed. */
-  keep(did: string, base: RepoAtCommit, next: RepoAtCommit): void {
+  keep(did: string, base: RepoAtCommit, next: RepoAtCommit, signingKey: string): void {
     const previous = this.trees.get(did);
     const commits = previous?.repo === base ? previous.commits + 1 : 1;
     this.trees.delete(did);
     if (commits > COMMITS_PER_TREE) return;
-    this.trees.set(did, { repo: next, commits });
+    this.trees.set(did, { repo: next, commits, signingKey });
     for (const oldest of this.trees.keys()) {
       if (this.trees.size <= KEPT_REPOSITORIES) break;
       this.trees.delete(oldest);

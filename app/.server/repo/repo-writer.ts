@@ -147,17 +147,27 @@ export class RepoWriter {
 
   private async commit(did: string, writes: WriteRequest[], data: Array<RecordData | undefined>, options: { swapCommit?: string }): Promise<Committed> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      // The head and the signing key in one read (the keypair itself is parsed once per key: signing-key.ts).
-      const base = await this.store.commitBase(did);
+      // Unread: the head this process's last commit left, trusted only as far as the compare-and-swap confirms it
+      // (docs/decisions/0037). Not with swapCommit, which must be compared with the database's head.
+      const kept = attempt === 1 && options.swapCommit === undefined ? this.trees.latest(did) : undefined;
+      // Else the head and the signing key in one read (the keypair itself is parsed once per key: signing-key.ts).
+      const base = kept ?? (await this.store.commitBase(did));
       const head = base?.head;
       if (!base || !head) throw new RepoError(400, "RepoNotFound", `Could not find repo for DID: ${did}`);
       // com.atproto.repo.applyWrites: swapCommit "If provided, the entire operation will fail if the current repo commit CID does not match this value."
       if (options.swapCommit !== undefined && options.swapCommit !== head.cid) throw new RepoError(400, "InvalidSwap", `The repository's commit is not ${options.swapCommit}`);
-      const built = await this.buildCommit(did, head, writes, data, await accountKeypair(base.signingKey));
+      const built = await this.buildCommit(did, head, writes, data, await accountKeypair(base.signingKey)).catch(async (error: unknown) => {
+        // A refusal found on an unread head (a record that another process has since deleted, say) is checked.
+        if (kept && !(await this.isHead(did, head))) return "head-moved" as const;
+        throw error;
+      });
       if (built === "head-moved") continue;
       const { repo, resolved, formatted } = built;
       // deleteRecord of a record that is not there: nothing to commit (as the reference PDS answers).
-      if (!formatted) return { commit: undefined, results: resolved.results };
+      if (!formatted) {
+        if (kept && !(await this.isHead(did, head))) continue;
+        return { commit: undefined, results: resolved.results };
+      }
       const { commit } = formatted;
       const time = new Date(this.now()).toISOString();
       const event: NewEvent = {
@@ -175,13 +185,17 @@ export class RepoWriter {
         }),
       };
       if (await this.apply(prepared(did, head, commit, resolved.changes, [event]))) {
-        this.trees.keep(did, repo, formatted.next);
+        this.trees.keep(did, repo, formatted.next, base.signingKey);
         return { commit: { cid: commit.cid.toString(), rev: commit.rev }, results: resolved.results };
       }
       // Another process moved the head: its tree is read from the database on the next attempt.
       this.trees.forget(did);
     }
     throw new RepoError(503, "RepoBusy", "The repository is being written by others at this moment; try again", { retryAfterSeconds: 1 });
+  }
+
+  private async isHead(did: string, head: RepoHead): Promise<boolean> {
+    return (await this.store.head(did))?.cid === head.cid;
   }
 
   /**
@@ -199,7 +213,7 @@ export class RepoWriter {
     } catch (error) {
       if (error instanceof RepoError) throw error;
       this.trees.forget(did);
-      if ((await this.store.head(did))?.cid !== head.cid) return "head-moved" as const;
+      if (!(await this.isHead(did, head))) return "head-moved" as const;
       throw error;
     }
   }
