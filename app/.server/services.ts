@@ -88,10 +88,9 @@ export function permissionSetResolver(config: Config, db: Database, log: Logger 
 export function repositories(config: Config, db: Database, now: () => number) {
   // docs/decisions/0029: events are kept for the firehose's backfill window, then pruned lazily.
   const repo = new SqlRepoStore(db, { blobGraceMs: config.blobUnreferencedGraceMs, eventRetentionMs: config.firehose.backfillMs });
-  const accountStore = new SqlAccountStore(db);
   // Tells this process's firehose of every commit at once (other processes' arrive by polling).
   const appended = new AppendSignal();
-  const repoWriter = new RepoWriter(repo, async (did) => (await accountStore.find("did", did))?.signingKey, now, () => appended.notify());
+  const repoWriter = new RepoWriter(repo, now, () => appended.notify());
   return { repo, repoWriter, eventLog: new SqlEventLog(db, config.firehose.backfillMs), appended };
 }
 

@@ -1,10 +1,9 @@
 import { BlockMap, blocksToCarFile, readCarWithRoot, verifyRepo, type VerifiedRepo } from "@atproto/repo";
 import { parseCid } from "@atproto/lex-data";
 import { accountKeypair, generateSigningKey } from "../../app/.server/accounts/signing-key.ts";
-import { sql, type Database } from "../../app/.server/db/sql.ts";
+import type { Database } from "../../app/.server/db/sql.ts";
 import { RepoWriter } from "../../app/.server/repo/repo-writer.ts";
 import { SqlRepoStore } from "../../app/.server/stores/sql-repo-store.ts";
-import { rowOf } from "./databases.ts";
 import { insertAccount } from "./store-fixtures.ts";
 
 /**
@@ -20,12 +19,8 @@ export type Clock = { now: number };
 
 export function repositoriesOn(db: Database, clock: Clock, settings = { blobGraceMs: GRACE_MS, eventRetentionMs: RETENTION_MS }) {
   const store = new SqlRepoStore(db, settings);
-  const writer = new RepoWriter(store, (did) => signingKeyIn(db, did), () => clock.now);
+  const writer = new RepoWriter(store, () => clock.now);
   return { store, writer };
-}
-
-async function signingKeyIn(db: Database, did: string): Promise<string | undefined> {
-  return (await rowOf<{ signingKey: string }>(db, sql`SELECT "signingKey" FROM "Account" WHERE "did" = ${did}`))?.signingKey;
 }
 
 /** Inserts an account with a fresh signing key and gives it its repository's first commit; its did:key. */

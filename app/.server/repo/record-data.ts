@@ -1,5 +1,5 @@
-import { cidForLex, encode } from "@atproto/lex-cbor";
-import type { LexMap } from "@atproto/lex-data";
+import { encode } from "@atproto/lex-cbor";
+import { cidForCbor, type Cid, type LexMap } from "@atproto/lex-data";
 import { jsonToLex } from "@atproto/lex-json";
 
 /**
@@ -10,8 +10,8 @@ import { jsonToLex } from "@atproto/lex-json";
  */
 export class RecordDataError extends Error {}
 
-/** A record as the repository stores it, with its CID and DAG-CBOR size. */
-export type RecordData = { lex: LexMap; cid: string; bytes: number };
+/** A record as the repository stores it: its DAG-CBOR block, the block's CID (and its string form), its size. */
+export type RecordData = { lex: LexMap; block: Uint8Array; cidOf: Cid; cid: string; bytes: number };
 
 /** The data-model form of a JSON record, or RecordDataError naming what the model cannot hold. */
 export function recordToLex(value: Record<string, unknown>): LexMap {
@@ -22,8 +22,13 @@ export function recordToLex(value: Record<string, unknown>): LexMap {
   }
 }
 
-/** The record's data-model form, its CID (dag-cbor, sha2-256) and encoded size. */
+/**
+ * The record's data-model form, its block, CID (dag-cbor, sha2-256) and encoded size. Encoded once: the commit
+ * stores this very block (commit-builder.ts) rather than encoding the record again (docs/decisions/0037).
+ */
 export async function recordData(value: Record<string, unknown>): Promise<RecordData> {
   const lex = recordToLex(value);
-  return { lex, cid: (await cidForLex(lex)).toString(), bytes: encode(lex).byteLength };
+  const block = encode(lex);
+  const cidOf = await cidForCbor(block);
+  return { lex, block, cidOf, cid: cidOf.toString(), bytes: block.byteLength };
 }

@@ -49,6 +49,11 @@ export interface RepoStore {
   putPreferences(did: string, preferences: unknown[], now: number): Promise<void>;
 
   head(did: string): Promise<RepoHead | undefined>;
+  /**
+   * What a commit is built on, in one read: the head (none before the first commit) and the account's signing key;
+   * undefined when there is no such account (docs/decisions/0037).
+   */
+  commitBase(did: string): Promise<{ head: RepoHead | undefined; signingKey: string } | undefined>;
   /** The account's blocks, for @atproto/repo to read (cached: block-cache.ts). */
   blockstore(did: string): ReadableBlockstore;
   /**

@@ -1,7 +1,7 @@
-import { parseCid, type LexMap } from "@atproto/lex-data";
 import { MemoryBlockstore, Repo, WriteOpAction, type BlockMap, type CommitData, type RecordWriteOp, type RepoStorage } from "@atproto/repo";
 import type { Keypair } from "@atproto/crypto";
 import { accountKeypair } from "../accounts/signing-key.ts";
+import { formatCommit, KeptTrees, loadRepoAt, type CommitOp, type RepoAtCommit } from "./commit-builder.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
 import { accountEventBody, commitEventBody, identityEventBody, syncEventBody, type CommitEventOp } from "../sync/event-bodies.ts";
 import type { NewEvent } from "../sync/event-log.ts";
@@ -42,7 +42,7 @@ export type WriteResult = { action: "create" | "update" | "delete"; collection: 
 /** What a call committed: the new head and each write's outcome; no commit when there was nothing to change. */
 export type Committed = { commit: RepoHead | undefined; results: WriteResult[] };
 
-type Resolved = { ops: RecordWriteOp[]; eventOps: CommitEventOp[]; changes: RecordChange[]; results: WriteResult[] };
+type Resolved = { ops: CommitOp[]; eventOps: CommitEventOp[]; changes: RecordChange[]; results: WriteResult[] };
 
 /**
  * Makes each account's records an atproto repository (docs/decisions/0027): every call is one commit, formatted and
@@ -53,10 +53,11 @@ type Resolved = { ops: RecordWriteOp[]; eventOps: CommitEventOp[]; changes: Reco
 export class RepoWriter {
   /** The last queued write of each repository this process is writing. */
   private readonly turns = new Map<string, Promise<unknown>>();
+  /** Each repository's tree as this process's last commit left it, decoded (docs/decisions/0037). */
+  private readonly trees = new KeptTrees();
 
   constructor(
     private readonly store: RepoStore,
-    private readonly signingKeyOf: (did: string) => Promise<string | undefined>,
     private readonly now: () => number,
     /** Told after each commit and its events landed (the firehose reads them at once: docs/decisions/0029). */
     private readonly onAppended: () => void = () => {},
@@ -145,20 +146,29 @@ export class RepoWriter {
   }
 
   private async commit(did: string, writes: WriteRequest[], data: Array<RecordData | undefined>, options: { swapCommit?: string }): Promise<Committed> {
-    const signingKey = await this.signingKeyOf(did);
-    if (signingKey === undefined) throw new RepoError(400, "RepoNotFound", `Could not find repo for DID: ${did}`);
-    const keypair = await accountKeypair(signingKey);
-
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const head = await this.store.head(did);
-      if (!head) throw new RepoError(400, "RepoNotFound", `Could not find repo for DID: ${did}`);
+      // Unread: the head this process's last commit left, trusted only as far as the compare-and-swap confirms it
+      // (docs/decisions/0037). Not with swapCommit, which must be compared with the database's head.
+      const kept = attempt === 1 && options.swapCommit === undefined ? this.trees.latest(did) : undefined;
+      // Else the head and the signing key in one read (the keypair itself is parsed once per key: signing-key.ts).
+      const base = kept ?? (await this.store.commitBase(did));
+      const head = base?.head;
+      if (!base || !head) throw new RepoError(400, "RepoNotFound", `Could not find repo for DID: ${did}`);
       // com.atproto.repo.applyWrites: swapCommit "If provided, the entire operation will fail if the current repo commit CID does not match this value."
       if (options.swapCommit !== undefined && options.swapCommit !== head.cid) throw new RepoError(400, "InvalidSwap", `The repository's commit is not ${options.swapCommit}`);
-      const built = await buildCommit(this.store, did, head, writes, data, keypair);
+      const built = await this.buildCommit(did, head, writes, data, await accountKeypair(base.signingKey)).catch(async (error: unknown) => {
+        // A refusal found on an unread head (a record that another process has since deleted, say) is checked.
+        if (kept && !(await this.isHead(did, head))) return "head-moved" as const;
+        throw error;
+      });
       if (built === "head-moved") continue;
-      const { repo, resolved, commit } = built;
+      const { repo, resolved, formatted } = built;
       // deleteRecord of a record that is not there: nothing to commit (as the reference PDS answers).
-      if (!commit) return { commit: undefined, results: resolved.results };
+      if (!formatted) {
+        if (kept && !(await this.isHead(did, head))) continue;
+        return { commit: undefined, results: resolved.results };
+      }
+      const { commit } = formatted;
       const time = new Date(this.now()).toISOString();
       const event: NewEvent = {
         did,
@@ -167,35 +177,45 @@ export class RepoWriter {
           did,
           commit: commit.cid.toString(),
           rev: commit.rev,
-          since: repo.commit.rev,
-          prevData: repo.commit.data.toString(),
+          since: repo.rev,
+          prevData: repo.dataCid.toString(),
           blocks: commit.relevantBlocks,
           ops: resolved.eventOps,
           time,
         }),
       };
       if (await this.apply(prepared(did, head, commit, resolved.changes, [event]))) {
+        this.trees.keep(did, repo, formatted.next, base.signingKey);
         return { commit: { cid: commit.cid.toString(), rev: commit.rev }, results: resolved.results };
       }
+      // Another process moved the head: its tree is read from the database on the next attempt.
+      this.trees.forget(did);
     }
     throw new RepoError(503, "RepoBusy", "The repository is being written by others at this moment; try again", { retryAfterSeconds: 1 });
   }
-}
 
-/**
- * Formats the commit on `head`. Another process's commit may remove blocks of `head` while this one walks its MST
- * (blocks the new head no longer reaches are deleted): a missing block on a head that has moved means "build again".
- */
-async function buildCommit(store: RepoStore, did: string, head: RepoHead, writes: WriteRequest[], data: Array<RecordData | undefined>, keypair: Keypair) {
-  try {
-    // Repo.load and formatCommit only read: the blocks are written by the store, in the commit's transaction.
-    const repo = await Repo.load(store.blockstore(did) as RepoStorage, parseCid(head.cid));
-    const resolved = await resolveWrites(repo, writes, data);
-    const commit = resolved.ops.length === 0 ? undefined : await repo.formatCommit(resolved.ops, keypair);
-    return { repo, resolved, commit };
-  } catch (error) {
-    if (!(error instanceof RepoError) && (await store.head(did))?.cid !== head.cid) return "head-moved" as const;
-    throw error;
+  private async isHead(did: string, head: RepoHead): Promise<boolean> {
+    return (await this.store.head(did))?.cid === head.cid;
+  }
+
+  /**
+   * Formats the commit on `head`: on the tree this process's last commit left when that is the head, else on the
+   * head read lazily from the database. Another process's commit may remove blocks of `head` while this one walks
+   * its MST (blocks the new head no longer reaches are deleted): a missing block on a head that has moved means
+   * "build again". Building only reads: the blocks are written by the store, in the commit's transaction.
+   */
+  private async buildCommit(did: string, head: RepoHead, writes: WriteRequest[], data: Array<RecordData | undefined>, keypair: Keypair) {
+    try {
+      const repo = this.trees.at(did, head.cid) ?? (await loadRepoAt(this.store.blockstore(did) as RepoStorage, head.cid));
+      const resolved = await resolveWrites(repo, writes, data);
+      const formatted = resolved.ops.length === 0 ? undefined : await formatCommit(did, repo, resolved.ops, keypair);
+      return { repo, resolved, formatted };
+    } catch (error) {
+      if (error instanceof RepoError) throw error;
+      this.trees.forget(did);
+      if (!(await this.isHead(did, head))) return "head-moved" as const;
+      throw error;
+    }
   }
 }
 
@@ -242,7 +262,7 @@ async function storableRecord(collection: string, rkey: string, json: string): P
  * checks this very head): a put becomes a create or an update, a create of a taken key, an update of a free one or
  * a swapRecord that does not match refuses the whole call.
  */
-async function resolveWrites(repo: Repo, writes: WriteRequest[], data: Array<RecordData | undefined>): Promise<Resolved> {
+async function resolveWrites(repo: RepoAtCommit, writes: WriteRequest[], data: Array<RecordData | undefined>): Promise<Resolved> {
   const resolved: Resolved = { ops: [], eventOps: [], changes: [], results: [] };
   const current = new Map<string, string | null>();
   for (const [index, write] of writes.entries()) {
@@ -272,15 +292,14 @@ async function resolveWrites(repo: Repo, writes: WriteRequest[], data: Array<Rec
 }
 
 function addDelete(resolved: Resolved, write: WriteRequest, path: string, existing: string): void {
-  resolved.ops.push({ action: WriteOpAction.Delete, collection: write.collection as never, rkey: write.rkey });
+  resolved.ops.push({ action: "delete", path });
   resolved.eventOps.push({ action: "delete", path, cid: null, prev: existing });
   resolved.changes.push({ action: "delete", collection: write.collection, rkey: write.rkey });
   resolved.results.push({ action: "delete", collection: write.collection, rkey: write.rkey });
 }
 
 function addWrite(resolved: Resolved, action: "create" | "update", write: WriteRequest & { value: JsonRecord }, path: string, record: RecordData, existing: string | null): void {
-  const op = { collection: write.collection as never, rkey: write.rkey, record: record.lex as LexMap };
-  resolved.ops.push(action === "create" ? { action: WriteOpAction.Create, ...op } : { action: WriteOpAction.Update, ...op });
+  resolved.ops.push({ action, path, cid: record.cidOf, block: record.block });
   resolved.eventOps.push(action === "create" ? { action, path, cid: record.cid } : { action, path, cid: record.cid, prev: existing! });
   resolved.changes.push({ action, collection: write.collection, rkey: write.rkey, cid: record.cid, json: JSON.stringify(write.value), blobCids: blobCidsIn(write.value) });
   resolved.results.push({ action, collection: write.collection, rkey: write.rkey, cid: record.cid });

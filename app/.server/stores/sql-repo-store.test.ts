@@ -194,6 +194,21 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(blocks).toHaveLength(3);
   });
 
+  it("a process whose last commit is no longer the head decides on the database's head: what another process deleted can be created, what it created can be deleted", async () => {
+    const [here, there] = shared.others(2).map((db) => repositoriesOn(db, clock));
+    await here!.writer.write(ALICE, [create("a"), create("b")]);
+    await there!.writer.write(ALICE, [remove("a"), create("c")]);
+    // Here, the last commit still has "a" and lacks "c" (docs/decisions/0037: a kept head is confirmed, never trusted).
+    expect(await outcome(here!.writer.write(ALICE, [create("a", "again")]))).toBe("ok");
+    await there!.writer.write(ALICE, [create("d")]);
+    const removed = await here!.writer.write(ALICE, [remove("c")]);
+    expect(removed.commit).toBeDefined();
+    expect(await outcome(here!.writer.write(ALICE, [create("d")]))).toBe("RecordAlreadyExists");
+    expect(await paths()).toEqual([`${POST}/a`, `${POST}/b`, `${POST}/d`]);
+    const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
+    for (let i = 1; i < commits.length; i++) expect(commits[i]!.since).toBe(commits[i - 1]!.rev);
+  });
+
   it("RACE: 24 writers at once from four processes: every write is committed, each in its own commit, and the repository verifies", async () => {
     const sides = shared.others(4).map((db) => repositoriesOn(db, clock));
     const results = await Promise.all(Array.from({ length: 24 }, (_, i) => sides[i % 4]!.writer.write(ALICE, [create(`w${String(i).padStart(2, "0")}`)])));

@@ -20,6 +20,8 @@ function toRecord(row: RecordRow): StoredRecord {
 /** A repository's listing: its head's CID is the root's "cid". */
 /** Whether an account is deactivated, beside its repository's head (none before its first commit). */
 const AVAILABILITY_ROW = shape({ deactivatedAt: "time?", cid: "string?", rev: "string?" });
+/** What a commit is built on: the account's signing key beside its repository's head. */
+const COMMIT_BASE_ROW = shape({ signingKey: "string", cid: "string?", rev: "string?" });
 const FOUND_ROW = shape({ found: "integer" });
 const REPO_LISTING_ROW = shape({ did: "string", head: "string", rev: "string", deactivatedAt: "time?" });
 
@@ -95,6 +97,16 @@ export class SqlRepoStore implements RepoStore {
     return this.db.execute(function* (): Program<RepoHead | undefined> {
       return yield* get(tables.RepoRoot.pick("cid", "rev"), sql`SELECT "cid", "rev" FROM "RepoRoot" WHERE "did" = ${did}`);
     });
+  }
+
+  async commitBase(did: string) {
+    const row = await this.db.execute(function* (): Program<ShapeRow<typeof COMMIT_BASE_ROW> | undefined> {
+      return yield* get(COMMIT_BASE_ROW, sql`SELECT a."signingKey" AS "signingKey", r."cid" AS "cid", r."rev" AS "rev"
+        FROM "Account" a LEFT JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
+    });
+    if (!row) return undefined;
+    const head = row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
+    return { head, signingKey: row.signingKey };
   }
 
   blockstore(did: string): ReadableBlockstore {
