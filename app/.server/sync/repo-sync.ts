@@ -1,5 +1,5 @@
 import { parseCid } from "@atproto/lex-data";
-import { blocksToCarFile, BlockMap, concatBytesAsync, getRecords, writeCarStream, type CarBlock } from "@atproto/repo";
+import { blocksToCarFile, BlockMap, concatBytesAsync, getRecords, MemoryBlockstore, writeCarStream, type CarBlock } from "@atproto/repo";
 import { AtriumError } from "../errors/atrium-error.ts";
 import type { BlockRow, RepoHead, RepoStore } from "../repo/repo-store.ts";
 
@@ -8,7 +8,7 @@ import type { BlockRow, RepoHead, RepoStore } from "../repo/repo-store.ts";
  * implementation) verifies on its own: the whole repository, a record's proof, blocks by CID (docs/decisions/0027).
  */
 
-/** A record's proof is rebuilt on the new head when a concurrent commit removed a block of the old one. */
+/** How often a record's proof is built again on a new head (a concurrent commit removed a block of the old one) before it is built from a snapshot. */
 const PROOF_ATTEMPTS = 3;
 
 export class SyncError extends AtriumError {
@@ -63,18 +63,27 @@ const EMPTY_BLOCK: BlockRow = { cid: "", bytes: new Uint8Array(0) };
 
 /**
  * com.atproto.sync.getRecord: the commit, the MST nodes from the root to the record's key, and the record: proof of
- * its presence, or of its absence when there is none (as the reference PDS answers, 200 with the proof).
+ * its presence, or of its absence when there is none (as the reference PDS answers, 200 with the proof). The proof is
+ * read block by block from the head; a commit landing in between may remove a block of that head, and the proof is
+ * then built again on the new head. When commits keep landing (PROOF_ATTEMPTS times), it is built from one snapshot of
+ * the whole repository instead, which no commit can move: dearer, but it always answers (docs/decisions/0027,
+ * amendment).
  */
 export async function recordProofCar(store: RepoStore, did: string, collection: string, rkey: string): Promise<Uint8Array> {
-  for (let attempt = 1; ; attempt++) {
+  const wanted = [{ collection, rkey }];
+  for (let attempt = 1; attempt <= PROOF_ATTEMPTS; attempt++) {
     const head = await headOf(store, did);
     try {
-      return await concatBytesAsync(getRecords(store.blockstore(did), parseCid(head.cid), [{ collection, rkey }]));
+      return await concatBytesAsync(getRecords(store.blockstore(did), parseCid(head.cid), wanted));
     } catch (error) {
-      const moved = (await store.head(did))?.cid !== head.cid;
-      if (!moved || attempt >= PROOF_ATTEMPTS) throw error;
+      if ((await store.head(did))?.cid === head.cid) throw error;
     }
   }
+  const snapshot = await store.repositorySnapshot(did, {});
+  refuseUnavailable(did, snapshot?.head, snapshot?.deactivated ?? false);
+  const blocks = new BlockMap();
+  for (const block of snapshot.blocks) blocks.set(parseCid(block.cid), block.bytes);
+  return concatBytesAsync(getRecords(new MemoryBlockstore(blocks), parseCid(snapshot.head.cid), wanted));
 }
 
 /** com.atproto.sync.getBlocks: the blocks named, from this repository only; BlockNotFound names any missing. */
