@@ -104,9 +104,7 @@ export class SqlRepoStore implements RepoStore {
       return yield* get(COMMIT_BASE_ROW, sql`SELECT a."signingKey" AS "signingKey", r."cid" AS "cid", r."rev" AS "rev"
         FROM "Account" a LEFT JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
     });
-    if (!row) return undefined;
-    const head = row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
-    return { head, signingKey: row.signingKey };
+    return row && { head: joinedHead(row), signingKey: row.signingKey };
   }
 
   blockstore(did: string): ReadableBlockstore {
@@ -143,9 +141,7 @@ export class SqlRepoStore implements RepoStore {
       return yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
         FROM "Account" a LEFT JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
     });
-    if (!row) return undefined;
-    const head = row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
-    return { deactivatedAt: row.deactivatedAt, head } satisfies RepoAvailability;
+    return row && ({ deactivatedAt: row.deactivatedAt, head: joinedHead(row) } satisfies RepoAvailability);
   }
 
   async changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]) {
@@ -329,6 +325,11 @@ class HeadMoved extends Error {
   constructor() {
     super("the repository's head moved");
   }
+}
+
+/** The head from an account row LEFT JOINed with its RepoRoot: none while the account has no repository. */
+function joinedHead(row: { cid: string | null; rev: string | null }): RepoHead | undefined {
+  return row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
 }
 
 /** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read. */
