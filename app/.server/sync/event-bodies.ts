@@ -36,45 +36,13 @@ export async function commitEventBody(event: CommitEvent): Promise<Uint8Array> {
     commit,
     rev: event.rev,
     since: event.since,
-    blocks: carFile(commit, event.blocks),
+    blocks: await blocksToCarFile(commit, event.blocks),
     ops: event.ops.map(opOf),
     blobs: [],
     time: event.time,
   };
   if (event.prevData !== undefined) body.prevData = parseCid(event.prevData);
   return encode(body);
-}
-
-/**
- * A CAR v1 file of `blocks` rooted at `root`, as @atproto/repo's blocksToCarFile writes it (a varint-prefixed
- * DAG-CBOR header `{version: 1, roots}`, then each block as varint(length) ‖ CID ‖ bytes), written in one pass:
- * blocksToCarFile goes through three nested async generators, a few promises per block, on every commit
- * (docs/decisions/0037).
- */
-export function carFile(root: Cid, blocks: BlockMap): Uint8Array {
-  const parts: Uint8Array[] = [];
-  const header = encode({ version: 1, roots: [root] });
-  parts.push(varint(header.byteLength), header);
-  for (const { cid, bytes } of blocks.entries()) parts.push(varint(cid.bytes.byteLength + bytes.byteLength), cid.bytes, bytes);
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
-}
-
-/** An unsigned LEB128 varint (the CAR format's length prefix). */
-function varint(value: number): Uint8Array {
-  const out: number[] = [];
-  let rest = value;
-  while (rest >= 0x80) {
-    out.push((rest & 0x7f) | 0x80);
-    rest = Math.floor(rest / 128);
-  }
-  out.push(rest);
-  return Uint8Array.from(out);
 }
 
 function opOf(op: CommitEventOp): LexMap {
