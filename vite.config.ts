@@ -20,6 +20,22 @@ declare module "@remix-run/node" {
  */
 const SERVER_ENTRIES: Record<string, string> = { runtime: "app/.server/runtime.ts", server: "server.ts", account: "scripts/account.ts" };
 
+/**
+ * The server build carries its dependencies (docs/decisions/0025b, amendment): CommonJS packages keep the `require`
+ * calls that Rollup leaves as they are (optional ones in a try, a lazy `require("node:tls")`), so every chunk gets
+ * Node's own `require`, and each such call behaves as it does unbundled instead of taking its fallback.
+ */
+const NODE_REQUIRE = 'import { createRequire as __atriumCreateRequire } from "node:module";\nconst require = __atriumCreateRequire(import.meta.url);';
+
+/**
+ * Modules that dependencies require only if present, inside a `try` or when a feature is first used: optional native
+ * add-ons (pg's pg-native, ws's bufferutil and utf-8-validate), none installed here, and `node:sqlite`, which Node 20
+ * lacks. Rollup would turn each into an import at the top of its chunk (a missing one into a stand-in that throws at
+ * start, or an empty object that `ws` would then call); left as Node's own `require`, each fails or succeeds where the
+ * package expects, as unbundled.
+ */
+const OPTIONAL_REQUIRES = ["pg-native", "bufferutil", "utf-8-validate", "node:sqlite"];
+
 function serverEntries(): Plugin {
   let ssr = false;
   return {
@@ -39,13 +55,14 @@ function serverEntries(): Plugin {
       const remixEntry = output.entryFileNames;
       return {
         ...output,
+        banner: NODE_REQUIRE,
         entryFileNames: (chunk) => (chunk.name in SERVER_ENTRIES ? `${chunk.name}.js` : typeof remixEntry === "function" ? remixEntry(chunk) : (remixEntry ?? "index.js")),
       };
     },
   };
 }
 
-export default defineConfig({
+export default defineConfig(({ command }) => ({
   plugins: [
     serverEntries(),
     tailwindcss(),
@@ -60,5 +77,9 @@ export default defineConfig({
     }),
   ],
   server: { host: "127.0.0.1" },
-  build: { target: "es2022" },
-});
+  // The build carries every dependency but the native SQLite driver (and Vite, which only `--dev` loads): Node then
+  // reads a dozen files at start instead of some four hundred (docs/decisions/0025b, amendment). `npm run dev` loads
+  // the dependencies from node_modules as they are.
+  ssr: command === "build" ? { noExternal: true, external: ["better-sqlite3", "vite"] } : {},
+  build: { target: "es2022", commonjsOptions: { ignore: OPTIONAL_REQUIRES } },
+}));
