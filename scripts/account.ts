@@ -1,142 +1,14 @@
-import { parseArgs } from "node:util";
-import { AccountError, AccountManager } from "../app/.server/accounts/account-manager.ts";
-import { setTestPasswordCost } from "../app/.server/accounts/password.ts";
-import { AccountDeletion } from "../app/.server/accounts/account-deletion.ts";
-import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "../app/.server/accounts/typed-codes.ts";
-import { ConfigError, loadConfig, type Config } from "../app/.server/config.ts";
-import type { Database } from "../app/.server/db/sql.ts";
-import type { PlcIdentity } from "../app/.server/identity/plc-identity.ts";
-import { loadOrCreateSecret } from "../app/.server/stores/secrets.ts";
-import { SqlAccountDeletionStore } from "../app/.server/stores/sql-account-deletion-store.ts";
-import { SqlTypedCodeStore } from "../app/.server/stores/sql-typed-code-store.ts";
-import { SqlAttemptStore } from "../app/.server/stores/sql-attempt-store.ts";
-import { SignInThrottle } from "../app/.server/security/sign-in-throttle.ts";
-import { openDatabase } from "../app/.server/db/index.ts";
-import { applyMigrations } from "../app/.server/db/migrations.ts";
-import { IdentityError } from "../app/.server/identity/identity-error.ts";
-import { plcIdentity, repositories } from "../app/.server/services.ts";
-import { SqlAccountStore } from "../app/.server/stores/sql-account-store.ts";
+import { isCommandRefusal, runAccountCommand } from "./lib/account-commands.ts";
 
 /**
- * Account administration on the command line:
+ * Account administration on the command line (the commands and their usage: scripts/lib/account-commands.ts):
  *   npm run account -- create --handle alice.test --email alice@example.com --password '…'
- *   npm run account -- register --handle alice.test [--new-did]
- *   npm run account -- list
- *   npm run account -- set-password --handle alice.test --password '…'
- *   npm run account -- delete --handle alice.test   (tombstones its DID too: docs/decisions/0030)
- * `create` registers the account's did:plc at ATRIUM_PLC_DIRECTORY_URL before it stores the account and prints it;
- * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md).
- * Each success prints one JSON line; failures print a message to stderr and exit 1.
+ * Each success prints one JSON line; a refusal prints a message to stderr and exits 1.
  */
-
-const USAGE = `Usage:
-  npm run account -- create --handle <handle> --email <email> --password <password>
-  npm run account -- register (--handle <handle> | --email <email> | --did <did>) [--new-did]
-  npm run account -- list
-  npm run account -- set-password (--handle <handle> | --email <email> | --did <did>) --password <password>
-  npm run account -- delete (--handle <handle> | --email <email> | --did <did>)`;
-
-function identifierOf(values: { handle?: string; email?: string; did?: string }): string {
-  const identifier = values.handle ?? values.email ?? values.did;
-  if (!identifier) throw new AccountError("usage", "name the account with --handle, --email or --did");
-  return identifier;
-}
-
-function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value === "") throw new AccountError("usage", `${flag} is required`);
-  return value;
-}
-
-async function run(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      handle: { type: "string" },
-      email: { type: "string" },
-      password: { type: "string" },
-      did: { type: "string" },
-      "new-did": { type: "boolean" },
-    },
-    strict: true,
-  });
-  const config = loadConfig();
-  // The tests' accounts (docs/decisions/0036; refused by loadConfig for a production issuer).
-  if (config.testFastPasswordHashes) setTestPasswordCost();
-  await applyMigrations(config.database);
-  const db = openDatabase(config.database);
-  try {
-    const { repoWriter } = repositories(config, db, Date.now);
-    const identity = await plcIdentity(config, db, Date.now());
-    const manager = new AccountManager(new SqlAccountStore(db), identity, Date.now, undefined, repoWriter);
-    await runCommand(command, values, manager, operatorDeletion(config, db, manager, identity));
-  } finally {
-    await db.close();
-  }
-}
-
-/**
- * The operator's deletion (docs/decisions/0030): the DID tombstoned at the directory, then the account's rows and
- * its #account event in one transaction. No email and no typed code: the operator at the command line is trusted.
- */
-function operatorDeletion(config: Config, db: Database, accounts: AccountManager, identity: PlcIdentity): () => Promise<AccountDeletion> {
-  return async () => {
-    const cookieSecret = config.cookieSecret ?? (await loadOrCreateSecret(db, "cookie", Date.now()));
-    const codes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now: Date.now });
-    const store = new SqlAccountDeletionStore(db, config.firehose.backfillMs);
-    const unused = () => ({ subject: "", text: "" });
-    // The operator requests no code: the throttle is never asked.
-    const throttle = new SignInThrottle(new SqlAttemptStore(db), undefined, Date.now, "deletion");
-    return new AccountDeletion(accounts, codes, store, identity, undefined, throttle, { serviceName: config.brand.serviceName, email: unused, onDeleted: () => {}, now: Date.now });
-  };
-}
-
-type Values = { handle?: string; email?: string; password?: string; did?: string; "new-did"?: boolean };
-
-async function runCommand(command: string | undefined, values: Values, accounts: AccountManager, deletion: () => Promise<AccountDeletion>): Promise<void> {
-  switch (command) {
-    case "create": {
-      if (values.did !== undefined) throw new AccountError("usage", "--did is not taken by create: the DID is derived from the account's registration at the PLC directory");
-      const account = await accounts.create({
-        handle: required(values.handle, "--handle"),
-        email: required(values.email, "--email"),
-        password: required(values.password, "--password"),
-      });
-      console.log(JSON.stringify({ did: account.did, handle: account.handle }));
-      return;
-    }
-    case "register": {
-      const { account, previousDid } = await accounts.register(identifierOf(values), { newDid: values["new-did"] === true });
-      console.log(JSON.stringify({ did: account.did, handle: account.handle, registered: true, ...(previousDid ? { previousDid } : { unchanged: true }) }));
-      return;
-    }
-    case "list":
-      for (const account of await accounts.list()) {
-        console.log(JSON.stringify({ did: account.did, handle: account.handle, email: account.email, createdAt: account.createdAt.toISOString() }));
-      }
-      return;
-    case "set-password": {
-      const account = await accounts.setPassword(identifierOf(values), required(values.password, "--password"));
-      console.log(JSON.stringify({ did: account.did, handle: account.handle, passwordChanged: true }));
-      return;
-    }
-    case "delete": {
-      const account = await (await deletion()).deleteByOperator(identifierOf(values));
-      console.log(JSON.stringify({ did: account.did, handle: account.handle, deleted: true }));
-      return;
-    }
-    default:
-      throw new AccountError("usage", command ? `unknown command ${command}\n${USAGE}` : USAGE);
-  }
-}
-
 try {
-  await run(process.argv.slice(2));
+  await runAccountCommand(process.argv.slice(2), { print: (line) => console.log(line) });
 } catch (error) {
-  if (error instanceof AccountError || error instanceof IdentityError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-    console.error(`error: ${(error as Error).message}`);
-    process.exitCode = 1;
-  } else {
-    throw error;
-  }
+  if (!isCommandRefusal(error)) throw error;
+  console.error(`error: ${error.message}`);
+  process.exitCode = 1;
 }

@@ -132,9 +132,9 @@ export async function spawnServer(options: {
 /**
  * Creates an account through the real command line tool, on the given database (DATABASE_URL), for the server at
  * `publicUrl` (its DID document's PDS). The CLI registers its did:plc at ATRIUM_PLC_DIRECTORY_URL (from the
- * environment: the tests' directory, tests/helpers/postgres-global-setup.ts). It runs the tool's build
- * (build/server/account.js, the same code as `npm run account` without compiling TypeScript at every call:
- * docs/decisions/0036); tests/integration/identity.test.ts runs `scripts/account.ts` itself through tsx.
+ * environment). It runs the tool's build (build/server/account.js, the same code as `npm run account` without
+ * compiling TypeScript at every call: docs/decisions/0036). The benchmarks use it; the tests run the tool's commands
+ * in their own process (tests/helpers/test-server.ts: createAccountFor).
  */
 export async function createAccountOn(
   databaseUrl: string,

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import type { Database as StoreDatabase } from "../../app/.server/db/sql.ts";
-import { createAccountOn, freePort, spawnServer, type ExitStatus, type OutputPattern } from "../../scripts/lib/server-process.ts";
+import { runAccountCommand } from "../../scripts/lib/account-commands.ts";
+import { freePort, spawnServer, type ExitStatus, type OutputPattern } from "../../scripts/lib/server-process.ts";
 import { createServerDatabase, openDatabaseAt } from "./test-database.ts";
 
 export { freePort };
@@ -79,7 +80,20 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
   };
 }
 
-/** Creates an account through the real command line tool, its did:plc registered at the test run's PLC directory. */
+/** Creates an account with the account command line tool's own code, its did:plc registered at the test run's PLC directory (see createAccountFor). */
 export async function createAccount(server: TestServer, account: { handle: string; email: string; password: string }): Promise<{ did: string; handle: string }> {
-  return createAccountOn(server.databaseUrl, account, server.issuer, TEST_SETTINGS);
+  return createAccountFor(server.databaseUrl, server.issuer, account);
+}
+
+/**
+ * Runs the account tool's `create` (scripts/lib/account-commands.ts, what `npm run account -- create` runs) in this
+ * process, on the given database for the server at `publicUrl` (its DID document's PDS), at the test password cost:
+ * a Node process per account cost more than the account itself, and the suite makes hundreds (docs/decisions/0036,
+ * amendment). The tool as a command is run by tests/integration/identity.test.ts.
+ */
+export async function createAccountFor(databaseUrl: string, publicUrl: string, account: { handle: string; email: string; password: string }): Promise<{ did: string; handle: string }> {
+  const printed: string[] = [];
+  const argv = ["create", "--handle", account.handle, "--email", account.email, "--password", account.password];
+  await runAccountCommand(argv, { env: { ...process.env, ...TEST_SETTINGS, DATABASE_URL: databaseUrl, PUBLIC_URL: publicUrl }, print: (line) => printed.push(line) });
+  return JSON.parse(printed.join("")) as { did: string; handle: string };
 }

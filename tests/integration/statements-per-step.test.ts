@@ -8,12 +8,11 @@ import { AppendSignal } from "../../app/.server/sync/append-signal.ts";
 import type * as ServerEntry from "../../server.ts";
 import type { Started } from "../../server.ts";
 import { createLogger } from "../../server/logger.ts";
-import { createAccountOn } from "../../scripts/lib/server-process.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { approveWithPassword, CookieJar } from "../helpers/consent.ts";
 import { MemoryEventLog } from "../helpers/memory-event-log.ts";
 import { createServerDatabase, testEngine, type ServerDatabase } from "../helpers/test-database.ts";
-import { freePort } from "../helpers/test-server.ts";
+import { createAccountFor, freePort } from "../helpers/test-server.ts";
 import { createPkce, DpopClient, generateDpopKey, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 
 /**
@@ -132,7 +131,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
     const { startServer } = (await import(entry)) as typeof ServerEntry;
     const appended = new AppendSignal();
     started = await startServer(config, { dev: false, log: createLogger("silent"), sync: { eventLog: new MemoryEventLog(appended), appended } });
-    await createAccountOn(database.url, ALICE, issuer);
+    await createAccountFor(database.url, issuer, ALICE);
 
     const client = new DpopClient(issuer, await generateDpopKey(), CLIENT_ID);
     const redirectUri = "http://127.0.0.1:54321/callback";
