@@ -292,7 +292,8 @@ describe("client_id documents from a misbehaving host (dev flag on, loopback hos
     expect(sent).toBeLessThan(16 * 1024 * 1024);
   });
 
-  it("refuses a document that answers after 12 s (fetch timeout 10 s)", async () => {
+  // These two wait the fetch timeout out, each on its own route: at once, not one after the other.
+  it.concurrent("refuses a document that answers after 12 s (fetch timeout 10 s)", async ({ expect }) => {
     const clientId = `${host.origin}/slow.json`;
     host.route("/slow.json", (_req, res) => {
       host.later(12_000, () => {
@@ -305,7 +306,7 @@ describe("client_id documents from a misbehaving host (dev flag on, loopback hos
     expect(ms).toBeGreaterThan(9_000);
   });
 
-  it("refuses a document whose body trickles in for 12 s after prompt headers (the timeout covers the body)", async () => {
+  it.concurrent("refuses a document whose body trickles in for 12 s after prompt headers (the timeout covers the body)", async ({ expect }) => {
     const clientId = `${host.origin}/trickle.json`;
     const body = JSON.stringify(host.document(clientId));
     host.route("/trickle.json", (_req, res) => {
