@@ -306,7 +306,7 @@ describe("client_id documents from a misbehaving host (dev flag on, loopback hos
     expect(ms).toBeGreaterThan(9_000);
   });
 
-  it.concurrent("refuses a document whose body trickles in for 12 s after prompt headers (the timeout covers the body)", async ({ expect }) => {
+  it.concurrent("refuses a document whose body trickles in for 12 s after prompt headers (the timeout covers the body)", async () => {
     const clientId = `${host.origin}/trickle.json`;
     const body = JSON.stringify(host.document(clientId));
     host.route("/trickle.json", (_req, res) => {
