@@ -15,6 +15,7 @@ import {
   launchBrowser,
   loopbackClientId,
   PASSWORD,
+  PHOTOGRAPHS,
   pushRequest,
   SCREENSHOT_DIR,
   seriousAxeViolations,
@@ -27,8 +28,8 @@ import {
 /**
  * Every screen in every shipped language (docs/decisions/0019): a browser whose Accept-Language names the language
  * sees the consent, sign-in, account and error screens in it, with `<html lang>` set, dates in its own format and no
- * hydration warning; axe-core finds nothing serious or critical in light or dark; one photograph per screen and
- * language goes to test-results/screenshots/i18n/<language>/. Then the order of the choice: the app's ui_locales over
+ * hydration warning; axe-core finds nothing serious or critical in light or dark; with PHOTOGRAPHS (support.ts), one
+ * photograph per screen and language goes to test-results/screenshots/i18n/<language>/. Then the order of the choice: the app's ui_locales over
  * Accept-Language, the picker over both, remembered in a cookie, with and without JavaScript. The words expected
  * are read from the catalogue itself (the test fails when a page does not use it).
  */
@@ -95,7 +96,7 @@ async function browserIn(language: string, options: { javaScriptEnabled?: boolea
 
 /**
  * One pass per screen and language: axe-core in light, its colour rules again in dark (serious and critical
- * violations fail), and one photograph of the whole page, light, phone-sized (test-results/screenshots/i18n/<language>/<screen>.png).
+ * violations fail), and with PHOTOGRAPHS one photograph of the whole page, light, phone-sized (test-results/screenshots/i18n/<language>/<screen>.png).
  */
 async function audit(page: Page, language: Language, screen: string): Promise<void> {
   const found: AxeViolation[] = [];
@@ -105,7 +106,7 @@ async function audit(page: Page, language: Language, screen: string): Promise<vo
     await page.emulateMedia({ colorScheme });
     // English is audited screen by screen, narrow and wide, by screens.test.ts: here it is photographed only.
     if (language !== "en") found.push(...(await seriousAxeViolations(page, colorScheme === "light" ? "all" : "colours")).map((violation) => ({ ...violation, help: `${colorScheme}: ${violation.help}` })));
-    if (colorScheme === "light") {
+    if (colorScheme === "light" && PHOTOGRAPHS) {
       mkdirSync(path.join(I18N_DIR, language), { recursive: true });
       await page.screenshot({ path: path.join(I18N_DIR, language, `${screen}.png`), fullPage: true, animations: "disabled" });
     }

@@ -141,6 +141,14 @@ export async function seriousAxeViolations(page: Page, rules: "all" | "colours" 
 const SIZES = { narrow: { width: 390, height: 844 }, wide: { width: 1280, height: 900 } } as const;
 
 /**
+ * Photographs are for the people who review the screens, not assertions (what a test checks, it checks in the page:
+ * positions, focus, text, axe): written under test-results/screenshots/ when ATRIUM_TEST_PHOTOGRAPHS=1
+ * (`npm run test:photographs`), skipped by `npm test`, where they cost an eighth of the browser tests' CPU
+ * (docs/decisions/0036, amendment).
+ */
+export const PHOTOGRAPHS = process.env.ATRIUM_TEST_PHOTOGRAPHS === "1";
+
+/**
  * Photographs the screen as a person sees it at `viewport`: the first
  * screen (`<file>-first-screen.png`, what shows before any scrolling) and the
  * whole page (`<file>.png`). The whole page is taken with the window as
@@ -148,6 +156,7 @@ const SIZES = { narrow: { width: 390, height: 844 }, wide: { width: 1280, height
  * screen's Allow and Deny) stands where it belongs instead of mid-page.
  */
 export async function photograph(page: Page, file: string, viewport: { width: number; height: number }): Promise<void> {
+  if (!PHOTOGRAPHS) return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.setViewportSize(viewport);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${file}-first-screen.png`), animations: "disabled" });
@@ -178,8 +187,8 @@ async function transitionsSettled(page: Page): Promise<void> {
 
 /**
  * Audits the screen the page shows: axe-core's serious and critical
- * violations (every rule in light, the colour rules again in dark), and screenshots narrow (390×844) and wide
- * (1280×900) under test-results/screenshots/<name>-<scheme>-<size>.png (the
+ * violations (every rule in light, the colour rules again in dark), and, with PHOTOGRAPHS, screenshots narrow
+ * (390×844) and wide (1280×900) under test-results/screenshots/<name>-<scheme>-<size>.png (the
  * whole page) and …-first-screen.png (before scrolling).
  */
 export async function auditScreen(page: Page, name: string): Promise<Record<string, AxeViolation[]>> {
@@ -191,6 +200,8 @@ export async function auditScreen(page: Page, name: string): Promise<Record<stri
     for (const [size, viewport] of Object.entries(SIZES)) {
       await photograph(page, `${name}-${colorScheme}-${size}`, viewport);
     }
+    // axe audits the wide window (the phone-sized one is audited screen by screen in languages and phone-first).
+    await page.setViewportSize(SIZES.wide);
     const violations = await seriousAxeViolations(page, colorScheme === "light" ? "all" : "colours");
     if (violations.length) found[colorScheme] = violations;
   }
