@@ -29,9 +29,9 @@ import {
  * Every screen in every shipped language (docs/decisions/0019): a browser whose Accept-Language names the language
  * sees the consent, sign-in, account and error screens in it, with `<html lang>` set, dates in its own format and no
  * hydration warning; axe-core finds nothing serious or critical in light or dark; with PHOTOGRAPHS (support.ts), one
- * photograph per screen and language goes to test-results/screenshots/i18n/<language>/. Then the order of the choice: the app's ui_locales over
- * Accept-Language, the picker over both, remembered in a cookie, with and without JavaScript. The words expected
- * are read from the catalogue itself (the test fails when a page does not use it).
+ * photograph per screen and language goes to test-results/screenshots/i18n/<language>/. Then the order of the
+ * choice: the app's ui_locales over Accept-Language, the picker over both, remembered in a cookie, with and without
+ * JavaScript. The words expected are read from the catalogue itself (the test fails when a page does not use it).
  */
 
 const I18N_DIR = path.join(SCREENSHOT_DIR, "i18n");
@@ -96,15 +96,17 @@ async function browserIn(language: string, options: { javaScriptEnabled?: boolea
 
 /**
  * One pass per screen and language: axe-core in light, its colour rules again in dark (serious and critical
- * violations fail), and with PHOTOGRAPHS one photograph of the whole page, light, phone-sized (test-results/screenshots/i18n/<language>/<screen>.png).
+ * violations fail), and with PHOTOGRAPHS one photograph of the whole page, light, phone-sized
+ * (test-results/screenshots/i18n/<language>/<screen>.png).
  */
 async function audit(page: Page, language: Language, screen: string): Promise<void> {
+  // English is audited screen by screen, narrow and wide, by screens.test.ts: here it is only photographed.
+  if (language === "en" && !PHOTOGRAPHS) return;
   const found: AxeViolation[] = [];
   // Colour transitions (buttons: 150 ms) would be measured half-way: switch them off rather than wait for them.
   await page.addStyleTag({ content: "*, *::before, *::after { transition: none !important; }" });
   for (const colorScheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme });
-    // English is audited screen by screen, narrow and wide, by screens.test.ts: here it is photographed only.
     if (language !== "en") found.push(...(await seriousAxeViolations(page, colorScheme === "light" ? "all" : "colours")).map((violation) => ({ ...violation, help: `${colorScheme}: ${violation.help}` })));
     if (colorScheme === "light" && PHOTOGRAPHS) {
       mkdirSync(path.join(I18N_DIR, language), { recursive: true });

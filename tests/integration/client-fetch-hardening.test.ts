@@ -293,7 +293,7 @@ describe("client_id documents from a misbehaving host (dev flag on, loopback hos
   });
 
   // These two wait the fetch timeout out, each on its own route: at once, not one after the other.
-  it.concurrent("refuses a document that answers after 12 s (fetch timeout 10 s)", async ({ expect }) => {
+  it.concurrent("refuses a document that answers after 12 s (fetch timeout 10 s)", async () => {
     const clientId = `${host.origin}/slow.json`;
     host.route("/slow.json", (_req, res) => {
       host.later(12_000, () => {

@@ -101,7 +101,7 @@ export class PostgresDatabase implements Database {
         await client.query("COMMIT").catch(rethrowFromDatabase);
         return result;
       } catch (error) {
-        broken = await rollback(client);
+        broken = await resetError(client, "ROLLBACK");
         if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) {
           await pause(attempt);
           continue;
@@ -125,7 +125,7 @@ export class PostgresDatabase implements Database {
       await client.query("COMMIT").catch(rethrowFromDatabase);
       return result;
     } catch (error) {
-      broken = await rollback(client);
+      broken = await resetError(client, "ROLLBACK");
       throw error;
     } finally {
       client.release(broken);
@@ -168,7 +168,7 @@ export class PostgresDatabase implements Database {
         return this.perform(client ?? this.pool, operation, false).catch(rethrowFromDatabase);
       });
     } finally {
-      if (client) client.release(await unlockAll(client));
+      if (client) client.release(await resetError(client, "SELECT pg_advisory_unlock_all()"));
     }
   }
 
@@ -223,21 +223,14 @@ function rethrowFromDatabase(error: unknown): never {
 const SESSION_LOCK = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
 
 /**
- * Ends atomicStep's session locks, once its statement has committed or failed. A connection whose unlock failed may
- * still hold them: the pool drops it (released with an error), and PostgreSQL ends a closed session's locks.
+ * Puts a connection back in a known state before it returns to the pool: ROLLBACK after a failed transaction, or the
+ * end of atomicStep's session locks once its statement has committed or failed. When that query fails, its error is
+ * what the connection is released with, so the pool drops it, and PostgreSQL ends a closed session's transaction and
+ * locks.
  */
-async function unlockAll(client: pg.PoolClient): Promise<Error | undefined> {
+async function resetError(client: pg.PoolClient, reset: "ROLLBACK" | "SELECT pg_advisory_unlock_all()"): Promise<Error | undefined> {
   try {
-    await client.query("SELECT pg_advisory_unlock_all()");
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error));
-  }
-}
-
-async function rollback(client: pg.PoolClient): Promise<Error | undefined> {
-  try {
-    await client.query("ROLLBACK");
+    await client.query(reset);
     return undefined;
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
