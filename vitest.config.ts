@@ -22,6 +22,8 @@ const SQLITE_ONLY = [
   "tests/integration/request-target-and-slow-headers.test.ts",
   "tests/integration/lookalike-caution.test.ts",
   "tests/integration/route-table.test.ts",
+  // Starts on both engines itself, one build for the two.
+  "tests/integration/offline-start.test.ts",
 ];
 // The load test (a minute of load) is not part of npm test: npm run test:load runs it alone (ATRIUM_LOAD_TEST=1).
 const LOAD_TEST = "tests/integration/load.test.ts";
