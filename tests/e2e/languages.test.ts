@@ -28,10 +28,11 @@ import {
 /**
  * Every screen in every shipped language (docs/decisions/0019): a browser whose Accept-Language names the language
  * sees the consent, sign-in, account and error screens in it, with `<html lang>` set, dates in its own format and no
- * hydration warning; axe-core finds nothing serious or critical in light or dark; with PHOTOGRAPHS (support.ts), one
- * photograph per screen and language goes to test-results/screenshots/i18n/<language>/. Then the order of the
- * choice: the app's ui_locales over Accept-Language, the picker over both, remembered in a cookie, with and without
- * JavaScript. The words expected are read from the catalogue itself (the test fails when a page does not use it).
+ * hydration warning; axe-core finds nothing serious or critical, in light in each language and in dark once per
+ * screen; with PHOTOGRAPHS (support.ts), one photograph per screen and language goes to
+ * test-results/screenshots/i18n/<language>/. Then the order of the choice: the app's ui_locales over
+ * Accept-Language, the picker over both, remembered in a cookie, with and without JavaScript. The words expected are
+ * read from the catalogue itself (the test fails when a page does not use it).
  */
 
 const I18N_DIR = path.join(SCREENSHOT_DIR, "i18n");
@@ -95,25 +96,27 @@ async function browserIn(language: string, options: { javaScriptEnabled?: boolea
 }
 
 /**
- * One pass per screen and language: axe-core in light, its colour rules again in dark (serious and critical
- * violations fail), and with PHOTOGRAPHS one photograph of the whole page, light, phone-sized
- * (test-results/screenshots/i18n/<language>/<screen>.png).
+ * One pass per screen and language: axe-core in light, every rule, for each language but English (serious and
+ * critical violations fail); axe's colour rules in dark once per screen, in English; and with PHOTOGRAPHS one
+ * photograph of the whole page, light, phone-sized (test-results/screenshots/i18n/<language>/<screen>.png). The
+ * colours come from the stylesheet, the same in every language, and the words from the catalogue, the same in both
+ * schemes (support.ts, COLOUR_RULES): a screen's dark colours audited in one language are audited in all.
  */
 async function audit(page: Page, language: Language, screen: string): Promise<void> {
-  // English is audited screen by screen, narrow and wide, by screens.test.ts: here it is only photographed.
-  if (language === "en" && !PHOTOGRAPHS) return;
   const found: AxeViolation[] = [];
-  // Colour transitions (buttons: 150 ms) would be measured half-way: switch them off rather than wait for them.
-  await page.addStyleTag({ content: "*, *::before, *::after { transition: none !important; }" });
-  for (const colorScheme of ["light", "dark"] as const) {
-    await page.emulateMedia({ colorScheme });
-    if (language !== "en") found.push(...(await seriousAxeViolations(page, colorScheme === "light" ? "all" : "colours")).map((violation) => ({ ...violation, help: `${colorScheme}: ${violation.help}` })));
-    if (colorScheme === "light" && PHOTOGRAPHS) {
-      mkdirSync(path.join(I18N_DIR, language), { recursive: true });
-      await page.screenshot({ path: path.join(I18N_DIR, language, `${screen}.png`), fullPage: true, animations: "disabled" });
-    }
+  // English is audited in full screen by screen, narrow and wide, by screens.test.ts: here its light pass only photographs.
+  if (language !== "en") found.push(...(await seriousAxeViolations(page, "all")).map((violation) => ({ ...violation, help: `light: ${violation.help}` })));
+  if (PHOTOGRAPHS) {
+    mkdirSync(path.join(I18N_DIR, language), { recursive: true });
+    await page.screenshot({ path: path.join(I18N_DIR, language, `${screen}.png`), fullPage: true, animations: "disabled" });
   }
-  await page.emulateMedia({ colorScheme: "light" });
+  if (language === "en") {
+    // Colour transitions (buttons: 150 ms) would be measured half-way: switch them off rather than wait for them.
+    await page.addStyleTag({ content: "*, *::before, *::after { transition: none !important; }" });
+    await page.emulateMedia({ colorScheme: "dark" });
+    found.push(...(await seriousAxeViolations(page, "colours")).map((violation) => ({ ...violation, help: `dark: ${violation.help}` })));
+    await page.emulateMedia({ colorScheme: "light" });
+  }
   if (found.length) findings[`${language}/${screen}`] = found;
   expect(found, `${language}/${screen}: ${JSON.stringify(found, null, 2)}`).toEqual([]);
 }
