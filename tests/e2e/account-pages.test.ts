@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { contextOptions, E2E_TIMEOUT, launchBrowser, PASSWORD, visibleText, watchCsp } from "./support.ts";
+import { contextOptions, E2E_TIMEOUT, releaseBrowser, sharedBrowser, PASSWORD, visibleText, watchCsp } from "./support.ts";
 
 /**
  * The account area in a real browser: signed-in browsers (sign out one, all
@@ -16,12 +16,12 @@ let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  [server, browser] = await Promise.all([startTestServer(), sharedBrowser()]);
   await createAccount(server, { handle: HANDLE, email: "bob@example.com", password: PASSWORD });
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await server?.stop();
 });
 

@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call } from "../helpers/xrpc.ts";
 import { scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
-import { contextOptions, E2E_TIMEOUT, expectAccessible, launchBrowser, loopbackClientId, printFindings, pushRequest, visibleText, watchCsp, type Findings } from "./support.ts";
+import { contextOptions, E2E_TIMEOUT, expectAccessible, releaseBrowser, sharedBrowser, loopbackClientId, printFindings, pushRequest, visibleText, watchCsp, type Findings } from "./support.ts";
 
 /**
  * Confirming before revoking an app, and deactivating and reactivating the account (docs/decisions/0031), in
@@ -20,13 +20,13 @@ const findings: Findings = {};
 const PHONE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  [server, browser] = await Promise.all([startTestServer(), sharedBrowser()]);
   await createAlice(server);
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
   printFindings(findings);
-  await browser?.close();
+  await releaseBrowser(browser);
   await server?.stop();
 });
 

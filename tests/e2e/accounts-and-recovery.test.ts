@@ -10,7 +10,8 @@ import {
   expectAccessible,
   callbackParams,
   E2E_TIMEOUT,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   PASSWORD,
   pushRequest,
@@ -41,7 +42,7 @@ beforeAll(async () => {
   smtp = await startSmtpServer();
   [server, browser, app] = await Promise.all([
     startTestServer({ ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>" }),
-    launchBrowser(),
+    sharedBrowser(),
     startAppCallback(),
   ]);
   for (const name of ["alice", "bob", "carol", "dora"]) dids[name] = (await createAccount(server, { handle: `${name}.test`, email: `${name}@example.com`, password: PASSWORD })).did;
@@ -49,7 +50,7 @@ beforeAll(async () => {
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await server?.stop();
   await smtp?.stop();

@@ -7,7 +7,8 @@ import {
   contextOptions,
   E2E_TIMEOUT,
   hydrated,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   PASSWORD,
   pushRequest,
@@ -33,13 +34,13 @@ let client: DpopClient;
 let did: string;
 
 beforeAll(async () => {
-  [server, browser, app] = await Promise.all([startTestServer(), launchBrowser(), startAppCallback()]);
+  [server, browser, app] = await Promise.all([startTestServer(), sharedBrowser(), startAppCallback()]);
   ({ did } = await createAccount(server, { handle: HANDLE, email: "alice@example.com", password: PASSWORD }));
   client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await server?.stop();
 });

@@ -2,7 +2,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { E2E_TIMEOUT, expectAccessible, launchBrowser, PASSWORD, visibleText, watchedPage } from "./support.ts";
+import { E2E_TIMEOUT, expectAccessible, releaseBrowser, sharedBrowser, PASSWORD, visibleText, watchedPage } from "./support.ts";
 
 /**
  * Changing the email address in Chromium on a phone (390×844; docs/decisions/0030), with JavaScript and without: the
@@ -17,12 +17,12 @@ let browser: Browser;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
-  [server, browser] = await Promise.all([startTestServer({ ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>" }), launchBrowser()]);
+  [server, browser] = await Promise.all([startTestServer({ ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>" }), sharedBrowser()]);
   for (const name of ["hana", "ivo"]) await createAccount(server, { handle: `${name}.test`, email: `${name}@example.com`, password: PASSWORD });
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await server?.stop();
   await smtp?.stop();
 });

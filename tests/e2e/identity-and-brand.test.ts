@@ -9,7 +9,8 @@ import {
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   measureConsentLayout,
   PASSWORD,
@@ -75,7 +76,7 @@ beforeAll(async () => {
       ATRIUM_PRIVACY_URL: PRIVACY,
       ATRIUM_SUPPORT_URL: SUPPORT,
     }),
-    launchBrowser(),
+    sharedBrowser(),
     startAppCallback(),
     ClientHost.start(),
     ClientHost.start(),
@@ -90,7 +91,7 @@ beforeAll(async () => {
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await impostorHost?.stop();
   await plainHost?.stop();

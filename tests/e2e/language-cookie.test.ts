@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { contextOptions, E2E_TIMEOUT, launchBrowser } from "./support.ts";
+import { contextOptions, E2E_TIMEOUT, releaseBrowser, sharedBrowser } from "./support.ts";
 
 /**
  * Issue 16 in a real browser: another site's link with `?lng=` shows that language on the page it opens and sets
@@ -18,7 +18,7 @@ let elsewhere: http.Server;
 let elsewhereUrl: string;
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  [server, browser] = await Promise.all([startTestServer(), sharedBrowser()]);
   elsewhere = http.createServer((_req, res) => {
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
     res.end(`<!doctype html><html lang="en"><head><title>Elsewhere</title></head><body><a href="${server.issuer}/account?lng=ja">Sign in there</a></body></html>`);
@@ -28,7 +28,7 @@ beforeAll(async () => {
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   elsewhere?.closeAllConnections();
   await new Promise<void>((resolve) => (elsewhere ? elsewhere.close(() => resolve()) : resolve()));
   await server?.stop();

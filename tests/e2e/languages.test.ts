@@ -12,7 +12,8 @@ import {
   contextOptions,
   E2E_TIMEOUT,
   hydrated,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   PASSWORD,
   PHOTOGRAPHS,
@@ -58,7 +59,7 @@ beforeAll(async () => {
   [server, browser, app, host] = await Promise.all([
     // Six languages sign in and fail a password once each: neither the screens' nor the sign-in limits are the subject here.
     startTestServer({ ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "5000", ATRIUM_SIGN_IN_FREE_ATTEMPTS: "100" }),
-    launchBrowser(),
+    sharedBrowser(),
     startAppCallback(),
     ClientHost.start(),
   ]);
@@ -69,7 +70,7 @@ beforeAll(async () => {
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await host?.stop();
   await server?.stop();

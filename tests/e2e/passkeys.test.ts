@@ -9,7 +9,8 @@ import {
   contextOptions,
   E2E_TIMEOUT,
   hydrated,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   PASSWORD,
   pushRequest,
@@ -41,7 +42,7 @@ let authenticatorId: string;
 let csp: string[];
 
 beforeAll(async () => {
-  [server, browser, app] = await Promise.all([startTestServer(), launchBrowser(), startAppCallback()]);
+  [server, browser, app] = await Promise.all([startTestServer(), sharedBrowser(), startAppCallback()]);
   ({ did } = await createAccount(server, { handle: HANDLE, email: "alice@example.com", password: PASSWORD }));
   client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
   context = await browser.newContext(contextOptions());
@@ -57,7 +58,7 @@ beforeAll(async () => {
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await server?.stop();
 });

@@ -12,7 +12,8 @@ import {
   contextOptions,
   E2E_TIMEOUT,
   hydrated,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   PASSWORD,
   photograph,
@@ -70,7 +71,7 @@ const findings: Findings = {};
 const measured: Record<string, unknown> = {};
 
 beforeAll(async () => {
-  [server, browser, app, webHost] = await Promise.all([startTestServer(), launchBrowser(), startAppCallback(), ClientHost.start()]);
+  [server, browser, app, webHost] = await Promise.all([startTestServer(), sharedBrowser(), startAppCallback(), ClientHost.start()]);
   await createAccount(server, { handle: "alice.test", email: "alice@example.com", password: PASSWORD });
   await createAccount(server, { handle: "bob.test", email: "bob@example.com", password: PASSWORD });
   webHost.serveMetadata(webHost.metadata({ authMethod: "none", clientName: "Skyline Photos", overrides: { scope: `${GENERIC} transition:email ${LONG_GRANULAR} ${UNKNOWN_CALL}` } }));
@@ -79,7 +80,7 @@ beforeAll(async () => {
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await webHost?.stop();
   await server?.stop();

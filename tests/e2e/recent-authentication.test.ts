@@ -11,7 +11,8 @@ import {
   contextOptions,
   E2E_TIMEOUT,
   hydrated,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   PASSWORD,
   pushRequest,
@@ -38,11 +39,11 @@ let app: AppCallback;
 let accounts = 0;
 
 beforeAll(async () => {
-  [server, browser, app] = await Promise.all([startTestServer(), launchBrowser(), startAppCallback()]);
+  [server, browser, app] = await Promise.all([startTestServer(), sharedBrowser(), startAppCallback()]);
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await server?.stop();
 });

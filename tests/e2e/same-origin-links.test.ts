@@ -1,7 +1,7 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { contextOptions, E2E_TIMEOUT, launchBrowser } from "./support.ts";
+import { contextOptions, E2E_TIMEOUT, releaseBrowser, sharedBrowser } from "./support.ts";
 
 /**
  * Issue 16, hole 4, in a real browser: a link to `//evil.example/x` (or `/\evil.example/x`, which the browser
@@ -14,11 +14,11 @@ let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  [server, browser] = await Promise.all([startTestServer(), sharedBrowser()]);
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await server?.stop();
 });
 

@@ -16,7 +16,8 @@ import {
   contextOptions,
   E2E_TIMEOUT,
   hydrated,
-  launchBrowser,
+  releaseBrowser,
+  sharedBrowser,
   loopbackClientId,
   measureScripts,
   PASSWORD,
@@ -83,7 +84,7 @@ beforeAll(async () => {
   );
   [server, browser, app, host] = await Promise.all([
     startTestServer({ ATRIUM_PERMISSION_SETS_DIR: lexiconDir }),
-    launchBrowser(),
+    sharedBrowser(),
     startAppCallback(),
     ClientHost.start(),
   ]);
@@ -118,7 +119,7 @@ beforeAll(async () => {
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
+  await releaseBrowser(browser);
   await app?.stop();
   await host?.stop();
   await server?.stop();

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateDatabase } from "../../app/.server/db/migrate.ts";
 import { freePort, PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
 import { createTestDatabase, dropTestDatabase, withClient } from "../helpers/postgres.ts";
-import { E2E_TIMEOUT, launchBrowser, visibleText } from "./support.ts";
+import { E2E_TIMEOUT, releaseBrowser, sharedBrowser, visibleText } from "./support.ts";
 
 /**
  * `npm run studio` (scripts/studio.ts: Prisma 7's Studio, docs/decisions/0016)
@@ -98,10 +98,10 @@ describe("npm run studio (Prisma Studio 7, offline)", { timeout: E2E_TIMEOUT }, 
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "atrium-studio-"));
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseBrowser(browser);
     rmSync(dir, { recursive: true, force: true });
     for (const url of databases) await dropTestDatabase(url);
   });

@@ -21,11 +21,35 @@ export const E2E_TIMEOUT = 180_000;
 
 export const PASSWORD = "correct horse battery";
 
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
+/** Where the test process keeps its Chromium: Vitest may evaluate this module again for each file; the process stays. */
+const processWide = globalThis as { atriumTestBrowser?: Promise<Browser> };
+
+/**
+ * The test process's Chromium, launched on first use and shared by the files the process runs one after another
+ * (vitest.config.ts: a fork runs file after file). A file's state lives in the contexts it makes (cookies, storage,
+ * permissions), which `releaseBrowser` closes at the file's end; a launch was a second of CPU per file
+ * (docs/decisions/0036, amendment). Playwright closes the browser when the process exits; one that crashed or was
+ * closed is launched again on next use.
+ */
+export function sharedBrowser(): Promise<Browser> {
+  processWide.atriumTestBrowser ??= chromium
+    .launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
+    .then(
+      (browser) => {
+        browser.on("disconnected", () => delete processWide.atriumTestBrowser);
+        return browser;
+      },
+      (error: unknown) => {
+        delete processWide.atriumTestBrowser;
+        throw error;
+      },
+    );
+  return processWide.atriumTestBrowser;
+}
+
+/** A file's end: closes every context the file left open; the browser stays for the process's next file. */
+export async function releaseBrowser(browser: Browser | undefined): Promise<void> {
+  await Promise.all(browser?.contexts().map((context) => context.close()) ?? []);
 }
 
 /** Context defaults: a phone-sized window unless a test says otherwise. */
