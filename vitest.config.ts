@@ -22,6 +22,8 @@ const SQLITE_ONLY = [
   "tests/integration/request-target-and-slow-headers.test.ts",
   "tests/integration/lookalike-caution.test.ts",
   "tests/integration/route-table.test.ts",
+  // The outbound fetch of client documents, decided whatever the database (its cache: client-metadata-cache).
+  "tests/integration/client-fetch-hardening.test.ts",
   // Starts on both engines itself, one build for the two.
   "tests/integration/offline-start.test.ts",
 ];

@@ -5,50 +5,18 @@
  * at once (400 invalid_client_metadata, never a 500, never a connection
  * attempt, never a wait for a timeout); a document host that redirects,
  * sends too much, is too slow or sends something other than JSON is refused
- * the same way.
+ * the same way. What this file checks is decided in the fetch, whatever the database under it, so it runs on SQLite
+ * only (vitest.config.ts); what the cache stores is client-metadata-cache.test.ts, on both engines.
  */
 import dns from "node:dns/promises";
-import http from "node:http";
 import net from "node:net";
 import os from "node:os";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sql } from "../../app/.server/db/sql.ts";
-import { createPkce, DpopClient, generateDpopKey, type HttpResult } from "../../scripts/lib/dpop-client.ts";
-import { rowOf, rowsOf } from "../helpers/databases.ts";
-import { SCOPE, type OAuthErrorBody } from "../helpers/flow.ts";
+import { DocumentHost, expectInvalidClientMetadata, pushFor } from "../helpers/client-documents.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 /** The hardened fetch gives up on a client document after 10 s (docs/architecture.md, "Client metadata"). */
 const FETCH_TIMEOUT_MS = 10_000;
-
-/** A PAR for `clientId` with a valid DPoP proof and the current nonce; returns the answer and how long it took. */
-async function pushFor(server: TestServer, clientId: string, redirectUri = "https://app.example.com/callback") {
-  const client = new DpopClient(server.issuer, await generateDpopKey(), clientId);
-  // Prime the nonce so the timed request is the one that reaches the client_id check.
-  await client.pushAuthorizationRequest({});
-  const pkce = createPkce();
-  const started = performance.now();
-  const result = await client.pushAuthorizationRequest({
-    redirect_uri: redirectUri,
-    scope: SCOPE,
-    state: "hardening-state",
-    code_challenge: pkce.challenge,
-    code_challenge_method: "S256",
-  });
-  return { result, ms: performance.now() - started };
-}
-
-function expectInvalidClientMetadata(result: HttpResult<unknown>, context: string) {
-  const body = result.body as OAuthErrorBody;
-  expect({ context, status: result.status, contentType: result.headers.get("content-type"), error: body?.error }).toEqual({
-    context,
-    status: 400,
-    contentType: expect.stringContaining("application/json"),
-    error: "invalid_client_metadata",
-  });
-  expect(typeof body.error_description).toBe("string");
-}
 
 /**
  * Plain TCP listeners on port 443 of both loopback addresses: any connection
@@ -152,66 +120,6 @@ describe("client_id documents on a production server (no dev flag)", () => {
     expect(server.output()).not.toMatch(/Unexpected error while handling a request/);
   });
 });
-
-type HostRoute = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
-/** A node:http server on 127.0.0.1 with one handler per path and a hit counter. */
-class DocumentHost {
-  readonly hits = new Map<string, number>();
-  private readonly routes = new Map<string, HostRoute>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  origin = "";
-  private server = http.createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
-    const route = this.routes.get(path);
-    if (!route) {
-      res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"not found"}');
-      return;
-    }
-    route(req, res);
-  });
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", () => resolve()));
-    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  route(path: string, handler: HostRoute): string {
-    this.routes.set(path, handler);
-    return `${this.origin}${path}`;
-  }
-
-  later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, ms);
-    this.timers.add(timer);
-  }
-
-  /** A valid metadata document for the client_id `clientId`, served from this host. */
-  document(clientId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-    return {
-      client_id: clientId,
-      client_name: "Hardening Test App",
-      dpop_bound_access_tokens: true,
-      redirect_uris: [`${this.origin}/callback`],
-      scope: SCOPE,
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      application_type: "web",
-      token_endpoint_auth_method: "none",
-      ...extra,
-    };
-  }
-
-  async stop(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 describe("client_id documents from a misbehaving host (dev flag on, loopback host)", () => {
   let server: TestServer;
@@ -390,109 +298,5 @@ describe("client_id documents from a misbehaving host (dev flag on, loopback hos
 
   it("logged no unexpected error for any of these refusals", () => {
     expect(server.output()).not.toMatch(/Unexpected error while handling a request/);
-  });
-});
-
-describe("the client metadata cache stays small whatever clients publish", () => {
-  let server: TestServer;
-  let host: DocumentHost;
-  const MAX_ENTRIES = 12;
-
-  beforeAll(async () => {
-    server = await startTestServer({ ATRIUM_CLIENT_CACHE_MAX_ENTRIES: String(MAX_ENTRIES) });
-    host = new DocumentHost();
-    await host.start();
-  });
-  afterAll(async () => {
-    await host?.stop();
-    await server?.stop();
-  });
-
-  /** The cached entries, oldest first, with the byte length of what is stored (UTF-8, as `size` counts it). */
-  const cache = async () =>
-    (await rowsOf<{ clientId: string; size: number; metadata: string }>(server.database(), sql`SELECT "clientId", "size", "metadata" FROM "Client" ORDER BY "fetchedAt"`)).map(
-      ({ clientId, size, metadata }) => ({ clientId, size, length: Buffer.byteLength(metadata, "utf8") }),
-    );
-
-  /** Serves a ~500 KB document (valid, padded, with a huge name) at a new client_id. */
-  function paddedClient(i: number, extra: Record<string, unknown> = {}): string {
-    const clientId = `${host.origin}/padded-${i}.json`;
-    const body = JSON.stringify(host.document(clientId, { client_name: `App ${i} ${"n".repeat(100_000)}`, padding: "x".repeat(400 * 1024), ...extra }));
-    host.route(`/padded-${i}.json`, (_req, res) => res.writeHead(200, { "Content-Type": "application/json" }).end(body));
-    return clientId;
-  }
-
-  it("30 invalid PARs at once, each naming a new ~500 KB document: each cached entry holds only what validation kept", async () => {
-    const clientIds = Array.from({ length: 30 }, (_, i) => paddedClient(i));
-    // Each PAR is refused (a redirect_uri the client never declared) after its document was fetched and validated.
-    const results = await Promise.all(clientIds.map((clientId) => pushFor(server, clientId, "https://elsewhere.example/callback")));
-    for (const { result } of results) expect((result.body as OAuthErrorBody).error).toBe("invalid_request");
-    const rows = await cache();
-    expect(rows.length).toBeLessThanOrEqual(MAX_ENTRIES);
-    for (const row of rows) {
-      expect(row.size).toBe(row.length);
-      expect(row.size).toBeLessThan(2048);
-    }
-    const stored = (await rowOf<{ metadata: string }>(server.database(), sql`SELECT "metadata" FROM "Client" LIMIT 1`))!;
-    expect(stored.metadata).not.toContain("xxxxxxxx");
-    const { client } = JSON.parse(stored.metadata) as { client: { clientName: string } };
-    expect([...client.clientName].length).toBeLessThanOrEqual(100);
-  });
-
-  it("documents that do not validate are never cached", async () => {
-    const before = (await cache()).map((row) => row.clientId);
-    const invalid = [
-      paddedClient(100, { dpop_bound_access_tokens: false }),
-      paddedClient(101, { scope: `atproto ${"repo:com.example.x ".repeat(300)}` }),
-      paddedClient(102, { redirect_uris: Array.from({ length: 11 }, (_, i) => `${host.origin}/callback-${i}`) }),
-    ];
-    const results = await Promise.all(invalid.map((clientId) => pushFor(server, clientId, `${host.origin}/callback`)));
-    for (const { result } of results) expectInvalidClientMetadata(result, "invalid padded document");
-    const after = (await cache()).map((row) => row.clientId);
-    for (const clientId of invalid) expect(after).not.toContain(clientId);
-    expect(after.filter((clientId) => !before.includes(clientId))).toEqual([]);
-  });
-
-  it("past the entry cap the oldest entries are evicted first", async () => {
-    const first = paddedClient(200);
-    await pushFor(server, first, `${host.origin}/callback`);
-    const newer = Array.from({ length: MAX_ENTRIES }, (_, i) => paddedClient(300 + i));
-    for (const clientId of newer) await pushFor(server, clientId, `${host.origin}/callback`);
-    const rows = (await cache()).map((row) => row.clientId);
-    expect(rows).toHaveLength(MAX_ENTRIES);
-    expect(rows).not.toContain(first);
-    expect(rows).toEqual(newer);
-  });
-});
-
-describe("the client metadata cache's byte cap", () => {
-  let server: TestServer;
-  let host: DocumentHost;
-
-  beforeAll(async () => {
-    server = await startTestServer({ ATRIUM_CLIENT_CACHE_MAX_BYTES: String(64 * 1024) });
-    host = new DocumentHost();
-    await host.start();
-  });
-  afterAll(async () => {
-    await host?.stop();
-    await server?.stop();
-  });
-
-  it("keeps the total stored size under ATRIUM_CLIENT_CACHE_MAX_BYTES, evicting the oldest", async () => {
-    // Confidential clients with 20 inline keys: the largest entries validation lets through.
-    const keys = Array.from({ length: 25 }, (_, i) => ({ kty: "EC", crv: "P-256", x: "A".repeat(43), y: "B".repeat(43), kid: `k${i}-${"k".repeat(200)}`, alg: "ES256", use: "sig" }));
-    for (let i = 0; i < 20; i++) {
-      const clientId = `${host.origin}/keys-${i}.json`;
-      const body = JSON.stringify(host.document(clientId, { token_endpoint_auth_method: "private_key_jwt", token_endpoint_auth_signing_alg: "ES256", jwks: { keys } }));
-      host.route(`/keys-${i}.json`, (_req, res) => res.writeHead(200, { "Content-Type": "application/json" }).end(body));
-      await pushFor(server, clientId, `${host.origin}/callback`);
-    }
-    const { total, entries } = (await rowOf<{ total: number; entries: number }>(server.database(), sql`SELECT SUM("size") AS "total", COUNT(*) AS "entries" FROM "Client"`))!;
-    expect(total).toBeLessThanOrEqual(64 * 1024);
-    expect(entries).toBeGreaterThan(1);
-    expect(entries).toBeLessThan(20);
-    const newest = (await rowOf<{ clientId: string }>(server.database(), sql`SELECT "clientId" FROM "Client" ORDER BY "fetchedAt" DESC LIMIT 1`))!;
-    expect(newest.clientId).toBe(`${host.origin}/keys-19.json`);
   });
 });
