@@ -218,3 +218,96 @@ describe("atomicStep's lock on postgresql", () => {
     expect(await accountExists("did:plc:frank")).toBe(true);
   });
 });
+
+/**
+ * lock() with several keys in a transaction on PostgreSQL (docs/decisions/0037, amendment): one statement that takes
+ * them in the order given, as that many lock()s would, which is what keeps callers that share an order free of
+ * deadlocks. Another session is the judge, as above.
+ */
+describe("lock() of several keys in a transaction on postgresql", () => {
+  const FIRST = "driver-invariants:first";
+  const SECOND = "driver-invariants:second";
+  let test: TestDatabase;
+  let holder: pg.Client;
+  beforeEach(async () => {
+    test = await openTestDatabase("postgresql");
+    holder = new pg.Client({ connectionString: test.url });
+    await holder.connect();
+  });
+  afterEach(async () => {
+    await holder.end();
+    await test.close();
+  });
+
+  const take = async (key: string) => (await holder.query<{ taken: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken", [key])).rows[0]!.taken;
+  const release = (key: string) => holder.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]);
+  const waiting = `SELECT COUNT(*)::int AS "n" FROM pg_locks
+    WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+  const aSessionWaits = async () => (await holder.query<{ n: number }>(waiting)).rows[0]!.n > 0;
+  const accountExists = async (did: string) => (await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`)) !== undefined;
+
+  it("takes the first key before asking for the second: waiting for the first, it holds neither", async () => {
+    expect(await take(FIRST)).toBe(true);
+    const done = test.db.transaction(function* (): Program<void> {
+      yield* lock(FIRST, SECOND);
+      yield* insertAccount("did:plc:erin", "erin.test");
+    });
+    while (!(await aSessionWaits())) await holder.query("SELECT 1");
+    // Queued behind FIRST, the transaction has not asked for SECOND.
+    expect(await take(SECOND)).toBe(true);
+    await release(SECOND);
+    expect(await accountExists("did:plc:erin")).toBe(false);
+    await release(FIRST);
+    await done;
+    expect(await accountExists("did:plc:erin")).toBe(true);
+    // Both were transaction locks: ended by its COMMIT.
+    expect(await take(FIRST)).toBe(true);
+    expect(await take(SECOND)).toBe(true);
+    await release(FIRST);
+    await release(SECOND);
+  });
+
+  it("waiting for the second key, it holds the first, and keeps both until it ends", async () => {
+    expect(await take(SECOND)).toBe(true);
+    const done = test.db.transaction(function* (): Program<void> {
+      yield* lock(FIRST, SECOND);
+      yield* insertAccount("did:plc:frank", "frank.test");
+    });
+    while (!(await aSessionWaits())) await holder.query("SELECT 1");
+    expect(await take(FIRST)).toBe(false);
+    await release(SECOND);
+    await done;
+    expect(await accountExists("did:plc:frank")).toBe(true);
+    expect(await take(FIRST)).toBe(true);
+    await release(FIRST);
+  });
+
+  it("a key the transaction holds already is not asked for again; every key ends with the transaction", async () => {
+    const statements: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === "string" ? args[0] : ((args[0] as { text?: string }).text ?? "");
+      statements.push(text);
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      await test.db.transaction(function* (): Program<void> {
+        yield* lock(FIRST);
+        yield* lock(FIRST, SECOND);
+        yield* lock(SECOND);
+        yield* insertAccount("did:plc:grace", "grace.test");
+      });
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    const locks = statements.filter((text) => text.includes("pg_advisory_xact_lock"));
+    expect(locks).toHaveLength(2);
+    // The second asked for SECOND alone.
+    expect(locks[1]!.match(/pg_advisory_xact_lock/g)).toHaveLength(1);
+    // Ended by its COMMIT.
+    expect(await take(FIRST)).toBe(true);
+    expect(await take(SECOND)).toBe(true);
+    await release(FIRST);
+    await release(SECOND);
+  });
+});
