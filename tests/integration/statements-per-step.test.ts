@@ -8,6 +8,7 @@ import { AppendSignal } from "../../app/.server/sync/append-signal.ts";
 import type * as ServerEntry from "../../server.ts";
 import type { Started } from "../../server.ts";
 import { createLogger } from "../../server/logger.ts";
+import { COMMITS_PER_CLEANUP } from "../../app/.server/stores/sql-repo-store.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { approveWithPassword, CookieJar } from "../helpers/consent.ts";
 import { MemoryEventLog } from "../helpers/memory-event-log.ts";
@@ -96,6 +97,19 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
 }
 
 /**
+ * createRecord: the statements of COMMITS_PER_CLEANUP single-record commits in a row, of which exactly one prunes
+ * expired events and blobs (docs/decisions/0037, amendment). Each commit on PostgreSQL: the DPoP proof's jti and the
+ * access token, then BEGIN, the account's and the sequencer's locks in one statement, the head's swap, the new
+ * blocks, the record, the removed blocks, the event, COMMIT (10). On SQLite the jti is a transaction of four (BEGIN,
+ * its cleanup, its insert, COMMIT) and the locks are BEGIN IMMEDIATE's (12). And on one commit of the four, the two
+ * prunes.
+ */
+const CREATE_RECORD_LIMIT = {
+  postgresql: COMMITS_PER_CLEANUP * 10 + 2,
+  sqlite: COMMITS_PER_CLEANUP * 12 + 2,
+};
+
+/**
  * The most statements each step may take, per engine. PostgreSQL: a single-use step is one statement where the SQL
  * allows it (data-modifying WITH clauses); PAR decides the per-address bound of pending requests under an advisory
  * lock (docs/decisions/0022), a session lock taken before its statement and released after it (docs/decisions/0038),
@@ -103,8 +117,8 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
  * transactions of several statements, run in-process.
  */
 const LIMITS = {
-  postgresql: { par: 4, "code-exchange": 3, refresh: 3, getSession: 2 },
-  sqlite: { par: 10, "code-exchange": 13, refresh: 13, getSession: 5 },
+  postgresql: { par: 4, "code-exchange": 3, refresh: 3, getSession: 2, createRecord: CREATE_RECORD_LIMIT.postgresql },
+  sqlite: { par: 10, "code-exchange": 13, refresh: 13, getSession: 5, createRecord: CREATE_RECORD_LIMIT.sqlite },
 } as const;
 
 describe(`statements per step on ${testEngine()}, counted through the driver`, () => {
@@ -163,6 +177,15 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
     const session = await counted(() => client.xrpc((refresh.result.body as TokenSet).access_token, "com.atproto.server.getSession"));
     expect(session.result.status).toBe(200);
     counts.getSession = session.statements;
+
+    // This process's first commit (its cleanup is due), then the next COMMITS_PER_CLEANUP, counted together.
+    const accessToken = (refresh.result.body as TokenSet).access_token;
+    const createRecord = (rkey: string) => client.xrpc(accessToken, "com.atproto.repo.createRecord", { json: { repo: ALICE.handle, collection: "app.bsky.feed.post", rkey, record: { text: rkey, createdAt: "2026-11-26T00:00:00.000Z" } } });
+    expect((await createRecord("first")).status).toBe(200);
+    const commits = await counted(async () => {
+      for (let i = 0; i < COMMITS_PER_CLEANUP; i++) expect((await createRecord(`post${i}`)).status).toBe(200);
+    });
+    counts.createRecord = commits.statements;
   });
 
   afterAll(async () => {
@@ -174,7 +197,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
     uninstall?.();
   });
 
-  for (const step of ["par", "code-exchange", "refresh", "getSession"] as const) {
+  for (const step of ["par", "code-exchange", "refresh", "getSession", "createRecord"] as const) {
     it(`${step}: at most ${LIMITS[engine][step]} statements`, () => {
       const statements = counts[step]!;
       expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(LIMITS[engine][step]);
