@@ -1,7 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import net from "node:net";
 import BetterSqlite3 from "better-sqlite3";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/.server/config.ts";
 import { AppendSignal } from "../../app/.server/sync/append-signal.ts";
@@ -18,7 +18,7 @@ import { createPkce, DpopClient, generateDpopKey, type TokenSet } from "../../sc
 
 /**
  * Statements per step, counted through the drivers (docs/decisions/0035): on PostgreSQL every round trip of the
- * server's pool (`pg.Client#query`: BEGIN, COMMIT and advisory locks included), on SQLite every statement
+ * server's pool (BEGIN, COMMIT and advisory locks included), on SQLite every statement
  * better-sqlite3 runs (BEGIN and COMMIT included). The built server runs in this process, on the Vitest project's
  * engine, so the counts are those of the hot paths as deployed. Counts are deterministic, unlike times: a step that
  * gains a statement fails here. The request limiter's writes (the once-a-second flush of its in-memory counts, and a
@@ -30,20 +30,47 @@ type Recorded = { connection: object; text: string };
 const recorded: Recorded[] = [];
 let counting = false;
 
-function textOf(query: unknown): string {
-  if (typeof query === "string") return query;
-  return (query as { text?: string } | null)?.text ?? "";
-}
+/** The PostgreSQL server's port, once the test database is made: only sockets to it are counted. */
+let postgresPort: number | undefined;
 
-/** Wraps the drivers' statement methods once (the built server loads the same pg and better-sqlite3 modules). */
+/**
+ * Wraps the drivers once. PostgreSQL: the built server carries its own copy of `pg` (docs/decisions/0025b), so its
+ * statements are counted where they leave this process, on the socket: every message of the frontend protocol is one
+ * `write`, a simple Query ('Q', BEGIN and COMMIT) and a Sync ('S', which ends each extended-protocol statement) are
+ * one round trip each, and a Parse ('P') names the text a later Bind ('B') runs. SQLite: every statement
+ * better-sqlite3 runs (a native module, loaded from node_modules by the build too).
+ */
 function installSpies(): () => void {
   const restore: (() => void)[] = [];
-  const clientQuery = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
-    if (counting) recorded.push({ connection: this, text: textOf(args[0]) });
-    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof clientQuery;
-  restore.push(() => (pg.Client.prototype.query = clientQuery));
+  const texts = new WeakMap<object, { byName: Map<string, string>; bound: string }>();
+  const socketWrite = net.Socket.prototype.write;
+  net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+    const chunk = args[0];
+    if (counting && postgresPort !== undefined && this.remotePort === postgresPort && Buffer.isBuffer(chunk) && chunk.length >= 5) {
+      const socket = texts.get(this) ?? { byName: new Map<string, string>(), bound: "" };
+      texts.set(this, socket);
+      const cstrings = (from: number, count: number) => {
+        const found: string[] = [];
+        for (let start = from; found.length < count; ) {
+          const end = chunk.indexOf(0, start);
+          found.push(chunk.toString("utf8", start, end));
+          start = end + 1;
+        }
+        return found;
+      };
+      const type = String.fromCharCode(chunk[0]!);
+      if (type === "Q") recorded.push({ connection: this, text: cstrings(5, 1)[0]! });
+      if (type === "P") {
+        const [name, text] = cstrings(5, 2);
+        socket.byName.set(name!, text!);
+        socket.bound = text!;
+      }
+      if (type === "B") socket.bound = socket.byName.get(cstrings(5, 2)[1]!) ?? socket.bound;
+      if (type === "S" && chunk.length === 5) recorded.push({ connection: this, text: socket.bound });
+    }
+    return (socketWrite as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof socketWrite;
+  restore.push(() => (net.Socket.prototype.write = socketWrite));
 
   const probe = new BetterSqlite3(":memory:");
   const statementPrototype = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, (...a: unknown[]) => unknown>;
@@ -132,6 +159,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
   beforeAll(async () => {
     uninstall = installSpies();
     database = await createServerDatabase();
+    if (engine === "postgresql") postgresPort = Number(new URL(database.url).port);
     const port = await freePort();
     issuer = `http://127.0.0.1:${port}`;
     const config = loadConfig({
