@@ -88,7 +88,7 @@ export class PostgresDatabase implements Database {
   }
 
   execute<T>(program: () => Program<T>): Promise<T> {
-    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation, undefined).catch(rethrowFromDatabase));
+    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation, false).catch(rethrowFromDatabase));
   }
 
   async transaction<T>(program: () => Program<T>): Promise<T> {
@@ -97,8 +97,7 @@ export class PostgresDatabase implements Database {
       let broken: Error | undefined;
       try {
         await client.query("BEGIN");
-        const held = new Set<string>();
-        const result = await runTransactionAsync(program(), (operation) => this.perform(client, operation, held).catch(rethrowFromDatabase));
+        const result = await runTransactionAsync(program(), (operation) => this.perform(client, operation, true).catch(rethrowFromDatabase));
         await client.query("COMMIT").catch(rethrowFromDatabase);
         return result;
       } catch (error) {
@@ -122,7 +121,7 @@ export class PostgresDatabase implements Database {
       // PostgreSQL, "Transaction Isolation": a repeatable read transaction "only sees data committed before the
       // transaction began", i.e. before its first statement.
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").catch(rethrowFromDatabase);
-      const result = await runProgramAsync(program(), (operation) => this.perform(client, operation, new Set()).catch(rethrowFromDatabase));
+      const result = await runProgramAsync(program(), (operation) => this.perform(client, operation, true).catch(rethrowFromDatabase));
       await client.query("COMMIT").catch(rethrowFromDatabase);
       return result;
     } catch (error) {
@@ -161,12 +160,12 @@ export class PostgresDatabase implements Database {
         if (operation.kind === "lock") {
           if (statements > 0) throw new Error("atomicStep: locks must come before the statement");
           client ??= await this.pool.connect().catch(rethrowFromDatabase);
-          for (const key of operation.keys) await client.query({ name: "atrium_session_lock", text: SESSION_LOCK, values: [key] }).catch(rethrowFromDatabase);
+          await client.query({ name: "atrium_session_lock", text: SESSION_LOCK, values: [operation.key] }).catch(rethrowFromDatabase);
           return undefined;
         }
         // More than one statement would not be atomic without a transaction: a mistake in the store, refused before it runs.
         if (++statements > 1) throw new Error("atomicStep: the PostgreSQL program must be one statement");
-        return this.perform(client ?? this.pool, operation, undefined).catch(rethrowFromDatabase);
+        return this.perform(client ?? this.pool, operation, false).catch(rethrowFromDatabase);
       });
     } finally {
       if (client) client.release(await resetError(client, "SELECT pg_advisory_unlock_all()"));
@@ -181,15 +180,11 @@ export class PostgresDatabase implements Database {
     await this.pool.end();
   }
 
-  /** `held`: the advisory locks the transaction holds (none outside one, where lock() is refused). */
-  private async perform(target: Queryable, operation: Operation, held: Set<string> | undefined): Promise<unknown> {
+  private async perform(target: Queryable, operation: Operation, inTransaction: boolean): Promise<unknown> {
     if (operation.kind === "lock") {
-      if (!held) throw new Error("lock() is only meaningful inside a transaction");
-      const keys = operation.keys.filter((key) => !held.has(key));
-      if (keys.length === 0) return undefined;
+      if (!inTransaction) throw new Error("lock() is only meaningful inside a transaction");
       // Held until COMMIT or ROLLBACK. A hash collision only makes two keys wait for each other.
-      await target.query({ name: `atrium_lock_${keys.length}`, text: transactionLocks(keys.length), values: keys });
-      for (const key of keys) held.add(key);
+      await target.query({ name: "atrium_lock", text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [operation.key] });
       return undefined;
     }
     const compiled = this.compile(operation.statement);
@@ -222,18 +217,6 @@ function bindable(value: SqlValue): unknown {
 /** Errors from the pool or the server (a failed statement, a refused or lost connection) are the database's. */
 function rethrowFromDatabase(error: unknown): never {
   throw fromDatabase(error);
-}
-
-/**
- * Transaction-scoped advisory locks on `count` keys ($1 first), in one statement. Each lock is taken in a subquery
- * the next one's reads from, kept apart by OFFSET 0 (a subquery with a LIMIT or OFFSET is never merged into the
- * query above it): the executor asks the inner query for its row, which waits for its lock, before it computes the
- * row above, so the keys are taken in their order whatever the planner does, as that many statements would.
- */
-function transactionLocks(count: number): string {
-  let text = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) AS \"l\"";
-  for (let n = 2; n <= count; n++) text = `SELECT pg_advisory_xact_lock(hashtextextended($${n}, 0)) AS "l" FROM (${text} OFFSET 0) AS "l${n - 1}"`;
-  return text;
 }
 
 /** Waits for a session lock on the key; a hash collision only makes two keys wait for each other. */

@@ -127,7 +127,7 @@ export type Operation =
   | { readonly kind: "get"; readonly statement: Statement; readonly shape: RowShape<unknown> | undefined }
   | { readonly kind: "all"; readonly statement: Statement; readonly shape: RowShape<unknown> | undefined }
   | { readonly kind: "run"; readonly statement: Statement }
-  | { readonly kind: "lock"; readonly keys: readonly string[] };
+  | { readonly kind: "lock"; readonly key: string };
 
 /** A store method's body: yields operations, receives their results, returns T. */
 export type Program<T> = Generator<Operation, T, unknown>;
@@ -174,16 +174,9 @@ export function* run(statement: Statement): Generator<Operation, number, unknown
  * stop the interleaving on its own); in `atomicStep`, a session lock held
  * until its one statement has committed (docs/decisions/0038). SQLite: nothing
  * to do, since BEGIN IMMEDIATE already excludes every other writer.
- *
- * Several keys are taken one after another in the order given, as that many
- * `lock()`s would take them, in one round trip (docs/decisions/0037,
- * amendment): callers keep one order of keys everywhere, which is what keeps
- * them from deadlocking. A key the transaction holds already is not asked for
- * again (PostgreSQL's advisory locks are re-entrant: asking again changes
- * nothing but costs a round trip).
  */
-export function* lock(...keys: [string, ...string[]]): Generator<Operation, void, unknown> {
-  yield { kind: "lock", keys };
+export function* lock(key: string): Generator<Operation, void, unknown> {
+  yield { kind: "lock", key };
 }
 
 /** The two writings of one atomic step (Database.atomicStep). */

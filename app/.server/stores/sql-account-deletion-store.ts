@@ -5,7 +5,8 @@ import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { accountEventBody } from "../sync/event-bodies.ts";
 import { safeEqual } from "../util/crypto.ts";
 import { lockCredentials } from "./sql-account-store.ts";
-import { appendEvent, lockAccountDataAndSequencer } from "./sql-event-log.ts";
+import { lockAccountData } from "./sql-blob-store.ts";
+import { appendEvent } from "./sql-event-log.ts";
 
 /** Deleting an account (docs/decisions/0030): the code's guess, then one transaction that removes everything. */
 export class SqlAccountDeletionStore implements AccountDeletionStore {
@@ -61,8 +62,8 @@ function* removeAccount(did: string, now: number, retentionMs: number): Program<
   // The lock every repository commit takes first (SqlRepoStore.applyCommit): a commit already running finishes,
   // event included, before its events are removed here; one that starts later finds no repository and writes nothing.
   // Without it, on PostgreSQL a commit's #commit event could outlive the deletion and be replayed by the firehose.
-  // Lock order: credentials (the callers), then data, then the sequencer, as everywhere else.
-  yield* lockAccountDataAndSequencer(did);
+  // Lock order: credentials (the callers), then data, as everywhere else.
+  yield* lockAccountData(did);
   // As the reference PDS does on deleteAccount: the firehose's backfill no longer replays the account's commits.
   yield* run(sql`DELETE FROM "RepoEvent" WHERE "did" = ${did}`);
   // Every table keyed by the account's DID refers to "Account" with ON DELETE CASCADE (prisma/schema.prisma):

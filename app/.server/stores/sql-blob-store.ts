@@ -41,12 +41,7 @@ const ONE = shape({ one: "integer" });
  * references a record write adds or removes then never interleave (on SQLite, BEGIN IMMEDIATE did so already).
  */
 export function* lockAccountData(did: string): Program<void> {
-  yield* lock(accountDataLock(did));
-}
-
-/** The key of lockAccountData, for a transaction that takes it with others in one round trip (lock()). */
-export function accountDataLock(did: string): string {
-  return `account-data:${did}`;
+  yield* lock(`account-data:${did}`);
 }
 
 /** The blob CIDs one record references now: read before writing it (deleting a record cascades to its rows). */

@@ -3,7 +3,6 @@ import { tables, type RepoEventRow } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { EventLog, LoggedEvent, NewEvent, RepoEventType } from "../sync/event-log.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
-import { accountDataLock } from "./sql-blob-store.ts";
 
 /** Events older than the backfill window deleted per append: more than one, so deletion outpaces the one added. */
 export const EVENT_PRUNE_BATCH = 20;
@@ -24,22 +23,10 @@ function eventType(type: string): RepoEventType {
 }
 
 /**
- * The account's data lock (lockAccountData) and then the sequencer's, in one round trip on PostgreSQL
- * (docs/decisions/0037, amendment): the first step of a transaction that changes an account's repository or status
- * and appends its event (a commit, a deactivation, a deletion). The sequencer's comes after the account's, as in
- * every transaction that takes both, and is held from then on rather than from the append: such a transaction asks
- * for no other advisory lock while it holds the sequencer's.
- */
-export function* lockAccountDataAndSequencer(did: string): Program<void> {
-  yield* lock(accountDataLock(did), SEQUENCER_LOCK);
-}
-
-/**
  * Appends one event: a step of the transaction that makes the change it reports (a commit, an account's creation),
- * so that the change and its event land together. The sequencer's lock comes after every other lock of the
- * transaction (taken here, unless the transaction took it already with lockAccountDataAndSequencer), and is held to
- * its end: on PostgreSQL a sequence number is drawn at INSERT, not at COMMIT, so without it a transaction that drew 7
- * could commit after one that drew 8, and a subscriber past 8 would never see 7.
+ * so that the change and its event land together. The lock is taken last, after every other lock of the
+ * transaction, and held to its end: on PostgreSQL a sequence number is drawn at INSERT, not at COMMIT, so without
+ * it a transaction that drew 7 could commit after one that drew 8, and a subscriber past 8 would never see 7.
  * SQLite's BEGIN IMMEDIATE already serialises every writer. A few events older than the backfill window go first
  * (lazy expiry, docs/architecture.md), unless `prune` is false: a commit prunes on some of its process's commits
  * only, as its cleanup gate decides (SqlRepoStore.applyCommit, docs/decisions/0037).

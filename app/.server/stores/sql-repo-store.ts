@@ -7,8 +7,8 @@ import { BlockCache } from "../repo/block-cache.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
 import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import type { NewEvent } from "../sync/event-log.ts";
-import { appendEvent, lockAccountDataAndSequencer } from "./sql-event-log.ts";
-import { blobReferencesOf, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
+import { appendEvent } from "./sql-event-log.ts";
+import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
 
 const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
@@ -127,7 +127,7 @@ export class SqlRepoStore implements RepoStore {
     const prune = this.cleanup.due();
     try {
       await this.db.transaction(function* (): Program<void> {
-        yield* lockAccountDataAndSequencer(commit.did);
+        yield* lockAccountData(commit.did);
         if (!(yield* swapHead(commit, now))) {
           // The swap also fails on a deactivated account (docs/decisions/0031): say so rather than rebuild.
           if (yield* isDeactivated(commit.did)) throw accountDeactivated();
@@ -162,7 +162,7 @@ export class SqlRepoStore implements RepoStore {
     return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account"> {
       // The lock every commit of the account takes first (applyCommit): a commit either landed before this change,
       // with its event sequenced before the #account event, or waits and then finds the account deactivated.
-      yield* lockAccountDataAndSequencer(did);
+      yield* lockAccountData(did);
       const changed = change.deactivated
         ? yield* run(sql`UPDATE "Account" SET "deactivatedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NULL`)
         : yield* run(sql`UPDATE "Account" SET "deactivatedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL`);
