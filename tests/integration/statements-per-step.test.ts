@@ -126,13 +126,12 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
 /**
  * createRecord: the statements of COMMITS_PER_CLEANUP single-record commits in a row, of which exactly one prunes
  * expired events and blobs (docs/decisions/0037, amendment). Each commit on PostgreSQL: the DPoP proof's jti and the
- * access token, then BEGIN, the account's and the sequencer's locks in one statement, the head's swap, the new
- * blocks, the record, the removed blocks, the event, COMMIT (10). On SQLite the jti is a transaction of four (BEGIN,
- * its cleanup, its insert, COMMIT) and the locks are BEGIN IMMEDIATE's (12). And on one commit of the four, the two
- * prunes.
+ * access token, then BEGIN, the account's lock, the head's swap, the new blocks, the record, the removed blocks, the
+ * sequencer's lock, the event, COMMIT (11). On SQLite the jti is a transaction of four (BEGIN, its cleanup, its
+ * insert, COMMIT) and the locks are BEGIN IMMEDIATE's (12). And on one commit of the four, the two prunes.
  */
 const CREATE_RECORD_LIMIT = {
-  postgresql: COMMITS_PER_CLEANUP * 10 + 2,
+  postgresql: COMMITS_PER_CLEANUP * 11 + 2,
   sqlite: COMMITS_PER_CLEANUP * 12 + 2,
 };
 
