@@ -1,13 +1,14 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import net from "node:net";
 import BetterSqlite3 from "better-sqlite3";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/.server/config.ts";
 import { AppendSignal } from "../../app/.server/sync/append-signal.ts";
 import type * as ServerEntry from "../../server.ts";
 import type { Started } from "../../server.ts";
 import { createLogger } from "../../server/logger.ts";
+import { COMMITS_PER_CLEANUP } from "../../app/.server/stores/sql-repo-store.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { approveWithPassword, CookieJar } from "../helpers/consent.ts";
 import { MemoryEventLog } from "../helpers/memory-event-log.ts";
@@ -17,7 +18,7 @@ import { createPkce, DpopClient, generateDpopKey, type TokenSet } from "../../sc
 
 /**
  * Statements per step, counted through the drivers (docs/decisions/0035): on PostgreSQL every round trip of the
- * server's pool (`pg.Client#query`: BEGIN, COMMIT and advisory locks included), on SQLite every statement
+ * server's pool (BEGIN, COMMIT and advisory locks included), on SQLite every statement
  * better-sqlite3 runs (BEGIN and COMMIT included). The built server runs in this process, on the Vitest project's
  * engine, so the counts are those of the hot paths as deployed. Counts are deterministic, unlike times: a step that
  * gains a statement fails here. The request limiter's writes (the once-a-second flush of its in-memory counts, and a
@@ -29,20 +30,47 @@ type Recorded = { connection: object; text: string };
 const recorded: Recorded[] = [];
 let counting = false;
 
-function textOf(query: unknown): string {
-  if (typeof query === "string") return query;
-  return (query as { text?: string } | null)?.text ?? "";
-}
+/** The PostgreSQL server's port, once the test database is made: only sockets to it are counted. */
+let postgresPort: number | undefined;
 
-/** Wraps the drivers' statement methods once (the built server loads the same pg and better-sqlite3 modules). */
+/**
+ * Wraps the drivers once. PostgreSQL: the built server carries its own copy of `pg` (docs/decisions/0025b), so its
+ * statements are counted where they leave this process, on the socket: every message of the frontend protocol is one
+ * `write`, a simple Query ('Q', BEGIN and COMMIT) and a Sync ('S', which ends each extended-protocol statement) are
+ * one round trip each, and a Parse ('P') names the text a later Bind ('B') runs. SQLite: every statement
+ * better-sqlite3 runs (a native module, loaded from node_modules by the build too).
+ */
 function installSpies(): () => void {
   const restore: (() => void)[] = [];
-  const clientQuery = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
-    if (counting) recorded.push({ connection: this, text: textOf(args[0]) });
-    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof clientQuery;
-  restore.push(() => (pg.Client.prototype.query = clientQuery));
+  const texts = new WeakMap<object, { byName: Map<string, string>; bound: string }>();
+  const socketWrite = net.Socket.prototype.write;
+  net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+    const chunk = args[0];
+    if (counting && postgresPort !== undefined && this.remotePort === postgresPort && Buffer.isBuffer(chunk) && chunk.length >= 5) {
+      const socket = texts.get(this) ?? { byName: new Map<string, string>(), bound: "" };
+      texts.set(this, socket);
+      const cstrings = (from: number, count: number) => {
+        const found: string[] = [];
+        for (let start = from; found.length < count; ) {
+          const end = chunk.indexOf(0, start);
+          found.push(chunk.toString("utf8", start, end));
+          start = end + 1;
+        }
+        return found;
+      };
+      const type = String.fromCharCode(chunk[0]!);
+      if (type === "Q") recorded.push({ connection: this, text: cstrings(5, 1)[0]! });
+      if (type === "P") {
+        const [name, text] = cstrings(5, 2);
+        socket.byName.set(name!, text!);
+        socket.bound = text!;
+      }
+      if (type === "B") socket.bound = socket.byName.get(cstrings(5, 2)[1]!) ?? socket.bound;
+      if (type === "S" && chunk.length === 5) recorded.push({ connection: this, text: socket.bound });
+    }
+    return (socketWrite as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof socketWrite;
+  restore.push(() => (net.Socket.prototype.write = socketWrite));
 
   const probe = new BetterSqlite3(":memory:");
   const statementPrototype = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, (...a: unknown[]) => unknown>;
@@ -96,6 +124,18 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
 }
 
 /**
+ * createRecord: the statements of COMMITS_PER_CLEANUP single-record commits in a row, of which exactly one prunes
+ * expired events and blobs (docs/decisions/0037, amendment). Each commit on PostgreSQL: the DPoP proof's jti and the
+ * access token, then BEGIN, the account's lock, the head's swap, the new blocks, the record, the removed blocks, the
+ * sequencer's lock, the event, COMMIT (11). On SQLite the jti is a transaction of four (BEGIN, its cleanup, its
+ * insert, COMMIT) and the locks are BEGIN IMMEDIATE's (12). And on one commit of the four, the two prunes.
+ */
+const CREATE_RECORD_LIMIT = {
+  postgresql: COMMITS_PER_CLEANUP * 11 + 2,
+  sqlite: COMMITS_PER_CLEANUP * 12 + 2,
+};
+
+/**
  * The most statements each step may take, per engine. PostgreSQL: a single-use step is one statement where the SQL
  * allows it (data-modifying WITH clauses); PAR decides the per-address bound of pending requests under an advisory
  * lock (docs/decisions/0022), a session lock taken before its statement and released after it (docs/decisions/0038),
@@ -103,8 +143,8 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
  * transactions of several statements, run in-process.
  */
 const LIMITS = {
-  postgresql: { par: 4, "code-exchange": 3, refresh: 3, getSession: 2 },
-  sqlite: { par: 10, "code-exchange": 13, refresh: 13, getSession: 5 },
+  postgresql: { par: 4, "code-exchange": 3, refresh: 3, getSession: 2, createRecord: CREATE_RECORD_LIMIT.postgresql },
+  sqlite: { par: 10, "code-exchange": 13, refresh: 13, getSession: 5, createRecord: CREATE_RECORD_LIMIT.sqlite },
 } as const;
 
 describe(`statements per step on ${testEngine()}, counted through the driver`, () => {
@@ -118,6 +158,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
   beforeAll(async () => {
     uninstall = installSpies();
     database = await createServerDatabase();
+    if (engine === "postgresql") postgresPort = Number(new URL(database.url).port);
     const port = await freePort();
     issuer = `http://127.0.0.1:${port}`;
     const config = loadConfig({
@@ -163,6 +204,15 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
     const session = await counted(() => client.xrpc((refresh.result.body as TokenSet).access_token, "com.atproto.server.getSession"));
     expect(session.result.status).toBe(200);
     counts.getSession = session.statements;
+
+    // This process's first commit (its cleanup is due), then the next COMMITS_PER_CLEANUP, counted together.
+    const accessToken = (refresh.result.body as TokenSet).access_token;
+    const createRecord = (rkey: string) => client.xrpc(accessToken, "com.atproto.repo.createRecord", { json: { repo: ALICE.handle, collection: "app.bsky.feed.post", rkey, record: { text: rkey, createdAt: "2026-11-26T00:00:00.000Z" } } });
+    expect((await createRecord("first")).status).toBe(200);
+    const commits = await counted(async () => {
+      for (let i = 0; i < COMMITS_PER_CLEANUP; i++) expect((await createRecord(`post${i}`)).status).toBe(200);
+    });
+    counts.createRecord = commits.statements;
   });
 
   afterAll(async () => {
@@ -174,7 +224,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
     uninstall?.();
   });
 
-  for (const step of ["par", "code-exchange", "refresh", "getSession"] as const) {
+  for (const step of ["par", "code-exchange", "refresh", "getSession", "createRecord"] as const) {
     it(`${step}: at most ${LIMITS[engine][step]} statements`, () => {
       const statements = counts[step]!;
       expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(LIMITS[engine][step]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENGINES, openTestDatabase, rowsOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { sql } from "../db/sql.ts";
-import { deleteExpiredSql } from "./expired-rows.ts";
+import { CleanupGate, deleteExpiredSql } from "./expired-rows.ts";
 import { BLOB_SQL } from "./sql-blob-store.ts";
 import { REQUEST_SQL } from "./sql-request-store.ts";
 
@@ -125,5 +125,26 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
         expect({ name, scans: plan.filter((node) => node.nodeType === "Seq Scan") }).toEqual({ name, scans: [] });
       }
     }
+  });
+});
+
+describe("CleanupGate: the cleanup on some writes of a process, with a bound (docs/decisions/0037, amendment)", () => {
+  it("is due on the first write and then on every n-th", () => {
+    const gate = new CleanupGate(3);
+    expect(Array.from({ length: 7 }, () => gate.due())).toEqual([true, false, false, true, false, false, true]);
+    const always = new CleanupGate(1);
+    expect(Array.from({ length: 3 }, () => always.due())).toEqual([true, true, true]);
+  });
+
+  it("a due write that did not commit makes the next write due, and the count starts again from that one", () => {
+    const gate = new CleanupGate(3);
+    expect([gate.due(), gate.due(), gate.due(), gate.due()]).toEqual([true, false, false, true]);
+    gate.missed();
+    expect(Array.from({ length: 4 }, () => gate.due())).toEqual([true, false, false, true]);
+  });
+
+  it("refuses a period below one write", () => {
+    expect(() => new CleanupGate(0)).toThrow();
+    expect(() => new CleanupGate(1.5)).toThrow();
   });
 });

@@ -21,3 +21,35 @@ export function expiredRowsCleanup(...args: Parameters<typeof deleteExpiredSql>)
   const statement = statementOf(deleteExpiredSql(...args));
   return (cutoff) => statement(at(cutoff));
 }
+
+/**
+ * Lazy expiry on some writes of a frequent kind rather than on each (docs/decisions/0037, amendment of 2026-11-26):
+ * a gate per process. `due()` is asked once per write, before its transaction, and answers true on the first write and
+ * then on every `every`-th; `missed()` is told when a write that was due did not commit (rolled back, or a
+ * compare-and-swap lost), and the next write is due instead. So each process runs the cleanup on at least one of any
+ * `every` consecutive writes it starts, whatever other processes do, and a row past its expiry waits for at most
+ * `every` writes of any one writing process beyond what cleaning on every write would leave. A cleanup batch larger
+ * than `every` keeps deletion outpacing insertion (one row per write).
+ */
+export class CleanupGate {
+  /** Writes since the last one that was due; the first write is due. */
+  private since: number;
+
+  constructor(private readonly every: number) {
+    if (!Number.isInteger(every) || every < 1) throw new Error(`A cleanup gate runs on every n-th write, n ≥ 1; got ${every}`);
+    this.since = every - 1;
+  }
+
+  due(): boolean {
+    if (this.since >= this.every - 1) {
+      this.since = 0;
+      return true;
+    }
+    this.since++;
+    return false;
+  }
+
+  missed(): void {
+    this.since = this.every - 1;
+  }
+}

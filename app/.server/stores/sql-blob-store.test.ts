@@ -344,6 +344,7 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
       now += GRACE;
       await side.blobs.putBlob(ALICE, blob(100), now);
       expect(await stored(side, BOB)).toHaveLength(12 - BLOB_CLEANUP_BATCH);
+      // The record writer's first commit: its process's cleanup gate is due (docs/decisions/0037, amendment).
       await side.repo.applyWrites(ALICE, [post("p1")], now);
       expect(await stored(side, BOB)).toHaveLength(12 - 2 * BLOB_CLEANUP_BATCH);
     });

@@ -12,7 +12,8 @@ export type BlobLimits = {
 };
 
 /**
- * Expired unreferenced blobs removed per upload or record write, across all accounts. Each may be
+ * Expired unreferenced blobs removed per upload, or per record write on which its process's cleanup gate is due (one
+ * in SqlRepoStore's COMMITS_PER_CLEANUP: docs/decisions/0037, amendment), across all accounts. Each may be
  * ATRIUM_BLOB_MAX_BYTES, so the batch stays small; more than one, so removal outpaces the one blob an upload adds
  * (the lazy-expiry convention of expired-rows.ts).
  */

@@ -28,11 +28,12 @@ function eventType(type: string): RepoEventType {
  * transaction, and held to its end: on PostgreSQL a sequence number is drawn at INSERT, not at COMMIT, so without
  * it a transaction that drew 7 could commit after one that drew 8, and a subscriber past 8 would never see 7.
  * SQLite's BEGIN IMMEDIATE already serialises every writer. A few events older than the backfill window go first
- * (lazy expiry, docs/architecture.md).
+ * (lazy expiry, docs/architecture.md), unless `prune` is false: a commit prunes on some of its process's commits
+ * only, as its cleanup gate decides (SqlRepoStore.applyCommit, docs/decisions/0037).
  */
-export function* appendEvent(event: NewEvent, now: number, retentionMs: number): Program<number> {
+export function* appendEvent(event: NewEvent, now: number, retentionMs: number, prune = true): Program<number> {
   yield* lock(SEQUENCER_LOCK);
-  yield* run(pruneEvents(now - retentionMs));
+  if (prune) yield* run(pruneEvents(now - retentionMs));
   const row = yield* get(tables.RepoEvent.pick("seq"), sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time")
     VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)}) RETURNING "seq"`);
   return row!.seq;

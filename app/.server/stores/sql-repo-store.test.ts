@@ -3,11 +3,13 @@ import { parseCid } from "@atproto/lex-data";
 import { readCarWithRoot, verifyProofs, getRecords } from "@atproto/repo";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowsOf } from "../../../tests/helpers/databases.ts";
-import { accountWithRepository, exportRepository, repositoriesOn, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
+import { accountWithRepository, exportRepository, GRACE_MS, repositoriesOn, RETENTION_MS, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { at, sql } from "../db/sql.ts";
 import { MAX_COMMIT_BYTES, RepoError, type WriteRequest } from "../repo/repo-writer.ts";
-import { SqlEventLog } from "./sql-event-log.ts";
+import { BLOB_CLEANUP_BATCH } from "./sql-blob-store.ts";
+import { EVENT_PRUNE_BATCH, SqlEventLog } from "./sql-event-log.ts";
+import { COMMITS_PER_CLEANUP } from "./sql-repo-store.ts";
 
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
@@ -207,6 +209,46 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(await paths()).toEqual([`${POST}/a`, `${POST}/b`, `${POST}/d`]);
     const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
     for (let i = 1; i < commits.length; i++) expect(commits[i]!.since).toBe(commits[i - 1]!.rev);
+  });
+
+  /** Events past the backfill window and blobs of BOB past their grace, as of the clock; how many of each are left. */
+  async function expiredRows(events: number, blobs: number): Promise<void> {
+    for (let i = 0; i < events; i++) {
+      await execute(shared.db, sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time") VALUES (${BOB}, 'account', ${Uint8Array.of(i)}, ${at(clock.now - RETENTION_MS - 1)})`);
+    }
+    for (let i = 0; i < blobs; i++) {
+      await execute(shared.db, sql`INSERT INTO "Blob" ("did", "cid", "declaredType", "mimeType", "size", "bytes", "createdAt", "unreferencedSince")
+        VALUES (${BOB}, ${`expired-${i}`}, 'image/png', 'image/png', 1, ${Uint8Array.of(i)}, ${at(clock.now - GRACE_MS - 1)}, ${at(clock.now - GRACE_MS - 1)})`);
+    }
+  }
+  const expiredLeft = async () => ({
+    events: (await rowsOf(shared.db, sql`SELECT "seq" FROM "RepoEvent" WHERE "time" < ${at(clock.now - RETENTION_MS)}`)).length,
+    blobs: (await rowsOf(shared.db, sql`SELECT "cid" FROM "Blob" WHERE "unreferencedSince" < ${at(clock.now - GRACE_MS)}`)).length,
+  });
+
+  it(`a process's commits prune expired events and blobs, a batch of each, on its first commit and then on one in every ${COMMITS_PER_CLEANUP}`, async () => {
+    await expiredRows(3 * EVENT_PRUNE_BATCH, 3 * BLOB_CLEANUP_BATCH);
+    const { writer } = repositoriesOn(shared.others(1)[0]!, clock);
+    const left: Array<{ events: number; blobs: number }> = [];
+    for (let i = 0; i < 2 * COMMITS_PER_CLEANUP + 1; i++) {
+      await writer.write(ALICE, [create(`p${i}`)]);
+      left.push(await expiredLeft());
+    }
+    // Docs/decisions/0037 (amendment): pruned on commits 1, 1 + n and 1 + 2n of the process, never more than a batch.
+    const batches = (pruned: number) => ({ events: (3 - pruned) * EVENT_PRUNE_BATCH, blobs: (3 - pruned) * BLOB_CLEANUP_BATCH });
+    expect(left).toEqual(Array.from({ length: 2 * COMMITS_PER_CLEANUP + 1 }, (_, i) => batches(1 + Math.floor(i / COMMITS_PER_CLEANUP))));
+  });
+
+  it("each process's own commits bound how long expired rows wait: a pruning commit that lost the compare-and-swap makes the next one prune", async () => {
+    const [here, there] = shared.others(2).map((db) => repositoriesOn(db, clock));
+    // Here: its first commit prunes (nothing has expired), the next COMMITS_PER_CLEANUP - 1 do not, so the next is due.
+    for (let i = 0; i < COMMITS_PER_CLEANUP; i++) await here!.writer.write(ALICE, [create(`h${i}`)]);
+    // Another process moves the head (its own first commit prunes too, before anything has expired).
+    await there!.writer.write(ALICE, [create("t")]);
+    await expiredRows(2 * EVENT_PRUNE_BATCH, 2 * BLOB_CLEANUP_BATCH);
+    // Here, the due commit is built on its own last head, loses the swap, and is built again: that one prunes.
+    await here!.writer.write(ALICE, [create("after")]);
+    expect(await expiredLeft()).toEqual({ events: EVENT_PRUNE_BATCH, blobs: BLOB_CLEANUP_BATCH });
   });
 
   it("RACE: 24 writers at once from four processes: every write is committed, each in its own commit, and the repository verifies", async () => {

@@ -9,6 +9,7 @@ import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead
 import type { NewEvent } from "../sync/event-log.ts";
 import { appendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
+import { CleanupGate } from "./expired-rows.ts";
 
 const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
 type RecordRow = ShapeRow<typeof RECORD_ROW>;
@@ -31,6 +32,13 @@ const LAST_KEY = "\uffff";
 /** Blocks kept in memory across commits (block-cache.ts): the MST nodes of the repositories being written. */
 const BLOCK_CACHE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * A process's commits prune expired events and blobs on one commit in this many (docs/decisions/0037, amendment):
+ * fewer than either batch (EVENT_PRUNE_BATCH 20, BLOB_CLEANUP_BATCH 5), so that each process's pruning still deletes
+ * more rows than its commits add.
+ */
+export const COMMITS_PER_CLEANUP = 4;
+
 export type RepoStoreSettings = {
   /** How long a blob may stay unreferenced (the blob store's setting), for the cleanup a record write does. */
   blobGraceMs: number;
@@ -44,6 +52,8 @@ export type RepoStoreSettings = {
  */
 export class SqlRepoStore implements RepoStore {
   private readonly cache = new BlockCache(BLOCK_CACHE_BYTES);
+  /** Which of this process's commits prune expired events and blobs. */
+  private readonly cleanup = new CleanupGate(COMMITS_PER_CLEANUP);
 
   constructor(
     private readonly db: Database,
@@ -113,6 +123,8 @@ export class SqlRepoStore implements RepoStore {
 
   async applyCommit(commit: PreparedCommit, now: number): Promise<boolean> {
     const { blobGraceMs, eventRetentionMs } = this.settings;
+    // Decided once, outside the program, which PostgreSQL may run again after a deadlock.
+    const prune = this.cleanup.due();
     try {
       await this.db.transaction(function* (): Program<void> {
         yield* lockAccountData(commit.did);
@@ -124,11 +136,12 @@ export class SqlRepoStore implements RepoStore {
         yield* insertBlocks(commit);
         for (const change of commit.records) yield* applyRecordChange(commit.did, change, commit.head.rev, now);
         yield* removeBlocks(commit);
-        for (const event of commit.events) yield* appendEvent(event, now, eventRetentionMs);
-        yield* removeExpiredBlobs(now, blobGraceMs);
+        for (const event of commit.events) yield* appendEvent(event, now, eventRetentionMs, prune);
+        if (prune) yield* removeExpiredBlobs(now, blobGraceMs);
       });
     } catch (error) {
-      // Thrown inside the transaction: nothing was written.
+      // Thrown inside the transaction: nothing was written, the cleanup included.
+      if (prune) this.cleanup.missed();
       if (error instanceof HeadMoved) return false;
       throw error;
     }
