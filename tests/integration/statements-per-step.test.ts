@@ -46,7 +46,9 @@ function installSpies(): () => void {
   const socketWrite = net.Socket.prototype.write;
   net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
     const chunk = args[0];
-    if (counting && postgresPort !== undefined && this.remotePort === postgresPort && Buffer.isBuffer(chunk) && chunk.length >= 5) {
+    // Parses are read whether or not a step is being counted: a statement prepared before the count began (pg prepares
+    // a named statement once per connection) is named by its text when a counted Bind runs it.
+    if (postgresPort !== undefined && this.remotePort === postgresPort && Buffer.isBuffer(chunk) && chunk.length >= 5) {
       const socket = texts.get(this) ?? { byName: new Map<string, string>(), bound: "" };
       texts.set(this, socket);
       const cstrings = (from: number, count: number) => {
@@ -59,14 +61,14 @@ function installSpies(): () => void {
         return found;
       };
       const type = String.fromCharCode(chunk[0]!);
-      if (type === "Q") recorded.push({ connection: this, text: cstrings(5, 1)[0]! });
+      if (type === "Q" && counting) recorded.push({ connection: this, text: cstrings(5, 1)[0]! });
       if (type === "P") {
         const [name, text] = cstrings(5, 2);
         socket.byName.set(name!, text!);
         socket.bound = text!;
       }
       if (type === "B") socket.bound = socket.byName.get(cstrings(5, 2)[1]!) ?? socket.bound;
-      if (type === "S" && chunk.length === 5) recorded.push({ connection: this, text: socket.bound });
+      if (type === "S" && chunk.length === 5 && counting) recorded.push({ connection: this, text: socket.bound });
     }
     return (socketWrite as (...a: unknown[]) => boolean).apply(this, args);
   } as typeof socketWrite;
