@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { contextOptions, E2E_TIMEOUT, releaseBrowser, sharedBrowser, PASSWORD, visibleText, watchCsp } from "./support.ts";
+import { contextOptions, E2E_TIMEOUT, hydrated, releaseBrowser, sharedBrowser, PASSWORD, visibleText, watchCsp } from "./support.ts";
 
 /**
  * The account area in a real browser: signed-in browsers (sign out one, all
@@ -108,6 +108,8 @@ describe("account pages", { timeout: E2E_TIMEOUT }, () => {
   it("a form with a forged CSRF token is refused with a 403 page", async () => {
     const { context, page } = await signedInBrowser(NEW_PASSWORD);
     await page.goto(`${server.issuer}/account/sessions`);
+    // Forged after hydration: React sets a rendered input's value when it hydrates, which would undo an earlier forgery.
+    await hydrated(page);
     await page.locator('input[name="csrf_token"]').evaluateAll((inputs) => inputs.forEach((input) => ((input as HTMLInputElement).value = "forged")));
     const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === "POST"), page.getByRole("button", { name: "Sign out" }).last().click()]);
     expect(response.status()).toBe(403);
