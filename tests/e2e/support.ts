@@ -21,6 +21,13 @@ export const E2E_TIMEOUT = 180_000;
 
 export const PASSWORD = "correct horse battery";
 
+/**
+ * Debian's Chromium headless shell: Blink and V8 of the same Chromium release as Debian's `chromium`, without the
+ * desktop browser around them (its spare renderers, its browser-process work), which cost the browser tests 40 % more
+ * CPU for the same pages (docs/decisions/0036, third amendment). `.ci/run` installs it when missing.
+ */
+const CHROMIUM = "/usr/bin/chromium-headless-shell";
+
 /** Where the test process keeps its Chromium: Vitest may evaluate this module again for each file; the process stays. */
 const processWide = globalThis as { atriumTestBrowser?: Promise<Browser> };
 
@@ -33,7 +40,7 @@ const processWide = globalThis as { atriumTestBrowser?: Promise<Browser> };
  */
 export function sharedBrowser(): Promise<Browser> {
   processWide.atriumTestBrowser ??= chromium
-    .launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
+    .launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
     .then(
       (browser) => {
         browser.on("disconnected", () => delete processWide.atriumTestBrowser);
