@@ -105,6 +105,10 @@ export class ClientManager {
     if (typeof clientId !== "string" || clientId.length === 0 || clientId.length > 2048) {
       throw new InvalidRequestError("client_id is required");
     }
+    // A loopback client seen before: its metadata is derived from the client_id alone, and recognising one again
+    // parses the whole client_id (about a tenth of a refresh's CPU when done on every request).
+    const knownLoopback = this.loopbackClients.get(clientId);
+    if (knownLoopback) return { client: knownLoopback };
     if (isLoopbackClientId(clientId)) return { client: this.loopback(clientId) };
     const validation = { allowPrivate: this.options.allowPrivate, issuer: this.options.issuer };
     assertFetchableClientId(clientId, validation);
