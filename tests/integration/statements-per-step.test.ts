@@ -37,7 +37,9 @@ let postgresPort: number | undefined;
  * Wraps the drivers once. PostgreSQL: the built server carries its own copy of `pg` (docs/decisions/0025b), so its
  * statements are counted where they leave this process, on the socket: every message of the frontend protocol is one
  * `write`, a simple Query ('Q', BEGIN and COMMIT) and a Sync ('S', which ends each extended-protocol statement) are
- * one round trip each, and a Parse ('P') names the text a later Bind ('B') runs. SQLite: every statement
+ * one statement each, and a Parse ('P') names the text a later Bind ('B') runs. (Statements, not round trips: a
+ * transaction's statements sent ahead with `send` share the socket's write and round trip with the next one it waits
+ * for, docs/decisions/0037, second amendment; each still carries its own Sync.) SQLite: every statement
  * better-sqlite3 runs (a native module, loaded from node_modules by the build too).
  */
 function installSpies(): () => void {
