@@ -235,8 +235,9 @@ type Corkable = { cork(): void; uncork(): void };
 /**
  * The statements a transaction sends ahead of the one it waits for (docs/decisions/0037, second amendment). With the
  * client in pipeline mode each query is written when it is made; the socket is corked from the first statement sent
- * ahead until the one waited for has been made, so they all leave in one write (each write to a loopback TCP socket
- * cost the server about 0.1 ms of CPU, most of a round trip's cost) and are answered in one round trip. Their
+ * ahead until the one waited for has been made, so they all leave in one write and are answered in one round trip
+ * (each write is a system call into the TCP stack that wakes PostgreSQL's backend: a commit in two writes rather than
+ * about ten cost the server about 0.5 ms less CPU, bench/README.md). Their
  * answers are read in order when the next statement is waited for: the first failure among them is what is thrown,
  * and the statements after it have failed too (PostgreSQL refuses a transaction's statements after a failure, and
  * its COMMIT becomes a ROLLBACK).
