@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
 import { shape } from "./row-shape.ts";
 import { tables } from "./rows.generated.ts";
-import { all, at, Fragment, get, lock, run, sql, TransactionAborted, type Program } from "./sql.ts";
+import { all, at, Fragment, get, isUniqueViolation, lock, run, send, sql, TransactionAborted, type Program } from "./sql.ts";
 
 /**
  * The driver's promises (docs/decisions/0034), on both engines: rows arrive as their shape says or not at all, a
@@ -160,6 +160,52 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
     it("may still be caught outside a transaction, where each statement stands alone", async () => {
       expect(await test.db.execute(() => catchingAndContinuing("insert"))).toBe("continued");
       expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:bob"}`)).toEqual({ did: "did:plc:bob" });
+    });
+  });
+
+  describe("statements sent without waiting (send)", () => {
+    function* sendAccount(did: string, handle: string): Program<void> {
+      yield* send(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "signingKey", "createdAt", "updatedAt")
+        VALUES (${did}, ${handle}, ${`${handle}@example.com`}, 'x', 'k', ${at(1)}, ${at(1)})`);
+    }
+    const didOf = (did: string) => rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`);
+
+    it("run in order, before the statement the program waits for next, and commit with the transaction", async () => {
+      const seen = await test.db.transaction(function* (): Program<unknown> {
+        yield* sendAccount("did:plc:carol", "carol.test");
+        return yield* get(tables.Account.pick("did"), sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:carol"}`);
+      });
+      expect(seen).toEqual({ did: "did:plc:carol" });
+      expect(await didOf("did:plc:carol")).toEqual({ did: "did:plc:carol" });
+    });
+
+    it("that fails, fails the statement waited for next with its own error, and nothing is written", async () => {
+      const outcome = Promise.resolve().then(() =>
+        test.db.transaction(function* (): Program<unknown> {
+          yield* sendAccount("did:plc:carol", "carol.test");
+          yield* sendAccount("did:plc:alice", "alice.test");
+          return yield* get(tables.Account.pick("did"), sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:carol"}`);
+        }),
+      );
+      await expect(outcome).rejects.not.toBeInstanceOf(TransactionAborted);
+      expect(isUniqueViolation(await outcome.catch((error: unknown) => error))).toBe(true);
+      expect(await didOf("did:plc:carol")).toBeUndefined();
+    });
+
+    it("that fails last, fails the commit with its own error: the statements sent before it are rolled back", async () => {
+      const outcome = Promise.resolve().then(() =>
+        test.db.transaction(function* (): Program<void> {
+          yield* sendAccount("did:plc:carol", "carol.test");
+          yield* sendAccount("did:plc:alice", "alice.test");
+          yield* sendAccount("did:plc:bob", "bob.test");
+        }),
+      );
+      expect(isUniqueViolation(await outcome.catch((error: unknown) => error))).toBe(true);
+      expect(await didOf("did:plc:carol")).toBeUndefined();
+      expect(await didOf("did:plc:bob")).toBeUndefined();
+      // The connection went back to the pool in a clean state: the next transaction commits.
+      await test.db.transaction(() => sendAccount("did:plc:dave", "dave.test"));
+      expect(await didOf("did:plc:dave")).toEqual({ did: "did:plc:dave" });
     });
   });
 });

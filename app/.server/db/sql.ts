@@ -127,6 +127,7 @@ export type Operation =
   | { readonly kind: "get"; readonly statement: Statement; readonly shape: RowShape<unknown> | undefined }
   | { readonly kind: "all"; readonly statement: Statement; readonly shape: RowShape<unknown> | undefined }
   | { readonly kind: "run"; readonly statement: Statement }
+  | { readonly kind: "send"; readonly statement: Statement }
   | { readonly kind: "lock"; readonly key: string };
 
 /** A store method's body: yields operations, receives their results, returns T. */
@@ -163,6 +164,17 @@ export function* allUnchecked(statement: Statement): Generator<Operation, Record
 /** Runs a statement that returns no rows; the number of rows it changed. */
 export function* run(statement: Statement): Generator<Operation, number, unknown> {
   return (yield { kind: "run", statement }) as number;
+}
+
+/**
+ * Runs a statement that returns no rows and whose result the program does not read. In a PostgreSQL transaction it
+ * is sent without waiting for its answer, with the statements after it, up to one the program waits for (or the
+ * COMMIT): they leave in one write and are answered in one round trip (docs/decisions/0037, second amendment). A
+ * failure is thrown where the program next waits, and the transaction is rolled back as after any failed statement.
+ * Elsewhere, and on SQLite, it is `run`.
+ */
+export function* send(statement: Statement): Generator<Operation, void, unknown> {
+  yield { kind: "send", statement };
 }
 
 /**

@@ -95,6 +95,10 @@ export class SqliteDatabase implements Database {
     const prepared = this.preparedFor(operation.statement);
     const values = boundValues(operation.statement).map(bindable);
     if (operation.kind === "run") return prepared.statement.run(values).changes;
+    if (operation.kind === "send") {
+      prepared.statement.run(values);
+      return undefined;
+    }
     if (operation.kind === "get") {
       const row = prepared.statement.get(values) as Record<string, unknown> | undefined;
       if (operation.shape) deliver(prepared, operation.shape, row ? [row] : []);

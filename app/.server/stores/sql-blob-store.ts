@@ -1,6 +1,6 @@
 import { shape } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { all, at, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import type { BlobStore, NewBlob, PutBlobOutcome } from "../repo/blob-store.ts";
 import { deleteExpiredSql, expiredRowsCleanup } from "./expired-rows.ts";
 
@@ -57,15 +57,15 @@ export function* blobReferencesOf(did: string, collection: string, rkey: string)
  */
 export function* recordBlobReferences(did: string, collection: string, rkey: string, previous: readonly string[], cids: readonly string[], now: number): Program<void> {
   if (previous.length === 0 && cids.length === 0) return;
-  if (previous.length > 0) yield* run(sql`DELETE FROM "RecordBlob" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+  if (previous.length > 0) yield* send(sql`DELETE FROM "RecordBlob" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
   for (const cid of cids) {
-    yield* run(sql`INSERT INTO "RecordBlob" ("did", "collection", "rkey", "blobCid") VALUES (${did}, ${collection}, ${rkey}, ${cid}) ON CONFLICT DO NOTHING`);
-    yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = NULL WHERE "did" = ${did} AND "cid" = ${cid} AND "unreferencedSince" IS NOT NULL`);
+    yield* send(sql`INSERT INTO "RecordBlob" ("did", "collection", "rkey", "blobCid") VALUES (${did}, ${collection}, ${rkey}, ${cid}) ON CONFLICT DO NOTHING`);
+    yield* send(sql`UPDATE "Blob" SET "unreferencedSince" = NULL WHERE "did" = ${did} AND "cid" = ${cid} AND "unreferencedSince" IS NOT NULL`);
   }
   const kept = new Set(cids);
   for (const cid of previous) {
     if (kept.has(cid)) continue;
-    yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)}
+    yield* send(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)}
       WHERE "did" = ${did} AND "cid" = ${cid} AND "unreferencedSince" IS NULL
         AND NOT EXISTS (SELECT 1 FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" = ${cid})`);
   }
@@ -73,7 +73,7 @@ export function* recordBlobReferences(did: string, collection: string, rkey: str
 
 /** Deletes a small batch of blobs, of any account, unreferenced for longer than the grace period. */
 export function* removeExpiredBlobs(now: number, graceMs: number): Program<void> {
-  yield* run(cleanupBlobs(now - graceMs));
+  yield* send(cleanupBlobs(now - graceMs));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { shape } from "../db/row-shape.ts";
 import { tables, type RepoEventRow } from "../db/rows.generated.ts";
-import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import { all, at, get, lock, run, send, sql, type Database, type Program } from "../db/sql.ts";
 import type { EventLog, LoggedEvent, NewEvent, RepoEventType } from "../sync/event-log.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 
@@ -37,6 +37,17 @@ export function* appendEvent(event: NewEvent, now: number, retentionMs: number, 
   const row = yield* get(tables.RepoEvent.pick("seq"), sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time")
     VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)}) RETURNING "seq"`);
   return row!.seq;
+}
+
+/**
+ * appendEvent for a transaction that does not read the event's sequence number (a commit): the same lock, pruning
+ * and row, but the prune and the insert are sent without waiting for their answers (sql.ts `send`), with the rest of
+ * the transaction's last statements and its COMMIT (docs/decisions/0037, second amendment).
+ */
+export function* sendEvent(event: NewEvent, now: number, retentionMs: number, prune: boolean): Program<void> {
+  yield* lock(SEQUENCER_LOCK);
+  if (prune) yield* send(pruneEvents(now - retentionMs));
+  yield* send(sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time") VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)})`);
 }
 
 /** The sequencer's log (app/.server/sync/event-log.ts), on either engine. */

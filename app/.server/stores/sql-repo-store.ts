@@ -2,12 +2,12 @@ import { parseCid, type Cid } from "@atproto/lex-data";
 import { ReadableBlockstore, BlockMap } from "@atproto/repo";
 import { shape, type ShapeRow } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, BYTEWISE, get, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { all, at, BYTEWISE, get, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
 import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import type { NewEvent } from "../sync/event-log.ts";
-import { appendEvent } from "./sql-event-log.ts";
+import { appendEvent, sendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
 
@@ -136,7 +136,7 @@ export class SqlRepoStore implements RepoStore {
         yield* insertBlocks(commit);
         for (const change of commit.records) yield* applyRecordChange(commit.did, change, commit.head.rev, now);
         yield* removeBlocks(commit);
-        for (const event of commit.events) yield* appendEvent(event, now, eventRetentionMs, prune);
+        for (const event of commit.events) yield* sendEvent(event, now, eventRetentionMs, prune);
         if (prune) yield* removeExpiredBlobs(now, blobGraceMs);
       });
     } catch (error) {
@@ -304,30 +304,30 @@ function chunks<T>(items: readonly T[]): T[][] {
 
 function* insertBlocks(commit: PreparedCommit): Program<void> {
   for (const blocks of chunks(commit.newBlocks)) {
-    yield* run(insertBlocksStatement(blocks.length)(...blocks.flatMap((block) => [commit.did, block.cid, commit.head.rev, block.bytes])));
+    yield* send(insertBlocksStatement(blocks.length)(...blocks.flatMap((block) => [commit.did, block.cid, commit.head.rev, block.bytes])));
   }
 }
 
 /** Blocks the new head no longer reaches; after the record rows changed, so that a deleted record's block goes too. */
 function* removeBlocks(commit: PreparedCommit): Program<void> {
-  for (const cids of chunks(commit.removedCids)) yield* run(removeBlocksStatement(cids.length)(commit.did, ...cids));
+  for (const cids of chunks(commit.removedCids)) yield* send(removeBlocksStatement(cids.length)(commit.did, ...cids));
 }
 
 /** One record row, with its blob references (docs/decisions/0008), as the commit changes it. */
 function* applyRecordChange(did: string, change: RecordChange, rev: string, now: number): Program<void> {
   const { collection, rkey } = change;
   if (change.action === "restamp") {
-    yield* run(sql`UPDATE "Record" SET "cid" = ${change.cid}, "repoRev" = ${rev} WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+    yield* send(sql`UPDATE "Record" SET "cid" = ${change.cid}, "repoRev" = ${rev} WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
     return;
   }
   const previous = change.action === "create" ? [] : yield* blobReferencesOf(did, collection, rkey);
   if (change.action === "delete") {
-    yield* run(sql`DELETE FROM "Record" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+    yield* send(sql`DELETE FROM "Record" WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
     yield* recordBlobReferences(did, collection, rkey, previous, [], now);
     return;
   }
   // The head's compare-and-swap already decided that the key was free (create) or held (update).
-  yield* run(sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "repoRev", "createdAt", "updatedAt")
+  yield* send(sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "repoRev", "createdAt", "updatedAt")
     VALUES (${did}, ${collection}, ${rkey}, ${change.cid}, ${change.json}, ${rev}, ${at(now)}, ${at(now)})
     ON CONFLICT ("did", "collection", "rkey") DO UPDATE SET "cid" = excluded."cid", "value" = excluded."value",
       "repoRev" = excluded."repoRev", "updatedAt" = excluded."updatedAt"`);
