@@ -169,6 +169,9 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
         VALUES (${did}, ${handle}, ${`${handle}@example.com`}, 'x', 'k', ${at(1)}, ${at(1)})`);
     }
     const didOf = (did: string) => rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`);
+    function* sendWithFragment(fragment: Fragment): Program<void> {
+      yield* send(sql`UPDATE "Account" SET "handle" = "handle" WHERE ${fragment} = 0`);
+    }
 
     it("run in order, before the statement the program waits for next, and commit with the transaction", async () => {
       const seen = await test.db.transaction(function* (): Program<unknown> {
@@ -189,6 +192,32 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
       );
       await expect(outcome).rejects.not.toBeInstanceOf(TransactionAborted);
       expect(isUniqueViolation(await outcome.catch((error: unknown) => error))).toBe(true);
+      expect(await didOf("did:plc:carol")).toBeUndefined();
+    });
+
+    // Found by review: a statement refused in this process, not by the database, was never written, so the database
+    // committed the statements around it while the transaction reported the refusal.
+    it("that this process refuses (a time it cannot bind), fails the transaction before its COMMIT leaves: nothing is written", async () => {
+      const outcome = Promise.resolve().then(() =>
+        test.db.transaction(function* (): Program<void> {
+          yield* sendAccount("did:plc:carol", "carol.test");
+          yield* send(sql`UPDATE "Account" SET "updatedAt" = ${at(Number.NaN)} WHERE "did" = ${"did:plc:carol"}`);
+          yield* sendAccount("did:plc:erin", "erin.test");
+        }),
+      );
+      await expect(outcome).rejects.toThrow();
+      expect({ carol: await didOf("did:plc:carol"), erin: await didOf("did:plc:erin") }).toEqual({ carol: undefined, erin: undefined });
+    });
+
+    it("whose fragment changed since its text was compiled, fails the transaction before its COMMIT leaves: nothing is written", async () => {
+      await test.db.transaction(() => sendWithFragment(ONE_A));
+      const outcome = Promise.resolve().then(() =>
+        test.db.transaction(function* (): Program<void> {
+          yield* sendAccount("did:plc:carol", "carol.test");
+          yield* sendWithFragment(TWO_A);
+        }),
+      );
+      await expect(outcome).rejects.toThrow(/fragments changed/);
       expect(await didOf("did:plc:carol")).toBeUndefined();
     });
 
@@ -262,5 +291,53 @@ describe("atomicStep's lock on postgresql", () => {
     await release();
     await step("did:plc:frank", "frank.test");
     expect(await accountExists("did:plc:frank")).toBe(true);
+  });
+});
+
+/**
+ * A connection that dies in the middle of a transaction (PostgreSQL restarted, the backend terminated), while
+ * statements are sent ahead: the transaction fails, nothing of it is written, the process goes on (found by review:
+ * the checked-out client's "error" event had no listener, an uncaught exception), and the pool serves the next one.
+ */
+describe("a connection that dies inside a transaction on postgresql", () => {
+  let test: TestDatabase;
+  let holder: pg.Client;
+  beforeEach(async () => {
+    test = await openTestDatabase("postgresql");
+    holder = new pg.Client({ connectionString: test.url });
+    await holder.connect();
+  });
+  afterEach(async () => {
+    await holder.end();
+    await test.close();
+  });
+
+  it("fails the transaction, writes nothing and raises nothing uncaught; the next transaction commits", async () => {
+    await holder.query("BEGIN");
+    await holder.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["driver-invariants:held"]);
+    const uncaught: unknown[] = [];
+    const collect = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", collect);
+    try {
+      const outcome = Promise.resolve().then(() =>
+        test.db.transaction(function* (): Program<void> {
+          yield* insertAccount("did:plc:carol", "carol.test");
+          yield* lock("driver-invariants:held");
+          yield* insertAccount("did:plc:dave", "dave.test");
+        }),
+      );
+      // Once the transaction waits for the lock held here, its backend is terminated.
+      let waiting: { pid: number } | undefined;
+      while (!waiting) waiting = (await holder.query<{ pid: number }>("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0];
+      await holder.query("SELECT pg_terminate_backend($1)", [waiting.pid]);
+      await expect(outcome).rejects.toThrow();
+      await holder.query("COMMIT");
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:carol"}`)).toBeUndefined();
+      await test.db.transaction(() => insertAccount("did:plc:erin", "erin.test"));
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:erin"}`)).toEqual({ did: "did:plc:erin" });
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off("uncaughtException", collect);
+    }
   });
 });

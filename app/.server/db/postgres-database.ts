@@ -87,6 +87,10 @@ export class PostgresDatabase implements Database {
     // lets a transaction send statements ahead (Pipeline, below). One query at a time, awaited, behaves as before.
     this.pool = new pg.Pool({ connectionString, max: options.poolSize, types, options: "-c TimeZone=UTC", pipeline: true });
     this.pool.on("error", (error) => options.onIdleError?.(error));
+    // pg-pool listens for a client's "error" only while the client is idle. A connection that dies while checked out
+    // (PostgreSQL restarted, the backend terminated) would emit it with no listener, an uncaught exception that ends
+    // the process. Its queries reject with the error, which the transaction handles; the idle case is reported above.
+    this.pool.on("connect", (client) => client.on("error", ignoreConnectionError));
   }
 
   execute<T>(program: () => Program<T>): Promise<T> {
@@ -195,7 +199,16 @@ export class PostgresDatabase implements Database {
    */
   private performIn(pipeline: Pipeline, client: pg.PoolClient, operation: Operation): Promise<unknown> {
     if (operation.kind === "lock" || operation.kind === "send") {
-      pipeline.send(() => this.perform(client, operation, true));
+      let query: pg.QueryConfig;
+      try {
+        // Compiled and bound here, before it is written: a statement this process refuses (a changed fragment, a time
+        // it cannot bind) must fail the transaction before anything after it, its COMMIT included, can leave. Were it
+        // refused inside the sent query, PostgreSQL would never see it and would commit the rest.
+        query = operation.kind === "lock" ? lockQuery(operation.key) : this.queryOf(operation.statement);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      pipeline.send(() => client.query(query));
       return Promise.resolve(undefined);
     }
     return pipeline.wait(() => this.perform(client, operation, true));
@@ -204,18 +217,22 @@ export class PostgresDatabase implements Database {
   private async perform(target: Queryable, operation: Operation, inTransaction: boolean): Promise<unknown> {
     if (operation.kind === "lock") {
       if (!inTransaction) throw new Error("lock() is only meaningful inside a transaction");
-      // Held until COMMIT or ROLLBACK. A hash collision only makes two keys wait for each other.
-      await target.query({ name: "atrium_lock", text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [operation.key] });
+      await target.query(lockQuery(operation.key));
       return undefined;
     }
     const compiled = this.compile(operation.statement);
-    const { name, text } = compiled;
-    const result = await target.query<Record<string, unknown>>({ name, text, values: boundValues(operation.statement).map(bindable) });
+    const { text } = compiled;
+    const result = await target.query<Record<string, unknown>>(queryFor(compiled, operation.statement));
     if (operation.kind === "run") return result.rowCount ?? 0;
     if (operation.kind === "send") return undefined;
     const rows = operation.kind === "get" ? result.rows.slice(0, 1) : result.rows;
     if (operation.shape) compiled.rowCheck.check(operation.shape, () => result.fields.map((field) => field.name), rows, text);
     return operation.kind === "get" ? rows[0] : rows;
+  }
+
+  /** The statement as pg sends it: its prepared name and text, and its values bound. Throws what this process refuses. */
+  private queryOf(statement: Statement): pg.QueryConfig {
+    return queryFor(this.compile(statement), statement);
   }
 
   private compile(statement: Statement): Compiled {
@@ -227,6 +244,19 @@ export class PostgresDatabase implements Database {
     } else checkSameFragments(compiled.fragments, statement);
     return compiled;
   }
+}
+
+/** A checked-out connection's failure reaches its queries, which reject with it; the event itself needs no answer. */
+function ignoreConnectionError(): void {}
+
+/** A compiled statement as pg sends it, with its values bound (which throws on a value this process cannot bind). */
+function queryFor({ name, text }: Compiled, statement: Statement): pg.QueryConfig {
+  return { name, text, values: boundValues(statement).map(bindable) };
+}
+
+/** A transaction's advisory lock, held until COMMIT or ROLLBACK. A hash collision only makes two keys wait for each other. */
+function lockQuery(key: string): pg.QueryConfig {
+  return { name: "atrium_lock", text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [key] };
 }
 
 /** What of a socket Pipeline uses: Node's Writable cork, which buffers writes until the matching uncork. */
