@@ -239,6 +239,21 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
   });
 });
 
+/** A PostgreSQL test database and a session of its own beside the pool's (the judge of locks), for each test. */
+function withSecondSession(): { test: TestDatabase; holder: pg.Client } {
+  const session = {} as { test: TestDatabase; holder: pg.Client };
+  beforeEach(async () => {
+    session.test = await openTestDatabase("postgresql");
+    session.holder = new pg.Client({ connectionString: session.test.url });
+    await session.holder.connect();
+  });
+  afterEach(async () => {
+    await session.holder.end();
+    await session.test.close();
+  });
+  return session;
+}
+
 /**
  * atomicStep's locks on PostgreSQL are session locks around one autocommitted statement (docs/decisions/0038): the
  * step waits for the lock before its statement starts (so that its snapshot sees the last holder's writes), and no
@@ -247,35 +262,25 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
  */
 describe("atomicStep's lock on postgresql", () => {
   const KEY = "driver-invariants:lock";
-  let test: TestDatabase;
-  let holder: pg.Client;
-  beforeEach(async () => {
-    test = await openTestDatabase("postgresql");
-    holder = new pg.Client({ connectionString: test.url });
-    await holder.connect();
-  });
-  afterEach(async () => {
-    await holder.end();
-    await test.close();
-  });
+  const session = withSecondSession();
 
   function* lockedInsert(did: string, handle: string): Program<void> {
     yield* lock(KEY);
     yield* insertAccount(did, handle);
   }
-  const step = (did: string, handle: string) => test.db.atomicStep({ sqlite: () => insertAccount(did, handle), postgresql: () => lockedInsert(did, handle) });
-  const takeIfFree = async () => (await holder.query<{ taken: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken", [KEY])).rows[0]!.taken;
-  const release = () => holder.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [KEY]);
+  const step = (did: string, handle: string) => session.test.db.atomicStep({ sqlite: () => insertAccount(did, handle), postgresql: () => lockedInsert(did, handle) });
+  const takeIfFree = async () => (await session.holder.query<{ taken: boolean }>("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS taken", [KEY])).rows[0]!.taken;
+  const release = () => session.holder.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [KEY]);
   const waiting = `SELECT COUNT(*)::int AS "n" FROM pg_locks
     WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
-  const aSessionWaits = async () => (await holder.query<{ n: number }>(waiting)).rows[0]!.n > 0;
-  const accountExists = async (did: string) => (await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`)) !== undefined;
+  const aSessionWaits = async () => (await session.holder.query<{ n: number }>(waiting)).rows[0]!.n > 0;
+  const accountExists = async (did: string) => (await rowOf(session.test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`)) !== undefined;
 
   it("waits for the lock before its statement runs, and leaves it free once the statement has committed", async () => {
     expect(await takeIfFree()).toBe(true);
     const stepped = step("did:plc:erin", "erin.test");
     // Each poll is a round trip to the server; the loop ends once the step's lock request is queued behind ours.
-    while (!(await aSessionWaits())) await holder.query("SELECT 1");
+    while (!(await aSessionWaits())) await session.holder.query("SELECT 1");
     expect(await accountExists("did:plc:erin")).toBe(false);
     await release();
     await stepped;
@@ -285,7 +290,7 @@ describe("atomicStep's lock on postgresql", () => {
   });
 
   it("leaves the lock free when its statement fails", async () => {
-    await test.db.execute(() => insertAccount("did:plc:alice", "alice.test"));
+    await session.test.db.execute(() => insertAccount("did:plc:alice", "alice.test"));
     await expect(step("did:plc:alice", "alice.test")).rejects.toMatchObject({ code: "23505" });
     expect(await takeIfFree()).toBe(true);
     await release();
@@ -300,27 +305,17 @@ describe("atomicStep's lock on postgresql", () => {
  * the checked-out client's "error" event had no listener, an uncaught exception), and the pool serves the next one.
  */
 describe("a connection that dies inside a transaction on postgresql", () => {
-  let test: TestDatabase;
-  let holder: pg.Client;
-  beforeEach(async () => {
-    test = await openTestDatabase("postgresql");
-    holder = new pg.Client({ connectionString: test.url });
-    await holder.connect();
-  });
-  afterEach(async () => {
-    await holder.end();
-    await test.close();
-  });
+  const session = withSecondSession();
 
   it("fails the transaction, writes nothing and raises nothing uncaught; the next transaction commits", async () => {
-    await holder.query("BEGIN");
-    await holder.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["driver-invariants:held"]);
+    await session.holder.query("BEGIN");
+    await session.holder.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["driver-invariants:held"]);
     const uncaught: unknown[] = [];
     const collect = (error: unknown) => uncaught.push(error);
     process.on("uncaughtException", collect);
     try {
       const outcome = Promise.resolve().then(() =>
-        test.db.transaction(function* (): Program<void> {
+        session.test.db.transaction(function* (): Program<void> {
           yield* insertAccount("did:plc:carol", "carol.test");
           yield* lock("driver-invariants:held");
           yield* insertAccount("did:plc:dave", "dave.test");
@@ -328,13 +323,13 @@ describe("a connection that dies inside a transaction on postgresql", () => {
       );
       // Once the transaction waits for the lock held here, its backend is terminated.
       let waiting: { pid: number } | undefined;
-      while (!waiting) waiting = (await holder.query<{ pid: number }>("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0];
-      await holder.query("SELECT pg_terminate_backend($1)", [waiting.pid]);
+      while (!waiting) waiting = (await session.holder.query<{ pid: number }>("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0];
+      await session.holder.query("SELECT pg_terminate_backend($1)", [waiting.pid]);
       await expect(outcome).rejects.toThrow();
-      await holder.query("COMMIT");
-      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:carol"}`)).toBeUndefined();
-      await test.db.transaction(() => insertAccount("did:plc:erin", "erin.test"));
-      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:erin"}`)).toEqual({ did: "did:plc:erin" });
+      await session.holder.query("COMMIT");
+      expect(await rowOf(session.test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:carol"}`)).toBeUndefined();
+      await session.test.db.transaction(() => insertAccount("did:plc:erin", "erin.test"));
+      expect(await rowOf(session.test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:erin"}`)).toEqual({ did: "did:plc:erin" });
       expect(uncaught).toEqual([]);
     } finally {
       process.off("uncaughtException", collect);
