@@ -45,8 +45,11 @@ async function startStudio(databaseUrl: string): Promise<Studio> {
     // The whole group: scripts/studio.ts and the Prisma CLI it started.
     if (groupAlive()) process.kill(-pid, "SIGTERM");
     const kill = setTimeout(() => groupAlive() && process.kill(-pid, "SIGKILL"), 5000);
-    // scripts/studio.ts exits once the Prisma CLI it started has (it waits for it): then the group is empty.
+    // scripts/studio.ts exits once the Prisma CLI it started has (it waits for it). A process the CLI started may still be
+    // on its way out, the SIGTERM having reached the whole group (seen once in a full run): the group is empty when the
+    // last of them has gone, with the SIGKILL above as the safety net.
     await exited;
+    while (groupAlive()) await new Promise((resolve) => setTimeout(resolve, 20));
     clearTimeout(kill);
   };
   await new Promise<void>((resolve, reject) => {
