@@ -144,13 +144,6 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
 }
 
 /**
- * createRecord: the statements of COMMITS_PER_CLEANUP single-record commits in a row, of which exactly one prunes
- * expired events and blobs (docs/decisions/0037, amendment). Each commit on PostgreSQL: the DPoP proof's jti and the
- * access token, then BEGIN, the account's lock, the head's swap, the new blocks, the record, the removed blocks, the
- * sequencer's lock, the event, COMMIT (11). On SQLite the jti is a transaction of four (BEGIN, its cleanup, its
- * insert, COMMIT) and the locks are BEGIN IMMEDIATE's (12). And on one commit of the four, the two prunes.
- */
-/**
  * createRecord's writes to PostgreSQL's sockets: per commit the jti and the access token, one each, then the commit's
  * transaction in two (BEGIN, the account's lock and the swap; then everything else it sends ahead, with its COMMIT:
  * docs/decisions/0037, second amendment). Its statements (above) are counted apart. A few more for the request
@@ -158,6 +151,14 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
  */
 const CREATE_RECORD_WRITES = COMMITS_PER_CLEANUP * 4 + 4;
 
+/**
+ * createRecord: the statements of COMMITS_PER_CLEANUP single-record commits in a row, of which exactly one prunes
+ * expired events and blobs (docs/decisions/0037, amendment). Each commit on PostgreSQL: the DPoP proof's jti and the
+ * access token, then BEGIN, the account's lock, the head's swap, the new blocks, the record, the removed blocks, the
+ * sequencer's lock, the event, COMMIT (11). On SQLite the locks are BEGIN IMMEDIATE's, and the jti is at most a
+ * transaction of four (BEGIN, its cleanup, its insert, COMMIT; the insert alone on three requests in four,
+ * docs/decisions/0039): at most 12. And on one commit of the four, the two prunes.
+ */
 const CREATE_RECORD_LIMIT = {
   postgresql: COMMITS_PER_CLEANUP * 11 + 2,
   sqlite: COMMITS_PER_CLEANUP * 12 + 2,

@@ -94,7 +94,7 @@ export class PostgresDatabase implements Database {
   }
 
   execute<T>(program: () => Program<T>): Promise<T> {
-    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation, false).catch(rethrowFromDatabase));
+    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation).catch(rethrowFromDatabase));
   }
 
   async transaction<T>(program: () => Program<T>): Promise<T> {
@@ -177,7 +177,7 @@ export class PostgresDatabase implements Database {
         }
         // More than one statement would not be atomic without a transaction: a mistake in the store, refused before it runs.
         if (++statements > 1) throw new Error("atomicStep: the PostgreSQL program must be one statement");
-        return this.perform(client ?? this.pool, operation, false).catch(rethrowFromDatabase);
+        return this.perform(client ?? this.pool, operation).catch(rethrowFromDatabase);
       });
     } finally {
       if (client) client.release(await resetError(client, "SELECT pg_advisory_unlock_all()"));
@@ -211,15 +211,12 @@ export class PostgresDatabase implements Database {
       pipeline.send(() => client.query(query));
       return Promise.resolve(undefined);
     }
-    return pipeline.wait(() => this.perform(client, operation, true));
+    return pipeline.wait(() => this.perform(client, operation));
   }
 
-  private async perform(target: Queryable, operation: Operation, inTransaction: boolean): Promise<unknown> {
-    if (operation.kind === "lock") {
-      if (!inTransaction) throw new Error("lock() is only meaningful inside a transaction");
-      await target.query(lockQuery(operation.key));
-      return undefined;
-    }
+  /** A statement on its own, or one a transaction waits for (performIn); a transaction's locks never come here. */
+  private async perform(target: Queryable, operation: Operation): Promise<unknown> {
+    if (operation.kind === "lock") throw new Error("lock() is only meaningful inside a transaction");
     const compiled = this.compile(operation.statement);
     const { text } = compiled;
     const result = await target.query<Record<string, unknown>>(queryFor(compiled, operation.statement));
@@ -267,10 +264,9 @@ type Corkable = { cork(): void; uncork(): void };
  * client in pipeline mode each query is written when it is made; the socket is corked from the first statement sent
  * ahead until the one waited for has been made, so they all leave in one write and are answered in one round trip
  * (each write is a system call into the TCP stack that wakes PostgreSQL's backend: a commit in two writes rather than
- * about ten cost the server about 0.5 ms less CPU, bench/README.md). Their
- * answers are read in order when the next statement is waited for: the first failure among them is what is thrown,
- * and the statements after it have failed too (PostgreSQL refuses a transaction's statements after a failure, and
- * its COMMIT becomes a ROLLBACK).
+ * about ten cost the server about 0.5 ms less CPU, bench/README.md). Their answers are read in order when the next
+ * statement is waited for: the first failure among them is what is thrown, and the statements after it have failed
+ * too (PostgreSQL refuses a transaction's statements after a failure, and its COMMIT becomes a ROLLBACK).
  */
 class Pipeline {
   private ahead: Array<Promise<unknown>> = [];

@@ -28,12 +28,11 @@ function eventType(type: string): RepoEventType {
  * transaction, and held to its end: on PostgreSQL a sequence number is drawn at INSERT, not at COMMIT, so without
  * it a transaction that drew 7 could commit after one that drew 8, and a subscriber past 8 would never see 7.
  * SQLite's BEGIN IMMEDIATE already serialises every writer. A few events older than the backfill window go first
- * (lazy expiry, docs/architecture.md), unless `prune` is false: a commit prunes on some of its process's commits
- * only, as its cleanup gate decides (SqlRepoStore.applyCommit, docs/decisions/0037).
+ * (lazy expiry, docs/architecture.md).
  */
-export function* appendEvent(event: NewEvent, now: number, retentionMs: number, prune = true): Program<number> {
+export function* appendEvent(event: NewEvent, now: number, retentionMs: number): Program<number> {
   yield* lock(SEQUENCER_LOCK);
-  if (prune) yield* run(pruneEvents(now - retentionMs));
+  yield* run(pruneEvents(now - retentionMs));
   const row = yield* get(tables.RepoEvent.pick("seq"), sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time")
     VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)}) RETURNING "seq"`);
   return row!.seq;
@@ -42,7 +41,9 @@ export function* appendEvent(event: NewEvent, now: number, retentionMs: number, 
 /**
  * appendEvent for a transaction that does not read the event's sequence number (a commit): the same lock, pruning
  * and row, but the prune and the insert are sent without waiting for their answers (sql.ts `send`), with the rest of
- * the transaction's last statements and its COMMIT (docs/decisions/0037, second amendment).
+ * the transaction's last statements and its COMMIT (docs/decisions/0037, second amendment). The prune only when
+ * `prune` says: a commit prunes on some of its process's commits, as its cleanup gate decides
+ * (SqlRepoStore.applyCommit, docs/decisions/0037, amendment).
  */
 export function* sendEvent(event: NewEvent, now: number, retentionMs: number, prune: boolean): Program<void> {
   yield* lock(SEQUENCER_LOCK);
