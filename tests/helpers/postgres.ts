@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type pg from "pg";
 import { inject } from "vitest";
 import { APP_ROLE, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, withClient } from "./postgres-cluster.ts";
 
@@ -47,4 +48,18 @@ export async function dropTestDatabase(url: string): Promise<void> {
   const name = decodeURIComponent(new URL(url).pathname.slice(1));
   if (!name.startsWith(TEST_DATABASE_PREFIX) || !/^\w+$/.test(name)) throw new Error(`${url} is not a database createTestDatabase made`);
   await withClient(postgresAdminUrl(), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}
+
+/**
+ * Returns once some other session on `client`'s database waits for a lock (a row's, a table's or an advisory one): how
+ * a race test knows that the step it started has reached the point where it must wait for the transaction the test
+ * holds open. Each poll is a round trip to the server, so the loop waits on the server, not on a timer; `settled` ends
+ * it early when the step finished without waiting (the test's own assertions then fail).
+ */
+export async function untilASessionWaitsForALock(client: pg.ClientBase, settled: () => boolean = () => false): Promise<void> {
+  while (!settled()) {
+    const waiting = await client.query(`SELECT 1 FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+    if ((waiting.rowCount ?? 0) > 0) return;
+  }
 }

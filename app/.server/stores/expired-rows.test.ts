@@ -67,11 +67,11 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
     for (const { table, key, expiry } of await expiringTables()) {
       const statement = deleteExpiredSql(table, key, expiry);
       if (engine === "sqlite") {
-        const plan = sqlitePlan(test.db, statement, CUTOFF.sqlite);
+        const plan = sqlitePlan(test.db, statement, CUTOFF.sqlite, CUTOFF.sqlite);
         expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([expect.stringMatching(new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX .*\\(${expiry}<\\?\\)`))]) });
         expect({ table, scans: plan.filter((detail) => detail.startsWith(`SCAN ${table}`)) }).toEqual({ table, scans: [] });
       } else {
-        const plan = await postgresPlan(test.db, statement, [CUTOFF.postgresql]);
+        const plan = await postgresPlan(test.db, statement, [CUTOFF.postgresql, CUTOFF.postgresql]);
         const searched = expect.objectContaining({ index: expect.stringMatching(new RegExp(`^${table}_`)), indexCond: expect.stringContaining(`"${expiry}" <=`) });
         expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([searched]) });
         expect({ table, scans: plan.filter((node) => node.nodeType === "Seq Scan") }).toEqual({ table, scans: [] });
@@ -82,12 +82,12 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
   /** docs/decisions/0008: blobs expire by `unreferencedSince` plus the grace period, and have a composite key. */
   it("plans the cleanup of unreferenced blobs (any account) as an index search", async () => {
     if (engine === "sqlite") {
-      const plan = sqlitePlan(test.db, BLOB_SQL.deleteExpired, CUTOFF.sqlite);
+      const plan = sqlitePlan(test.db, BLOB_SQL.deleteExpired, CUTOFF.sqlite, CUTOFF.sqlite);
       expect(plan).toEqual(expect.arrayContaining([expect.stringMatching(/^SEARCH Blob USING (COVERING )?INDEX .*\(unreferencedSince<\?\)/)]));
       expect(plan.filter((detail) => detail.startsWith("SCAN Blob"))).toEqual([]);
       return;
     }
-    const plan = await postgresPlan(test.db, BLOB_SQL.deleteExpired, [CUTOFF.postgresql]);
+    const plan = await postgresPlan(test.db, BLOB_SQL.deleteExpired, [CUTOFF.postgresql, CUTOFF.postgresql]);
     expect(plan).toEqual(expect.arrayContaining([expect.objectContaining({ index: expect.stringMatching(/^Blob_/), indexCond: expect.stringContaining(`"unreferencedSince" <=`) })]));
     expect(plan.filter((node) => node.nodeType === "Seq Scan")).toEqual([]);
   });
@@ -109,8 +109,8 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
   /** docs/decisions/0022: pushed requests are cleaned up by "purgeAt" in two statements, and counted per address. */
   it("plans the pushed requests' cleanup statements and the per-address count as index searches", async () => {
     const statements = [
-      { name: "shrinkExpiredShown", text: REQUEST_SQL.shrinkExpiredShown, values: { sqlite: [0, 0], postgresql: [CUTOFF.postgresql, CUTOFF.postgresql] }, cond: "purgeAt" },
-      { name: "deletePastTheirTime", text: REQUEST_SQL.deletePastTheirTime, values: { sqlite: [0], postgresql: [CUTOFF.postgresql] }, cond: "purgeAt" },
+      { name: "shrinkExpiredShown", text: REQUEST_SQL.shrinkExpiredShown, values: { sqlite: [0, 0, 0], postgresql: [CUTOFF.postgresql, CUTOFF.postgresql, CUTOFF.postgresql] }, cond: "purgeAt" },
+      { name: "deletePastTheirTime", text: REQUEST_SQL.deletePastTheirTime, values: { sqlite: [0, 0], postgresql: [CUTOFF.postgresql, CUTOFF.postgresql] }, cond: "purgeAt" },
       { name: "pendingFrom", text: REQUEST_SQL.pendingFrom, values: { sqlite: ["192.0.2.1", 0, 500], postgresql: ["192.0.2.1", CUTOFF.postgresql, 500] }, cond: "pushedFrom" },
     ];
     for (const { name, text, values, cond } of statements) {

@@ -9,17 +9,25 @@ import { at, statementOf, type Statement } from "../db/sql.ts";
  */
 export const CLEANUP_BATCH = 20;
 
-/** The cleanup's SQL, one `?` for the cutoff. `keyColumns`: the primary key (several for a composite one). */
+/**
+ * The cleanup's SQL, two `?` for the cutoff (the same value twice). `keyColumns`: the primary key (several for a
+ * composite one).
+ *
+ * The expiry is tested twice on purpose (docs/decisions/0040). The subquery picks a batch of expired rows by the index;
+ * the outer test keeps a row that another transaction renewed meanwhile: on PostgreSQL (READ COMMITTED) a DELETE that
+ * waited for a concurrent update re-checks only its own WHERE against the row's new version, not the subquery, so
+ * without it a rate-limit window just restarted, or a blob just referenced again, would be deleted as it was.
+ */
 export function deleteExpiredSql(table: string, keyColumns: string | readonly string[], expiryColumn = "expiresAt", batch = CLEANUP_BATCH): string {
   const keys = [keyColumns].flat().map((column) => `"${column}"`);
   const key = keys.length > 1 ? `(${keys.join(", ")})` : keys[0];
-  return `DELETE FROM "${table}" WHERE ${key} IN (SELECT ${keys.join(", ")} FROM "${table}" WHERE "${expiryColumn}" <= ? LIMIT ${batch})`;
+  return `DELETE FROM "${table}" WHERE "${expiryColumn}" <= ? AND ${key} IN (SELECT ${keys.join(", ")} FROM "${table}" WHERE "${expiryColumn}" <= ? LIMIT ${batch})`;
 }
 
 /** The cleanup as a statement of the store programs: deletes up to `batch` rows that expired at or before `cutoff`. */
 export function expiredRowsCleanup(...args: Parameters<typeof deleteExpiredSql>): (cutoff: number) => Statement {
   const statement = statementOf(deleteExpiredSql(...args));
-  return (cutoff) => statement(at(cutoff));
+  return (cutoff) => statement(at(cutoff), at(cutoff));
 }
 
 /**

@@ -1,6 +1,6 @@
-import type pg from "pg";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowOf, rowsOf, raceOn } from "../../../tests/helpers/databases.ts";
+import { untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { countOf, countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
@@ -193,7 +193,7 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
         let settled = false;
         const upload = uploader.blobs.putBlob(ALICE, blob(4), now).finally(() => (settled = true));
         // Until the upload is seen waiting for the lock (or, were it not taking the lock, has finished).
-        while (!settled && !(await waitingForAdvisoryLock(client))) await new Promise((resolve) => setTimeout(resolve, 5));
+        await untilASessionWaitsForALock(client, () => settled);
         expect(settled).toBe(false);
         await client.query("COMMIT");
         expect(await upload).toEqual({ kind: "over-quota", usedBytes: QUOTA, quotaBytes: QUOTA });
@@ -368,9 +368,37 @@ describe.each(ENGINES)("SqlBlobStore and SqlRepoStore on %s", (engine) => {
   });
 });
 
-/** Whether a transaction of this database is waiting for an advisory lock (what a blocked upload does on PostgreSQL). */
-async function waitingForAdvisoryLock(client: pg.PoolClient): Promise<boolean> {
-  const result = await client.query(`SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-    WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = current_database()`);
-  return (result.rowCount ?? 0) > 0;
-}
+/**
+ * docs/decisions/0040: an upload's cleanup removes other accounts' expired blobs, under its own account's lock only. A
+ * record write that references such a blob again (under the blob's account's lock) must keep it: on PostgreSQL the
+ * cleanup's DELETE waits for that write's row lock and then re-checks only its own WHERE, so the blob's expiry is tested
+ * there too; were it tested only in the subquery that picked the batch, the record would name a deleted blob.
+ */
+describe("SqlBlobStore on postgresql: a cleanup racing a record that references the blob again", () => {
+  const shared = useSharedDatabase("postgresql");
+  const T = 1_800_000_000_000;
+
+  it("RACE (two connections): the blob stays while another account's upload waits to delete it", async () => {
+    for (const did of [ALICE, BOB]) await accountWithRepository(shared.db, did, { now: T });
+    const blobs = new SqlBlobStore(shared.db, { quotaBytes: QUOTA, unreferencedGraceMs: GRACE });
+    const image = blob(1);
+    await blobs.putBlob(ALICE, image, T);
+    const client = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+    try {
+      // Past Alice's grace period, a record write of hers names the blob again, not yet committed: the step of
+      // recordBlobReferences that takes the blob's row (its record and reference rows do not matter to the race).
+      await client.query("BEGIN");
+      await client.query(`UPDATE "Blob" SET "unreferencedSince" = NULL WHERE "did" = $1 AND "cid" = $2`, [ALICE, image.cid]);
+      let settled = false;
+      const upload = blobs.putBlob(BOB, blob(2), T + GRACE).finally(() => (settled = true));
+      await untilASessionWaitsForALock(client, () => settled);
+      expect(settled).toBe(false);
+      await client.query("COMMIT");
+      expect((await upload).kind).toBe("stored");
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+    expect(await rowsOf(shared.db, sql`SELECT "cid", "unreferencedSince" FROM "Blob" WHERE "did" = ${ALICE}`)).toEqual([{ cid: image.cid, unreferencedSince: null }]);
+  });
+});

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ENGINES, raceOn, rowOf } from "../../../tests/helpers/databases.ts";
+import { untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
 import { useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql } from "../db/sql.ts";
 import { SqlLimitStore } from "./sql-limit-store.ts";
 
@@ -50,5 +52,38 @@ describe.each(ENGINES)("SqlLimitStore on %s", (engine) => {
     await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.addHits([{ key: "contested", delta: 1 + (i % 3), windowEndsAt: T + 60_000 }], T)));
     const sum = Array.from({ length: 40 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0);
     expect(await stored("contested")).toEqual({ count: sum, windowEndsAt: T + 60_000 });
+  });
+});
+
+/**
+ * docs/decisions/0040: a write's lazy cleanup picks ended windows from its snapshot; a window another process restarts
+ * meanwhile must keep the count of its first hits. On PostgreSQL the cleanup's DELETE waits for the restarting
+ * transaction's row lock and then re-checks only its own WHERE: were the ended window's test only in its subquery, it
+ * would delete the restarted count, and every address could run past its limit at each window's start.
+ */
+describe("SqlLimitStore on postgresql: a cleanup racing a window's restart", () => {
+  const shared = useSharedDatabase("postgresql");
+  const T = 1_800_000_000_000;
+
+  it("RACE (two connections): the restarted window keeps its count while another process's cleanup waits for it", async () => {
+    const store = new SqlLimitStore(shared.db);
+    await store.addHits([{ key: "restarting", delta: 5, windowEndsAt: T }], T - 60_000);
+    const client = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+    try {
+      await client.query("BEGIN");
+      // Another process's first hit of the next window (addHits's upsert restarts an ended window), not yet committed.
+      await client.query(`UPDATE "RateLimit" SET "count" = 1, "windowEndsAt" = $1 WHERE "key" = 'restarting'`, [new Date(T + 60_000).toISOString()]);
+      let settled = false;
+      // A hit on another key at T: its cleanup finds the "restarting" window ended and must wait for the row.
+      const cleaning = store.addHits([{ key: "other", delta: 1, windowEndsAt: T + 60_000 }], T).finally(() => (settled = true));
+      await untilASessionWaitsForALock(client, () => settled);
+      expect(settled).toBe(false);
+      await client.query("COMMIT");
+      await cleaning;
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+    expect(await rowOf(shared.db, sql`SELECT "count", "windowEndsAt" FROM "RateLimit" WHERE "key" = 'restarting'`)).toEqual({ count: 1, windowEndsAt: T + 60_000 });
   });
 });
