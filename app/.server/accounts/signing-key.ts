@@ -1,5 +1,6 @@
+import { P256Keypair, type Keypair } from "@atproto/crypto";
 import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
-import { P256Keypair } from "@atproto/crypto";
+import { createPrivateKey, sign, type KeyObject } from "node:crypto";
 
 /**
  * Each account has its own ES256 (P-256) signing key, used for service auth
@@ -25,19 +26,59 @@ export async function importSigningKey(stored: string): Promise<CryptoKey | Uint
 }
 
 
-const keypairs = new Map<string, P256Keypair>();
+/**
+ * P-256's group order n (SEC 2, §2.4.2). An ECDSA signature (r, s) and (r, n − s) verify alike; atproto accepts only
+ * the one with s ≤ n/2 (https://atproto.com/specs/cryptography: "only the low-S signature is considered valid").
+ */
+const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+const P256_HALF_ORDER = P256_ORDER >> 1n;
+
+/** A 64-byte r‖s P-256 signature in its low-S form: s replaced by n − s when it is in the upper half. */
+export function lowS(signature: Uint8Array): Uint8Array {
+  if (signature.byteLength !== 64) throw new Error(`A P-256 signature is 64 bytes (r‖s); got ${signature.byteLength}`);
+  const s = BigInt(`0x${Buffer.from(signature.subarray(32)).toString("hex")}`);
+  if (s <= P256_HALF_ORDER) return signature;
+  const normalized = new Uint8Array(64);
+  normalized.set(signature.subarray(0, 32));
+  normalized.set(Buffer.from((P256_ORDER - s).toString(16).padStart(64, "0"), "hex"), 32);
+  return normalized;
+}
 
 /**
- * The account's signing key as an @atproto/crypto keypair: what signs its repository commits and, through the DID
- * document's `#atproto` verification method, what the network checks. @atproto/crypto signs with low-S ECDSA
- * signatures, which atproto requires (jose does not normalise S).
+ * An account's signing key for what the network verifies: its repository commits and its service-auth tokens
+ * (docs/decisions/0041). It signs with the platform's OpenSSL (about a tenth of the CPU of @atproto/crypto's
+ * JavaScript P-256, which a commit otherwise spends most on) and normalises S as atproto requires; its did:key is
+ * @atproto/crypto's. Tests verify its signatures with @atproto/crypto's strict verifySignature.
  */
-export async function accountKeypair(stored: string): Promise<P256Keypair> {
+export class AccountKeypair implements Keypair {
+  readonly jwtAlg = "ES256";
+
+  constructor(
+    private readonly privateKey: KeyObject,
+    private readonly didKey: string,
+  ) {}
+
+  did(): string {
+    return this.didKey;
+  }
+
+  async sign(message: Uint8Array): Promise<Uint8Array> {
+    // "ieee-p1363": the 64-byte r‖s form atproto uses, rather than DER. SHA-256 of the message, as ES256 and @atproto/crypto do.
+    return lowS(sign("sha256", message, { key: this.privateKey, dsaEncoding: "ieee-p1363" }));
+  }
+}
+
+const keypairs = new Map<string, AccountKeypair>();
+
+/** The account's signing key (its stored private JWK), parsed once per key. */
+export async function accountKeypair(stored: string): Promise<AccountKeypair> {
   let keypair = keypairs.get(stored);
   if (!keypair) {
-    const { d } = JSON.parse(stored) as JWK;
-    if (typeof d !== "string") throw new Error("The stored signing key has no private part");
-    keypair = await P256Keypair.import(Buffer.from(d, "base64url"), { exportable: false });
+    const jwk = JSON.parse(stored) as JWK;
+    if (typeof jwk.d !== "string") throw new Error("The stored signing key has no private part");
+    const didKey = (await P256Keypair.import(Buffer.from(jwk.d, "base64url"), { exportable: false })).did();
+    const privateKey = createPrivateKey({ key: { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y, d: jwk.d }, format: "jwk" });
+    keypair = new AccountKeypair(privateKey, didKey);
     if (keypairs.size > 1000) keypairs.clear();
     keypairs.set(stored, keypair);
   }
