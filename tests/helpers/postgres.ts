@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import { lock, type Database, type Program } from "../../app/.server/db/sql.ts";
 import { inject } from "vitest";
 import { APP_ROLE, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, withClient } from "./postgres-cluster.ts";
 
@@ -62,4 +63,30 @@ export async function untilASessionWaitsForALock(client: pg.ClientBase, settled:
       WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
     if ((waiting.rowCount ?? 0) > 0) return;
   }
+}
+
+/** Returns once at least `count` other sessions on `client`'s database wait for a lock (see untilASessionWaitsForALock). */
+export async function untilSessionsWaitForLocks(client: pg.ClientBase, count: number, settled: () => boolean = () => false): Promise<void> {
+  while (!settled()) {
+    const waiting = await client.query(`SELECT COUNT(*)::int AS "n" FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
+    if ((waiting.rows[0] as { n: number }).n >= count) return;
+  }
+}
+
+/**
+ * The database, except that each transaction, once its program has run, takes the advisory lock `gate` before it
+ * commits: a race test holds the gate (a session lock on a client of its own) to keep a store's real transaction open,
+ * its writes made and its row locks held, while it starts the step that races it.
+ */
+export function gatedAtCommit(db: Database, gate: string): Database {
+  return Object.assign(Object.create(db) as Database, {
+    transaction<T>(program: () => Program<T>) {
+      return db.transaction(function* (): Program<T> {
+        const result = yield* program();
+        yield* lock(gate);
+        return result;
+      });
+    },
+  });
 }

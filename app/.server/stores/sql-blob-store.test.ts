@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowOf, rowsOf, raceOn } from "../../../tests/helpers/databases.ts";
-import { untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
+import { gatedAtCommit, untilASessionWaitsForALock, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { countOf, countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
@@ -400,5 +400,44 @@ describe("SqlBlobStore on postgresql: a cleanup racing a record that references 
       client.release();
     }
     expect(await rowsOf(shared.db, sql`SELECT "cid", "unreferencedSince" FROM "Blob" WHERE "did" = ${ALICE}`)).toEqual([{ cid: image.cid, unreferencedSince: null }]);
+  });
+});
+
+/**
+ * An upload of a blob the account already has, at the end of its grace period, racing another account's upload whose
+ * cleanup deletes it. The upload answers "stored" (the record that names it is written next): on SQLite the cleanup
+ * went first and the blob is stored again, or the upload went first and its refreshed grace period keeps it. On
+ * PostgreSQL the upload reads the row before the cleanup commits and its refresh then waits for the delete: the blob
+ * must be stored again, not reported stored while gone.
+ */
+describe("SqlBlobStore on postgresql: uploading a blob again while another account's cleanup deletes it", () => {
+  const shared = useSharedDatabase("postgresql");
+  const T = 1_800_000_000_000;
+
+  it("RACE (two connections): the upload that answers stored leaves the blob stored", async () => {
+    for (const did of [ALICE, BOB]) await accountWithRepository(shared.db, did, { now: T });
+    const limits = { quotaBytes: QUOTA, unreferencedGraceMs: GRACE };
+    const blobs = new SqlBlobStore(shared.db, limits);
+    const image = blob(1);
+    await blobs.putBlob(ALICE, image, T);
+    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+    try {
+      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
+      let settled = false;
+      // Bob's upload once Alice's blob is past its grace period: its cleanup deletes it, and its commit waits at the gate.
+      const bobs = new SqlBlobStore(gatedAtCommit(shared.db, "test-gate"), limits).putBlob(BOB, blob(2), T + GRACE).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 1, () => settled);
+      // Alice uploads it again a moment before the end of its grace period by her process's clock.
+      const alices = blobs.putBlob(ALICE, image, T + GRACE - 1).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 2, () => settled);
+      expect(settled).toBe(false);
+      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
+      expect((await bobs).kind).toBe("stored");
+      expect((await alices).kind).toBe("stored");
+    } finally {
+      await gate.query("SELECT pg_advisory_unlock_all()");
+      gate.release();
+    }
+    expect(await rowsOf(shared.db, sql`SELECT "cid" FROM "Blob" WHERE "did" = ${ALICE}`)).toEqual([{ cid: image.cid }]);
   });
 });

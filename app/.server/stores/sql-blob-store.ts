@@ -98,11 +98,18 @@ export class SqlBlobStore implements BlobStore {
       // The account's own expired blobs go first, so that they never count against its quota.
       yield* run(deleteExpiredOfAccount(did, at(now - unreferencedGraceMs)));
       yield* removeExpiredBlobs(now, unreferencedGraceMs);
-      const existing = yield* get(tables.Blob.pick("cid", "mimeType", "size"), sql`SELECT "cid", "mimeType", "size" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${blob.cid}`);
+      const existing = yield* get(tables.Blob.pick("cid", "mimeType", "size", "unreferencedSince"), sql`SELECT "cid", "mimeType", "size", "unreferencedSince" FROM "Blob"
+        WHERE "did" = ${did} AND "cid" = ${blob.cid}`);
       if (existing) {
-        // Same bytes, same CID: nothing new to store or count. Uploading it again means it is about to be used.
-        yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)} WHERE "did" = ${did} AND "cid" = ${blob.cid} AND "unreferencedSince" IS NOT NULL`);
-        return { kind: "stored", blob: existing };
+        // Same bytes, same CID: nothing new to store or count. A referenced blob is kept (only this account's record
+        // writes, under its lock, can change that); an unreferenced one starts its grace period again, since uploading
+        // it again means it is about to be used. Other accounts' cleanups delete expired blobs without this account's
+        // lock: on PostgreSQL one that deleted it after the read above (its clock past the grace period) makes this
+        // UPDATE wait and then find no row, and the blob is stored anew below rather than reported stored while gone.
+        const { unreferencedSince, ...stored } = existing;
+        if (unreferencedSince === null) return { kind: "stored", blob: stored };
+        const refreshed = yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)} WHERE "did" = ${did} AND "cid" = ${blob.cid} AND "unreferencedSince" IS NOT NULL`);
+        if (refreshed === 1) return { kind: "stored", blob: stored };
       }
       const used = yield* get(BYTES_OF_ACCOUNT_ROW, bytesOfAccount(did));
       const usedBytes = used?.bytes ?? 0;

@@ -1,9 +1,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, raceOn } from "../../../tests/helpers/databases.ts";
+import { gatedAtCommit, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
 import { countOf, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
 import type { ConsentStore } from "../accounts/consent-store.ts";
 import { sql, type Database } from "../db/sql.ts";
 import { consentStoreContract, type ConsentStoreSubject } from "./contracts/consent-store-contract.ts";
+import { SqlAccountStore } from "./sql-account-store.ts";
 import { SqlConsentStore } from "./sql-consent-store.ts";
 import { SqlGrantStore } from "./sql-grant-store.ts";
 
@@ -70,5 +73,62 @@ describe.each(ENGINES)("SqlConsentStore on %s", (engine) => {
       expect(scope.filter((value) => value !== EMAIL).sort()).toEqual(["atproto", ...values].sort());
       expect([scope.includes(EMAIL), consent.declined === EMAIL].filter(Boolean)).toHaveLength(1);
     });
+  });
+});
+
+/**
+ * "Forget this app" racing an approval of the same app: the approval reads the remembered consent and then writes it
+ * back merged with its answer. On SQLite one of the two goes first. On PostgreSQL an approval that read the consent
+ * before forget committed must not write the forgotten values back (its upsert would wait for forget's row lock, then
+ * find no row and insert what it merged): the app would regain the scopes the person just took away, and prompt=none
+ * would issue codes for them without asking.
+ */
+describe("SqlConsentStore on postgresql: forgetting an app racing an approval of it", () => {
+  const shared = useSharedDatabase("postgresql");
+
+  it("RACE (two connections): an approval that read the consent while it was being forgotten does not bring the forgotten values back", async () => {
+    const { store } = await sqlConsentStore(shared.db);
+    await store.remember(ALICE, APP, granted("atproto", "repo:com.example.secret"), NOW);
+    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+    try {
+      // forget's own transaction, held open after its writes until the test opens the gate.
+      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
+      let settled = false;
+      const forgetting = new SqlConsentStore(gatedAtCommit(shared.db, "test-gate")).forget(ALICE, APP).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 1, () => settled);
+      // The approval, from another connection, while forget's writes are not yet committed.
+      const approval = store.remember(ALICE, APP, granted("atproto"), NOW + 1).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 2, () => settled);
+      expect(settled).toBe(false);
+      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
+      expect((await forgetting).consent).toBe(true);
+      await approval;
+    } finally {
+      await gate.query("SELECT pg_advisory_unlock_all()");
+      gate.release();
+    }
+    expect((await store.find(ALICE, APP))?.scope).toBe("atproto");
+  });
+
+  it("RACE (two connections): an approval that read the consent while the account lockdown disconnected its apps does not bring the consent back", async () => {
+    const { store } = await sqlConsentStore(shared.db);
+    await store.remember(ALICE, APP, granted("atproto", "repo:com.example.secret"), NOW);
+    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+    try {
+      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
+      let settled = false;
+      const lockdown = new SqlAccountStore(gatedAtCommit(shared.db, "test-gate")).secure(ALICE, "no-session", true).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 1, () => settled);
+      const approval = store.remember(ALICE, APP, granted("atproto"), NOW + 1).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 2, () => settled);
+      expect(settled).toBe(false);
+      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
+      expect((await lockdown).apps).toBe(1);
+      await approval;
+    } finally {
+      await gate.query("SELECT pg_advisory_unlock_all()");
+      gate.release();
+    }
+    expect((await store.find(ALICE, APP))?.scope).toBe("atproto");
   });
 });

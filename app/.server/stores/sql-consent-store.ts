@@ -15,7 +15,17 @@ export class SqlConsentStore implements ConsentStore {
       yield* lock(`consent:${accountDid}:${clientId}`);
       const existing = yield* get(tables.AuthorizedClient.pick("scope", "declined"), sql`SELECT "scope", "declined" FROM "AuthorizedClient"
         WHERE "accountDid" = ${accountDid} AND "clientId" = ${clientId}`);
-      const { scope, declined } = mergedConsent(existing, answer);
+      if (existing) {
+        // Written back only over what was read. Forgetting the app and the account lockdown delete the row without this
+        // lock: on PostgreSQL a delete committed after the read makes this UPDATE wait for it and then find no row, and
+        // the approval is then merged with nothing, as had it come after the delete (it does on SQLite). Merged with
+        // what was read, it would bring the forgotten values back.
+        const merged = mergedConsent(existing, answer);
+        const written = yield* run(sql`UPDATE "AuthorizedClient" SET "scope" = ${merged.scope}, "declined" = ${merged.declined}, "updatedAt" = ${at(now)}
+          WHERE "accountDid" = ${accountDid} AND "clientId" = ${clientId} AND "scope" = ${existing.scope} AND "declined" = ${existing.declined}`);
+        if (written === 1) return;
+      }
+      const { scope, declined } = mergedConsent(undefined, answer);
       yield* run(sql`INSERT INTO "AuthorizedClient" ("accountDid", "clientId", "scope", "declined", "createdAt", "updatedAt")
         VALUES (${accountDid}, ${clientId}, ${scope}, ${declined}, ${at(now)}, ${at(now)})
         ON CONFLICT ("accountDid", "clientId") DO UPDATE SET "scope" = excluded."scope", "declined" = excluded."declined", "updatedAt" = excluded."updatedAt"`);

@@ -1,6 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
+import { untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
 import { countOf, countRows, FIXTURE_TIME, insertAccount, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql, type Database } from "../db/sql.ts";
 import type { GrantStore } from "../oauth/token/grant-store.ts";
 import { grantStoreContract, type GrantStoreSubject } from "./contracts/grant-store-contract.ts";
@@ -96,5 +98,38 @@ describe.each(ENGINES)("SqlGrantStore on %s", (engine) => {
       expect(row).toEqual({ createdAt: now + 7, endsAt: now + 7 + 30 * DAY });
       expect(await countOf(shared.db, sql`SELECT COUNT(*) AS "n" FROM "Grant" WHERE "createdAt" = ${at(now + 7)}`)).toBe(1);
     });
+  });
+});
+
+/**
+ * docs/decisions/0040, the lookup's own expiry: a refresh token's lookup that finds its grant expired deletes the grant.
+ * A rotation of the grant's newest token by another process (whose clock had not yet reached the end) extends the grant
+ * meanwhile; on PostgreSQL the lookup's DELETE waits for that row and re-checks only its own WHERE, so the grant's expiry
+ * must be tested there, or the grant the rotation just extended, and the tokens it just issued, are deleted.
+ */
+describe("SqlGrantStore on postgresql: a refresh token's lookup racing the rotation that extends its grant", () => {
+  const shared = useSharedDatabase("postgresql");
+
+  it("RACE (two connections): the grant extended while the lookup waited to delete it stays", async () => {
+    const { store } = await sqlGrantStore(shared.db);
+    const grant = newGrant("g");
+    await store.insertCode(newCode("code-g"));
+    expect(await store.redeemCode("code-g", FIXTURE_TIME, grant, issuedTokens("g-1"))).toBe(true);
+    const client = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+    try {
+      await client.query("BEGIN");
+      // The rotation's extension of the grant (rotateRefreshToken's "extended"), not yet committed.
+      await client.query(`UPDATE "Grant" SET "expiresAt" = $1 WHERE "id" = 'g'`, [new Date(grant.expiresAt + 7 * DAY).toISOString()]);
+      let settled = false;
+      const lookup = store.findRefreshToken("refresh-g-1", grant.expiresAt).finally(() => (settled = true));
+      await untilASessionWaitsForALock(client, () => settled);
+      expect(settled).toBe(false);
+      await client.query("COMMIT");
+      await lookup;
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+    expect(await countOf(shared.db, sql`SELECT COUNT(*) AS "n" FROM "Grant" WHERE "id" = 'g'`)).toBe(1);
   });
 });

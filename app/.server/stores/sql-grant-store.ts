@@ -140,7 +140,9 @@ export class SqlGrantStore implements GrantStore {
         FROM "RefreshToken" r JOIN "Grant" g ON g."id" = r."grantId" WHERE r."tokenHash" = ${tokenHash}`);
       if (!row) return undefined;
       if (row.expiresAt <= now || row.endsAt <= now) {
-        yield* run(sql`DELETE FROM "Grant" WHERE "id" = ${row.id}`);
+        // Still expired when deleted (docs/decisions/0040): a rotation by another process may extend the grant after the
+        // read, and on PostgreSQL a DELETE that waited for it re-checks only this WHERE.
+        yield* run(sql`DELETE FROM "Grant" WHERE "id" = ${row.id} AND ("expiresAt" <= ${at(now)} OR "endsAt" <= ${at(now)})`);
         return undefined;
       }
       if (row.tokenExpiresAt <= now) {
