@@ -52,26 +52,22 @@ export async function dropTestDatabase(url: string): Promise<void> {
 }
 
 /**
- * Returns once some other session on `client`'s database waits for a lock (a row's, a table's or an advisory one): how
- * a race test knows that the step it started has reached the point where it must wait for the transaction the test
- * holds open. Each poll is a round trip to the server, so the loop waits on the server, not on a timer; `settled` ends
- * it early when the step finished without waiting (the test's own assertions then fail).
+ * Returns once at least `count` other sessions on `client`'s database wait for a lock (a row's, a table's or an
+ * advisory one): how a race test knows that the steps it started have reached the point where they must wait for the
+ * transaction it holds open. Each poll is a round trip to the server, so the loop waits on the server, not on a
+ * timer; `settled` ends it early when a step finished without waiting (the test's own assertions then fail).
  */
-export async function untilASessionWaitsForALock(client: pg.ClientBase, settled: () => boolean = () => false): Promise<void> {
-  while (!settled()) {
-    const waiting = await client.query(`SELECT 1 FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
-    if ((waiting.rowCount ?? 0) > 0) return;
-  }
-}
-
-/** Returns once at least `count` other sessions on `client`'s database wait for a lock (see untilASessionWaitsForALock). */
 export async function untilSessionsWaitForLocks(client: pg.ClientBase, count: number, settled: () => boolean = () => false): Promise<void> {
   while (!settled()) {
     const waiting = await client.query(`SELECT COUNT(*)::int AS "n" FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
     if ((waiting.rows[0] as { n: number }).n >= count) return;
   }
+}
+
+/** untilSessionsWaitForLocks for one session. */
+export function untilASessionWaitsForALock(client: pg.ClientBase, settled: () => boolean = () => false): Promise<void> {
+  return untilSessionsWaitForLocks(client, 1, settled);
 }
 
 /**
