@@ -3,6 +3,7 @@ import type { Keypair } from "@atproto/crypto";
 import { encode } from "@atproto/lex-cbor";
 import { cidForCbor, parseCid, type Cid } from "@atproto/lex-data";
 import { BlockMap, DataDiff, Repo, signCommit, type CommitData, type MST, type RepoStorage } from "@atproto/repo";
+import { addBlocks } from "./block-keys.ts";
 
 /**
  * A repository at one commit, as a commit is built on it: the commit's CID, revision and MST root (docs/decisions/0037).
@@ -43,11 +44,11 @@ export async function formatCommit(did: string, base: RepoAtCommit, ops: readonl
   const diff = await DataDiff.of(data, base.data);
   const newBlocks = diff.newMstBlocks;
   const relevantBlocks = new BlockMap();
-  for (const op of ops) relevantBlocks.addMap(await data.getCoveringProof(op.path));
+  for (const op of ops) addBlocks(relevantBlocks, await data.getCoveringProof(op.path));
   const addedLeaves = leaves.getMany(diff.newLeafCids.toList());
   if (addedLeaves.missing.length > 0) throw new Error(`Missing leaf blocks: ${addedLeaves.missing.join(", ")}`);
-  newBlocks.addMap(addedLeaves.blocks);
-  relevantBlocks.addMap(addedLeaves.blocks);
+  addBlocks(newBlocks, addedLeaves.blocks);
+  addBlocks(relevantBlocks, addedLeaves.blocks);
 
   const rev = TID.nextStr(base.rev);
   const signed = await signCommit({ did, version: 3, rev, prev: null, data: dataCid }, keypair);

@@ -1,6 +1,7 @@
-import { MemoryBlockstore, Repo, WriteOpAction, type BlockMap, type CommitData, type RecordWriteOp, type RepoStorage } from "@atproto/repo";
+import { MemoryBlockstore, Repo, WriteOpAction, type CommitData, type RecordWriteOp, type RepoStorage } from "@atproto/repo";
 import type { Keypair } from "@atproto/crypto";
 import { accountKeypair } from "../accounts/signing-key.ts";
+import { blockEntries, cidStrings } from "./block-keys.ts";
 import { formatCommit, KeptTrees, loadRepoAt, type CommitOp, type RepoAtCommit } from "./commit-builder.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
 import { accountEventBody, commitEventBody, identityEventBody, syncEventBody, type CommitEventOp } from "../sync/event-bodies.ts";
@@ -224,15 +225,11 @@ function prepared(did: string, base: RepoHead | null, commit: CommitData, record
     did,
     base,
     head: { cid: commit.cid.toString(), rev: commit.rev },
-    newBlocks: blockList(commit.newBlocks),
-    removedCids: commit.removedCids.toList().map((cid) => cid.toString()),
+    newBlocks: blockEntries(commit.newBlocks),
+    removedCids: cidStrings(commit.removedCids),
     records,
     events,
   };
-}
-
-function blockList(blocks: BlockMap): Array<{ cid: string; bytes: Uint8Array }> {
-  return blocks.entries().map((entry) => ({ cid: entry.cid.toString(), bytes: entry.bytes }));
 }
 
 async function recordDataOrRefuse(value: JsonRecord): Promise<RecordData> {
