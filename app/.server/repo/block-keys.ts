@@ -1,4 +1,4 @@
-import { BlockMap, CidSet } from "@atproto/repo";
+import type { BlockMap, CidSet } from "@atproto/repo";
 
 /**
  * @atproto/repo's BlockMap and CidSet keep their CIDs as strings, and parse each one back into a CID object when they
