@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import type { PostgresDatabase } from "../../app/.server/db/postgres-database.ts";
 import { lock, type Database, type Program } from "../../app/.server/db/sql.ts";
 import { inject } from "vitest";
 import { APP_ROLE, databaseUrl, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, withClient } from "./postgres-cluster.ts";
@@ -68,6 +69,29 @@ export async function untilSessionsWaitForLocks(client: pg.ClientBase, count: nu
 /** untilSessionsWaitForLocks for one session. */
 export function untilASessionWaitsForALock(client: pg.ClientBase, settled: () => boolean = () => false): Promise<void> {
   return untilSessionsWaitForLocks(client, 1, settled);
+}
+
+/**
+ * A race forced into one order: `hold` writes in a transaction on a connection of `db`'s pool that stays open; `step`
+ * then starts (from another connection), and once PostgreSQL reports it waiting for a lock, the held transaction
+ * commits and the step's result is returned. Throws when the step finished without waiting: then it did not race the
+ * held write at all, and the test would prove nothing.
+ */
+export async function raceAgainstHeldWrite<T>(db: PostgresDatabase, hold: (client: pg.ClientBase) => Promise<unknown>, step: () => Promise<T>): Promise<T> {
+  const client = await db.pool.connect();
+  try {
+    await client.query("BEGIN");
+    await hold(client);
+    let settled = false;
+    const stepping = step().finally(() => (settled = true));
+    await untilASessionWaitsForALock(client, () => settled);
+    if (settled) throw new Error("The step finished without waiting for the held write: it did not race it");
+    await client.query("COMMIT");
+    return await stepping;
+  } finally {
+    await client.query("ROLLBACK");
+    client.release();
+  }
 }
 
 /**

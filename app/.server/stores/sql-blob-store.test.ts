@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowOf, rowsOf, raceOn } from "../../../tests/helpers/databases.ts";
-import { gatedAtCommit, untilASessionWaitsForALock, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
+import { gatedAtCommit, raceAgainstHeldWrite, untilASessionWaitsForALock, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { countOf, countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
@@ -383,22 +383,14 @@ describe("SqlBlobStore on postgresql: a cleanup racing a record that references 
     const blobs = new SqlBlobStore(shared.db, { quotaBytes: QUOTA, unreferencedGraceMs: GRACE });
     const image = blob(1);
     await blobs.putBlob(ALICE, image, T);
-    const client = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
-    try {
+    const upload = await raceAgainstHeldWrite(
+      shared.others(1)[0] as PostgresDatabase,
       // Past Alice's grace period, a record write of hers names the blob again, not yet committed: the step of
       // recordBlobReferences that takes the blob's row (its record and reference rows do not matter to the race).
-      await client.query("BEGIN");
-      await client.query(`UPDATE "Blob" SET "unreferencedSince" = NULL WHERE "did" = $1 AND "cid" = $2`, [ALICE, image.cid]);
-      let settled = false;
-      const upload = blobs.putBlob(BOB, blob(2), T + GRACE).finally(() => (settled = true));
-      await untilASessionWaitsForALock(client, () => settled);
-      expect(settled).toBe(false);
-      await client.query("COMMIT");
-      expect((await upload).kind).toBe("stored");
-    } finally {
-      await client.query("ROLLBACK");
-      client.release();
-    }
+      (client) => client.query(`UPDATE "Blob" SET "unreferencedSince" = NULL WHERE "did" = $1 AND "cid" = $2`, [ALICE, image.cid]),
+      () => blobs.putBlob(BOB, blob(2), T + GRACE),
+    );
+    expect(upload.kind).toBe("stored");
     expect(await rowsOf(shared.db, sql`SELECT "cid", "unreferencedSince" FROM "Blob" WHERE "did" = ${ALICE}`)).toEqual([{ cid: image.cid, unreferencedSince: null }]);
   });
 });

@@ -86,44 +86,28 @@ describe.each(ENGINES)("SqlConsentStore on %s", (engine) => {
 describe("SqlConsentStore on postgresql: forgetting an app racing an approval of it", () => {
   const shared = useSharedDatabase("postgresql");
 
-  it("RACE (two connections): an approval that read the consent while it was being forgotten does not bring the forgotten values back", async () => {
-    const { store } = await sqlConsentStore(shared.db);
-    await store.remember(ALICE, APP, granted("atproto", "repo:com.example.secret"), NOW);
-    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
-    try {
-      // forget's own transaction, held open after its writes until the test opens the gate.
-      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
-      let settled = false;
-      const forgetting = new SqlConsentStore(gatedAtCommit(shared.db, "test-gate")).forget(ALICE, APP).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 1, () => settled);
-      // The approval, from another connection, while forget's writes are not yet committed.
-      const approval = store.remember(ALICE, APP, granted("atproto"), NOW + 1).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 2, () => settled);
-      expect(settled).toBe(false);
-      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
-      expect((await forgetting).consent).toBe(true);
-      await approval;
-    } finally {
-      await gate.query("SELECT pg_advisory_unlock_all()");
-      gate.release();
-    }
-    expect((await store.find(ALICE, APP))?.scope).toBe("atproto");
-  });
+  /** The two steps that delete a remembered consent without its lock, each with how it says it deleted one. */
+  const deleters = [
+    ["forgetting the app", async (db: Database) => (await new SqlConsentStore(db).forget(ALICE, APP)).consent],
+    ["the account lockdown disconnecting its apps", async (db: Database) => (await new SqlAccountStore(db).secure(ALICE, "no-session", true)).apps === 1],
+  ] as const;
 
-  it("RACE (two connections): an approval that read the consent while the account lockdown disconnected its apps does not bring the consent back", async () => {
+  it.each(deleters)("RACE (two connections): an approval that read the consent during %s does not bring the deleted values back", async (_name, deleteConsent) => {
     const { store } = await sqlConsentStore(shared.db);
     await store.remember(ALICE, APP, granted("atproto", "repo:com.example.secret"), NOW);
     const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
     try {
+      // The deleting transaction, held open after its writes until the test opens the gate.
       await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
       let settled = false;
-      const lockdown = new SqlAccountStore(gatedAtCommit(shared.db, "test-gate")).secure(ALICE, "no-session", true).finally(() => (settled = true));
+      const deleting = deleteConsent(gatedAtCommit(shared.db, "test-gate")).finally(() => (settled = true));
       await untilSessionsWaitForLocks(gate, 1, () => settled);
+      // The approval, from another connection, while the delete is not yet committed.
       const approval = store.remember(ALICE, APP, granted("atproto"), NOW + 1).finally(() => (settled = true));
       await untilSessionsWaitForLocks(gate, 2, () => settled);
       expect(settled).toBe(false);
       await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
-      expect((await lockdown).apps).toBe(1);
+      expect(await deleting).toBe(true);
       await approval;
     } finally {
       await gate.query("SELECT pg_advisory_unlock_all()");

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
-import { untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
+import { raceAgainstHeldWrite } from "../../../tests/helpers/postgres.ts";
 import { countOf, countRows, FIXTURE_TIME, insertAccount, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql, type Database } from "../db/sql.ts";
@@ -115,21 +115,12 @@ describe("SqlGrantStore on postgresql: a refresh token's lookup racing the rotat
     const grant = newGrant("g");
     await store.insertCode(newCode("code-g"));
     expect(await store.redeemCode("code-g", FIXTURE_TIME, grant, issuedTokens("g-1"))).toBe(true);
-    const client = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
-    try {
-      await client.query("BEGIN");
+    await raceAgainstHeldWrite(
+      shared.others(1)[0] as PostgresDatabase,
       // The rotation's extension of the grant (rotateRefreshToken's "extended"), not yet committed.
-      await client.query(`UPDATE "Grant" SET "expiresAt" = $1 WHERE "id" = 'g'`, [new Date(grant.expiresAt + 7 * DAY).toISOString()]);
-      let settled = false;
-      const lookup = store.findRefreshToken("refresh-g-1", grant.expiresAt).finally(() => (settled = true));
-      await untilASessionWaitsForALock(client, () => settled);
-      expect(settled).toBe(false);
-      await client.query("COMMIT");
-      await lookup;
-    } finally {
-      await client.query("ROLLBACK");
-      client.release();
-    }
+      (client) => client.query(`UPDATE "Grant" SET "expiresAt" = $1 WHERE "id" = 'g'`, [new Date(grant.expiresAt + 7 * DAY).toISOString()]),
+      () => store.findRefreshToken("refresh-g-1", grant.expiresAt),
+    );
     expect(await countOf(shared.db, sql`SELECT COUNT(*) AS "n" FROM "Grant" WHERE "id" = 'g'`)).toBe(1);
   });
 });

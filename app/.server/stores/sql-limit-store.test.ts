@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ENGINES, raceOn, rowOf } from "../../../tests/helpers/databases.ts";
-import { untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
+import { raceAgainstHeldWrite } from "../../../tests/helpers/postgres.ts";
 import { useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql } from "../db/sql.ts";
@@ -68,22 +68,13 @@ describe("SqlLimitStore on postgresql: a cleanup racing a window's restart", () 
   it("RACE (two connections): the restarted window keeps its count while another process's cleanup waits for it", async () => {
     const store = new SqlLimitStore(shared.db);
     await store.addHits([{ key: "restarting", delta: 5, windowEndsAt: T }], T - 60_000);
-    const client = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
-    try {
-      await client.query("BEGIN");
+    await raceAgainstHeldWrite(
+      shared.others(1)[0] as PostgresDatabase,
       // Another process's first hit of the next window (addHits's upsert restarts an ended window), not yet committed.
-      await client.query(`UPDATE "RateLimit" SET "count" = 1, "windowEndsAt" = $1 WHERE "key" = 'restarting'`, [new Date(T + 60_000).toISOString()]);
-      let settled = false;
+      (client) => client.query(`UPDATE "RateLimit" SET "count" = 1, "windowEndsAt" = $1 WHERE "key" = 'restarting'`, [new Date(T + 60_000).toISOString()]),
       // A hit on another key at T: its cleanup finds the "restarting" window ended and must wait for the row.
-      const cleaning = store.addHits([{ key: "other", delta: 1, windowEndsAt: T + 60_000 }], T).finally(() => (settled = true));
-      await untilASessionWaitsForALock(client, () => settled);
-      expect(settled).toBe(false);
-      await client.query("COMMIT");
-      await cleaning;
-    } finally {
-      await client.query("ROLLBACK");
-      client.release();
-    }
+      () => store.addHits([{ key: "other", delta: 1, windowEndsAt: T + 60_000 }], T),
+    );
     expect(await rowOf(shared.db, sql`SELECT "count", "windowEndsAt" FROM "RateLimit" WHERE "key" = 'restarting'`)).toEqual({ count: 1, windowEndsAt: T + 60_000 });
   });
 });
