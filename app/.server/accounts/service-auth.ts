@@ -5,9 +5,10 @@ import { accountKeypair } from "./signing-key.ts";
 export type ServiceJwtRequest = { iss: string; aud: string; lxm?: string; expiresAt: number; signingKey: string; now: number };
 
 /**
- * Signed with @atproto/crypto, not jose: the network verifies these tokens against the `#atproto` key of the DID
- * document with atproto's rules, which refuse high-S ECDSA signatures (https://atproto.com/specs/cryptography:
- * "only the low-S signature is considered valid"); jose does not normalise S.
+ * Signed with the account's keypair (accounts/signing-key.ts, docs/decisions/0041), not jose: the network verifies
+ * these tokens against the `#atproto` key of the DID document with atproto's rules, which refuse high-S ECDSA
+ * signatures (https://atproto.com/specs/cryptography: "only the low-S signature is considered valid"); jose does not
+ * normalise S.
  */
 export async function createServiceJwt(request: ServiceJwtRequest): Promise<string> {
   const header = { typ: "JWT", alg: "ES256" };

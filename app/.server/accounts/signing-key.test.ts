@@ -2,19 +2,19 @@ import { verifySignature } from "@atproto/crypto";
 import { compactVerify, importJWK, type JWK } from "jose";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { accountKeypair, generateSigningKey, importSigningKey, lowS } from "./signing-key.ts";
+import { accountKeypair, generateSigningKey, lowS } from "./signing-key.ts";
 
 /** P-256's group order (SEC 2, §2.4.2), written out again here so that the test does not borrow the code's. */
 const N = BigInt("0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551");
 const sOf = (signature: Uint8Array) => BigInt(`0x${Buffer.from(signature.subarray(32)).toString("hex")}`);
 
 describe("an account's signing key", () => {
-  it("is one key for jose (service auth) and @atproto/crypto (commits, the DID document)", async () => {
+  it("is one key for jose and for @atproto/crypto (its did:key, the verification the network does)", async () => {
     const stored = await generateSigningKey();
     const keypair = await accountKeypair(stored);
     const jwk = JSON.parse(stored) as JWK;
     // The did:key names the same public key jose verifies with.
-    const jwt = await new SignJWT({}).setProtectedHeader({ alg: "ES256" }).sign(await importSigningKey(stored));
+    const jwt = await new SignJWT({}).setProtectedHeader({ alg: "ES256" }).sign(await importJWK(jwk, "ES256"));
     await expect(compactVerify(jwt, await importJWK({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y }, "ES256"))).resolves.toBeDefined();
     expect(keypair.did()).toMatch(/^did:key:zDn/);
     const data = new TextEncoder().encode("commit bytes");

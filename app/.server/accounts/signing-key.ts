@@ -1,30 +1,17 @@
 import { P256Keypair, type Keypair } from "@atproto/crypto";
-import { exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { createPrivateKey, sign, type KeyObject } from "node:crypto";
 
 /**
- * Each account has its own ES256 (P-256) signing key, used for service auth
- * tokens (com.atproto.server.getServiceAuth, proxied calls). The private JWK
- * is stored with the account.
+ * Each account has its own ES256 (P-256) signing key: it signs the account's repository commits and its service-auth
+ * tokens (com.atproto.server.getServiceAuth, proxied calls), and its DID document names it. The private JWK is stored
+ * with the account.
  */
 export async function generateSigningKey(): Promise<string> {
   const { privateKey } = await generateKeyPair("ES256", { extractable: true });
   const jwk = await exportJWK(privateKey);
   return JSON.stringify({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, d: jwk.d });
 }
-
-const imported = new Map<string, CryptoKey | Uint8Array>();
-
-export async function importSigningKey(stored: string): Promise<CryptoKey | Uint8Array> {
-  let key = imported.get(stored);
-  if (!key) {
-    key = await importJWK(JSON.parse(stored) as JWK, "ES256");
-    if (imported.size > 1000) imported.clear();
-    imported.set(stored, key);
-  }
-  return key;
-}
-
 
 /**
  * P-256's group order n (SEC 2, §2.4.2). An ECDSA signature (r, s) and (r, n − s) verify alike; atproto accepts only

@@ -41,5 +41,9 @@ describe("block-keys: @atproto/repo's CID strings read as the library keeps them
     const other = Object.assign(Object.create(BlockMap.prototype) as BlockMap, { entries: () => [{ cid, bytes }], addMap: BlockMap.prototype.addMap });
     expect(keepsBlockKeys(other)).toBe(false);
     expect(blockEntries(other)).toEqual([{ cid: cid.toString(), bytes }]);
+    // A Map keyed by something else than the CID strings (CID objects, say) is not read as one.
+    const objectKeyed = Object.assign(Object.create(BlockMap.prototype) as BlockMap, { map: new Map([[cid, bytes]]), entries: () => [{ cid, bytes }] });
+    expect(keepsBlockKeys(objectKeyed)).toBe(false);
+    expect(blockEntries(objectKeyed)).toEqual([{ cid: cid.toString(), bytes }]);
   });
 });

@@ -13,12 +13,20 @@ type KeptCids = { set: Set<string> };
 
 /** Whether `blocks` keeps its CIDs as strings in a Map (true for the pinned @atproto/repo). */
 export function keepsBlockKeys(blocks: BlockMap): boolean {
-  return (blocks as unknown as Partial<KeptBlocks>).map instanceof Map;
+  const map = (blocks as unknown as Partial<KeptBlocks>).map;
+  return map instanceof Map && keyedByStrings(map.keys());
 }
 
 /** Whether `cids` keeps its CIDs as strings in a Set (true for the pinned @atproto/repo). */
 export function keepsCidKeys(cids: CidSet): boolean {
-  return (cids as unknown as Partial<KeptCids>).set instanceof Set;
+  const set = (cids as unknown as Partial<KeptCids>).set;
+  return set instanceof Set && keyedByStrings(set.values());
+}
+
+/** The first key is a string (an empty collection has nothing to misread). */
+function keyedByStrings(keys: Iterator<unknown>): boolean {
+  const first = keys.next();
+  return first.done === true || typeof first.value === "string";
 }
 
 /** Each block's CID string and bytes, in the map's order. */

@@ -16,12 +16,23 @@ export const CLEANUP_BATCH = 20;
  * The expiry is tested twice on purpose (docs/decisions/0040). The subquery picks a batch of expired rows by the index;
  * the outer test keeps a row that another transaction renewed meanwhile: on PostgreSQL (READ COMMITTED) a DELETE that
  * waited for a concurrent update re-checks only its own WHERE against the row's new version, not the subquery, so
- * without it a rate-limit window just restarted, or a blob just referenced again, would be deleted as it was.
+ * without it a rate-limit window just restarted, or a blob just referenced again, would be deleted as it was. The
+ * outer test is written as an expression no index matches (`stillExpired`), so that the rows are reached through the
+ * batch's keys: with the column itself, PostgreSQL could drive the delete from the expiry index instead and read every
+ * expired row to delete a batch (found in review: 3.4 s on 200,000 rows whose statistics were taken while they lived).
  */
 export function deleteExpiredSql(table: string, keyColumns: string | readonly string[], expiryColumn = "expiresAt", batch = CLEANUP_BATCH): string {
   const keys = [keyColumns].flat().map((column) => `"${column}"`);
   const key = keys.length > 1 ? `(${keys.join(", ")})` : keys[0];
-  return `DELETE FROM "${table}" WHERE "${expiryColumn}" <= ? AND ${key} IN (SELECT ${keys.join(", ")} FROM "${table}" WHERE "${expiryColumn}" <= ? LIMIT ${batch})`;
+  return `DELETE FROM "${table}" WHERE ${stillExpired(expiryColumn)} <= ? AND ${key} IN (SELECT ${keys.join(", ")} FROM "${table}" WHERE "${expiryColumn}" <= ? LIMIT ${batch})`;
+}
+
+/**
+ * A cleanup's outer expiry test (deleteExpiredSql): the column as an expression that no index matches on either engine,
+ * so that the planner cannot choose the expiry index for it, and PostgreSQL re-checks it after waiting for a row.
+ */
+export function stillExpired(expiryColumn: string): string {
+  return `COALESCE("${expiryColumn}", "${expiryColumn}")`;
 }
 
 /** The cleanup as a statement of the store programs: deletes up to `batch` rows that expired at or before `cutoff`. */

@@ -36,7 +36,7 @@ export class SqlReplayStore implements ReplayStore {
     try {
       const recorded = await this.db.atomicStep({
         *postgresql(): Program<number> {
-          return yield* run(sql`WITH "expired" AS (DELETE FROM "ReplayRecord" WHERE "expiresAt" <= ${at(now)} AND "key" IN (SELECT "key" FROM "ReplayRecord"
+          return yield* run(sql`WITH "expired" AS (DELETE FROM "ReplayRecord" WHERE COALESCE("expiresAt", "expiresAt") <= ${at(now)} AND "key" IN (SELECT "key" FROM "ReplayRecord"
               WHERE "expiresAt" <= ${at(now)} AND "key" <> ${hashedKey} LIMIT ${CLEANUP_BATCH}))
             INSERT INTO "ReplayRecord" ("key", "expiresAt") VALUES (${hashedKey}, ${at(expiresAt)})
             ON CONFLICT ("key") DO UPDATE SET "expiresAt" = excluded."expiresAt" WHERE "ReplayRecord"."expiresAt" <= ${at(now)}`);
