@@ -42,7 +42,6 @@ import { SqlReplayStore } from "./stores/sql-replay-store.ts";
 import { SqlRepoStore } from "./stores/sql-repo-store.ts";
 import { SqlEventLog } from "./stores/sql-event-log.ts";
 import { AppendSignal } from "./sync/append-signal.ts";
-import { identityEventBody } from "./sync/event-bodies.ts";
 import { RepoWriter } from "./repo/repo-writer.ts";
 import { migrateRepositories } from "./repo/repository-migration.ts";
 import { SqlRequestStore } from "./stores/sql-request-store.ts";
@@ -138,11 +137,9 @@ export async function createServices(
   });
   const { repo, repoWriter, eventLog, appended } = repositories(config, db, now);
   const accountStore = new SqlAccountStore(db);
-  // docs/decisions/0028a: a handle change is announced on the firehose as an #identity event.
+  // docs/decisions/0028a: a handle change is announced on the firehose as an #identity event (none once deleted).
   const announceIdentity = async (did: string) => {
-    const handle = (await accountStore.profile("did", did))?.handle;
-    await eventLog.append([{ did, type: "identity", body: identityEventBody({ did, handle, time: new Date(now()).toISOString() }) }], now());
-    appended.notify();
+    if (await repo.announceIdentity(did, now())) appended.notify();
   };
   const identity = await plcIdentity(config, db, now());
   const accounts = new AccountManager(accountStore, identity, now, announceIdentity, repoWriter);

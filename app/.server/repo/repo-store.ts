@@ -70,6 +70,12 @@ export interface RepoStore {
    * (docs/decisions/0031). "unchanged", with nothing appended, when the account already had that status.
    */
   changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]): Promise<"changed" | "unchanged" | "no-account">;
+  /**
+   * Appends the account's #identity event with its handle as it is now, read under the lock every commit and the
+   * account's deletion take: an account deleted meanwhile gets none (its deletion removed its events and ends them
+   * with #account). False when there is no such account.
+   */
+  announceIdentity(did: string, now: number): Promise<boolean>;
   /** The blocks among `cids` that the account's repository holds. */
   getBlocks(did: string, cids: readonly string[]): Promise<BlockRow[]>;
   /**

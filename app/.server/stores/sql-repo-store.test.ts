@@ -3,11 +3,14 @@ import { parseCid } from "@atproto/lex-data";
 import { readCarWithRoot, verifyProofs, getRecords } from "@atproto/repo";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowsOf } from "../../../tests/helpers/databases.ts";
+import { gatedAtCommit, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
 import { accountWithRepository, exportRepository, GRACE_MS, repositoriesOn, RETENTION_MS, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql } from "../db/sql.ts";
 import { MAX_COMMIT_BYTES, RepoError, type WriteRequest } from "../repo/repo-writer.ts";
 import { BLOB_CLEANUP_BATCH } from "./sql-blob-store.ts";
+import { SqlAccountDeletionStore } from "./sql-account-deletion-store.ts";
 import { EVENT_PRUNE_BATCH, SqlEventLog } from "./sql-event-log.ts";
 import { COMMITS_PER_CLEANUP } from "./sql-repo-store.ts";
 
@@ -302,3 +305,55 @@ async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   for await (const chunk of chunks) parts.push(chunk);
   return Buffer.concat(parts);
 }
+
+/**
+ * docs/decisions/0028a: a handle change is announced by #identity, with the handle as it is when the event is
+ * appended; the account's deletion removes its events and ends them with #account (deleted). The announcement is
+ * read and appended under the lock the deletion takes, so that no #identity of a deleted account follows it.
+ */
+describe.each(ENGINES)("SqlRepoStore.announceIdentity on %s", (engine) => {
+  const shared = useSharedDatabase(engine);
+  const clock: Clock = { now: 1_800_000_000_000 };
+  const identityEvents = async (did: string) =>
+    (await new SqlEventLog(shared.db, 3600_000).after(0, 1000)).filter((event) => event.did === did && event.type === "identity").map((event) => decode(event.body));
+
+  it("appends #identity with the handle the account has now, and nothing once the account is gone", async () => {
+    await accountWithRepository(shared.db, ALICE, clock);
+    await execute(shared.db, sql`UPDATE "Account" SET "handle" = 'alice-renamed.test' WHERE "did" = ${ALICE}`);
+    const { store } = repositoriesOn(shared.db, clock);
+    expect(await store.announceIdentity(ALICE, clock.now)).toBe(true);
+    expect((await identityEvents(ALICE)).at(-1)).toMatchObject({ did: ALICE, handle: "alice-renamed.test" });
+    await new SqlAccountDeletionStore(shared.db, RETENTION_MS).removeByOperator(ALICE, clock.now);
+    expect(await store.announceIdentity(ALICE, clock.now)).toBe(false);
+    expect(await identityEvents(ALICE)).toEqual([]);
+  });
+});
+
+describe("SqlRepoStore.announceIdentity on postgresql, racing the account's deletion", () => {
+  const shared = useSharedDatabase("postgresql");
+  const clock: Clock = { now: 1_800_000_000_000 };
+  const identityEvents = async (did: string) => (await new SqlEventLog(shared.db, 3600_000).after(0, 1000)).filter((event) => event.did === did && event.type === "identity");
+
+  it("RACE (two connections): an announcement made while the account is being deleted waits, and appends nothing", async () => {
+    await accountWithRepository(shared.db, ALICE, clock);
+    const { store } = repositoriesOn(shared.db, clock);
+    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
+    try {
+      // The deletion's own transaction, held open after its writes (its lock on the account's data taken).
+      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
+      let settled = false;
+      const deleting = new SqlAccountDeletionStore(gatedAtCommit(shared.db, "test-gate"), RETENTION_MS).removeByOperator(ALICE, clock.now).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 1, () => settled);
+      const announcing = store.announceIdentity(ALICE, clock.now).finally(() => (settled = true));
+      await untilSessionsWaitForLocks(gate, 2, () => settled);
+      expect(settled).toBe(false);
+      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
+      expect(await deleting).toBeDefined();
+      expect(await announcing).toBe(false);
+    } finally {
+      await gate.query("SELECT pg_advisory_unlock_all()");
+      gate.release();
+    }
+    expect(await identityEvents(ALICE)).toEqual([]);
+  });
+});

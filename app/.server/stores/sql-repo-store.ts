@@ -6,6 +6,7 @@ import { all, at, BYTEWISE, get, run, send, sql, statementOf, type Database, typ
 import { BlockCache } from "../repo/block-cache.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
 import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
+import { identityEventBody } from "../sync/event-bodies.ts";
 import type { NewEvent } from "../sync/event-log.ts";
 import { appendEvent, sendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
@@ -169,6 +170,19 @@ export class SqlRepoStore implements RepoStore {
       if (changed === 0) return (yield* get(FOUND_ROW, sql`SELECT 1 AS "found" FROM "Account" WHERE "did" = ${did}`)) ? "unchanged" : "no-account";
       for (const event of events) yield* appendEvent(event, now, eventRetentionMs);
       return "changed";
+    });
+  }
+
+  async announceIdentity(did: string, now: number) {
+    const { eventRetentionMs } = this.settings;
+    return this.db.transaction(function* (): Program<boolean> {
+      // The lock the account's deletion takes before it removes the account's events (sql-account-deletion-store.ts).
+      yield* lockAccountData(did);
+      const account = yield* get(tables.Account.pick("handle"), sql`SELECT "handle" FROM "Account" WHERE "did" = ${did}`);
+      if (!account) return false;
+      const body = identityEventBody({ did, handle: account.handle, time: new Date(now).toISOString() });
+      yield* appendEvent({ did, type: "identity", body }, now, eventRetentionMs);
+      return true;
     });
   }
 
