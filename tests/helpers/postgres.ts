@@ -58,7 +58,7 @@ export async function dropTestDatabase(url: string): Promise<void> {
  * transaction it holds open. Each poll is a round trip to the server, so the loop waits on the server, not on a
  * timer; `settled` ends it early when a step finished without waiting (the test's own assertions then fail).
  */
-export async function untilSessionsWaitForLocks(client: pg.ClientBase, count: number, settled: () => boolean = () => false): Promise<void> {
+async function untilSessionsWaitForLocks(client: pg.ClientBase, count: number, settled: () => boolean = () => false): Promise<void> {
   while (!settled()) {
     const waiting = await client.query(`SELECT COUNT(*)::int AS "n" FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
@@ -95,11 +95,36 @@ export async function raceAgainstHeldWrite<T>(db: PostgresDatabase, hold: (clien
 }
 
 /**
+ * A race between two store steps forced into one order: `first` runs on `db` with its transaction held open before
+ * its COMMIT (gatedAtCommit; its writes made, its locks held), `second` starts once `first` waits at the gate, and the
+ * gate opens once `second` waits for a lock too. Both results, `first`'s then `second`'s. Throws when either step
+ * finished without waiting: then they did not race, and the test would prove nothing.
+ */
+export async function raceAgainstGatedTransaction<A, B>(db: PostgresDatabase, first: (gated: Database) => Promise<A>, second: () => Promise<B>): Promise<[A, B]> {
+  const GATE = "test-gate";
+  const gate = await db.pool.connect();
+  try {
+    await gate.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [GATE]);
+    let settled = false;
+    const firstDone = first(gatedAtCommit(db, GATE)).finally(() => (settled = true));
+    await untilSessionsWaitForLocks(gate, 1, () => settled);
+    const secondDone = second().finally(() => (settled = true));
+    await untilSessionsWaitForLocks(gate, 2, () => settled);
+    if (settled) throw new Error("A step finished without waiting: the two did not race");
+    await gate.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [GATE]);
+    return await Promise.all([firstDone, secondDone]);
+  } finally {
+    await gate.query("SELECT pg_advisory_unlock_all()");
+    gate.release();
+  }
+}
+
+/**
  * The database, except that each transaction, once its program has run, takes the advisory lock `gate` before it
  * commits: a race test holds the gate (a session lock on a client of its own) to keep a store's real transaction open,
  * its writes made and its row locks held, while it starts the step that races it.
  */
-export function gatedAtCommit(db: Database, gate: string): Database {
+function gatedAtCommit(db: Database, gate: string): Database {
   return Object.assign(Object.create(db) as Database, {
     transaction<T>(program: () => Program<T>) {
       return db.transaction(function* (): Program<T> {

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowOf, rowsOf, raceOn } from "../../../tests/helpers/databases.ts";
-import { gatedAtCommit, raceAgainstHeldWrite, untilASessionWaitsForALock, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
+import { raceAgainstGatedTransaction, raceAgainstHeldWrite, untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { countOf, countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
@@ -412,24 +412,15 @@ describe("SqlBlobStore on postgresql: uploading a blob again while another accou
     const blobs = new SqlBlobStore(shared.db, limits);
     const image = blob(1);
     await blobs.putBlob(ALICE, image, T);
-    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
-    try {
-      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
-      let settled = false;
+    const [bobs, alices] = await raceAgainstGatedTransaction(
+      shared.db as PostgresDatabase,
       // Bob's upload once Alice's blob is past its grace period: its cleanup deletes it, and its commit waits at the gate.
-      const bobs = new SqlBlobStore(gatedAtCommit(shared.db, "test-gate"), limits).putBlob(BOB, blob(2), T + GRACE).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 1, () => settled);
+      (gated) => new SqlBlobStore(gated, limits).putBlob(BOB, blob(2), T + GRACE),
       // Alice uploads it again a moment before the end of its grace period by her process's clock.
-      const alices = blobs.putBlob(ALICE, image, T + GRACE - 1).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 2, () => settled);
-      expect(settled).toBe(false);
-      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
-      expect((await bobs).kind).toBe("stored");
-      expect((await alices).kind).toBe("stored");
-    } finally {
-      await gate.query("SELECT pg_advisory_unlock_all()");
-      gate.release();
-    }
+      () => blobs.putBlob(ALICE, image, T + GRACE - 1),
+    );
+    expect(bobs.kind).toBe("stored");
+    expect(alices.kind).toBe("stored");
     expect(await rowsOf(shared.db, sql`SELECT "cid" FROM "Blob" WHERE "did" = ${ALICE}`)).toEqual([{ cid: image.cid }]);
   });
 });

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, raceOn } from "../../../tests/helpers/databases.ts";
-import { gatedAtCommit, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
+import { raceAgainstGatedTransaction } from "../../../tests/helpers/postgres.ts";
 import { countOf, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import type { ConsentStore } from "../accounts/consent-store.ts";
@@ -95,24 +95,14 @@ describe("SqlConsentStore on postgresql: forgetting an app racing an approval of
   it.each(deleters)("RACE (two connections): an approval that read the consent during %s does not bring the deleted values back", async (_name, deleteConsent) => {
     const { store } = await sqlConsentStore(shared.db);
     await store.remember(ALICE, APP, granted("atproto", "repo:com.example.secret"), NOW);
-    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
-    try {
-      // The deleting transaction, held open after its writes until the test opens the gate.
-      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
-      let settled = false;
-      const deleting = deleteConsent(gatedAtCommit(shared.db, "test-gate")).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 1, () => settled);
+    const [deleted] = await raceAgainstGatedTransaction(
+      shared.db as PostgresDatabase,
+      // The deleting transaction, held open after its writes until both wait.
+      deleteConsent,
       // The approval, from another connection, while the delete is not yet committed.
-      const approval = store.remember(ALICE, APP, granted("atproto"), NOW + 1).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 2, () => settled);
-      expect(settled).toBe(false);
-      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
-      expect(await deleting).toBe(true);
-      await approval;
-    } finally {
-      await gate.query("SELECT pg_advisory_unlock_all()");
-      gate.release();
-    }
+      () => store.remember(ALICE, APP, granted("atproto"), NOW + 1),
+    );
+    expect(deleted).toBe(true);
     expect((await store.find(ALICE, APP))?.scope).toBe("atproto");
   });
 });

@@ -3,7 +3,7 @@ import { parseCid } from "@atproto/lex-data";
 import { readCarWithRoot, verifyProofs, getRecords } from "@atproto/repo";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowsOf } from "../../../tests/helpers/databases.ts";
-import { gatedAtCommit, untilSessionsWaitForLocks } from "../../../tests/helpers/postgres.ts";
+import { raceAgainstGatedTransaction } from "../../../tests/helpers/postgres.ts";
 import { accountWithRepository, exportRepository, GRACE_MS, repositoriesOn, RETENTION_MS, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
@@ -337,23 +337,14 @@ describe("SqlRepoStore.announceIdentity on postgresql, racing the account's dele
   it("RACE (two connections): an announcement made while the account is being deleted waits, and appends nothing", async () => {
     await accountWithRepository(shared.db, ALICE, clock);
     const { store } = repositoriesOn(shared.db, clock);
-    const gate = await (shared.others(1)[0] as PostgresDatabase).pool.connect();
-    try {
+    const [deleted, announced] = await raceAgainstGatedTransaction(
+      shared.db as PostgresDatabase,
       // The deletion's own transaction, held open after its writes (its lock on the account's data taken).
-      await gate.query("SELECT pg_advisory_lock(hashtextextended('test-gate', 0))");
-      let settled = false;
-      const deleting = new SqlAccountDeletionStore(gatedAtCommit(shared.db, "test-gate"), RETENTION_MS).removeByOperator(ALICE, clock.now).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 1, () => settled);
-      const announcing = store.announceIdentity(ALICE, clock.now).finally(() => (settled = true));
-      await untilSessionsWaitForLocks(gate, 2, () => settled);
-      expect(settled).toBe(false);
-      await gate.query("SELECT pg_advisory_unlock(hashtextextended('test-gate', 0))");
-      expect(await deleting).toBeDefined();
-      expect(await announcing).toBe(false);
-    } finally {
-      await gate.query("SELECT pg_advisory_unlock_all()");
-      gate.release();
-    }
+      (gated) => new SqlAccountDeletionStore(gated, RETENTION_MS).removeByOperator(ALICE, clock.now),
+      () => store.announceIdentity(ALICE, clock.now),
+    );
+    expect(deleted).toBeDefined();
+    expect(announced).toBe(false);
     expect(await identityEvents(ALICE)).toEqual([]);
   });
 });

@@ -39,6 +39,10 @@ export interface EventLog {
   latestSeq(): Promise<number>;
   /** The first `seq` appended at or after `timeMs` (the start of the backfill window), or undefined when none. */
   firstSeqSince(timeMs: number): Promise<number | undefined>;
-  /** Appends events that are not part of a commit (#identity, #account), in order; their `seq`s. */
+  /**
+   * Appends events on their own, in order; their `seq`s. The server appends its events in the transaction of the
+   * write they announce (a commit, an account's status, its deletion, a handle change: SqlRepoStore and the deletion
+   * store); this is how the firehose's tests feed a log.
+   */
   append(events: NewEvent[], now: number): Promise<number[]>;
 }
