@@ -218,7 +218,9 @@ export class PasskeyManager {
     }
     if (!verification.verified) throw new PasskeyError("notVerified");
     const { newCounter, credentialBackedUp } = verification.authenticationInfo;
-    await this.store.recordUse(passkey.credentialId, newCounter, credentialBackedUp, this.now());
+    // Refused when another sign-in recorded this counter (or a later one) since the passkey was read: of two answers
+    // with one counter, a cloned authenticator's and its original's, only the first signs in.
+    if (!(await this.store.recordUse(passkey.credentialId, newCounter, credentialBackedUp, this.now()))) throw new PasskeyError("notVerified");
     return { accountDid: passkey.accountDid, credentialId: passkey.credentialId };
   }
 

@@ -19,8 +19,12 @@ export interface PasskeyStore {
   find(credentialId: string): Promise<StoredPasskey | undefined>;
   /** The account's passkeys, oldest first. */
   list(accountDid: string): Promise<StoredPasskey[]>;
-  /** After a verified sign-in: the authenticator's new counter and backup state. */
-  recordUse(credentialId: string, counter: number, backedUp: boolean, now: number): Promise<void>;
+  /**
+   * After a verified sign-in: the authenticator's new counter and backup state, in one step that re-checks the counter
+   * against the stored one. False, and nothing written, when the counter did not advance (another sign-in with the
+   * same or a later counter was recorded meanwhile: WebAuthn's sign of a cloned authenticator) or the passkey is gone.
+   */
+  recordUse(credentialId: string, counter: number, backedUp: boolean, now: number): Promise<boolean>;
   /** False when the account has no such passkey. */
   rename(accountDid: string, credentialId: string, name: string): Promise<boolean>;
   /** False when the account has no such passkey. */

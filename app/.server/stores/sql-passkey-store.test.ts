@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, rowOf, raceOn } from "../../../tests/helpers/databases.ts";
+import { raceAgainstHeldWrite } from "../../../tests/helpers/postgres.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { StoredPasskey } from "../accounts/passkey-store.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { sql } from "../db/sql.ts";
 import { SqlPasskeyStore } from "./sql-passkey-store.ts";
 
@@ -71,13 +73,32 @@ describe.each(ENGINES)("SqlPasskeyStore on %s", (engine) => {
 
   it("records a use: the new counter, the backup state and the time", async () => {
     await store.insert(passkey("cred-a"));
-    await store.recordUse("cred-a", 42, false, NOW + 5);
+    expect(await store.recordUse("cred-a", 42, false, NOW + 5)).toBe(true);
     expect(await store.find("cred-a")).toMatchObject({ counter: 42, backedUp: false, lastUsedAt: NOW + 5 });
-    await store.recordUse("cred-a", 43, true, NOW + 6);
+    expect(await store.recordUse("cred-a", 43, true, NOW + 6)).toBe(true);
     expect(await store.find("cred-a")).toMatchObject({ counter: 43, backedUp: true, lastUsedAt: NOW + 6 });
     // Stored as each engine stores a boolean: 1/0 on SQLite, true/false on PostgreSQL, and read back the same.
     const row = await rowOf<{ backedUp: unknown }>(shared.db, sql`SELECT "backedUp" FROM "Passkey" WHERE "credentialId" = 'cred-a'`);
     expect(row!.backedUp).toBe(engine === "sqlite" ? 1 : true);
+  });
+
+  it("refuses a use whose counter did not advance past the stored one, writing nothing; an authenticator without a counter (0 and 0) is recorded", async () => {
+    await store.insert(passkey("counting", { counter: 10 }));
+    for (const stale of [10, 9, 0]) expect(await store.recordUse("counting", stale, false, NOW + 5)).toBe(false);
+    expect(await store.find("counting")).toMatchObject({ counter: 10, backedUp: true, lastUsedAt: null });
+    await store.insert(passkey("uncounted"));
+    expect(await store.recordUse("uncounted", 0, true, NOW + 5)).toBe(true);
+    expect(await store.recordUse("uncounted", 0, true, NOW + 6)).toBe(true);
+    expect(await store.find("uncounted")).toMatchObject({ counter: 0, lastUsedAt: NOW + 6 });
+    expect(await store.recordUse("removed", 1, true, NOW + 5)).toBe(false);
+  });
+
+  it(`RACE: 12 sign-ins with one counter ${raceOn(engine, 4)}, as a cloned authenticator and its original would make them: one is recorded`, async () => {
+    await store.insert(passkey("cloned", { counter: 10 }));
+    const stores = shared.others(4).map((db) => new SqlPasskeyStore(db));
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 4]!.recordUse("cloned", 11, i % 2 === 0, NOW + i)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.find("cloned")).toMatchObject({ counter: 11, lastUsedAt: NOW + results.indexOf(true) });
   });
 
   it("renames and removes only the account's own passkey", async () => {
@@ -105,5 +126,36 @@ describe.each(ENGINES)("SqlPasskeyStore on %s", (engine) => {
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.insert(passkey("contested", { accountDid: i % 2 ? ALICE : BOB, name: `try ${i}` }))));
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.find("contested")).toMatchObject({ name: `try ${results.indexOf(true)}` });
+  });
+});
+
+/**
+ * The counter's re-test where it matters, on PostgreSQL under READ COMMITTED: a sign-in's update that waits for another
+ * sign-in's update of the same row must test the counter against the row that one left, not against the count both
+ * read before. The order is forced: the other sign-in's update is held open, this one starts and waits for its row.
+ */
+describe("SqlPasskeyStore on postgresql: two sign-ins with one passkey's counters at once", () => {
+  const shared = useSharedDatabase("postgresql");
+
+  beforeEach(async () => {
+    await insertAccount(shared.db, ALICE);
+    await new SqlPasskeyStore(shared.db).insert(passkey("cloned", { counter: 10 }));
+  });
+
+  it.each([
+    ["the same counter", 11, 11],
+    ["a lower counter than the one recorded meanwhile", 12, 11],
+  ])("%s: refused after the wait, and the recorded counter kept", async (_, recorded, late) => {
+    // The other process's pool is connected before the race, as a running server's is: the helper's polling never let
+    // a pool's first connection through (the step then never reached PostgreSQL, and the test hung).
+    const store = new SqlPasskeyStore(shared.others(1)[0]!);
+    expect(await store.find("cloned")).toMatchObject({ counter: 10 });
+    const accepted = await raceAgainstHeldWrite(
+      shared.db as PostgresDatabase,
+      (client) => client.query(`UPDATE "Passkey" SET "counter" = $1 WHERE "credentialId" = 'cloned' AND "counter" < $1`, [recorded]),
+      () => store.recordUse("cloned", late, false, NOW + 1),
+    );
+    expect(accepted).toBe(false);
+    expect(await store.find("cloned")).toMatchObject({ counter: recorded, lastUsedAt: null });
   });
 });

@@ -33,8 +33,15 @@ export class SqlPasskeyStore implements PasskeyStore {
   }
 
   async recordUse(credentialId: string, counter: number, backedUp: boolean, now: number) {
-    return this.db.execute(function* (): Program<void> {
-      yield* run(sql`UPDATE "Passkey" SET "counter" = ${counter}, "backedUp" = ${backedUp}, "lastUsedAt" = ${at(now)} WHERE "credentialId" = ${credentialId}`);
+    // WebAuthn Level 2 §7.2, the signature counter: "If authData.signCount is nonzero or storedSignCount is nonzero",
+    // a count "less than or equal to storedSignCount" is "a signal that the authenticator may be cloned", and the
+    // sign-in is refused here, as the library refuses it against the count it was given. The update tests the count
+    // again against the row, so that of two sign-ins with one count at once only one is recorded: on PostgreSQL the
+    // second waits for the first's row and re-tests its WHERE on the new version; on SQLite writes are serial.
+    return this.db.execute(function* (): Program<boolean> {
+      const updated = yield* run(sql`UPDATE "Passkey" SET "counter" = ${counter}, "backedUp" = ${backedUp}, "lastUsedAt" = ${at(now)}
+        WHERE "credentialId" = ${credentialId} AND ("counter" < ${counter} OR ("counter" = 0 AND ${counter} = 0))`);
+      return updated === 1;
     });
   }
 
