@@ -57,9 +57,15 @@ export async function dropTestDatabase(url: string): Promise<void> {
  * advisory one): how a race test knows that the steps it started have reached the point where they must wait for the
  * transaction it holds open. Each poll is a round trip to the server, so the loop waits on the server, not on a
  * timer; `settled` ends it early when a step finished without waiting (the test's own assertions then fail).
+ *
+ * Each poll first clears the session's statistics snapshot. Inside a transaction (raceAgainstHeldWrite polls on the
+ * connection that holds the write), PostgreSQL lists in pg_stat_activity the sessions it found at the transaction's
+ * first look, until the transaction ends ("Viewing Statistics" in its manual); only their wait events are read live.
+ * A step on a pool that opened its connection after that first look was never listed, and the loop polled forever.
  */
 async function untilSessionsWaitForLocks(client: pg.ClientBase, count: number, settled: () => boolean = () => false): Promise<void> {
   while (!settled()) {
+    await client.query("SELECT pg_stat_clear_snapshot()");
     const waiting = await client.query(`SELECT COUNT(*)::int AS "n" FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`);
     if ((waiting.rows[0] as { n: number }).n >= count) return;
