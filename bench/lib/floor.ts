@@ -20,48 +20,57 @@ function verification() {
 }
 
 /**
- * The floor: the least work a DPoP-authenticated request that touches the
- * database can do on this machine, measured in this process. One ES256
- * signature verification with a prepared KeyObject, one INSERT and one
- * SELECT by primary key (prepared statements, WAL, same pragmas as the app).
- * Returns CPU microseconds (user + system) per iteration: the median of
- * `batches` batches, like the server's figures (see measure.ts).
+ * The floor's work, once per call: one ES256 signature verification with a prepared KeyObject, one INSERT and one
+ * SELECT by primary key (prepared statements, WAL, same pragmas as the app), on a database file in a folder of its
+ * own. Also what the HTTP floor's server does per request (bench/http-floor.ts).
  */
-export function measureFloor(iterations = 5000, batches = 5): { cpuMicros: number } {
+export function sqliteFloorWork(): { once(): void; close(): void } {
   const verifyOnce = verification();
-
   const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-floor-"));
   const db = new Database(path.join(dir, "floor.db"));
-  try {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.exec("CREATE TABLE item (id TEXT PRIMARY KEY, value TEXT NOT NULL, created_at INTEGER NOT NULL)");
-    const insert = db.prepare("INSERT INTO item (id, value, created_at) VALUES (?, ?, ?)");
-    const select = db.prepare("SELECT id, value, created_at FROM item WHERE id = ?");
-    const value = randomBytes(48).toString("base64url");
-
-    let counter = 0;
-    const once = () => {
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec("CREATE TABLE item (id TEXT PRIMARY KEY, value TEXT NOT NULL, created_at INTEGER NOT NULL)");
+  const insert = db.prepare("INSERT INTO item (id, value, created_at) VALUES (?, ?, ?)");
+  const select = db.prepare("SELECT id, value, created_at FROM item WHERE id = ?");
+  const value = randomBytes(48).toString("base64url");
+  let counter = 0;
+  return {
+    once() {
       verifyOnce();
       const id = `item-${counter++}-${value.slice(0, 8)}`;
       insert.run(id, value, Date.now());
       if (!select.get(id)) throw new Error("floor: row not found");
-    };
+    },
+    close() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
-    for (let i = 0; i < Math.min(500, iterations); i++) once();
+/**
+ * The floor: the least work a DPoP-authenticated request that touches the
+ * database can do on this machine, measured in this process (sqliteFloorWork
+ * in a loop). Returns CPU microseconds (user + system) per iteration: the
+ * median of `batches` batches, like the server's figures (see measure.ts).
+ */
+export function measureFloor(iterations = 5000, batches = 5): { cpuMicros: number } {
+  const work = sqliteFloorWork();
+  try {
+    for (let i = 0; i < Math.min(500, iterations); i++) work.once();
     const perBatch: number[] = [];
     const size = Math.ceil(iterations / batches);
     for (let batch = 0; batch < batches; batch++) {
       const before = process.cpuUsage();
-      for (let i = 0; i < size; i++) once();
+      for (let i = 0; i < size; i++) work.once();
       const used = process.cpuUsage(before);
       perBatch.push((used.user + used.system) / size);
     }
     perBatch.sort((a, b) => a - b);
     return { cpuMicros: perBatch[Math.floor(batches / 2)]! };
   } finally {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
+    work.close();
   }
 }
 
