@@ -16,6 +16,9 @@ export const ROW_TYPES_PATH = path.resolve(import.meta.dirname, "../../app/.serv
 const KINDS: Record<string, string> = {
   String: "string",
   Int: "integer",
+  // Integers wider than 32 bits and far below 2^53 (a passkey's unsigned 32-bit signature counter): numbers on both
+  // engines (better-sqlite3's default, pg's int8 parser), and the row check refuses one that is not a safe integer.
+  BigInt: "integer",
   Float: "float",
   Boolean: "boolean",
   // Epoch milliseconds on both engines: SQLite stores them so, PostgreSQL's TIMESTAMP(3) is parsed to them.
@@ -24,7 +27,7 @@ const KINDS: Record<string, string> = {
 };
 
 /** Types the drivers do not deliver yet; a column of one needs its coercion decided first (docs/decisions/0034). */
-const UNDECIDED = new Set(["BigInt", "Decimal", "Json", "Unsupported"]);
+const UNDECIDED = new Set(["Decimal", "Json", "Unsupported"]);
 
 const FIELD_ATTRIBUTES = new Set(["id", "unique", "default", "updatedAt", "relation"]);
 const MODEL_ATTRIBUTES = new Set(["id", "index", "unique"]);

@@ -42,9 +42,9 @@ const BYTEA_OID = 17;
 
 /**
  * Times come back as epoch milliseconds, as SQLite gives them. Prisma's
- * DateTime is `TIMESTAMP(3)` without time zone, holding UTC. Counts (int8)
- * and sums (numeric) come back as numbers: ours stay far below 2^53 (the
- * schema has no BigInt column; docs/decisions/0034). Bytes come back as a
+ * DateTime is `TIMESTAMP(3)` without time zone, holding UTC. Counts and
+ * BigInt columns (int8) and sums (numeric) come back as numbers: ours stay far
+ * below 2^53 (a passkey's counter is 32 bits; docs/decisions/0034). Bytes come back as a
  * plain Uint8Array, as SQLite's are coerced to. Booleans are PostgreSQL's own.
  */
 const types = {

@@ -93,6 +93,13 @@ describe.each(ENGINES)("SqlPasskeyStore on %s", (engine) => {
     expect(await store.recordUse("removed", 1, true, NOW + 5)).toBe(false);
   });
 
+  it("keeps counters of all 32 bits (authenticators count in an unsigned 32-bit number)", async () => {
+    await store.insert(passkey("high", { counter: 2 ** 32 - 2 }));
+    expect(await store.recordUse("high", 2 ** 32 - 1, true, NOW + 5)).toBe(true);
+    expect(await store.find("high")).toMatchObject({ counter: 2 ** 32 - 1 });
+    expect(await store.recordUse("high", 2 ** 31, true, NOW + 6)).toBe(false);
+  });
+
   it(`RACE: 12 sign-ins with one counter ${raceOn(engine, 4)}, as a cloned authenticator and its original would make them: one is recorded`, async () => {
     await store.insert(passkey("cloned", { counter: 10 }));
     const stores = shared.others(4).map((db) => new SqlPasskeyStore(db));

@@ -35,12 +35,14 @@ export class SqlPasskeyStore implements PasskeyStore {
   async recordUse(credentialId: string, counter: number, backedUp: boolean, now: number) {
     // WebAuthn Level 2 §7.2, the signature counter: "If authData.signCount is nonzero or storedSignCount is nonzero",
     // a count "less than or equal to storedSignCount" is "a signal that the authenticator may be cloned", and the
-    // sign-in is refused here, as the library refuses it against the count it was given. The update tests the count
-    // again against the row, so that of two sign-ins with one count at once only one is recorded: on PostgreSQL the
-    // second waits for the first's row and re-tests its WHERE on the new version; on SQLite writes are serial.
+    // sign-in is refused: here only (the manager gives the library a stored count of 0). The update tests the count
+    // against the row, so that of two sign-ins with one count at once only one is recorded: on PostgreSQL the
+    // second waits for the first's row and re-tests its WHERE on the new version; on SQLite writes are serial. "Both
+    // zero" is written against the column ("counter" = the new count), so that PostgreSQL types the parameter as the
+    // column's BIGINT: beside a literal 0 it would be an INTEGER, and a count of 2^31 or more an error.
     return this.db.execute(function* (): Program<boolean> {
       const updated = yield* run(sql`UPDATE "Passkey" SET "counter" = ${counter}, "backedUp" = ${backedUp}, "lastUsedAt" = ${at(now)}
-        WHERE "credentialId" = ${credentialId} AND ("counter" < ${counter} OR ("counter" = 0 AND ${counter} = 0))`);
+        WHERE "credentialId" = ${credentialId} AND ("counter" < ${counter} OR ("counter" = 0 AND "counter" = ${counter}))`);
       return updated === 1;
     });
   }
