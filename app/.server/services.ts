@@ -145,7 +145,10 @@ export async function createServices(
   const accounts = new AccountManager(accountStore, identity, now, announceIdentity, repoWriter);
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
-  const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now);
+  const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
+    // WebAuthn: a counter that does not advance "is a signal that the authenticator may be cloned".
+    log.warn({ credentialId }, "A passkey sign-in was refused: its signature counter did not advance"),
+  );
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
   const mailer = config.email ? new SmtpMailer(config.email.smtpUrl, config.email.from) : undefined;

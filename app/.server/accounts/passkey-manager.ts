@@ -124,6 +124,8 @@ export class PasskeyManager {
     private readonly challenges: ChallengeStore,
     private readonly issuer: string,
     private readonly now: () => number = Date.now,
+    /** Told of a sign-in refused because the passkey's signature counter did not advance: the operator's log. */
+    private readonly onCounterRefused: (credentialId: string) => void = () => {},
   ) {
     this.rpId = new URL(issuer).hostname;
   }
@@ -208,7 +210,10 @@ export class PasskeyManager {
         credential: {
           id: passkey.credentialId,
           publicKey: new Uint8Array(passkey.publicKey) as Uint8Array<ArrayBuffer>,
-          counter: passkey.counter,
+          // The counter is decided once, by the store's UPDATE against the row (recordUse, below), not here against
+          // the count read above: 0 lets every count through the library's own check, which would refuse the same
+          // counts with an English message that names the stored one.
+          counter: 0,
           transports: passkey.transports ? (JSON.parse(passkey.transports) as never) : undefined,
         },
         requireUserVerification: false,
@@ -218,9 +223,12 @@ export class PasskeyManager {
     }
     if (!verification.verified) throw new PasskeyError("notVerified");
     const { newCounter, credentialBackedUp } = verification.authenticationInfo;
-    // Refused when another sign-in recorded this counter (or a later one) since the passkey was read: of two answers
-    // with one counter, a cloned authenticator's and its original's, only the first signs in.
-    if (!(await this.store.recordUse(passkey.credentialId, newCounter, credentialBackedUp, this.now()))) throw new PasskeyError("notVerified");
+    // Refused when the counter did not advance past the stored one, also when another sign-in recorded it meanwhile:
+    // of two answers with one counter, a cloned authenticator's and its original's, only the first signs in.
+    if (!(await this.store.recordUse(passkey.credentialId, newCounter, credentialBackedUp, this.now()))) {
+      this.onCounterRefused(passkey.credentialId);
+      throw new PasskeyError("notVerified");
+    }
     return { accountDid: passkey.accountDid, credentialId: passkey.credentialId };
   }
 
