@@ -147,7 +147,7 @@ export async function createServices(
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
     // WebAuthn: a counter that does not advance "is a signal that the authenticator may be cloned".
-    log.warn({ credentialId }, "A passkey sign-in was refused: its signature counter did not advance"),
+    log.warn({ credentialId }, "A passkey sign-in was refused: its signature counter did not advance (or it was removed meanwhile)"),
   );
   const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);

@@ -124,7 +124,7 @@ export class PasskeyManager {
     private readonly challenges: ChallengeStore,
     private readonly issuer: string,
     private readonly now: () => number = Date.now,
-    /** Told of a sign-in refused because the passkey's signature counter did not advance: the operator's log. */
+    /** Told of a sign-in refused because the passkey's signature counter did not advance (or it was just removed): the operator's log. */
     private readonly onCounterRefused: (credentialId: string) => void = () => {},
   ) {
     this.rpId = new URL(issuer).hostname;
