@@ -1,4 +1,4 @@
-import { at, statementOf, type Statement } from "../db/sql.ts";
+import { at, Fragment, statementOf, type Statement } from "../db/sql.ts";
 
 /**
  * Lazy expiry (docs/architecture.md, "Lazy expiry"): each insert into a table of short-lived rows
@@ -34,6 +34,10 @@ export function deleteExpiredSql(table: string, keyColumns: string | readonly st
 export function stillExpired(expiryColumn: string): string {
   return `COALESCE("${expiryColumn}", "${expiryColumn}")`;
 }
+
+/** stillExpired as fragments, for the cleanups written inside a store's own statement (its PostgreSQL CTEs). */
+export const STILL_EXPIRES_AT = new Fragment({ sqlite: stillExpired("expiresAt"), postgresql: stillExpired("expiresAt") });
+export const STILL_PURGE_AT = new Fragment({ sqlite: stillExpired("purgeAt"), postgresql: stillExpired("purgeAt") });
 
 /** The cleanup as a statement of the store programs: deletes up to `batch` rows that expired at or before `cutoff`. */
 export function expiredRowsCleanup(...args: Parameters<typeof deleteExpiredSql>): (cutoff: number) => Statement {

@@ -11,7 +11,7 @@ import type {
   StoredRefreshToken,
 } from "../oauth/token/grant-store.ts";
 import { clientKeyColumns, clientKeyFromColumns } from "./client-key-columns.ts";
-import { CLEANUP_BATCH, expiredRowsCleanup } from "./expired-rows.ts";
+import { CLEANUP_BATCH, expiredRowsCleanup, STILL_EXPIRES_AT } from "./expired-rows.ts";
 
 /** A refresh token's columns beside its grant's (aliased one by one, so that the token's cannot shadow the grant's). */
 const REFRESH_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenHash: "string", tokenExpiresAt: "time", usedAt: "time?" });
@@ -95,7 +95,7 @@ export class SqlGrantStore implements GrantStore {
       *postgresql(): Program<number> {
         const row = yield* get(COUNT_ROW, sql`WITH "used" AS (UPDATE "AuthorizationCode" SET "usedAt" = ${at(now)}, "grantId" = ${grant.id}
             WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "codeHash"),
-          "expiredGrants" AS (DELETE FROM "Grant" WHERE COALESCE("expiresAt", "expiresAt") <= ${at(now)} AND "id" IN (SELECT "id" FROM "Grant" WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH})
+          "expiredGrants" AS (DELETE FROM "Grant" WHERE ${STILL_EXPIRES_AT} <= ${at(now)} AND "id" IN (SELECT "id" FROM "Grant" WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH})
             AND EXISTS (SELECT 1 FROM "used")),
           "grant" AS (INSERT INTO "Grant"
               ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt")
@@ -103,7 +103,7 @@ export class SqlGrantStore implements GrantStore {
               ${key.clientKeyJkt}, CAST(${at(grant.createdAt)} AS TIMESTAMP(3)), CAST(${at(grant.lastUsedAt)} AS TIMESTAMP(3)),
               CAST(${at(grant.expiresAt)} AS TIMESTAMP(3)), CAST(${at(grant.endsAt)} AS TIMESTAMP(3))
             FROM "used" RETURNING "id"),
-          "expiredRefreshTokens" AS (DELETE FROM "RefreshToken" WHERE COALESCE("expiresAt", "expiresAt") <= ${at(now)} AND "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
+          "expiredRefreshTokens" AS (DELETE FROM "RefreshToken" WHERE ${STILL_EXPIRES_AT} <= ${at(now)} AND "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
               WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH}) AND EXISTS (SELECT 1 FROM "used")),
           "access" AS (INSERT INTO "AccessToken" ("tokenHash", "grantId", "scope", "createdAt", "expiresAt")
             SELECT ${tokens.accessTokenHash}, "id", ${tokens.accessScope}, CAST(${at(now)} AS TIMESTAMP(3)), CAST(${at(tokens.accessExpiresAt)} AS TIMESTAMP(3))
@@ -163,7 +163,7 @@ export class SqlGrantStore implements GrantStore {
         const row = yield* get(COUNT_ROW, sql`WITH "spent" AS (UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
             WHERE "tokenHash" = ${tokenHash} AND "grantId" = ${grantId} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "grantId"),
           "ended" AS (DELETE FROM "AccessToken" WHERE "grantId" = (SELECT "grantId" FROM "spent")),
-          "expired" AS (DELETE FROM "RefreshToken" WHERE COALESCE("expiresAt", "expiresAt") <= ${at(now)} AND "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
+          "expired" AS (DELETE FROM "RefreshToken" WHERE ${STILL_EXPIRES_AT} <= ${at(now)} AND "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
               WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH}) AND EXISTS (SELECT 1 FROM "spent")),
           "access" AS (INSERT INTO "AccessToken" ("tokenHash", "grantId", "scope", "createdAt", "expiresAt")
             SELECT ${tokens.accessTokenHash}, "grantId", ${tokens.accessScope}, CAST(${at(now)} AS TIMESTAMP(3)), CAST(${at(tokens.accessExpiresAt)} AS TIMESTAMP(3))

@@ -1,7 +1,7 @@
 import { at, run, sql, type Database, type Program } from "../db/sql.ts";
 import type { ReplayStore } from "../oauth/replay/replay-store.ts";
 import { sha256Base64url } from "../util/crypto.ts";
-import { CleanupGate, CLEANUP_BATCH, expiredRowsCleanup } from "./expired-rows.ts";
+import { CleanupGate, CLEANUP_BATCH, expiredRowsCleanup, STILL_EXPIRES_AT } from "./expired-rows.ts";
 
 const cleanupRecords = expiredRowsCleanup("ReplayRecord", "key");
 
@@ -36,7 +36,7 @@ export class SqlReplayStore implements ReplayStore {
     try {
       const recorded = await this.db.atomicStep({
         *postgresql(): Program<number> {
-          return yield* run(sql`WITH "expired" AS (DELETE FROM "ReplayRecord" WHERE COALESCE("expiresAt", "expiresAt") <= ${at(now)} AND "key" IN (SELECT "key" FROM "ReplayRecord"
+          return yield* run(sql`WITH "expired" AS (DELETE FROM "ReplayRecord" WHERE ${STILL_EXPIRES_AT} <= ${at(now)} AND "key" IN (SELECT "key" FROM "ReplayRecord"
               WHERE "expiresAt" <= ${at(now)} AND "key" <> ${hashedKey} LIMIT ${CLEANUP_BATCH}))
             INSERT INTO "ReplayRecord" ("key", "expiresAt") VALUES (${hashedKey}, ${at(expiresAt)})
             ON CONFLICT ("key") DO UPDATE SET "expiresAt" = excluded."expiresAt" WHERE "ReplayRecord"."expiresAt" <= ${at(now)}`);

@@ -4,7 +4,7 @@ import { at, get, lock, run, sql, statementOf, type Database, type Program } fro
 import type { AuthorizationParameters, Created, FoundRequest, PendingBound, RequestStore, ReturnAddress, Showing, StoredAuthorizationRequest } from "../oauth/request/request-store.ts";
 import type { NewAuthorizationCode } from "../oauth/token/grant-store.ts";
 import { clientKeyColumns, clientKeyFromColumns } from "./client-key-columns.ts";
-import { CLEANUP_BATCH } from "./expired-rows.ts";
+import { CLEANUP_BATCH, stillExpired, STILL_PURGE_AT } from "./expired-rows.ts";
 import { insertCode } from "./sql-grant-store.ts";
 
 /** How many requests of an address wait for an answer, and when the soonest of them expires (null: none). */
@@ -24,11 +24,11 @@ type StoredWayBack = Pick<AuthorizationParameters, "redirect_uri" | "state" | "r
 export const REQUEST_SQL = {
   /** Parameters: the time the way back is kept until, now, now (the outer test, as no index can serve it: expired-rows.ts, deleteExpiredSql). */
   shrinkExpiredShown: `UPDATE "AuthorizationRequest" SET "parameters" = NULL, "pushedFrom" = NULL, "purgeAt" = ?
-    WHERE COALESCE("purgeAt", "purgeAt") <= ? AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL AND "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+    WHERE ${stillExpired("purgeAt")} <= ? AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL AND "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
       WHERE "purgeAt" <= ? AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL LIMIT ${CLEANUP_BATCH})`,
   /** Parameters: now, now. */
   deletePastTheirTime: `DELETE FROM "AuthorizationRequest"
-    WHERE COALESCE("purgeAt", "purgeAt") <= ? AND ("parameters" IS NULL OR "wayBack" IS NULL) AND "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+    WHERE ${stillExpired("purgeAt")} <= ? AND ("parameters" IS NULL OR "wayBack" IS NULL) AND "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
       WHERE "purgeAt" <= ? AND ("parameters" IS NULL OR "wayBack" IS NULL) LIMIT ${CLEANUP_BATCH})`,
   /**
    * Parameters: the address's limit bucket, now, the bound. Reads at most the bound's worth of index entries, however
@@ -101,9 +101,9 @@ export class SqlRequestStore implements RequestStore {
       if (bound) yield* lock(`pending-requests:${bound.from}`);
       const row = yield* get(PUSHED_ROW, sql`WITH "shrunk" AS (UPDATE "AuthorizationRequest"
           SET "parameters" = NULL, "pushedFrom" = NULL, "purgeAt" = ${at(keptUntil)}
-          WHERE COALESCE("purgeAt", "purgeAt") <= ${at(now)} AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL AND "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
+          WHERE ${STILL_PURGE_AT} <= ${at(now)} AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL AND "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
             WHERE "purgeAt" <= ${at(now)} AND "parameters" IS NOT NULL AND "wayBack" IS NOT NULL LIMIT ${CLEANUP_BATCH})),
-        "gone" AS (DELETE FROM "AuthorizationRequest" WHERE COALESCE("purgeAt", "purgeAt") <= ${at(now)} AND ("parameters" IS NULL OR "wayBack" IS NULL)
+        "gone" AS (DELETE FROM "AuthorizationRequest" WHERE ${STILL_PURGE_AT} <= ${at(now)} AND ("parameters" IS NULL OR "wayBack" IS NULL)
           AND "idHash" IN (SELECT "idHash" FROM "AuthorizationRequest"
             WHERE "purgeAt" <= ${at(now)} AND ("parameters" IS NULL OR "wayBack" IS NULL) LIMIT ${CLEANUP_BATCH})),
         "pending" AS (SELECT COUNT(*) AS "n", MIN("expiresAt") AS "soonest" FROM (SELECT "expiresAt" FROM "AuthorizationRequest"
