@@ -1,7 +1,8 @@
 /**
  * WebAuthn challenges as an attacker sees them: anonymous clients asking for
  * passkey options as fast as they can (from many addresses), one assertion
- * raced across two server processes, and challenges replayed where they were
+ * raced across two server processes, a cloned key's answers with one counter
+ * raced the same way, and challenges replayed where they were
  * not issued, altered, forged or too old.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,8 +107,8 @@ describe("issuing passkey options", () => {
 
 const BOB = { handle: "bob.test", email: "bob@example.com", password: "bob's long passphrase" };
 
-function assertion(authenticator: SoftAuthenticator, challenge: string) {
-  return authenticator.assert({ challenge, origin: server.issuer, rpId: RP_ID, userVerified: true });
+function assertion(authenticator: SoftAuthenticator, challenge: string, counter?: number) {
+  return authenticator.assert({ challenge, origin: server.issuer, rpId: RP_ID, userVerified: true, counter });
 }
 
 async function replayRecords(): Promise<number> {
@@ -142,6 +143,32 @@ describe("spending a challenge", () => {
       // Losers: the spent challenge (400), or the sign-in throttle once the credential's failures add up (429).
       for (const result of results.filter((candidate) => candidate.status !== 200)) expect([400, 429], JSON.stringify(result.body)).toContain(result.status);
       expect(results.filter((result) => result.headers.getSetCookie().some((cookie) => cookie.startsWith("atrium_session=")))).toHaveLength(1);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("a cloned passkey: 6 answers with one signature counter, each to a challenge of its own, posted at once across two server processes, sign in once", async () => {
+    const second = await startTestServer({ DATABASE_URL: server.databaseUrl, ATRIUM_TRUST_PROXY: "1", PUBLIC_URL: server.issuer });
+    try {
+      // An account of its own, so that no other test's failures count on its sign-in throttle.
+      const carol = await createAccount(server, { handle: "carol.test", email: "carol@example.com", password: "carol's long passphrase" });
+      const authenticator = new SoftAuthenticator({ userHandle: Buffer.from(carol.did).toString("base64url") });
+      await authenticator.insertInto(server.database(), carol.did);
+      // Copies of one key answer with the same count: each from a browser and an address of its own, its challenge its own.
+      const browsers = await Promise.all(Array.from({ length: 6 }, () => newBrowser(server, newAddress())));
+      const answers = await Promise.all(browsers.map(async (browser) => assertion(authenticator, (await getJson(browser, "/account/passkey-auth")).body.challenge!, 7)));
+      const results = await Promise.all(
+        browsers.map((browser, index) =>
+          postJson({ ...browser, via: index % 2 ? `http://localhost:${second.port}` : undefined }, "/account/passkey-auth", { csrf_token: browser.csrfToken, response: answers[index] }),
+        ),
+      );
+      expect(results.filter((result) => result.status === 200)).toHaveLength(1);
+      // Losers: the counter that did not advance (400), or the sign-in throttle once the credential's failures add up (429).
+      for (const result of results.filter((candidate) => candidate.status !== 200)) expect([400, 429], JSON.stringify(result.body)).toContain(result.status);
+      expect(results.filter((result) => result.headers.getSetCookie().some((cookie) => cookie.startsWith("atrium_session=")))).toHaveLength(1);
+      const stored = await rowOf<{ counter: number }>(server.database(), sql`SELECT "counter" FROM "Passkey" WHERE "accountDid" = ${carol.did}`);
+      expect(Number(stored!.counter)).toBe(7);
     } finally {
       await second.stop();
     }
