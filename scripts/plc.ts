@@ -1,7 +1,7 @@
 import { startPlcDirectory } from "./lib/plc-directory.ts";
 
 /**
- * A development PLC directory on loopback, for trying Atrium offline (README.md, "Trying it"):
+ * A development PLC directory on loopback, for trying Atrium offline (README.md, "See it work in two minutes"):
  *   npm run plc              # http://127.0.0.1:2582
  *   PLC_PORT=2600 npm run plc
  * It keeps everything in memory: the DIDs registered at it exist nowhere else and are gone when it stops. Point

@@ -88,3 +88,99 @@ describe("paths named in the documents exist", () => {
     expect(exists("docs/decisions/0099")).toBe(false);
   });
 });
+
+/** GitHub's anchor of a heading: lower case, punctuation other than hyphens dropped, spaces as hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[`*_]/g, "")
+    .replace(/[^\p{L}\p{N}\s-]/gu, "")
+    .replace(/\s/g, "-");
+}
+
+function anchorsOf(document: string): Set<string> {
+  const text = readFileSync(path.join(ROOT, document), "utf8").replace(/```[\s\S]*?```/g, "");
+  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchorOf(match[1]!)));
+}
+
+/** Every link with a `#fragment` to a markdown file (or to the same document), as [target document, anchor]. */
+function anchorLinks(document: string): Array<[string, string]> {
+  const text = readFileSync(path.join(ROOT, document), "utf8");
+  return [...text.matchAll(/\]\(([^)\s]*?)#([^)\s]+)\)/g)]
+    .filter((match) => match[1] === "" || match[1]!.endsWith(".md"))
+    .map((match) => [match[1] === "" ? document : path.normalize(path.join(path.dirname(document), match[1]!)), match[2]!]);
+}
+
+describe("links to a section of a document find that section", () => {
+  it.each(DOCUMENTS)("%s", (document) => {
+    const broken = anchorLinks(document).filter(([target, anchor]) => !existsSync(path.join(ROOT, target)) || !anchorsOf(target).has(anchor));
+    expect(broken, `${document} links to sections that do not exist`).toEqual([]);
+  });
+
+  it("recognises a section that does not exist (the check can fail)", () => {
+    expect(anchorsOf("docs/configuration.md").has(anchorOf("Behind a reverse proxy"))).toBe(true);
+    expect(anchorsOf("docs/configuration.md").has("behind-a-reverse-proxies")).toBe(false);
+    expect(anchorOf("Backups: what a copy of the database holds")).toBe("backups-what-a-copy-of-the-database-holds");
+  });
+});
+
+/** The settings the server reads: the environment names in config.ts's schema. */
+const CONFIG_SOURCE = readFileSync(path.join(ROOT, "app/.server/config.ts"), "utf8");
+const SETTINGS = new Set([...CONFIG_SOURCE.matchAll(/^\s+((?:ATRIUM_[A-Z0-9_]+)|PORT|HOST|PUBLIC_URL|DATABASE_URL):/gm)].map((match) => match[1]!));
+/** The source of the tests and tools, which read variables of their own (ATRIUM_TEST_PHOTOGRAPHS, …). */
+const TOOL_SOURCE = ["tests", "scripts", "bench"]
+  .flatMap((dir) => readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".ts")).map((name) => path.join(dir, name)))
+  .map((file) => readFileSync(path.join(ROOT, file), "utf8"))
+  .join("\n");
+
+describe("the settings the documents name are the server's", () => {
+  it("every ATRIUM_ variable a document names is read by config.ts, or by a test or a tool", () => {
+    const named = new Map<string, string>();
+    for (const document of DOCUMENTS) {
+      for (const match of readFileSync(path.join(ROOT, document), "utf8").matchAll(/\bATRIUM_[A-Z0-9_]*[A-Z0-9]\b/g)) named.set(match[0], document);
+    }
+    const unknown = [...named].filter(([name]) => !SETTINGS.has(name) && !TOOL_SOURCE.includes(`process.env.${name}`)).map(([name, document]) => `${name} (${document})`);
+    expect(unknown).toEqual([]);
+  });
+
+  it("every setting config.ts reads has a row in docs/configuration.md", () => {
+    const rows = readFileSync(path.join(ROOT, "docs/configuration.md"), "utf8");
+    expect(SETTINGS.size).toBeGreaterThan(40);
+    expect([...SETTINGS].filter((name) => !rows.includes(`| \`${name}\` |`))).toEqual([]);
+  });
+});
+
+describe("the commands the documents name exist", () => {
+  const scripts = Object.keys((JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts);
+  it.each(DOCUMENTS)("%s", (document) => {
+    const named = [...readFileSync(path.join(ROOT, document), "utf8").matchAll(/npm run ([a-z][a-z0-9:-]*)/g)].map((match) => match[1]!);
+    expect([...new Set(named)].filter((name) => !scripts.includes(name))).toEqual([]);
+  });
+});
+
+describe("the decisions' index", () => {
+  const index = readFileSync(path.join(ROOT, "docs/decisions/README.md"), "utf8");
+  const decisions = readdirSync(path.join(ROOT, "docs/decisions")).filter((name) => /^\d{4}[a-z]?-.*\.md$/.test(name));
+
+  it.each(decisions)("lists %s once, with the status its file gives", (file) => {
+    const rows = index.split("\n").filter((line) => line.includes(`](${file})`));
+    expect(rows).toHaveLength(1);
+    const listed = rows[0]!.split("|")[3]!.trim();
+    const head = readFileSync(path.join(ROOT, "docs/decisions", file), "utf8").split("\n").slice(1, 8).join(" ");
+    const status = /Status: *([a-z]+)/.exec(head)?.[1];
+    expect(status, `${file} has no "Status:" line`).toBeDefined();
+    expect(listed).toBe(status);
+  });
+
+  it("lists no decision that has no file", () => {
+    const listed = [...index.matchAll(/\]\((\d{4}[a-z]?-[^)]+\.md)\)/g)].map((match) => match[1]!);
+    expect(listed.filter((file) => !decisions.includes(file))).toEqual([]);
+  });
+});
+
+describe("the README stays short", () => {
+  it("is a page a newcomer reads in minutes (at most 250 lines); the rest belongs in docs/", () => {
+    expect(readFileSync(path.join(ROOT, "README.md"), "utf8").split("\n").length).toBeLessThanOrEqual(250);
+  });
+});

@@ -343,7 +343,7 @@ export type Config = {
   crawlers: string[];
   /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
   email: { smtpUrl: string; from: string } | undefined;
-  /** Lifetimes (README.md lists them), fixed except the grants' (docs/decisions/0010). */
+  /** Lifetimes (docs/configuration.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
     /** How long an expired or answered request whose screen was shown keeps its way back to the app (docs/decisions/0020, 0022). */

@@ -258,7 +258,7 @@ export async function expectAccessible(page: Page, name: string, findings?: Find
   expect(found, `${name}: ${JSON.stringify(found, null, 2)}`).toEqual({});
 }
 
-/** The gzip size of every script the page loaded: what a visitor downloads (at most 120 kB on the consent route: README.md, "Browser tests"). */
+/** The gzip size of every script the page loaded: what a visitor downloads (at most 120 kB on the consent route: docs/testing.md, "Browser tests"). */
 export function measureScripts(page: Page): () => Promise<{ total: number; files: Record<string, number> }> {
   const pending: Promise<[string, number]>[] = [];
   page.on("response", (response) => {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { freePort, startTestServer, type TestServer } from "./test-server.ts";
 
 /**
- * A real nginx in front of Atrium, configured as README "Behind a reverse
+ * A real nginx in front of Atrium, configured as docs/configuration.md "Behind a reverse
  * proxy" says: it appends the peer it saw to X-Forwarded-For
  * ($proxy_add_x_forwarded_for), passes WebSocket upgrades on (the
  * firehose) and balances round-robin over its upstreams.

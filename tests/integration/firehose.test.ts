@@ -355,7 +355,7 @@ describe("ATRIUM_CRAWLERS", () => {
 });
 
 describe("behind nginx", () => {
-  it("subscribes through the README's nginx configuration, which passes the WebSocket upgrade on", async () => {
+  it("subscribes through docs/configuration.md's nginx configuration, which passes the WebSocket upgrade on", async () => {
     server = await startInProcessServer();
     const nginx = await startNginx({ upstreamPorts: [server.port] });
     try {

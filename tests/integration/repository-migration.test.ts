@@ -1,5 +1,5 @@
 /**
- * Starting this version on a database written by the previous one (docs/decisions/0027, README "Upgrading"): every
+ * Starting this version on a database written by the previous one (docs/decisions/0027, docs/operations.md, "Upgrading"): every
  * existing account gets a repository whose first commit holds its records, their CIDs become DAG-CBOR CIDs, and a
  * record the data model cannot hold is left out. Checked with @atproto/repo's own verification of getRepo's export.
  */

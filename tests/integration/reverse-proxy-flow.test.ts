@@ -3,7 +3,7 @@ import { createAlice, newClient, obtainTokens } from "../helpers/flow.ts";
 import { startBehindNginx, type ProxiedServers } from "../helpers/nginx.ts";
 
 /**
- * A deployment's shape, end to end (README "Running on PostgreSQL behind a
+ * A deployment's shape, end to end (docs/configuration.md "Running on PostgreSQL behind a
  * reverse proxy"): a real nginx balancing round-robin over two Atrium
  * processes that share one database (in the postgresql project, a
  * PostgreSQL database; in the sqlite project, one SQLite file), with

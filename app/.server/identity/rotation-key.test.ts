@@ -15,7 +15,7 @@ describe.each(ENGINES)("loadRotationKey on %s", (engine) => {
     expect(first.did()).toMatch(/^did:key:zQ3s/); // secp256k1
     expect(others.map((key) => key.did())).toEqual([first.did(), first.did(), first.did()]);
     const stored = await rowOf<{ value: string }>(shared.db, sql`SELECT "value" FROM "ServerSecret" WHERE "name" = 'plc_rotation_key'`);
-    // What README.md tells an operator to do to move it into ATRIUM_PLC_ROTATION_KEY.
+    // What docs/data-server.md ("Identity") tells an operator to do to move it into ATRIUM_PLC_ROTATION_KEY.
     const hex = Buffer.from(stored!.value, "base64url").toString("hex");
     expect((await loadRotationKey(hex, shared.db, 0)).did()).toBe(first.did());
   });

@@ -7,7 +7,7 @@ const BATCH = 50;
 
 /**
  * Gives every account that has no repository yet its first commit, holding its records (docs/decisions/0027,
- * README "Upgrading"). Run at start, after the SQL migrations. It cannot be SQL: commits are signed and MSTs built
+ * docs/operations.md, "Upgrading"). Run at start, after the SQL migrations. It cannot be SQL: commits are signed and MSTs built
  * with @atproto/repo. Each account is one transaction, so an interrupted run leaves every account either migrated or
  * untouched, and running it again (or in several processes at once: the head's insert decides) finishes the rest.
  */
