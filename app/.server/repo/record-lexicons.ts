@@ -1,6 +1,5 @@
-import { lexicons } from "@atproto/api";
 import { enumBlobRefs, isLegacyBlobRef, isTypedBlobRef, type LexMap, type LexValue } from "@atproto/lex-data";
-import { BlobRef, type LexRecord } from "@atproto/lexicon";
+import { BlobRef, type LexRecord, type Lexicons } from "@atproto/lexicon";
 import { isDatetimeString, isValidNsid, isValidTid } from "@atproto/syntax";
 
 /**
@@ -16,14 +15,28 @@ export type ValidationStatus = "valid" | "unknown";
 /** A record the lexicons, or the rules every new record follows, refuse; the message says why. */
 export class InvalidRecordError extends Error {}
 
+let loading: Promise<Lexicons> | undefined;
+
+/**
+ * The lexicons, loaded when a record of the three namespaces is first checked rather than at start: the documents
+ * are a megabyte of code that costs a start some 100 ms of CPU (docs/decisions/0049), which a process that writes no
+ * such record, and the many short-lived servers of the tests, need not pay. Only the documents and their `Lexicons`
+ * come from @atproto/api: the build leaves its client out.
+ */
+function recordLexicons(): Promise<Lexicons> {
+  loading ??= import("@atproto/api").then((api) => api.lexicons);
+  return loading;
+}
+
 /**
  * The lexicon's record definition for a collection this server knows, or undefined. A lexicon that is not a record
  * (`app.bsky.feed.defs`) names no collection this server knows.
  */
-export function knownRecordLexicon(collection: string): LexRecord | undefined {
+export async function knownRecordLexicon(collection: string): Promise<{ lexicons: Lexicons; lexicon: LexRecord } | undefined> {
   if (!KNOWN_NAMESPACES.some((namespace) => collection.startsWith(namespace))) return undefined;
+  const lexicons = await recordLexicons();
   const def = lexicons.getDef(collection);
-  return def?.type === "record" ? def : undefined;
+  return def?.type === "record" ? { lexicons, lexicon: def } : undefined;
 }
 
 /**
@@ -33,19 +46,20 @@ export function knownRecordLexicon(collection: string): LexRecord | undefined {
  * this server has no lexicon for, unset stores it as "unknown", `false` validates nothing (undefined: no status).
  * Whatever `validate` says, a new record may not hold a legacy blob reference.
  */
-export function checkNewRecord(collection: string, rkey: string, record: LexMap, validate: boolean | undefined): ValidationStatus | undefined {
+export async function checkNewRecord(collection: string, rkey: string, record: LexMap, validate: boolean | undefined): Promise<ValidationStatus | undefined> {
   // The reference validates first, so that a legacy blob where the lexicon wants a blob is told as such.
-  const status = validate === false ? undefined : validateRecord(collection, rkey, record, validate === true);
+  const status = validate === false ? undefined : await validateRecord(collection, rkey, record, validate === true);
   refuseLegacyBlobs(record);
   return status;
 }
 
-function validateRecord(collection: string, rkey: string, record: LexMap, required: boolean): ValidationStatus {
-  const lexicon = knownRecordLexicon(collection);
-  if (lexicon === undefined) {
+async function validateRecord(collection: string, rkey: string, record: LexMap, required: boolean): Promise<ValidationStatus> {
+  const known = await knownRecordLexicon(collection);
+  if (known === undefined) {
     if (required) throw new InvalidRecordError(`Unknown lexicon type: ${collection}`);
     return "unknown";
   }
+  const { lexicons, lexicon } = known;
   const keyProblem = recordKeyProblem(lexicon.key, rkey);
   if (keyProblem !== undefined) throw new InvalidRecordError(`Invalid record key for ${collection}: ${keyProblem}`);
   try {

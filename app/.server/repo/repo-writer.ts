@@ -255,7 +255,7 @@ async function preparedRecord(write: WriteRequest & { value: JsonRecord }, valid
     throw error;
   }
   try {
-    return { ...data, validationStatus: checkNewRecord(write.collection, write.rkey, data.lex, validate) };
+    return { ...data, validationStatus: await checkNewRecord(write.collection, write.rkey, data.lex, validate) };
   } catch (error) {
     if (error instanceof InvalidRecordError) throw new RepoError(400, "InvalidRecord", error.message);
     throw error;
