@@ -110,8 +110,8 @@ describe("records checked against their lexicons", () => {
     expect(unvalidated.body.results.map((result) => "validationStatus" in result)).toEqual([false, false]);
 
     const fine = TID.nextStr();
-    await expectRefused(() => applyWrites({ writes: [createOp(POST, post("fine"), fine), createOp(POST, { $type: POST, text: "no date" })] }), `Invalid ${POST} record: Record must have the property "createdAt"`);
-    await expectRefused(() => applyWrites({ validate: true, writes: [createOp(POST, post("fine"), fine), createOp(NOTE, { n: 5 })] }), `Unknown lexicon type: ${NOTE}`);
+    await expectRefused(() => applyWrites({ writes: [createOp(POST, post("fine"), fine), createOp(POST, { $type: POST, text: "no date" })] }), `Invalid ${POST} record: Record must have the property "createdAt" (writes[1])`);
+    await expectRefused(() => applyWrites({ validate: true, writes: [createOp(POST, post("fine"), fine), createOp(NOTE, { n: 5 })] }), `Unknown lexicon type: ${NOTE} (writes[1])`);
     expectXrpcError(await getRecord(POST, fine), 400, "RecordNotFound");
   });
 });

@@ -132,7 +132,9 @@ export class RepoWriter {
   /** One commit holding exactly these writes, or a refusal that wrote nothing. */
   async write(did: string, writes: WriteRequest[], options: WriteOptions = {}): Promise<Committed> {
     if (writes.length > MAX_COMMIT_OPS) throw new RepoError(400, "InvalidRequest", `A commit holds at most ${MAX_COMMIT_OPS} writes; this one has ${writes.length}`);
-    const data = await Promise.all(writes.map((write) => (write.action === "delete" ? Promise.resolve(undefined) : preparedRecord(write, options.validate))));
+    const data = await Promise.all(
+      writes.map((write, index) => (write.action === "delete" ? Promise.resolve(undefined) : preparedRecord(write, options.validate, writes.length > 1 ? ` (writes[${index}])` : ""))),
+    );
     const bytes = data.reduce((sum, item) => sum + (item?.bytes ?? 0), 0);
     if (bytes > MAX_COMMIT_BYTES) throw new RepoError(400, "InvalidRequest", `A commit holds at most ${MAX_COMMIT_BYTES} bytes of records; this one has ${bytes}`);
     return this.inTurn(did, () => this.commit(did, writes, data, options));
@@ -243,21 +245,24 @@ function prepared(did: string, base: RepoHead | null, commit: CommitData, record
   };
 }
 
-/** A new record's block and its lexicon check (record-lexicons.ts), or 400 InvalidRecord saying what is wrong. */
-async function preparedRecord(write: WriteRequest & { value: JsonRecord }, validate: boolean | undefined): Promise<PreparedRecord> {
+/**
+ * A new record's block and its lexicon check (record-lexicons.ts), or 400 InvalidRecord saying what is wrong, and
+ * where in a batch (`which`: " (writes[3])", as applyWrites numbers its writes from 0).
+ */
+async function preparedRecord(write: WriteRequest & { value: JsonRecord }, validate: boolean | undefined, which: string): Promise<PreparedRecord> {
   let data: RecordData;
   try {
     data = await recordData(write.value);
   } catch (error) {
     // atproto data model: what it cannot hold (floats, a bad $type, a malformed $link, $bytes or blob, a lone
     // surrogate) is refused.
-    if (error instanceof RecordDataError) throw new RepoError(400, "InvalidRecord", `The record is not valid atproto data: ${error.message}`);
+    if (error instanceof RecordDataError) throw new RepoError(400, "InvalidRecord", `The record is not valid atproto data${which}: ${error.message}`);
     throw error;
   }
   try {
     return { ...data, validationStatus: await checkNewRecord(write.collection, write.rkey, data.lex, validate) };
   } catch (error) {
-    if (error instanceof InvalidRecordError) throw new RepoError(400, "InvalidRecord", error.message);
+    if (error instanceof InvalidRecordError) throw new RepoError(400, "InvalidRecord", `${error.message}${which}`);
     throw error;
   }
 }
