@@ -5,6 +5,7 @@
  * Part of `npm run bench` (bench/run.ts); alone: `npx tsx bench/repo-commit.ts [--engine sqlite|postgresql|both]
  * [--cpu-prof-dir /tmp/prof-repo]` after `npm run build`.
  */
+import { TID } from "@atproto/common-web";
 import { P256Keypair } from "@atproto/crypto";
 import { MemoryBlockstore, Repo, WriteOpAction } from "@atproto/repo";
 import { readdirSync, renameSync, writeFileSync } from "node:fs";
@@ -30,9 +31,11 @@ const WARMUP = 50;
 const BATCHES = 5;
 const BATCH_COMMITS = 200;
 const POST = "app.bsky.feed.post";
+const KEY_EPOCH_MICROS = 1_795_000_000_000_000;
 
 const record = (i: number) => ({ $type: POST, text: `benchmark post ${i}`, createdAt: "2026-11-26T00:00:00.000Z" });
-const key = (i: number) => `3kbench${String(i).padStart(6, "0")}`;
+/** The i-th record key: a TID (posts' lexicon key type, which createRecord checks: docs/decisions/0049), in order. */
+const key = (i: number) => TID.fromTime(KEY_EPOCH_MICROS + i, 0).toString();
 
 export type RepoCommitResult = {
   engine: "sqlite" | "postgresql";

@@ -4,6 +4,7 @@
  * snapshot with the server's own store and reports the heap and buffer memory it takes and the CAR's size.
  * `node --expose-gc --import tsx bench/repo-export-memory.ts` after `npm run build` (SQLite).
  */
+import { TID } from "@atproto/common-web";
 import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { SqliteDatabase } from "../app/.server/db/sqlite-database.ts";
 import { SqlRepoStore } from "../app/.server/stores/sql-repo-store.ts";
@@ -26,7 +27,8 @@ try {
     const writes = Array.from({ length: 200 }, (_, i) => ({
       $type: "com.atproto.repo.applyWrites#create",
       collection: POST,
-      rkey: `3kmem${String(start + i).padStart(6, "0")}`,
+      // A TID, posts' lexicon key type (docs/decisions/0049).
+      rkey: TID.fromTime(1_795_000_000_000_000 + start + i, 0).toString(),
       value: { $type: POST, text: `benchmark post ${start + i}`, createdAt: "2026-11-26T00:00:00.000Z" },
     }));
     for (let attempt = 0; ; attempt++) {

@@ -18,7 +18,8 @@ import { call, callAnonymous, expectXrpcError } from "../helpers/xrpc.ts";
 import { loopbackClientId, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
 import type { Frame } from "../helpers/subscribe-repos-lexicon.ts";
 
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
+const NOTE = "com.example.note";
 const SCOPE = "atproto transition:generic";
 
 let server: TestServer;
@@ -49,7 +50,7 @@ afterAll(async () => {
 
 function post(rkey: string, extra: Record<string, unknown> = {}) {
   return call<{ cid: string; commit: { cid: string; rev: string } }>(session, "com.atproto.repo.createRecord", {
-    json: { repo: alice.did, collection: POST, rkey, record: { text: rkey, createdAt: "2026-11-26T00:00:00.000Z", ...extra } },
+    json: { repo: alice.did, collection: NOTE, rkey, record: { text: rkey, createdAt: "2026-11-26T00:00:00.000Z", ...extra } },
   });
 }
 
@@ -60,7 +61,7 @@ const isDeactivation = (frame: Message) => frame.type === "#account" && frame.bo
 const SYNC_READS: Array<[string, () => Record<string, string>]> = [
   ["com.atproto.sync.getRepo", () => ({ did: alice.did })],
   ["com.atproto.sync.getLatestCommit", () => ({ did: alice.did })],
-  ["com.atproto.sync.getRecord", () => ({ did: alice.did, collection: POST, rkey: "kept" })],
+  ["com.atproto.sync.getRecord", () => ({ did: alice.did, collection: NOTE, rkey: "kept" })],
   ["com.atproto.sync.getBlocks", () => ({ did: alice.did, cids: recordCid })],
   ["com.atproto.sync.getBlob", () => ({ did: alice.did, cid: blobCid })],
   ["com.atproto.sync.listBlobs", () => ({ did: alice.did })],
@@ -149,8 +150,8 @@ describe("deactivating and reactivating an account", () => {
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ did: alice.did, active: false, status: "deactivated" });
     // Its records are not served to anyone meanwhile, as the reference does not serve them.
-    expectXrpcError(await callAnonymous(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: POST } }), 400, "InvalidRequest");
-    expectXrpcError(await callAnonymous(server, "com.atproto.repo.getRecord", { params: { repo: alice.handle, collection: POST, rkey: "kept" } }), 400, "RecordNotFound");
+    expectXrpcError(await callAnonymous(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: NOTE } }), 400, "InvalidRequest");
+    expectXrpcError(await callAnonymous(server, "com.atproto.repo.getRecord", { params: { repo: alice.handle, collection: NOTE, rkey: "kept" } }), 400, "RecordNotFound");
   });
 
   it("the consent screen gives no app access to it: no Allow, the reason in plain words, no code on a password Allow", async () => {
@@ -207,7 +208,7 @@ describe("deactivating and reactivating an account", () => {
     // The app's grant was kept: its token works again; nothing written while deactivated landed.
     const written = await post("after");
     expect(written.status).toBe(200);
-    const records = await callAnonymous<{ records: Array<{ uri: string }> }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: POST } });
+    const records = await callAnonymous<{ records: Array<{ uri: string }> }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: NOTE } });
     expect(records.body.records.map((record) => record.uri.split("/").pop()).sort()).toEqual(["after", "kept"]);
     expect((await call<Record<string, unknown>>(session, "com.atproto.server.getSession")).body).toMatchObject({ active: true });
   });

@@ -14,7 +14,8 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous } from "../helpers/xrpc.ts";
 import { accountSigningJwk, scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
 
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
+const NOTE = "com.example.note";
 const CREATED = "2026-11-26T00:00:00.000Z";
 
 let server: TestServer;
@@ -24,7 +25,7 @@ let session: ScopedSession;
 
 const firehose = (query = "") => `${server.issuer.replace(/^http/, "ws")}/xrpc/com.atproto.sync.subscribeRepos${query}`;
 const write = (nsid: string, json: Record<string, unknown>) => call(session, `com.atproto.repo.${nsid}`, { json: { repo: alice.did, ...json } });
-const post = (rkey: string, text: string) => write("createRecord", { collection: POST, rkey, record: { text, createdAt: CREATED } });
+const post = (rkey: string, text: string) => write("createRecord", { collection: NOTE, rkey, record: { text, createdAt: CREATED } });
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -34,15 +35,15 @@ beforeAll(async () => {
   alice = await createAlice(server);
   session = await scopedSession(server, "atproto transition:generic");
   await Promise.all(["p1", "p2", "p3", "p4", "p5"].map((rkey) => post(rkey, `post ${rkey}`)));
-  await write("putRecord", { collection: POST, rkey: "p1", record: { text: "post p1, edited", createdAt: CREATED } });
+  await write("putRecord", { collection: NOTE, rkey: "p1", record: { text: "post p1, edited", createdAt: CREATED } });
   await write("applyWrites", {
     writes: [
-      { $type: "com.atproto.repo.applyWrites#create", collection: POST, rkey: "p6", value: { text: "post p6", createdAt: CREATED } },
-      { $type: "com.atproto.repo.applyWrites#update", collection: POST, rkey: "p2", value: { text: "post p2, edited", createdAt: CREATED } },
-      { $type: "com.atproto.repo.applyWrites#delete", collection: POST, rkey: "p3" },
+      { $type: "com.atproto.repo.applyWrites#create", collection: NOTE, rkey: "p6", value: { text: "post p6", createdAt: CREATED } },
+      { $type: "com.atproto.repo.applyWrites#update", collection: NOTE, rkey: "p2", value: { text: "post p2, edited", createdAt: CREATED } },
+      { $type: "com.atproto.repo.applyWrites#delete", collection: NOTE, rkey: "p3" },
     ],
   });
-  await write("deleteRecord", { collection: POST, rkey: "p4" });
+  await write("deleteRecord", { collection: NOTE, rkey: "p4" });
   const head = (await callAnonymous<{ cid: string }>(server, "com.atproto.sync.getLatestCommit", { params: { did: alice.did } })).body.cid;
   await consumer.until((frames) => commitsOf(frames).some((commit) => commit.commit.toString() === head));
 });

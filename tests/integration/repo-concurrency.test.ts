@@ -14,7 +14,8 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
 import { accountSigningJwk } from "../helpers/xrpc-extra.ts";
 
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
+const NOTE = "com.example.note";
 const WRITES = 30;
 
 let first: TestServer;
@@ -38,7 +39,7 @@ describe("writers of one repository in two processes", () => {
     const results = await Promise.all(
       Array.from({ length: WRITES }, (_, i) =>
         call<{ cid: string; commit: { cid: string; rev: string } }>(tokens[i % 2]!, "com.atproto.repo.createRecord", {
-          json: { repo: alice.did, collection: POST, rkey: `race${String(i).padStart(2, "0")}`, record: { text: `write ${i}`, createdAt: "2026-11-26T00:00:00.000Z" } },
+          json: { repo: alice.did, collection: NOTE, rkey: `race${String(i).padStart(2, "0")}`, record: { text: `write ${i}`, createdAt: "2026-11-26T00:00:00.000Z" } },
         }),
       ),
     );

@@ -20,7 +20,8 @@ import { createAccount, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
 import { accountSigningJwk } from "../helpers/xrpc-extra.ts";
 
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
+const NOTE = "com.example.note";
 const CREATED = "2026-11-26T00:00:00.000Z";
 const CLIENTS = 4;
 /** Acknowledged calls after which the process is killed (the clients keep sending until the kill). */
@@ -50,14 +51,14 @@ type WriteAnswer = { cid?: string; commit: { cid: string }; results?: Array<{ ci
 async function send(token: ScopedToken, client: number, n: number): Promise<Call> {
   const rkey = (i: number) => `c${client}n${String(n).padStart(4, "0")}i${i}`;
   const batch = n % 3 === 2;
-  const paths = batch ? Array.from({ length: BATCH }, (_, i) => `${POST}/${rkey(i)}`) : [`${POST}/${rkey(0)}`];
+  const paths = batch ? Array.from({ length: BATCH }, (_, i) => `${NOTE}/${rkey(i)}`) : [`${NOTE}/${rkey(0)}`];
   const record = (i: number) => ({ text: `client ${client} call ${n} record ${i}`, createdAt: CREATED });
   try {
     const answer = batch
       ? await call<WriteAnswer>(token, "com.atproto.repo.applyWrites", {
-          json: { repo: did, writes: paths.map((_, i) => ({ $type: "com.atproto.repo.applyWrites#create", collection: POST, rkey: rkey(i), value: record(i) })) },
+          json: { repo: did, writes: paths.map((_, i) => ({ $type: "com.atproto.repo.applyWrites#create", collection: NOTE, rkey: rkey(i), value: record(i) })) },
         })
-      : await call<WriteAnswer>(token, "com.atproto.repo.createRecord", { json: { repo: did, collection: POST, rkey: rkey(0), record: record(0) } });
+      : await call<WriteAnswer>(token, "com.atproto.repo.createRecord", { json: { repo: did, collection: NOTE, rkey: rkey(0), record: record(0) } });
     if (answer.status !== 200) return { paths, failed: `${answer.status} ${JSON.stringify(answer.body)}` };
     const cids = batch ? answer.body.results!.map((result) => result.cid) : [answer.body.cid!];
     return { paths, acknowledged: { commit: answer.body.commit.cid, cids } };

@@ -257,7 +257,8 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
 
     // This process's first commit (its cleanup is due), then the next COMMITS_PER_CLEANUP, counted together.
     const accessToken = (refresh.result.body as TokenSet).access_token;
-    const createRecord = (rkey: string) => client.xrpc(accessToken, "com.atproto.repo.createRecord", { json: { repo: ALICE.handle, collection: "app.bsky.feed.post", rkey, record: { text: rkey, createdAt: "2026-11-26T00:00:00.000Z" } } });
+    // No rkey: the server gives each post a TID, the key type its lexicon asks for.
+    const createRecord = (text: string) => client.xrpc(accessToken, "com.atproto.repo.createRecord", { json: { repo: ALICE.handle, collection: "app.bsky.feed.post", record: { text, createdAt: "2026-11-26T00:00:00.000Z" } } });
     expect((await createRecord("first")).status).toBe(200);
     const commits = await counted(async () => {
       for (let i = 0; i < COMMITS_PER_CLEANUP; i++) expect((await createRecord(`post${i}`)).status).toBe(200);

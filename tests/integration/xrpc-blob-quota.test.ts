@@ -4,6 +4,7 @@
  * per-account quota, in one process and in two processes sharing one database; and blobs left unreferenced past
  * a short grace period, removed by the next upload or record write.
  */
+import { TID } from "@atproto/common-web";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "../../app/.server/db/sql.ts";
@@ -129,8 +130,8 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
     return result.body.blob;
   }
 
-  let counter = 0;
-  const freshKey = () => `k${Date.now().toString(36)}${(counter++).toString(36)}`;
+  /** A post's record key: a TID, as its lexicon asks (docs/decisions/0049). */
+  const freshKey = () => TID.nextStr();
   const postWith = (...blobs: BlobRef[]) => ({
     $type: POST,
     text: "pictures",
@@ -162,18 +163,28 @@ describe("unreferenced blobs are deleted after the grace period (ATRIUM_BLOB_UNR
     expect(await isStored(orphan)).toBe(false);
   });
 
-  it("blobs referenced by records survive the grace period, in the typed and in the legacy blob form", async () => {
+  it("blobs referenced by records survive the grace period", async () => {
     const [image, avatar] = [await uploaded(), await uploaded()];
     const rkey = freshKey();
     await createPost(rkey, image);
-    await write("com.atproto.repo.putRecord", {
-      collection: "app.bsky.actor.profile",
-      rkey: "self",
-      record: { displayName: "Alice", avatar: { cid: avatar.ref.$link, mimeType: avatar.mimeType } },
-    });
+    await write("com.atproto.repo.putRecord", { collection: "app.bsky.actor.profile", rkey: "self", record: { displayName: "Alice", avatar } });
     pastTheGrace();
     await laterUpload();
     expect([await isStored(image), await isStored(avatar)]).toEqual([true, true]);
+  });
+
+  it("a new record naming a blob in the legacy form is refused, as the reference PDS does, and does not keep the blob", async () => {
+    // Records written before keep their legacy references, which still count (blob-refs.test.ts, the migration).
+    const avatar = await uploaded();
+    const legacy = { cid: avatar.ref.$link, mimeType: avatar.mimeType };
+    const refused = await session.client.xrpc(session.accessToken, "com.atproto.repo.putRecord", {
+      json: { repo: alice.did, collection: "com.example.profile", rkey: "self", validate: false, record: { avatar: legacy } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: "InvalidRecord", message: `Legacy blobs are not allowed (${avatar.ref.$link})` });
+    pastTheGrace();
+    await laterUpload();
+    expect(await isStored(avatar)).toBe(false);
   });
 
   it("deleting the record starts the blob's grace period: kept through it, deleted after it", async () => {

@@ -2,6 +2,7 @@
  * com.atproto.repo.* on the data server: granular repo: permissions (docs/architecture.md, "Scopes and the data server"),
  * transition:generic, ownership, conflicts, public reads and input checks.
  */
+import { TID } from "@atproto/common-web";
 import { cidForLex } from "@atproto/lex-cbor";
 import { jsonToLex } from "@atproto/lex-json";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,11 +50,15 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-let counter = 0;
-/** A fresh record key, unique within this file. */
-const freshKey = (prefix = "r") => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}`;
+/** A fresh record key: a TID, the key type posts and likes have in their lexicons (docs/decisions/0049). */
+const freshKey = () => TID.nextStr();
 
 const post = (text: string) => ({ text, createdAt: new Date().toISOString() });
+/** A like of one of alice's posts, valid for app.bsky.feed.like (the subject's CID need not be one of hers). */
+const like = (postKey = freshKey()) => ({
+  subject: { uri: `at://${alice.did}/${POST}/${postKey}`, cid: "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm" },
+  createdAt: new Date().toISOString(),
+});
 
 function create(token: ScopedToken, input: { collection?: string; rkey?: string; record?: unknown; repo?: string }) {
   return call<WriteResult>(token, "com.atproto.repo.createRecord", {
@@ -144,7 +149,7 @@ describe("com.atproto.repo.createRecord: repo:<collection>?action=create", () =>
     const b = freshKey();
     expectWritten(await create(t.generic, { rkey: b, record: post("generic") }), POST, b);
     const c = freshKey();
-    expectWritten(await create(t.generic, { collection: LIKE, rkey: c, record: { subject: { uri: `at://${alice.did}/${POST}/${a}`, cid: "bafyfake" } } }), LIKE, c);
+    expectWritten(await create(t.generic, { collection: LIKE, rkey: c, record: like(a) }), LIKE, c);
     await expectStored(POST, a, "all actions");
     await expectStored(POST, b, "generic");
     await expectStored(LIKE, c);
@@ -174,17 +179,17 @@ describe("com.atproto.repo.createRecord: repo:<collection>?action=create", () =>
   it("a token scoped to one collection cannot create in another", async () => {
     for (const token of [t.create, t.allPost, t.createUpdate]) {
       const rkey = freshKey();
-      expectInsufficientScope(await create(token, { collection: LIKE, rkey, record: { subject: "x" } }), need(LIKE, "create"));
+      expectInsufficientScope(await create(token, { collection: LIKE, rkey, record: like() }), need(LIKE, "create"));
       await expectAbsent(LIKE, rkey);
     }
   });
 
   it("a collection is one NSID in any case of its authority: stored canonically, and no case reaches another collection", async () => {
-    const rkey = freshKey("case");
+    const rkey = freshKey();
     expectWritten(await create(t.create, { collection: "APP.BSKY.feed.post", rkey, record: { $type: "App.Bsky.feed.post", ...post("upper") } }), POST, rkey);
     await expectStored(POST, rkey, "upper");
     expect((await getRecord("APP.BSKY.FEED.post", rkey)).status).toBe(200);
-    const likes = await Promise.all(["APP.BSKY.FEED.like", "app.Bsky.feed.like"].map((collection) => create(t.create, { collection, rkey: freshKey("case"), record: { subject: "x" } })));
+    const likes = await Promise.all(["APP.BSKY.FEED.like", "app.Bsky.feed.like"].map((collection) => create(t.create, { collection, rkey: freshKey(), record: like() })));
     for (const refused of likes) expectInsufficientScope(refused, need(LIKE, "create"));
   });
 
@@ -256,7 +261,7 @@ describe("com.atproto.repo.putRecord: needs create and update", () => {
     expectInsufficientScope(await put(t.atproto, { rkey }), need(POST, "create"));
     expectInsufficientScope(await put(t.delete, { rkey }), need(POST, "create"));
     await expectAbsent(POST, rkey);
-    expectInsufficientScope(await put(t.createUpdate, { collection: LIKE, rkey, record: { subject: "x" } }), need(LIKE, "create"));
+    expectInsufficientScope(await put(t.createUpdate, { collection: LIKE, rkey, record: like() }), need(LIKE, "create"));
     await expectAbsent(LIKE, rkey);
   });
 
@@ -314,7 +319,7 @@ describe("com.atproto.repo.deleteRecord: repo:<collection>?action=delete", () =>
 
   it("a delete permission on one collection does not reach another", async () => {
     const rkey = freshKey();
-    expectWritten(await create(t.generic, { collection: LIKE, rkey, record: { subject: "x" } }), LIKE, rkey);
+    expectWritten(await create(t.generic, { collection: LIKE, rkey, record: like() }), LIKE, rkey);
     expectInsufficientScope(await del(t.delete, { collection: LIKE, rkey }), need(LIKE, "delete"));
     expectInsufficientScope(await del(t.allPost, { collection: LIKE, rkey }), need(LIKE, "delete"));
     await expectStored(LIKE, rkey);
@@ -350,7 +355,7 @@ describe("com.atproto.repo.applyWrites: every write checked, all or nothing", ()
 
   it("a batch across collections is allowed with transition:generic", async () => {
     const [a, b] = [freshKey(), freshKey()];
-    const result = await applyWrites(t.generic, [createOp(POST, a, post("generic batch")), createOp(LIKE, b, { subject: "x" })]);
+    const result = await applyWrites(t.generic, [createOp(POST, a, post("generic batch")), createOp(LIKE, b, like())]);
     expect(result.status).toBe(200);
     await expectStored(POST, a, "generic batch");
     await expectStored(LIKE, b);
@@ -359,8 +364,8 @@ describe("com.atproto.repo.applyWrites: every write checked, all or nothing", ()
   it("a batch mixing an allowed and a disallowed collection is 403 and writes nothing", async () => {
     const postsBefore = await allKeys(POST);
     const likesBefore = await allKeys(LIKE);
-    const [a, b] = [freshKey("mix"), freshKey("mix")];
-    const result = await applyWrites(t.allPost, [createOp(POST, a, post("should not land")), createOp(LIKE, b, { subject: "x" })]);
+    const [a, b] = [freshKey(), freshKey()];
+    const result = await applyWrites(t.allPost, [createOp(POST, a, post("should not land")), createOp(LIKE, b, like())]);
     expectInsufficientScope(result, need(LIKE, "create"));
     await expectAbsent(POST, a);
     await expectAbsent(LIKE, b);
@@ -395,7 +400,7 @@ describe("com.atproto.repo.applyWrites: every write checked, all or nothing", ()
 
   it("an update-only token cannot create by updating a key that does not exist (10 tries at once): 400, nothing stored", async () => {
     const postsBefore = await allKeys(POST);
-    const keys = Array.from({ length: 10 }, () => freshKey("upd"));
+    const keys = Array.from({ length: 10 }, () => freshKey());
     const results = await Promise.all(keys.map((rkey) => applyWrites(t.update, [updateOp(POST, rkey, post("created by an update"))])));
     for (const result of results) expect(expectXrpcError(result, 400, "InvalidRequest").message).toContain("Could not find a record");
     for (const rkey of keys) await expectAbsent(POST, rkey);
@@ -552,11 +557,11 @@ describe("malformed input is 400 InvalidRequest, never 500", () => {
     // 20 kB of JSON, well under the 100 kB record limit, but 10,000 levels deep.
     const deep = `${"[".repeat(10_000)}${"]".repeat(10_000)}`;
     const bodies: [string, string][] = [
-      ["com.atproto.repo.createRecord", `{"repo":"${alice.did}","collection":"${POST}","rkey":"${freshKey("deep")}","record":{"a":${deep}}}`],
-      ["com.atproto.repo.putRecord", `{"repo":"${alice.did}","collection":"${POST}","rkey":"${freshKey("deep")}","record":{"a":${deep}}}`],
+      ["com.atproto.repo.createRecord", `{"repo":"${alice.did}","collection":"${POST}","rkey":"${freshKey()}","record":{"a":${deep}}}`],
+      ["com.atproto.repo.putRecord", `{"repo":"${alice.did}","collection":"${POST}","rkey":"${freshKey()}","record":{"a":${deep}}}`],
       [
         "com.atproto.repo.applyWrites",
-        `{"repo":"${alice.did}","writes":[{"$type":"com.atproto.repo.applyWrites#create","collection":"${POST}","rkey":"${freshKey("deep")}","value":{"a":${deep}}}]}`,
+        `{"repo":"${alice.did}","writes":[{"$type":"com.atproto.repo.applyWrites#create","collection":"${POST}","rkey":"${freshKey()}","value":{"a":${deep}}}]}`,
       ],
     ];
     const answers: { nsid: string; status: number; error?: string }[] = [];

@@ -12,7 +12,8 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, expectXrpcError } from "../helpers/xrpc.ts";
 import { accountSigningJwk, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
 
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
+const NOTE = "com.example.note";
 type WriteResult = { uri: string; cid: string; commit: { cid: string; rev: string } };
 
 let server: TestServer;
@@ -31,7 +32,7 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 const write = (nsid: string, json: Record<string, unknown>) => call<WriteResult>(session, `com.atproto.repo.${nsid}`, { json: { repo: alice.did, ...json } });
-const post = (rkey: string, text: string, extra: Record<string, unknown> = {}) => write("createRecord", { collection: POST, rkey, record: { text, createdAt: "2026-11-26T00:00:00.000Z", ...extra } });
+const post = (rkey: string, text: string, extra: Record<string, unknown> = {}) => write("createRecord", { collection: NOTE, rkey, record: { text, createdAt: "2026-11-26T00:00:00.000Z", ...extra } });
 
 async function bytesOf(nsid: string, params: Record<string, string | string[]>): Promise<{ status: number; type: string | null; bytes: Uint8Array }> {
   const url = new URL(`${server.issuer}/xrpc/${nsid}`);
@@ -46,11 +47,11 @@ describe("com.atproto.sync", () => {
   it("getRepo: the whole repository as a CAR that @atproto/repo verifies and imports with the account's did:key", async () => {
     const first = await post("a1", "first");
     await post("a2", "second", { reply: null, tags: ["x"] });
-    await write("putRecord", { collection: POST, rkey: "a1", record: { text: "first, edited", createdAt: "2026-11-26T00:00:00.000Z" } });
+    await write("putRecord", { collection: NOTE, rkey: "a1", record: { text: "first, edited", createdAt: "2026-11-26T00:00:00.000Z" } });
     await write("applyWrites", {
       writes: [
-        { $type: "com.atproto.repo.applyWrites#create", collection: POST, rkey: "a3", value: { text: "third", createdAt: "2026-11-26T00:00:00.000Z" } },
-        { $type: "com.atproto.repo.applyWrites#delete", collection: POST, rkey: "a2" },
+        { $type: "com.atproto.repo.applyWrites#create", collection: NOTE, rkey: "a3", value: { text: "third", createdAt: "2026-11-26T00:00:00.000Z" } },
+        { $type: "com.atproto.repo.applyWrites#delete", collection: NOTE, rkey: "a2" },
       ],
     });
     expect(first.status).toBe(200);
@@ -65,9 +66,9 @@ describe("com.atproto.sync", () => {
     const storage = new MemoryBlockstore(blocks);
     const imported = await Repo.load(storage, root);
     expect(imported.did).toBe(alice.did);
-    expect(await imported.getRecord(POST, "a1")).toMatchObject({ text: "first, edited" });
-    expect(await imported.getRecord(POST, "a2")).toBeNull();
-    const listed = await callAnonymous<{ records: Array<{ uri: string; cid: string }> }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: POST } });
+    expect(await imported.getRecord(NOTE, "a1")).toMatchObject({ text: "first, edited" });
+    expect(await imported.getRecord(NOTE, "a2")).toBeNull();
+    const listed = await callAnonymous<{ records: Array<{ uri: string; cid: string }> }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: NOTE } });
     expect(listed.body.records.map((record) => [record.uri.split("/").pop(), record.cid]).sort()).toEqual(verified.creates.map((op) => [op.rkey, op.cid.toString()]).sort());
   });
 
@@ -83,18 +84,18 @@ describe("com.atproto.sync", () => {
 
   it("getRecord: a CAR proving the record, and for a deleted or absent one a CAR proving its absence (200)", async () => {
     const created = await post("r1", "proved");
-    const present = await bytesOf("com.atproto.sync.getRecord", { did: alice.did, collection: POST, rkey: "r1" });
+    const present = await bytesOf("com.atproto.sync.getRecord", { did: alice.did, collection: NOTE, rkey: "r1" });
     expect(present.status).toBe(200);
     const records = await verifyRecords(present.bytes, alice.did, didKey);
     expect(records.map((record) => [record.rkey, record.record?.text])).toEqual([["r1", "proved"]]);
-    await write("deleteRecord", { collection: POST, rkey: "r1" });
+    await write("deleteRecord", { collection: NOTE, rkey: "r1" });
     for (const rkey of ["r1", "never-written"]) {
-      const absent = await bytesOf("com.atproto.sync.getRecord", { did: alice.did, collection: POST, rkey });
+      const absent = await bytesOf("com.atproto.sync.getRecord", { did: alice.did, collection: NOTE, rkey });
       expect(absent.status).toBe(200);
-      const { verified, unverified } = await verifyProofs(absent.bytes, [{ collection: POST, rkey, cid: null }], alice.did, didKey);
+      const { verified, unverified } = await verifyProofs(absent.bytes, [{ collection: NOTE, rkey, cid: null }], alice.did, didKey);
       expect({ verified: verified.length, unverified: unverified.length }).toEqual({ verified: 1, unverified: 0 });
     }
-    const stale = await verifyProofs((await bytesOf("com.atproto.sync.getRecord", { did: alice.did, collection: POST, rkey: "r1" })).bytes, [{ collection: POST, rkey: "r1", cid: parseCid(created.body.cid) }], alice.did, didKey);
+    const stale = await verifyProofs((await bytesOf("com.atproto.sync.getRecord", { did: alice.did, collection: NOTE, rkey: "r1" })).bytes, [{ collection: NOTE, rkey: "r1", cid: parseCid(created.body.cid) }], alice.did, didKey);
     expect(stale.verified).toEqual([]);
   });
 

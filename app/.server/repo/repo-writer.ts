@@ -9,6 +9,7 @@ import type { NewEvent } from "../sync/event-log.ts";
 import { blobCidsIn } from "./blob-refs.ts";
 import { isNsid, isRecordKey } from "./identifiers.ts";
 import { recordData, RecordDataError, type RecordData } from "./record-data.ts";
+import { checkNewRecord, InvalidRecordError, type ValidationStatus } from "./record-lexicons.ts";
 import type { PreparedCommit, RecordChange, RepoHead, RepoStore } from "./repo-store.ts";
 
 /** com.atproto.repo.applyWrites: "Bulk write operations are limited to 200" (and the reference PDS's 2 MB commit). */
@@ -38,7 +39,17 @@ export type WriteRequest =
   | { action: "put"; collection: string; rkey: string; value: JsonRecord; swapRecord?: string | null }
   | { action: "delete"; collection: string; rkey: string; swapRecord?: string };
 
-export type WriteResult = { action: "create" | "update" | "delete"; collection: string; rkey: string; cid?: string };
+/** `validationStatus` for creates and updates: what the lexicon check said, absent when `validate` was false. */
+export type WriteResult = { action: "create" | "update" | "delete"; collection: string; rkey: string; cid?: string; validationStatus?: ValidationStatus };
+
+/**
+ * How a call is written. `validate` as com.atproto.repo.applyWrites defines it (record-lexicons.ts): true requires
+ * a known lexicon, unset validates known collections only, false validates none.
+ */
+export type WriteOptions = { swapCommit?: string; validate?: boolean };
+
+/** A record ready for the commit: its block, and what its lexicon check said. */
+type PreparedRecord = RecordData & { validationStatus: ValidationStatus | undefined };
 
 /** What a call committed: the new head and each write's outcome; no commit when there was nothing to change. */
 export type Committed = { commit: RepoHead | undefined; results: WriteResult[] };
@@ -119,9 +130,11 @@ export class RepoWriter {
   }
 
   /** One commit holding exactly these writes, or a refusal that wrote nothing. */
-  async write(did: string, writes: WriteRequest[], options: { swapCommit?: string } = {}): Promise<Committed> {
+  async write(did: string, writes: WriteRequest[], options: WriteOptions = {}): Promise<Committed> {
     if (writes.length > MAX_COMMIT_OPS) throw new RepoError(400, "InvalidRequest", `A commit holds at most ${MAX_COMMIT_OPS} writes; this one has ${writes.length}`);
-    const data = await Promise.all(writes.map((write) => (write.action === "delete" ? Promise.resolve(undefined) : recordDataOrRefuse(write.value))));
+    const data = await Promise.all(
+      writes.map((write, index) => (write.action === "delete" ? Promise.resolve(undefined) : preparedRecord(write, options.validate, writes.length > 1 ? ` (writes[${index}])` : ""))),
+    );
     const bytes = data.reduce((sum, item) => sum + (item?.bytes ?? 0), 0);
     if (bytes > MAX_COMMIT_BYTES) throw new RepoError(400, "InvalidRequest", `A commit holds at most ${MAX_COMMIT_BYTES} bytes of records; this one has ${bytes}`);
     return this.inTurn(did, () => this.commit(did, writes, data, options));
@@ -146,7 +159,7 @@ export class RepoWriter {
     }
   }
 
-  private async commit(did: string, writes: WriteRequest[], data: Array<RecordData | undefined>, options: { swapCommit?: string }): Promise<Committed> {
+  private async commit(did: string, writes: WriteRequest[], data: Array<PreparedRecord | undefined>, options: WriteOptions): Promise<Committed> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       // Unread: the head this process's last commit left, trusted only as far as the compare-and-swap confirms it
       // (docs/decisions/0037). Not with swapCommit, which must be compared with the database's head.
@@ -205,7 +218,7 @@ export class RepoWriter {
    * its MST (blocks the new head no longer reaches are deleted): a missing block on a head that has moved means
    * "build again". Building only reads: the blocks are written by the store, in the commit's transaction.
    */
-  private async buildCommit(did: string, head: RepoHead, writes: WriteRequest[], data: Array<RecordData | undefined>, keypair: Keypair) {
+  private async buildCommit(did: string, head: RepoHead, writes: WriteRequest[], data: Array<PreparedRecord | undefined>, keypair: Keypair) {
     try {
       const repo = this.trees.at(did, head.cid) ?? (await loadRepoAt(this.store.blockstore(did) as RepoStorage, head.cid));
       const resolved = await resolveWrites(repo, writes, data);
@@ -232,12 +245,24 @@ function prepared(did: string, base: RepoHead | null, commit: CommitData, record
   };
 }
 
-async function recordDataOrRefuse(value: JsonRecord): Promise<RecordData> {
+/**
+ * A new record's block and its lexicon check (record-lexicons.ts), or 400 InvalidRecord saying what is wrong, and
+ * where in a batch (`which`: " (writes[3])", as applyWrites numbers its writes from 0).
+ */
+async function preparedRecord(write: WriteRequest & { value: JsonRecord }, validate: boolean | undefined, which: string): Promise<PreparedRecord> {
+  let data: RecordData;
   try {
-    return await recordData(value);
+    data = await recordData(write.value);
   } catch (error) {
-    // atproto data model: what it cannot hold (floats, a bad $type, a malformed $link, $bytes or blob) is refused.
-    if (error instanceof RecordDataError) throw new RepoError(400, "InvalidRecord", `The record is not valid atproto data: ${error.message}`);
+    // atproto data model: what it cannot hold (floats, a bad $type, a malformed $link, $bytes or blob, a lone
+    // surrogate) is refused.
+    if (error instanceof RecordDataError) throw new RepoError(400, "InvalidRecord", `The record is not valid atproto data${which}: ${error.message}`);
+    throw error;
+  }
+  try {
+    return { ...data, validationStatus: await checkNewRecord(write.collection, write.rkey, data.lex, validate) };
+  } catch (error) {
+    if (error instanceof InvalidRecordError) throw new RepoError(400, "InvalidRecord", `${error.message}${which}`);
     throw error;
   }
 }
@@ -259,7 +284,7 @@ async function storableRecord(collection: string, rkey: string, json: string): P
  * checks this very head): a put becomes a create or an update, a create of a taken key, an update of a free one or
  * a swapRecord that does not match refuses the whole call.
  */
-async function resolveWrites(repo: RepoAtCommit, writes: WriteRequest[], data: Array<RecordData | undefined>): Promise<Resolved> {
+async function resolveWrites(repo: RepoAtCommit, writes: WriteRequest[], data: Array<PreparedRecord | undefined>): Promise<Resolved> {
   const resolved: Resolved = { ops: [], eventOps: [], changes: [], results: [] };
   const current = new Map<string, string | null>();
   for (const [index, write] of writes.entries()) {
@@ -295,9 +320,9 @@ function addDelete(resolved: Resolved, write: WriteRequest, path: string, existi
   resolved.results.push({ action: "delete", collection: write.collection, rkey: write.rkey });
 }
 
-function addWrite(resolved: Resolved, action: "create" | "update", write: WriteRequest & { value: JsonRecord }, path: string, record: RecordData, existing: string | null): void {
+function addWrite(resolved: Resolved, action: "create" | "update", write: WriteRequest & { value: JsonRecord }, path: string, record: PreparedRecord, existing: string | null): void {
   resolved.ops.push({ action, path, cid: record.cidOf, block: record.block });
   resolved.eventOps.push(action === "create" ? { action, path, cid: record.cid } : { action, path, cid: record.cid, prev: existing! });
   resolved.changes.push({ action, collection: write.collection, rkey: write.rkey, cid: record.cid, json: JSON.stringify(write.value), blobCids: blobCidsIn(write.value) });
-  resolved.results.push({ action, collection: write.collection, rkey: write.rkey, cid: record.cid });
+  resolved.results.push({ action, collection: write.collection, rkey: write.rkey, cid: record.cid, validationStatus: record.validationStatus });
 }

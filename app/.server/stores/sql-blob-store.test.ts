@@ -22,7 +22,8 @@ const QUOTA = 3 * SIZE;
 const GRACE = 60_000;
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for: these tests are about the repository, not about records checked against their lexicons (record-lexicons.test.ts). */
+const NOTE = "com.example.note";
 
 /** Distinct bytes per `seed`: a blob of its own CID. */
 function blob(seed: number, size = SIZE): NewBlob {
@@ -32,9 +33,9 @@ function blob(seed: number, size = SIZE): NewBlob {
 }
 
 const blobRef = (cid: string) => ({ $type: "blob", ref: { $link: cid }, mimeType: "application/octet-stream", size: SIZE });
-const post = (rkey: string, ...cids: string[]): WriteRequest => ({ action: "create", collection: POST, rkey, value: { $type: POST, text: rkey, images: cids.map(blobRef) } });
+const post = (rkey: string, ...cids: string[]): WriteRequest => ({ action: "create", collection: NOTE, rkey, value: { $type: NOTE, text: rkey, images: cids.map(blobRef) } });
 const put = (rkey: string, ...cids: string[]): WriteRequest => ({ ...post(rkey, ...cids), action: "update" }) as WriteRequest;
-const del = (rkey: string): WriteRequest => ({ action: "delete", collection: POST, rkey });
+const del = (rkey: string): WriteRequest => ({ action: "delete", collection: NOTE, rkey });
 
 /** Record writes of one process as commits (docs/decisions/0027) at the test's time; a refusal's XRPC name, or undefined. */
 function recordWriter(db: Database, graceMs: number) {

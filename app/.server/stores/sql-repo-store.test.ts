@@ -16,12 +16,13 @@ import { COMMITS_PER_CLEANUP } from "./sql-repo-store.ts";
 
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for: these tests are about the repository, not about records checked against their lexicons (record-lexicons.test.ts). */
+const NOTE = "com.example.note";
 
-const create = (rkey: string, text = rkey): WriteRequest => ({ action: "create", collection: POST, rkey, value: { $type: POST, text } });
-const put = (rkey: string, text: string, swapRecord?: string | null): WriteRequest => ({ action: "put", collection: POST, rkey, value: { $type: POST, text }, ...(swapRecord === undefined ? {} : { swapRecord }) });
-const update = (rkey: string, text: string): WriteRequest => ({ action: "update", collection: POST, rkey, value: { $type: POST, text } });
-const remove = (rkey: string, swapRecord?: string): WriteRequest => ({ action: "delete", collection: POST, rkey, ...(swapRecord === undefined ? {} : { swapRecord }) });
+const create = (rkey: string, text = rkey): WriteRequest => ({ action: "create", collection: NOTE, rkey, value: { $type: NOTE, text } });
+const put = (rkey: string, text: string, swapRecord?: string | null): WriteRequest => ({ action: "put", collection: NOTE, rkey, value: { $type: NOTE, text }, ...(swapRecord === undefined ? {} : { swapRecord }) });
+const update = (rkey: string, text: string): WriteRequest => ({ action: "update", collection: NOTE, rkey, value: { $type: NOTE, text } });
+const remove = (rkey: string, swapRecord?: string): WriteRequest => ({ action: "delete", collection: NOTE, rkey, ...(swapRecord === undefined ? {} : { swapRecord }) });
 
 /** The XRPC name a refused write carries, or "ok". */
 async function outcome(promise: Promise<unknown>): Promise<string> {
@@ -72,12 +73,12 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
 
   it("creates a record: its CID is its DAG-CBOR block's, the JSON reads back as written, the repository verifies", async () => {
     const { writer, store } = main();
-    const value = { $type: POST, text: "hello", langs: ["en"], reply: null, embed: { $type: "app.bsky.embed.external", n: 3 } };
-    const committed = await writer.write(ALICE, [{ action: "create", collection: POST, rkey: "3k2a", value }]);
-    const record = await store.getRecord(ALICE, POST, "3k2a");
+    const value = { $type: NOTE, text: "hello", langs: ["en"], reply: null, embed: { $type: "app.bsky.embed.external", n: 3 } };
+    const committed = await writer.write(ALICE, [{ action: "create", collection: NOTE, rkey: "3k2a", value }]);
+    const record = await store.getRecord(ALICE, NOTE, "3k2a");
     expect(record).toMatchObject({ cid: committed.results[0]!.cid, value });
     const repo = await verified();
-    expect(repo.creates.map((op) => [op.collection, op.rkey, op.cid.toString()])).toEqual([[POST, "3k2a", record!.cid]]);
+    expect(repo.creates.map((op) => [op.collection, op.rkey, op.cid.toString()])).toEqual([[NOTE, "3k2a", record!.cid]]);
     expect(parseCid(record!.cid).code).toBe(0x71);
     expect(committed.commit).toEqual(await store.head(ALICE));
   });
@@ -86,13 +87,13 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     const { writer, store } = main();
     const link = "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm";
     const blob = { $type: "blob", ref: { $link: "bafkreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm" }, mimeType: "image/png", size: 3 };
-    const value = { $type: POST, link: { $link: link }, bytes: { $bytes: "aGVsbG8" }, image: blob, none: null, deep: [[{ a: 1 }]] };
-    await writer.write(ALICE, [{ action: "create", collection: POST, rkey: "data", value }]);
-    expect((await store.getRecord(ALICE, POST, "data"))!.value).toEqual(value);
+    const value = { $type: NOTE, link: { $link: link }, bytes: { $bytes: "aGVsbG8" }, image: blob, none: null, deep: [[{ a: 1 }]] };
+    await writer.write(ALICE, [{ action: "create", collection: NOTE, rkey: "data", value }]);
+    expect((await store.getRecord(ALICE, NOTE, "data"))!.value).toEqual(value);
     const head = (await store.head(ALICE))!;
-    const proof = await collect(getRecords(store.blockstore(ALICE), parseCid(head.cid), [{ collection: POST, rkey: "data" }]));
+    const proof = await collect(getRecords(store.blockstore(ALICE), parseCid(head.cid), [{ collection: NOTE, rkey: "data" }]));
     const { blocks } = await readCarWithRoot(proof);
-    const recordCid = parseCid((await store.getRecord(ALICE, POST, "data"))!.cid);
+    const recordCid = parseCid((await store.getRecord(ALICE, NOTE, "data"))!.cid);
     const held = decode(blocks.get(recordCid)!) as Record<string, unknown>;
     expect(String(held.link)).toBe(link);
     expect(held.bytes).toEqual(new TextEncoder().encode("hello"));
@@ -102,8 +103,8 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
   it("refuses records the data model cannot hold, with InvalidRecord, and writes nothing", async () => {
     const { writer } = main();
     const head = await main().store.head(ALICE);
-    for (const value of [{ $type: POST, n: 1.5 }, { $type: POST, l: { $link: "not-a-cid" } }, { $type: POST, b: { $bytes: 5 } }, { $type: POST, i: { $type: "blob", ref: { $link: "x" } } }, { $type: "" }]) {
-      expect(await outcome(writer.write(ALICE, [{ action: "create", collection: POST, rkey: "bad", value }]))).toBe("InvalidRecord");
+    for (const value of [{ $type: NOTE, n: 1.5 }, { $type: NOTE, l: { $link: "not-a-cid" } }, { $type: NOTE, b: { $bytes: 5 } }, { $type: NOTE, i: { $type: "blob", ref: { $link: "x" } } }, { $type: "" }]) {
+      expect(await outcome(writer.write(ALICE, [{ action: "create", collection: NOTE, rkey: "bad", value }]))).toBe("InvalidRecord");
     }
     expect(await main().store.head(ALICE)).toEqual(head);
     expect(await countRows(shared.db, "Record")).toBe(0);
@@ -116,15 +117,15 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(await outcome(writer.write(ALICE, [update("b", "x")]))).toBe("InvalidRequest");
     const batch = await writer.write(ALICE, [put("b", "new"), put("a", "changed"), update("a", "updated")]);
     expect(batch.results.map((result) => result.action)).toEqual(["create", "update", "update"]);
-    expect(await store.getRecord(ALICE, POST, "a")).toMatchObject({ value: { text: "updated" } });
+    expect(await store.getRecord(ALICE, NOTE, "a")).toMatchObject({ value: { text: "updated" } });
     const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
     expect(commits).toHaveLength(3);
     expect(commits[2]!.ops.map((op) => [op.action, op.path, op.prev === undefined ? "-" : "prev"])).toEqual([
-      ["create", `${POST}/b`, "-"],
-      ["update", `${POST}/a`, "prev"],
-      ["update", `${POST}/a`, "prev"],
+      ["create", `${NOTE}/b`, "-"],
+      ["update", `${NOTE}/a`, "prev"],
+      ["update", `${NOTE}/a`, "prev"],
     ]);
-    expect(await paths()).toEqual([`${POST}/a`, `${POST}/b`]);
+    expect(await paths()).toEqual([`${NOTE}/a`, `${NOTE}/b`]);
   });
 
   it("swapRecord and swapCommit: the write applies only over the named version, else InvalidSwap and nothing written", async () => {
@@ -138,8 +139,8 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(await outcome(writer.write(ALICE, [put("c", "x")], { swapCommit: second.commit!.cid }))).toBe("ok");
     expect(await outcome(writer.write(ALICE, [remove("a", v1)]))).toBe("InvalidSwap");
     expect(await outcome(writer.write(ALICE, [remove("a", second.results[0]!.cid)]))).toBe("ok");
-    expect(await store.getRecord(ALICE, POST, "a")).toBeUndefined();
-    expect(await paths()).toEqual([`${POST}/c`]);
+    expect(await store.getRecord(ALICE, NOTE, "a")).toBeUndefined();
+    expect(await paths()).toEqual([`${NOTE}/c`]);
   });
 
   it("deleting a record that is not there commits nothing; in a batch it refuses the batch", async () => {
@@ -170,9 +171,9 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     const { root } = await readCarWithRoot(last.blocks);
     expect(root.toString()).toBe(committed.commit!.cid);
     const claims = [
-      { collection: POST, rkey: "r07", cid: parseCid(committed.results[0]!.cid!) },
-      { collection: POST, rkey: "r11", cid: null },
-      { collection: POST, rkey: "r99", cid: parseCid(committed.results[2]!.cid!) },
+      { collection: NOTE, rkey: "r07", cid: parseCid(committed.results[0]!.cid!) },
+      { collection: NOTE, rkey: "r11", cid: null },
+      { collection: NOTE, rkey: "r99", cid: parseCid(committed.results[2]!.cid!) },
     ];
     const { verified, unverified } = await verifyProofs(last.blocks, claims, ALICE, alice.didKey);
     expect(unverified).toEqual([]);
@@ -193,7 +194,7 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     const { writer } = main();
     await writer.write(ALICE, [create("same", "twin"), create("twin", "twin")]);
     await writer.write(ALICE, [remove("same")]);
-    expect(await paths()).toEqual([`${POST}/twin`]);
+    expect(await paths()).toEqual([`${NOTE}/twin`]);
     const blocks = await rowsOf<{ cid: string }>(shared.db, sql`SELECT "cid" FROM "RepoBlock" WHERE "did" = ${ALICE}`);
     // The commit, one MST node, one record: nothing the head does not reach.
     expect(blocks).toHaveLength(3);
@@ -209,7 +210,7 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     const removed = await here!.writer.write(ALICE, [remove("c")]);
     expect(removed.commit).toBeDefined();
     expect(await outcome(here!.writer.write(ALICE, [create("d")]))).toBe("RecordAlreadyExists");
-    expect(await paths()).toEqual([`${POST}/a`, `${POST}/b`, `${POST}/d`]);
+    expect(await paths()).toEqual([`${NOTE}/a`, `${NOTE}/b`, `${NOTE}/d`]);
     const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
     for (let i = 1; i < commits.length; i++) expect(commits[i]!.since).toBe(commits[i - 1]!.rev);
   });
@@ -258,7 +259,7 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     const sides = shared.others(4).map((db) => repositoriesOn(db, clock));
     const results = await Promise.all(Array.from({ length: 24 }, (_, i) => sides[i % 4]!.writer.write(ALICE, [create(`w${String(i).padStart(2, "0")}`)])));
     expect(new Set(results.map((result) => result.commit!.cid)).size).toBe(24);
-    expect(await paths()).toEqual(Array.from({ length: 24 }, (_, i) => `${POST}/w${String(i).padStart(2, "0")}`));
+    expect(await paths()).toEqual(Array.from({ length: 24 }, (_, i) => `${NOTE}/w${String(i).padStart(2, "0")}`));
     // Sequence order is commit order: the chain of since links runs through the log in order.
     const commits = (await events()).filter((event) => event.did === ALICE && event.type === "commit").map((event) => decode(event.body) as CommitBody);
     for (let i = 1; i < commits.length; i++) expect(commits[i]!.since).toBe(commits[i - 1]!.rev);
@@ -271,7 +272,7 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(results.filter((result) => result === "ok")).toHaveLength(1);
     expect(results.filter((result) => result === "RecordAlreadyExists")).toHaveLength(19);
     expect(await countRows(shared.db, "Record")).toBe(1);
-    expect(await paths()).toEqual([`${POST}/contested`]);
+    expect(await paths()).toEqual([`${NOTE}/contested`]);
   });
 
   it("the repository migration gives an account's existing records (raw-JSON CIDs) one commit, and is idempotent", async () => {
@@ -280,21 +281,21 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     const signingKey = await generateSigningKey();
     await insertAccount(shared.db, carol, { signingKey });
     const old = [
-      ["one", JSON.stringify({ $type: POST, text: "one" })],
-      ["two", JSON.stringify({ $type: POST, text: "two", link: { $link: "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm" } })],
-      ["float", JSON.stringify({ $type: POST, n: 0.5 })],
+      ["one", JSON.stringify({ $type: NOTE, text: "one" })],
+      ["two", JSON.stringify({ $type: NOTE, text: "two", link: { $link: "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm" } })],
+      ["float", JSON.stringify({ $type: NOTE, n: 0.5 })],
     ];
     for (const [rkey, value] of old) {
-      await execute(shared.db, sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "createdAt", "updatedAt") VALUES (${carol}, ${POST}, ${rkey!}, ${"bafkreiold"}, ${value!}, ${at(1)}, ${at(1)})`);
+      await execute(shared.db, sql`INSERT INTO "Record" ("did", "collection", "rkey", "cid", "value", "createdAt", "updatedAt") VALUES (${carol}, ${NOTE}, ${rkey!}, ${"bafkreiold"}, ${value!}, ${at(1)}, ${at(1)})`);
     }
     const { store, writer } = main();
     expect((await store.accountsWithoutRepository(10)).map((account) => account.did)).toEqual([carol]);
     const outcomeOf = await writer.migrateAccount({ did: carol, signingKey });
-    expect(outcomeOf).toEqual({ migrated: true, dropped: [{ path: `${POST}/float`, reason: expect.stringContaining("non-integer") }] });
+    expect(outcomeOf).toEqual({ migrated: true, dropped: [{ path: `${NOTE}/float`, reason: expect.stringContaining("non-integer") }] });
     expect((await writer.migrateAccount({ did: carol, signingKey })).migrated).toBe(false);
     const repo = await verified(carol, (await accountKeypair(signingKey)).did());
     expect(repo.creates.map((op) => op.rkey).sort()).toEqual(["one", "two"]);
-    const rows = await store.listRecords(carol, POST, { limit: 10, reverse: true });
+    const rows = await store.listRecords(carol, NOTE, { limit: 10, reverse: true });
     expect(rows.map((row) => [row.rkey, row.cid])).toEqual(repo.creates.map((op) => [op.rkey, op.cid.toString()]).sort());
     expect((await events()).filter((event) => event.did === carol).map((event) => event.type)).toEqual(["sync"]);
   });

@@ -10,7 +10,8 @@ import type { RepoWriter } from "../repo/repo-writer.ts";
 import { recordProofCar } from "./repo-sync.ts";
 
 const ALICE = "did:plc:alice";
-const POST = "app.bsky.feed.post";
+/** A collection this server has no lexicon for: these tests are about the repository, not about records checked against their lexicons (record-lexicons.test.ts). */
+const NOTE = "com.example.note";
 
 /**
  * A blockstore that lets a real commit land (through the writer, which removes the blocks its new head no longer
@@ -56,7 +57,7 @@ describe.each(ENGINES)("a record's proof under writes on %s", (engine) => {
     ({ didKey } = await accountWithRepository(shared.db, ALICE, clock));
     ({ store, writer } = repositoriesOn(shared.db, clock));
     edits = 0;
-    await writer.write(ALICE, [{ action: "create", collection: POST, rkey: "kept", value: { $type: POST, text: "edit 0" } }]);
+    await writer.write(ALICE, [{ action: "create", collection: NOTE, rkey: "kept", value: { $type: NOTE, text: "edit 0" } }]);
   });
 
   /**
@@ -67,24 +68,24 @@ describe.each(ENGINES)("a record's proof under writes on %s", (engine) => {
     const reader = repositoriesOn(shared.db, clock).store;
     const other = repositoriesOn(shared.db, clock).writer;
     return Object.assign(Object.create(reader) as RepoStore, {
-      blockstore: (did: string) => new CommitBeforeEachRead(reader.blockstore(did), () => other.write(ALICE, [{ action: "update", collection: POST, rkey: "kept", value: { $type: POST, text: `edit ${++edits}` } }]).then(() => undefined)),
+      blockstore: (did: string) => new CommitBeforeEachRead(reader.blockstore(did), () => other.write(ALICE, [{ action: "update", collection: NOTE, rkey: "kept", value: { $type: NOTE, text: `edit ${++edits}` } }]).then(() => undefined)),
     });
   };
 
   it("is built from one snapshot when every attempt's head moved: it answers, and @atproto/repo verifies it", async () => {
-    const car = await recordProofCar(underWrites(), ALICE, POST, "kept");
+    const car = await recordProofCar(underWrites(), ALICE, NOTE, "kept");
     // Every block-by-block attempt lost its head to a commit; the proof is of the head after the last of them.
     expect(edits).toBe(3);
-    const record = await store.getRecord(ALICE, POST, "kept");
-    const { verified, unverified } = await verifyProofs(car, [{ collection: POST, rkey: "kept", cid: parseCid(record!.cid) }], ALICE, didKey);
+    const record = await store.getRecord(ALICE, NOTE, "kept");
+    const { verified, unverified } = await verifyProofs(car, [{ collection: NOTE, rkey: "kept", cid: parseCid(record!.cid) }], ALICE, didKey);
     expect(unverified).toEqual([]);
     expect(verified).toHaveLength(1);
   });
 
   it("without writes, is read block by block from the head", async () => {
-    const car = await recordProofCar(store, ALICE, POST, "kept");
-    const record = await store.getRecord(ALICE, POST, "kept");
-    const { unverified } = await verifyProofs(car, [{ collection: POST, rkey: "kept", cid: parseCid(record!.cid) }], ALICE, didKey);
+    const car = await recordProofCar(store, ALICE, NOTE, "kept");
+    const record = await store.getRecord(ALICE, NOTE, "kept");
+    const { unverified } = await verifyProofs(car, [{ collection: NOTE, rkey: "kept", cid: parseCid(record!.cid) }], ALICE, didKey);
     expect(unverified).toEqual([]);
   });
 });

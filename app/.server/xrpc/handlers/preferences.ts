@@ -1,10 +1,16 @@
 import { z } from "zod";
+import { illFormedStringIn } from "../../repo/record-data.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 
 const putPreferencesInput = z.object({
   preferences: z
     .array(z.object({ $type: z.string().regex(/^app\.bsky\./, "preferences must be app.bsky.* types") }).passthrough())
-    .max(500),
+    .max(500)
+    // Kept as JSON and given back to apps: Unicode strings only, as records (record-data.ts, issue 28 item 10).
+    .superRefine((preferences, context) => {
+      const illFormed = illFormedStringIn(preferences);
+      if (illFormed !== undefined) context.addIssue({ code: "custom", message: `${illFormed} is not well-formed Unicode (it holds a lone surrogate)` });
+    }),
 });
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { canonicalNsid, isNsid, isRecordKey, nextTid, parseCid } from "../../repo/identifiers.ts";
 import type { StoredRecord } from "../../repo/repo-store.ts";
-import { MAX_COMMIT_OPS, type Committed, type WriteRequest, type WriteResult } from "../../repo/repo-writer.ts";
+import { MAX_COMMIT_OPS, type Committed, type WriteOptions, type WriteRequest, type WriteResult } from "../../repo/repo-writer.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
@@ -64,9 +64,9 @@ function normalizeRecord(coll: string, value: Record<string, unknown>): Record<s
   return { ...value, $type: coll };
 }
 
-/** One commit holding exactly this call's writes (docs/decisions/0027). */
-function commitWrites(services: Services, did: string, writes: WriteRequest[], swapCommit?: string): Promise<Committed> {
-  return services.repoWriter.write(did, writes, { swapCommit });
+/** One commit holding exactly this call's writes (docs/decisions/0027), each new record checked as `validate` says (docs/decisions/0049). */
+function commitWrites(services: Services, did: string, writes: WriteRequest[], options: WriteOptions): Promise<Committed> {
+  return services.repoWriter.write(did, writes, options);
 }
 
 /** com.atproto.repo.defs#commitMeta: the commit a write made. */
@@ -76,7 +76,7 @@ function commitMeta(committed: Committed) {
 
 function writeResult(did: string, result: WriteResult) {
   if (result.action === "delete") return { $type: "com.atproto.repo.applyWrites#deleteResult" };
-  return { $type: `com.atproto.repo.applyWrites#${result.action}Result`, uri: recordUri(did, result.collection, result.rkey), cid: result.cid, validationStatus: "unknown" };
+  return { $type: `com.atproto.repo.applyWrites#${result.action}Result`, uri: recordUri(did, result.collection, result.rkey), cid: result.cid, validationStatus: result.validationStatus };
 }
 
 /**
@@ -106,8 +106,8 @@ export const repoMethods: XrpcMethods = {
       caller.requireRepo(input.collection, "create");
       const value = normalizeRecord(input.collection, input.record);
       const key = input.rkey ?? nextTid(services.now());
-      const committed = await commitWrites(services, caller.did, [{ action: "create", collection: input.collection, rkey: key, value }], input.swapCommit);
-      return { uri: recordUri(caller.did, input.collection, key), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: "unknown" };
+      const committed = await commitWrites(services, caller.did, [{ action: "create", collection: input.collection, rkey: key, value }], { swapCommit: input.swapCommit, validate: input.validate });
+      return { uri: recordUri(caller.did, input.collection, key), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: committed.results[0]!.validationStatus };
     },
   },
 
@@ -123,8 +123,8 @@ export const repoMethods: XrpcMethods = {
       caller.requireRepo(input.collection, "update");
       const value = normalizeRecord(input.collection, input.record);
       const write: WriteRequest = { action: "put", collection: input.collection, rkey: input.rkey, value, swapRecord: input.swapRecord };
-      const committed = await commitWrites(services, caller.did, [write], input.swapCommit);
-      return { uri: recordUri(caller.did, input.collection, input.rkey), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: "unknown" };
+      const committed = await commitWrites(services, caller.did, [write], { swapCommit: input.swapCommit, validate: input.validate });
+      return { uri: recordUri(caller.did, input.collection, input.rkey), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: committed.results[0]!.validationStatus };
     },
   },
 
@@ -137,7 +137,7 @@ export const repoMethods: XrpcMethods = {
       assertOwnRepo(caller, input.repo);
       caller.requireRepo(input.collection, "delete");
       const write: WriteRequest = { action: "delete", collection: input.collection, rkey: input.rkey, swapRecord: input.swapRecord };
-      return commitMeta(await commitWrites(services, caller.did, [write], input.swapCommit));
+      return commitMeta(await commitWrites(services, caller.did, [write], { swapCommit: input.swapCommit }));
     },
   },
 
@@ -159,7 +159,7 @@ export const repoMethods: XrpcMethods = {
         const value = normalizeRecord(item.collection, item.value);
         return { action: isCreate ? "create" : "update", collection: item.collection, rkey: item.rkey ?? nextTid(services.now()), value };
       });
-      const committed = await commitWrites(services, caller.did, writes, input.swapCommit);
+      const committed = await commitWrites(services, caller.did, writes, { swapCommit: input.swapCommit, validate: input.validate });
       return { ...commitMeta(committed), results: committed.results.map((result) => writeResult(caller.did, result)) };
     },
   },
