@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import type { EventLog } from "../../app/.server/sync/event-log.ts";
 import { READ_LIMITS } from "../../app/.server/sync/sync-service.ts";
 import { HOUR } from "../../app/.server/util/time.ts";
-import { FirehoseConsumer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
+import { FirehoseConsumer, upgradeAnswer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.ts";
 import { rawExchange } from "../helpers/raw-http.ts";
 import { startNginx } from "../helpers/nginx.ts";
@@ -370,6 +370,28 @@ describe("connections", () => {
     await server.append([identityEvent(ALICE, "alice.test")], Date.now());
     await third.untilSeq(1);
     await second.untilSeq(1);
+  });
+
+  it("counts an IPv6 client by its /64, as every per-address limit does: a new address of the same /64 is refused, another /64 is not", async () => {
+    // One hop of trusted proxy: the client address is what X-Forwarded-For names, as nginx would write it.
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: "2", ATRIUM_TRUST_PROXY: "1" });
+    const from = (address: string) => upgradeAnswer(server!.firehoseUrl(), { "X-Forwarded-For": address });
+    const open = [await from("2001:db8:5:6::1"), await from("2001:db8:5:6:a:b:c:d")];
+    expect(open.map((answer) => answer.status)).toEqual([101, 101]);
+    // Another address of the /64, and one more written in capitals.
+    for (const address of ["2001:db8:5:6::ffff", "2001:DB8:5:6:1:2:3:4"]) {
+      const refused = await from(address);
+      expect({ address, status: refused.status }).toEqual({ address, status: 429 });
+      expect(refused.retryAfter).toBe("60");
+    }
+    const neighbours = [await from("2001:db8:5:7::1"), await from("192.0.2.7")];
+    expect(neighbours.map((answer) => answer.status)).toEqual([101, 101]);
+    // A place comes back once one of the /64's connections closes.
+    await open[0]!.close();
+    await eventually(() => server!.started.sync!.firehose.stats().subscribers === 3);
+    const again = await from("2001:db8:5:6::2");
+    expect(again.status).toBe(101);
+    await Promise.all([open[1]!, ...neighbours, again].map((answer) => answer.close()));
   });
 
   it("closes every subscription with 1001 (going away) when the server shuts down", async () => {
