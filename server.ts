@@ -153,7 +153,7 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   // The firehose reads the services' event log, or the one a test hands over.
   const source = options.sync ?? { eventLog: services.eventLog, appended: services.appended };
   const sync = createSync({ config, ...source, log, now: services.now, report: services.reportError });
-  serveFirehose(server, config, sync);
+  serveFirehose(server, config, sync, { limiter, metrics: services.metrics, report: services.reportError });
   // Never on the public port: a listener of its own, on ATRIUM_METRICS_HOST (loopback by default).
   const metricsServer = metrics && config.metrics && cluster.isPrimary ? await serveMetrics(registryMetrics(metrics), config.metrics.host, config.metrics.port, log) : undefined;
   server.on("close", () => metricsServer?.close());

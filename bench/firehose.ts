@@ -9,6 +9,9 @@
  * 2. Resident memory with one subscriber that never reads: the server's VmRSS before it subscribes and at its
  *    highest while 32 KiB events are appended until the server cuts it off (ConsumerTooSlow), with the default
  *    8 MiB bound.
+ * 3. Resident memory with 8 subscribers that replay from cursor=0 and never read (docs/decisions/0044): 600 events
+ *    of 96 KiB in the log; the server's VmRSS before they subscribe and at its highest while they are stalled (their
+ *    kernel buffers full), then they read and must each get all 600. Alone: `--only replay`.
  *
  * The events are appended directly rather than made by commits, so that the figure is the firehose's side (reading
  * the log, framing once, sending to every subscriber), not the commits' (bench/repo-commit.ts measures those).
@@ -40,7 +43,10 @@ export type FirehoseResult = {
   cpuMicrosPerDelivery: number;
   seconds: number;
   neverReads: { events: number; eventBytes: number; rssBeforeMiB: number; rssHighestAtThirdMiB: number; rssHighestMiB: number; cutOff: boolean; closeCode: number; seconds: number };
+  replays: ReplayResult;
 };
+
+export type ReplayResult = { subscribers: number; events: number; eventBytes: number; rssBeforeMiB: number; rssHighestMiB: number; allReceived: boolean };
 
 function residentBytes(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((text) => text.startsWith("VmRSS:"))!;
@@ -129,22 +135,79 @@ async function neverReads(server: BenchServer, log: SqlEventLog, first: number):
   return { events: STUCK_EVENTS, eventBytes: STUCK_EVENT_BYTES, rssBeforeMiB: mib(before), rssHighestAtThirdMiB: mib(highestAtThird), rssHighestMiB: mib(highest), cutOff: closeCode === 1008, closeCode, seconds: round((performance.now() - started) / 1000, 1) };
 }
 
-/** One engine: a fresh server and database, a warm-up round, the measured round, then the subscriber that never reads. */
-export async function measureFirehose(options: { postgres?: BenchPostgres } = {}): Promise<FirehoseResult> {
+const REPLAYERS = 8;
+const REPLAYED_EVENTS = 600;
+const REPLAYED_EVENT_BYTES = 96 * 1024;
+
+/**
+ * Eight subscribers replay a log of large events from cursor=0 and never read: what the server holds for them is its
+ * resident memory once they are stalled. The highest RSS is taken while it still moves (sampled every 100 ms, until it
+ * has not risen for 3 s), well inside the 30 s heartbeat that would drop them. Then they read, and each must get
+ * every event.
+ */
+async function replaysNeverRead(server: BenchServer, log: SqlEventLog, first: number): Promise<ReplayResult> {
+  const event = await commitEvent(DID, first + 1, REPLAYED_EVENT_BYTES);
+  const [firstSeq] = await log.append(Array.from({ length: REPLAYED_EVENTS }, () => event), Date.now());
+  const before = residentBytes(server.pid);
+  const stuck = Array.from({ length: REPLAYERS }, () => subscriber(`${firehoseUrl(server)}?cursor=${firstSeq! - 1}`));
+  await Promise.all(stuck.map((made) => made.opened.then(() => made.socket.pause())));
+  let highest = before;
+  for (let lastRise = performance.now(); performance.now() - lastRise < 3_000; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = residentBytes(server.pid);
+    if (now > highest) {
+      highest = now;
+      lastRise = performance.now();
+    }
+  }
+  for (const made of stuck) made.socket.resume();
+  const received = await Promise.race([
+    Promise.all(stuck.map((made) => made.reached(REPLAYED_EVENTS))).then(() => true),
+    Promise.all(stuck.map((made) => made.closed)).then(() => false),
+  ]);
+  for (const made of stuck) made.socket.close();
+  await Promise.all(stuck.map((made) => made.closed));
+  const mib = (bytes: number) => round(bytes / 1024 / 1024, 1);
+  return { subscribers: REPLAYERS, events: REPLAYED_EVENTS, eventBytes: REPLAYED_EVENT_BYTES, rssBeforeMiB: mib(before), rssHighestMiB: mib(highest), allReceived: received };
+}
+
+/** A fresh server and database on one engine, and the server's own event log opened from this process. */
+async function onFreshServer<T>(options: { postgres?: BenchPostgres }, measure: (server: BenchServer, log: SqlEventLog) => Promise<T>): Promise<T> {
   const databaseUrl = options.postgres ? await options.postgres.createDatabase(`atrium_firehose_${Date.now()}`) : undefined;
-  const server = await startServer({ databaseUrl, env: { ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS + 10) } });
+  const env = { ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: String(SUBSCRIBERS + 10), ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE: "100000" };
+  const server = await startServer({ databaseUrl, env });
   // This process appends to the server's own log, in its database (the server has migrated it by now).
   const db: Database = options.postgres ? new PostgresDatabase(server.databaseUrl, { poolSize: 2 }) : new SqliteDatabase(server.databaseUrl.replace(/^file:/, ""));
   try {
-    const log = new SqlEventLog(db, RETENTION_MS);
-    await fanOut(server, log, 0); // V8 optimises the delivery path in this round
-    const fan = await fanOut(server, log, EVENTS);
-    const memory = await neverReads(server, log, 2 * EVENTS);
-    return { engine: options.postgres ? "postgresql" : "sqlite", subscribers: SUBSCRIBERS, events: EVENTS, cpuMicrosPerDelivery: round(fan.cpuMicrosPerDelivery, 2), seconds: round(fan.seconds, 2), neverReads: memory };
+    return await measure(server, new SqlEventLog(db, RETENTION_MS));
   } finally {
     await db.close();
     await server.stop();
   }
+}
+
+/** One engine: a warm-up round, the measured round, then the subscriber that never reads and the replays that never read. */
+export function measureFirehose(options: { postgres?: BenchPostgres } = {}): Promise<FirehoseResult> {
+  return onFreshServer(options, async (server, log) => {
+    await fanOut(server, log, 0); // V8 optimises the delivery path in this round
+    const fan = await fanOut(server, log, EVENTS);
+    const memory = await neverReads(server, log, 2 * EVENTS);
+    const replays = await replaysNeverRead(server, log, 3 * EVENTS);
+    const engine = options.postgres ? "postgresql" : "sqlite";
+    return { engine, subscribers: SUBSCRIBERS, events: EVENTS, cpuMicrosPerDelivery: round(fan.cpuMicrosPerDelivery, 2), seconds: round(fan.seconds, 2), neverReads: memory, replays };
+  });
+}
+
+/** The replays that never read alone (`--only replay`), on a fresh server. */
+export function measureReplays(options: { postgres?: BenchPostgres } = {}): Promise<ReplayResult> {
+  return onFreshServer(options, (server, log) => replaysNeverRead(server, log, 0));
+}
+
+export function describeReplays(r: ReplayResult): string {
+  return (
+    `${r.subscribers} subscribers replaying ${r.events} events of ${r.eventBytes / 1024} KiB from cursor=0 and never reading: server RSS ${r.rssBeforeMiB} MiB before, ` +
+    `at most ${r.rssHighestMiB} MiB while stalled (+${round(r.rssHighestMiB - r.rssBeforeMiB, 1)} MiB); ${r.allReceived ? "then each received every event" : "NOT every event received"}`
+  );
 }
 
 export function describeFirehose(result: FirehoseResult): string {
@@ -152,19 +215,23 @@ export function describeFirehose(result: FirehoseResult): string {
   return (
     `firehose, ${result.subscribers} subscribers × ${result.events} events: ${result.cpuMicrosPerDelivery.toFixed(2)} µs of server CPU per delivered event (${result.seconds.toFixed(2)} s); ` +
     `one subscriber that never reads, ${m.events} events of ${m.eventBytes / 1024} KiB: server RSS ${m.rssBeforeMiB} MiB before, at most ${m.rssHighestAtThirdMiB} MiB after a third, ` +
-    `${m.rssHighestMiB} MiB after all (bound per subscriber: 8 MiB); ${m.cutOff ? "cut off with ConsumerTooSlow" : `closed with ${m.closeCode}, not cut off with ConsumerTooSlow`} (${m.seconds} s)`
+    `${m.rssHighestMiB} MiB after all (bound per subscriber: 8 MiB); ${m.cutOff ? "cut off with ConsumerTooSlow" : `closed with ${m.closeCode}, not cut off with ConsumerTooSlow`} (${m.seconds} s); ` +
+    describeReplays(result.replays)
   );
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { engine: { type: "string", default: "sqlite" } } });
+  const { values } = parseArgs({ options: { engine: { type: "string", default: "sqlite" }, only: { type: "string" } } });
+  if (values.only !== undefined && values.only !== "replay") throw new Error(`--only takes replay (got ${values.only})`);
+  const measure = (options: { postgres?: BenchPostgres }) =>
+    values.only ? measureReplays(options).then(describeReplays) : measureFirehose(options).then(describeFirehose);
   const engines = values.engine === "both" ? ["sqlite", "postgresql"] : [values.engine];
   for (const engine of engines) {
-    if (engine === "sqlite") console.log(`SQLite: ${describeFirehose(await measureFirehose())}`);
+    if (engine === "sqlite") console.log(`SQLite: ${await measure({})}`);
     else if (engine === "postgresql") {
       const postgres = await startBenchPostgres();
       try {
-        console.log(`PostgreSQL: ${describeFirehose(await measureFirehose({ postgres }))}`);
+        console.log(`PostgreSQL: ${await measure({ postgres })}`);
       } finally {
         await postgres.stop();
       }

@@ -13,7 +13,7 @@ export async function benchRepository(postgres?: BenchPostgres): Promise<Reposit
   const commit = await measureRepoCommit({ postgres });
   console.log(`  ${describeRepoCommit(commit)}`);
   for (const statement of commit.statements ?? []) console.log(`    ${statement.perCommit.toFixed(2)} × ${statement.query.replace(/\s+/g, " ").slice(0, 120)}`);
-  console.log("Measuring the firehose (100 subscribers × 1,000 events; then one subscriber that never reads)…");
+  console.log("Measuring the firehose (100 subscribers × 1,000 events; then one subscriber that never reads; then 8 replays that never read)…");
   const firehose = await measureFirehose({ postgres });
   console.log(`  ${describeFirehose(firehose)}`);
   return { commit, firehose };

@@ -25,7 +25,8 @@ diff_schemas() {
 }
 has_statements() { [ -n "$(printf '%s' "$1" | grep -v '^--' | tr -d '[:space:]')" ]; }
 
-sqlite="$(diff_schemas "$scratch/previous.prisma" prisma/schema.prisma)"
+# Prisma declares a BigInt key the database numbers as a column SQLite does not number: written as SQLite's rowid.
+sqlite="$(diff_schemas "$scratch/previous.prisma" prisma/schema.prisma | npx tsx scripts/lib/sqlite-autoincrement.ts prisma/schema.prisma)"
 postgresql="$(diff_schemas "$scratch/previous-postgresql.prisma" "$scratch/next-postgresql.prisma")"
 if ! has_statements "$sqlite" && ! has_statements "$postgresql"; then
   echo "prisma/schema.prisma has no changes since the last commit" >&2

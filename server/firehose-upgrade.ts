@@ -2,6 +2,10 @@ import type { Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Config } from "../app/.server/config.ts";
+import { limitBucketOf } from "../app/.server/http/forwarded-address.ts";
+import type { Metrics } from "../app/.server/observability/metrics.ts";
+import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
+import type { RequestLimiter } from "../app/.server/security/request-limiter.ts";
 import type { StreamSocket } from "../app/.server/sync/firehose.ts";
 import { errorFrame } from "../app/.server/sync/frames.ts";
 import { parseSubscribeParams } from "../app/.server/sync/subscribe-params.ts";
@@ -14,8 +18,13 @@ import { originFormOf } from "./request-target.ts";
  * upgrade to /xrpc/com.atproto.sync.subscribeRepos becomes a firehose
  * subscription; any other upgrade (another path, h2c, a server without an
  * event log) is refused with a plain HTTP answer, and so is an address past
- * its connection cap (429). What the stream says is app/.server/sync's.
+ * its upgrades per minute or its connection cap (429, docs/decisions/0044),
+ * both counted by the address's limit bucket (an IPv6 address by its /64,
+ * as every per-address limit). What the stream says is app/.server/sync's.
  */
+
+/** What the upgrade counts with: the request limiter shared by every process on the database, and where refusals and failures go. */
+export type UpgradeLimits = { limiter: RequestLimiter; metrics: Pick<Metrics, "rateLimited">; report: ErrorReporter };
 
 const SUBSCRIBE_REPOS = "/xrpc/com.atproto.sync.subscribeRepos";
 /** Subscribers send nothing; a frame larger than this from one closes its socket. */
@@ -29,7 +38,7 @@ const POLICY_VIOLATION = 1008;
  */
 const HEARTBEAT_MS = 30_000;
 
-export function serveFirehose(server: Server, config: Config, sync: Sync | undefined): void {
+export function serveFirehose(server: Server, config: Config, sync: Sync | undefined, limits: UpgradeLimits): void {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_INCOMING_BYTES, perMessageDeflate: false, clientTracking: false });
   const answered = new Map<WebSocket, boolean>();
   const heartbeat = setInterval(() => beat(answered), HEARTBEAT_MS).unref();
@@ -39,17 +48,43 @@ export function serveFirehose(server: Server, config: Config, sync: Sync | undef
     const target = originFormOf(req.url, config.issuer);
     const url = target === undefined ? undefined : new URL(target, config.issuer);
     if (!sync || !url || url.pathname !== SUBSCRIBE_REPOS) return refuse(socket, 404, "Not Found", "Nothing here accepts a protocol upgrade.");
-    const release = sync.caps.acquire(clientAddress(req, config.trustProxy));
-    if (!release) return refuse(socket, 429, "Too Many Requests", "Too many firehose connections from this address.");
-    // Also when the handshake is refused (ws answers it and destroys the socket without calling back).
-    socket.once("close", release);
-    sockets.handleUpgrade(req, socket, head, (ws) => {
-      answered.set(ws, true);
-      ws.on("pong", () => answered.set(ws, true));
-      ws.once("close", () => answered.delete(ws));
-      subscribe(ws, sync, url.searchParams);
+    const bucket = limitBucketOf(clientAddress(req, config.trustProxy));
+    void upgradesLeft(limits, config, bucket).then((refusal) => {
+      // The client may have gone while the database decided: nothing to answer, no place to take.
+      if (socket.destroyed) return;
+      if (refusal) return refuse(socket, refusal.status, refusal.statusText, refusal.text, refusal.retryAfterSeconds);
+      const release = sync.caps.acquire(bucket);
+      if (!release) return refuse(socket, 429, "Too Many Requests", "Too many firehose connections from this address.", 60);
+      // Also when the handshake is refused (ws answers it and destroys the socket without calling back).
+      socket.once("close", release);
+      sockets.handleUpgrade(req, socket, head, (ws) => {
+        answered.set(ws, true);
+        ws.on("pong", () => answered.set(ws, true));
+        ws.once("close", () => answered.delete(ws));
+        subscribe(ws, sync, url.searchParams);
+      });
     });
   });
+}
+
+type Refusal = { status: number; statusText: string; text: string; retryAfterSeconds?: number };
+
+/**
+ * Counts the upgrade against the bucket's upgrades per minute, before the handshake: a refusal (429 with
+ * Retry-After, or 500 when the count could not be written), or undefined to go on. A subscription is long-lived,
+ * so a limit small enough to be decided by the database on every upgrade holds across processes and machines.
+ */
+async function upgradesLeft({ limiter, metrics, report }: UpgradeLimits, config: Config, bucket: string): Promise<Refusal | undefined> {
+  try {
+    const result = await limiter.hit(`requests:firehose:${bucket}`, config.firehose.upgradesPerMinute, 60_000);
+    if (result.allowed) return undefined;
+    metrics.rateLimited("firehose");
+    const text = `Too many firehose subscriptions from this address; try again in ${result.retryAfterSeconds} seconds.`;
+    return { status: 429, statusText: "Too Many Requests", text, retryAfterSeconds: result.retryAfterSeconds };
+  } catch (error) {
+    report("Counting a firehose upgrade failed", error);
+    return { status: 500, statusText: "Internal Server Error", text: "The server could not handle this request." };
+  }
 }
 
 function subscribe(ws: WebSocket, sync: Sync, query: URLSearchParams): void {
@@ -82,8 +117,8 @@ function beat(answered: Map<WebSocket, boolean>): void {
   }
 }
 
-function refuse(socket: Duplex, status: number, statusText: string, text: string): void {
-  const retry = status === 429 ? "Retry-After: 60\r\n" : "";
+function refuse(socket: Duplex, status: number, statusText: string, text: string, retryAfterSeconds?: number): void {
+  const retry = retryAfterSeconds === undefined ? "" : `Retry-After: ${retryAfterSeconds}\r\n`;
   socket.end(
     `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${retry}Connection: close\r\n\r\n${text}`,
   );

@@ -12,7 +12,7 @@ import type { Metrics, RateLimitClass, SignInMethod, TokenGrantType } from "../a
  */
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
-const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ["par", "token", "xrpc", "screen", "sign_in"];
+const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ["par", "token", "xrpc", "screen", "firehose", "sign_in"];
 const SIGN_IN_METHODS: readonly SignInMethod[] = ["password", "passkey"];
 const GRANT_TYPES: readonly TokenGrantType[] = ["authorization_code", "refresh_token"];
 
@@ -45,7 +45,7 @@ export class PrometheusMetrics implements Metrics {
   });
   private readonly limited = new Counter({
     name: "atrium_rate_limited_total",
-    help: "Requests refused by a limit (429), by limit: par, token, xrpc, screen (per address per minute) or sign_in (the sign-in throttle).",
+    help: "Requests refused by a limit (429), by limit: par, token, xrpc, screen, firehose (per address per minute) or sign_in (the sign-in throttle).",
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });

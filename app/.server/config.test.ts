@@ -280,9 +280,9 @@ describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
 });
 
 describe("loadConfig: the firehose and crawlers (docs/decisions/0029)", () => {
-  it("replays 72 hours, caps 8 connections per address and 8 MiB of queue per subscriber, polls every 200 ms, tells no relay, by default", () => {
+  it("replays 72 hours, caps 8 connections and 30 upgrades a minute per address and 8 MiB of queue per subscriber, polls every 200 ms, tells no relay, by default", () => {
     const config = loadConfig({});
-    expect(config.firehose).toEqual({ backfillMs: 72 * 3600 * 1000, maxConnectionsPerAddress: 8, maxBufferedBytes: 8 * 1024 * 1024, pollIntervalMs: 200 });
+    expect(config.firehose).toEqual({ backfillMs: 72 * 3600 * 1000, maxConnectionsPerAddress: 8, upgradesPerMinute: 30, maxBufferedBytes: 8 * 1024 * 1024, pollIntervalMs: 200 });
     expect(config.crawlers).toEqual([]);
   });
 
@@ -290,11 +290,12 @@ describe("loadConfig: the firehose and crawlers (docs/decisions/0029)", () => {
     const config = loadConfig({
       ATRIUM_FIREHOSE_BACKFILL_HOURS: "24",
       ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: "2",
+      ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE: "5",
       ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: "65536",
       ATRIUM_FIREHOSE_POLL_MS: "50",
       ATRIUM_CRAWLERS: "https://bsky.network, https://relay.example.com/,http://127.0.0.1:2470,https://bsky.network",
     });
-    expect(config.firehose).toEqual({ backfillMs: 24 * 3600 * 1000, maxConnectionsPerAddress: 2, maxBufferedBytes: 65536, pollIntervalMs: 50 });
+    expect(config.firehose).toEqual({ backfillMs: 24 * 3600 * 1000, maxConnectionsPerAddress: 2, upgradesPerMinute: 5, maxBufferedBytes: 65536, pollIntervalMs: 50 });
     expect(config.crawlers).toEqual(["https://bsky.network", "https://relay.example.com", "http://127.0.0.1:2470"]);
   });
 
@@ -302,8 +303,9 @@ describe("loadConfig: the firehose and crawlers (docs/decisions/0029)", () => {
     expect(() => loadConfig({ ATRIUM_CRAWLERS: crawler })).toThrow(/ATRIUM_CRAWLERS/);
   });
 
-  it("refuses a backfill window of 0 hours and a queue bound under 64 KiB", () => {
+  it("refuses a backfill window of 0 hours, no upgrades at all, and a queue bound under 64 KiB", () => {
     expect(() => loadConfig({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "0" })).toThrow(/ATRIUM_FIREHOSE_BACKFILL_HOURS/);
+    expect(() => loadConfig({ ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE: "0" })).toThrow(/ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE/);
     expect(() => loadConfig({ ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: "1000" })).toThrow(/ATRIUM_FIREHOSE_MAX_BUFFER_BYTES/);
   });
 });

@@ -247,6 +247,8 @@ const envSchema = z.object({
   // docs/decisions/0029: the firehose (com.atproto.sync.subscribeRepos) and the relays told of new events.
   ATRIUM_FIREHOSE_BACKFILL_HOURS: integerVar("ATRIUM_FIREHOSE_BACKFILL_HOURS", 1, 24 * 365, 72),
   ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: integerVar("ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS", 1, 100_000, 8),
+  // docs/decisions/0044: subscriptions an address may open per minute, counted in the database across processes.
+  ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE: integerVar("ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE", 1, 1_000_000, 30),
   ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: integerVar("ATRIUM_FIREHOSE_MAX_BUFFER_BYTES", 64 * 1024, 1024 * 1024 * 1024, 8 * 1024 * 1024),
   ATRIUM_FIREHOSE_POLL_MS: integerVar("ATRIUM_FIREHOSE_POLL_MS", 10, 60_000, 200),
   ATRIUM_CRAWLERS: crawlersVar,
@@ -332,8 +334,10 @@ export type Config = {
   firehose: {
     /** How far back a cursor replays; the event log keeps (at least) this much. */
     backfillMs: number;
-    /** Open subscriptions per client address, per process. */
+    /** Open subscriptions per client address (an IPv6 /64: limitBucketOf), per process. */
     maxConnectionsPerAddress: number;
+    /** Subscriptions a client address (an IPv6 /64) may open per minute, across processes (docs/decisions/0044). */
+    upgradesPerMinute: number;
     /** A subscriber whose unsent bytes would pass this is cut off (ConsumerTooSlow). */
     maxBufferedBytes: number;
     /** How often each process reads the log for events other processes appended, while it has subscribers. */
@@ -480,6 +484,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     firehose: {
       backfillMs: e.ATRIUM_FIREHOSE_BACKFILL_HOURS * HOUR,
       maxConnectionsPerAddress: e.ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS,
+      upgradesPerMinute: e.ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE,
       maxBufferedBytes: e.ATRIUM_FIREHOSE_MAX_BUFFER_BYTES,
       pollIntervalMs: e.ATRIUM_FIREHOSE_POLL_MS,
     },

@@ -90,14 +90,30 @@ export class FirehoseConsumer {
 
 /** The HTTP status with which an upgrade to `url` is refused (throws when it is accepted). */
 export async function upgradeRefusal(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const answer = await upgradeAnswer(url, headers);
+  if (answer.status === 101) {
+    answer.close();
+    throw new Error(`the upgrade to ${url} was accepted`);
+  }
+  return answer.status;
+}
+
+/**
+ * How the server answers an upgrade to `url`: 101 with the open socket's close (which resolves once it has closed),
+ * or the refusal's status and its Retry-After.
+ */
+export function upgradeAnswer(url: string, headers: Record<string, string> = {}): Promise<{ status: number; retryAfter: string | undefined; close: () => Promise<void> }> {
   const socket = new WebSocket(url, { headers });
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   return new Promise((resolve, reject) => {
-    socket.once("open", () => {
+    const close = () => {
       socket.close();
-      reject(new Error(`the upgrade to ${url} was accepted`));
-    });
+      return closed;
+    };
+    socket.once("open", () => resolve({ status: 101, retryAfter: undefined, close }));
     socket.once("unexpected-response", (_req, res) => {
-      resolve(res.statusCode ?? 0);
+      const retryAfter = res.headers["retry-after"];
+      resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === "string" ? retryAfter : undefined, close: () => closed });
       res.resume();
       socket.terminate();
     });

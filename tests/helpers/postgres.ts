@@ -107,18 +107,41 @@ export async function raceAgainstHeldWrite<T>(db: PostgresDatabase, hold: (clien
  * finished without waiting: then they did not race, and the test would prove nothing.
  */
 export async function raceAgainstGatedTransaction<A, B>(db: PostgresDatabase, first: (gated: Database) => Promise<A>, second: () => Promise<B>): Promise<[A, B]> {
+  const { results } = await gatedRace(db, first, second, (secondWaited) => {
+    if (!secondWaited) throw new Error("A step finished without waiting: the two did not race");
+    return Promise.resolve();
+  });
+  return results;
+}
+
+/**
+ * The race of raceAgainstGatedTransaction, for a test whose question is whether `second` waits for `first`: once
+ * `second` waits for a lock, or has finished without waiting, `between` runs while `first` is still held before its
+ * COMMIT (a reader looking at what is committed at that moment), and then the gate opens. Both results, and whether
+ * `second` waited. Throws when `first` finished without reaching its gate.
+ */
+export async function gatedRace<A, B>(
+  db: PostgresDatabase,
+  first: (gated: Database) => Promise<A>,
+  second: () => Promise<B>,
+  between: (secondWaited: boolean) => Promise<void>,
+): Promise<{ results: [A, B]; secondWaited: boolean }> {
   const GATE = "test-gate";
   const gate = await db.pool.connect();
   try {
     await gate.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [GATE]);
-    let settled = false;
-    const firstDone = first(gatedAtCommit(db, GATE)).finally(() => (settled = true));
-    await untilSessionsWaitForLocks(gate, 1, () => settled);
-    const secondDone = second().finally(() => (settled = true));
-    await untilSessionsWaitForLocks(gate, 2, () => settled);
-    if (settled) throw new Error("A step finished without waiting: the two did not race");
+    let firstSettled = false;
+    const firstDone = first(gatedAtCommit(db, GATE)).finally(() => (firstSettled = true));
+    await untilSessionsWaitForLocks(gate, 1, () => firstSettled);
+    if (firstSettled) throw new Error("The first step finished without reaching its gate: it did not race");
+    let secondSettled = false;
+    const secondDone = second().finally(() => (secondSettled = true));
+    await untilSessionsWaitForLocks(gate, 2, () => secondSettled || firstSettled);
+    if (firstSettled) throw new Error("The first step finished without reaching its gate: it did not race");
+    const secondWaited = !secondSettled;
+    await between(secondWaited);
     await gate.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [GATE]);
-    return await Promise.all([firstDone, secondDone]);
+    return { results: await Promise.all([firstDone, secondDone]), secondWaited };
   } finally {
     await gate.query("SELECT pg_advisory_unlock_all()");
     gate.release();
@@ -131,13 +154,20 @@ export async function raceAgainstGatedTransaction<A, B>(db: PostgresDatabase, fi
  * its writes made and its row locks held, while it starts the step that races it.
  */
 function gatedAtCommit(db: Database, gate: string): Database {
-  return Object.assign(Object.create(db) as Database, {
-    transaction<T>(program: () => Program<T>) {
-      return db.transaction(function* (): Program<T> {
-        const result = yield* program();
-        yield* lock(gate);
-        return result;
-      });
+  const transaction = <T>(program: () => Program<T>) =>
+    db.transaction(function* (): Program<T> {
+      const result = yield* program();
+      yield* lock(gate);
+      return result;
+    });
+  // Every other member is the database's own, called on it: a handle made with Object.create(db) would run them on
+  // itself, and the first statement it compiled would count its name from the database's count into a count of its
+  // own, giving a name the database had given another statement (pg refuses it).
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === "transaction") return transaction;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

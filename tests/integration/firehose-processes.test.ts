@@ -1,98 +1,91 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
-import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
+import { SqlEventLog } from "../../app/.server/stores/sql-event-log.ts";
+import { FirehoseConsumer, upgradeAnswer } from "../helpers/firehose-consumer.ts";
 import { commitEvent, identityEvent } from "../helpers/repo-events.ts";
-import { SqliteEventLog } from "../helpers/sqlite-event-log.ts";
-import { createServerDatabase, type ServerDatabase } from "../helpers/test-database.ts";
-import { freePort } from "../helpers/test-server.ts";
+import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 /**
  * Every process serves the firehose (docs/decisions/0029): two server
- * processes on one database and one shared event log, each with its own
- * subscribers, and a third process (this test) appending as another machine
- * would. Each process learns of the events by reading the log.
+ * processes on one database (either engine, as the Vitest project says), each
+ * with its own subscribers, and a third process (this test) appending to the
+ * servers' own event log, the RepoEvent table, as another machine would. Each
+ * process learns of the events by reading the log. The upgrades an address
+ * may make per minute are counted across both (docs/decisions/0044).
  */
 
-type Running = { child: ChildProcess; port: number; exited: Promise<void> };
-
 const ALICE = "did:plc:alice2222222222222222222";
-let database: ServerDatabase;
-let logDir: string;
-let log: SqliteEventLog;
-const processes: Running[] = [];
-
-async function startProcess(env: Record<string, string>): Promise<Running> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "tests/helpers/firehose-process.ts"], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: `http://127.0.0.1:${port}`, ATRIUM_LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  let output = "";
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('"event":"listening"')) resolve();
-    });
-    void exited.then(() => reject(new Error(`the server process exited before listening:\n${output}`)));
-  });
-  return { child, port, exited };
-}
+const UPGRADES_PER_MINUTE = 6;
+let first: TestServer;
+let second: TestServer;
+let log: SqlEventLog;
 
 beforeAll(async () => {
-  database = await createServerDatabase();
-  logDir = mkdtempSync(path.join(os.tmpdir(), "atrium-event-log-"));
-  const logFile = path.join(logDir, "events.db");
-  log = new SqliteEventLog(logFile);
-  const env = { DATABASE_URL: database.url, ATRIUM_TEST_EVENT_LOG: logFile, ATRIUM_FIREHOSE_POLL_MS: "20" };
+  // One hop of trusted proxy: the tests name their client addresses with X-Forwarded-For, as nginx would.
+  const env = { ATRIUM_FIREHOSE_POLL_MS: "20", ATRIUM_TRUST_PROXY: "1", ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE: String(UPGRADES_PER_MINUTE) };
   // One after the other: the first applies the migrations.
-  processes.push(await startProcess(env));
-  processes.push(await startProcess(env));
+  first = await startTestServer(env);
+  second = await startTestServer({ ...env, DATABASE_URL: first.databaseUrl });
+  log = new SqlEventLog(first.database(), 72 * 3600_000);
 });
 
 afterAll(async () => {
-  for (const running of processes) {
-    running.child.kill("SIGTERM");
-    await running.exited;
-  }
-  log?.close();
-  rmSync(logDir, { recursive: true, force: true });
-  await database?.remove();
+  await second?.stop();
+  await first?.stop();
 });
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const firehose = (server: TestServer, query = "") => `ws://127.0.0.1:${server.port}/xrpc/com.atproto.sync.subscribeRepos${query}`;
 
 describe("two server processes sharing one event log", () => {
   it("both serve their subscribers every event, in seq order, whoever appended it", async () => {
-    await log.append([identityEvent(ALICE, "alice.test")], Date.now());
-    const url = (port: number, query = "") => `ws://127.0.0.1:${port}/xrpc/com.atproto.sync.subscribeRepos${query}`;
-    const [first, second] = processes.map((running) => running.port) as [number, number];
-    const consumers = [new FirehoseConsumer(url(first, "?cursor=0")), new FirehoseConsumer(url(first)), new FirehoseConsumer(url(second, "?cursor=0")), new FirehoseConsumer(url(second))];
+    const [start] = await log.append([identityEvent(ALICE, "alice.test")], Date.now());
+    const consumers = [
+      new FirehoseConsumer(firehose(first, `?cursor=${start! - 1}`)),
+      new FirehoseConsumer(firehose(first)),
+      new FirehoseConsumer(firehose(second, `?cursor=${start! - 1}`)),
+      new FirehoseConsumer(firehose(second)),
+    ];
     try {
       await Promise.all(consumers.map((consumer) => consumer.opened));
-      const total = 101;
-      for (let n = 1; n < total; n++) {
+      const total = 100;
+      for (let n = 1; n <= total; n++) {
         await log.append([await commitEvent(ALICE, n)], Date.now());
         // A turn of the event loop between appends, so the processes' polls interleave with them.
         await new Promise((resolve) => setImmediate(resolve));
       }
-      for (const consumer of consumers) await consumer.untilSeq(total);
+      const last = start! + total;
+      for (const consumer of consumers) await consumer.untilSeq(last);
       const [replayFirst, liveFirst, replaySecond, liveSecond] = consumers.map((consumer) => consumer.seqs());
-      expect(replayFirst).toEqual(range(1, total));
-      expect(replaySecond).toEqual(range(1, total));
-      expect(liveFirst).toEqual(range(2, total));
-      expect(liveSecond).toEqual(range(2, total));
+      expect(replayFirst).toEqual(range(start!, last));
+      expect(replaySecond).toEqual(range(start!, last));
+      expect(liveFirst).toEqual(range(start! + 1, last));
+      expect(liveSecond).toEqual(range(start! + 1, last));
     } finally {
       for (const consumer of consumers) {
         consumer.close();
         await consumer.closed;
       }
+    }
+  });
+
+  it("counts an address's upgrades by its /64 across both processes: past the limit, 429 with Retry-After before any handshake", async () => {
+    // Twenty-one addresses of one IPv6 /64, at once, alternating between the processes.
+    const attempts = Array.from({ length: 21 }, (_, i) => upgradeAnswer(firehose(i % 2 ? second : first), { "X-Forwarded-For": `2001:db8:7:8:${(i + 1).toString(16)}::${i + 1}` }));
+    const answers = await Promise.all(attempts);
+    try {
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 101)).toHaveLength(UPGRADES_PER_MINUTE);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(21 - UPGRADES_PER_MINUTE);
+      for (const answer of answers.filter((candidate) => candidate.status === 429)) {
+        expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+        expect(Number(answer.retryAfter)).toBeLessThanOrEqual(60);
+      }
+      // Another /64 has its own count.
+      const neighbour = await upgradeAnswer(firehose(second), { "X-Forwarded-For": "2001:db8:7:9::1" });
+      expect(neighbour.status).toBe(101);
+      await neighbour.close();
+    } finally {
+      await Promise.all(answers.map((answer) => answer.close()));
     }
   });
 });

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { Socket } from "node:net";
+import type { EventLog } from "../../app/.server/sync/event-log.ts";
+import { READ_LIMITS } from "../../app/.server/sync/sync-service.ts";
 import { HOUR } from "../../app/.server/util/time.ts";
-import { FirehoseConsumer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
+import { FirehoseConsumer, upgradeAnswer, upgradeRefusal } from "../helpers/firehose-consumer.ts";
 import { startInProcessServer, type InProcessServer } from "../helpers/in-process-server.ts";
-import { MemoryEventLog } from "../helpers/memory-event-log.ts";
 import { rawExchange } from "../helpers/raw-http.ts";
 import { startNginx } from "../helpers/nginx.ts";
 import { startRelayStandIn } from "../helpers/relay-stand-in.ts";
@@ -11,8 +13,9 @@ import { accountEvent, commitEvent, identityEvent, syncEvent } from "../helpers/
 /**
  * com.atproto.sync.subscribeRepos over a real WebSocket on the server's own
  * port (docs/decisions/0029): the real server module started in this process
- * with an in-memory event log, consumers that decode every frame and check it
- * against the lexicon (tests/helpers/subscribe-repos-lexicon.ts).
+ * on its own event log in its database (either engine), consumers that decode
+ * every frame and check it against the lexicon
+ * (tests/helpers/subscribe-repos-lexicon.ts).
  */
 
 const ALICE = "did:plc:alice2222222222222222222";
@@ -39,18 +42,27 @@ afterEach(async () => {
 
 /** Appends `count` one-record commits of `did`, numbered from `from`, one append each. */
 async function appendCommits(did: string, from: number, count: number, padding = 0): Promise<void> {
-  for (let n = from; n < from + count; n++) await server!.eventLog.append([await commitEvent(did, n, padding)], Date.now());
+  for (let n = from; n < from + count; n++) await server!.append([await commitEvent(did, n, padding)], Date.now());
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
+/** The server's log with some of its reads replaced (a database that fails, a reader that counts). */
+function withReads(log: EventLog, reads: Partial<Pick<EventLog, "after" | "latestSeq">>): EventLog {
+  return {
+    after: reads.after ?? ((cursor, limits) => log.after(cursor, limits)),
+    latestSeq: reads.latestSeq ?? (() => log.latestSeq()),
+    firstSeqSince: (time) => log.firstSeqSince(time),
+    append: (events, now) => log.append(events, now),
+  };
+}
+
 describe("subscribeRepos frames", () => {
   it("replays everything from cursor=0, every frame valid against the lexicon, then goes on live", async () => {
     server = await startInProcessServer();
-    const log = server.eventLog;
-    await log.append([identityEvent(ALICE, "alice.test"), accountEvent(ALICE, true)], Date.now());
+    await server.append([identityEvent(ALICE, "alice.test"), accountEvent(ALICE, true)], Date.now());
     await appendCommits(ALICE, 1, 2);
-    await log.append([await syncEvent(ALICE, 3), accountEvent(ALICE, false, "deactivated")], Date.now());
+    await server.append([await syncEvent(ALICE, 3), accountEvent(ALICE, false, "deactivated")], Date.now());
 
     const replaying = consumer("cursor=0");
     await replaying.opened;
@@ -65,7 +77,7 @@ describe("subscribeRepos frames", () => {
     expect(second).toMatchObject({ seq: 4, since: (first as { rev: string }).rev });
     expect(second).toHaveProperty("prevData");
 
-    await log.append([identityEvent(BOB, "bob.test")], Date.now());
+    await server.append([identityEvent(BOB, "bob.test")], Date.now());
     await replaying.untilSeq(7);
     expect(replaying.seqs()).toEqual(range(1, 7));
   });
@@ -104,8 +116,8 @@ describe("live tailing", () => {
   });
 
   it("finds what was appended without a signal (another process, another machine) at the next poll", async () => {
-    const unsignalled = new MemoryEventLog();
-    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "20" }, unsignalled);
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "20" });
+    const unsignalled = server.otherProcess;
     const live = consumer();
     await live.opened;
     await unsignalled.append([await commitEvent(ALICE, 1)], Date.now());
@@ -119,19 +131,20 @@ describe("live tailing", () => {
 describe("a failing event log", () => {
   it("tells the subscriber with an InternalServerError frame, and serves the next one once the log answers again", async () => {
     // The log fails its first read, as a database that is briefly unreachable would.
-    const flaky = new MemoryEventLog();
     let failures = 1;
-    const latestSeq = flaky.latestSeq.bind(flaky);
-    flaky.latestSeq = async () => {
-      if (failures-- > 0) throw new Error("the database is unreachable");
-      return latestSeq();
-    };
-    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "20" }, flaky);
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "20" }, (log) =>
+      withReads(log, {
+        latestSeq: async () => {
+          if (failures-- > 0) throw new Error("the database is unreachable");
+          return log.latestSeq();
+        },
+      }),
+    );
     const first = consumer("cursor=0");
     await first.closeReceived();
     expect(first.frames).toEqual([{ kind: "error", error: "InternalServerError", message: expect.any(String) }]);
 
-    await flaky.append([await commitEvent(ALICE, 1)], Date.now());
+    await server.append([await commitEvent(ALICE, 1)], Date.now());
     const second = consumer("cursor=0");
     await second.untilSeq(1);
     expect(second.seqs()).toEqual([1]);
@@ -140,25 +153,26 @@ describe("a failing event log", () => {
 
 describe("a log that fails while subscribers are live", () => {
   it("keeps them: once the log answers again they get what was appended meanwhile, in order", async () => {
-    const flaky = new MemoryEventLog();
     let failing = false;
-    const after = flaky.after.bind(flaky);
     let failedReads = 0;
-    flaky.after = async (cursor, limit) => {
-      if (failing) {
-        failedReads++;
-        throw new Error("the database is unreachable");
-      }
-      return after(cursor, limit);
-    };
-    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "10" }, flaky);
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_POLL_MS: "10" }, (log) =>
+      withReads(log, {
+        after: async (cursor, limits) => {
+          if (failing) {
+            failedReads++;
+            throw new Error("the database is unreachable");
+          }
+          return log.after(cursor, limits);
+        },
+      }),
+    );
     const live = consumer();
     await live.opened;
-    await flaky.append([await commitEvent(ALICE, 1)], Date.now());
+    await server.append([await commitEvent(ALICE, 1)], Date.now());
     await live.untilSeq(1);
 
     failing = true;
-    await flaky.append([await commitEvent(ALICE, 2), await commitEvent(ALICE, 3)], Date.now());
+    await server.append([await commitEvent(ALICE, 2), await commitEvent(ALICE, 3)], Date.now());
     await eventually(() => failedReads >= 3);
     failing = false;
     await live.untilSeq(3);
@@ -169,9 +183,8 @@ describe("a log that fails while subscribers are live", () => {
 describe("subscribeRepos cursors", () => {
   it("a cursor older than the backfill window gets #info OutdatedCursor, then the window from its first event", async () => {
     server = await startInProcessServer({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "1" });
-    const log = server.eventLog;
-    for (let n = 1; n <= 3; n++) await log.append([await commitEvent(ALICE, n)], Date.now() - 2 * HOUR);
-    for (let n = 4; n <= 5; n++) await log.append([await commitEvent(ALICE, n)], Date.now());
+    for (let n = 1; n <= 3; n++) await server.append([await commitEvent(ALICE, n)], Date.now() - 2 * HOUR);
+    for (let n = 4; n <= 5; n++) await server.append([await commitEvent(ALICE, n)], Date.now());
 
     const outdated = consumer("cursor=1");
     await outdated.untilSeq(5);
@@ -185,7 +198,7 @@ describe("subscribeRepos cursors", () => {
 
   it("a cursor when every event is older than the window gets OutdatedCursor, then what comes live", async () => {
     server = await startInProcessServer({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "1" });
-    for (let n = 1; n <= 2; n++) await server.eventLog.append([await commitEvent(ALICE, n)], Date.now() - 2 * HOUR);
+    for (let n = 1; n <= 2; n++) await server.append([await commitEvent(ALICE, n)], Date.now() - 2 * HOUR);
     const outdated = consumer("cursor=0");
     await outdated.until((frames) => frames.length === 1);
     await appendCommits(ALICE, 3, 1);
@@ -222,14 +235,14 @@ describe("the switch from replay to live", () => {
     const history = 1_200;
     const events = [];
     for (let n = 1; n <= history; n++) events.push(await commitEvent(ALICE, n));
-    await server.eventLog.append(events, Date.now());
+    await server.append(events, Date.now());
 
     const total = history + 300;
     const joined: Array<{ made: FirehoseConsumer; cursor: number | undefined; joinedAt: number }> = [];
     let appended = history;
     // Appends and subscriptions interleave: a subscriber joins at every 60th append, two replaying for one live.
     while (appended < total) {
-      await server.eventLog.append([await commitEvent(BOB, appended + 1)], Date.now());
+      await server.append([await commitEvent(BOB, appended + 1)], Date.now());
       appended++;
       // Lets the sockets make progress (connect, replay, join) between appends: a turn of the event loop, not a wait.
       await new Promise((resolve) => setImmediate(resolve));
@@ -239,7 +252,7 @@ describe("the switch from replay to live", () => {
     }
     // One more once everyone is in, so that the last live subscriber has something to receive.
     for (const { made } of joined) await made.opened;
-    await server.eventLog.append([await commitEvent(BOB, total + 1)], Date.now());
+    await server.append([await commitEvent(BOB, total + 1)], Date.now());
     for (const { made } of joined) await made.untilSeq(total + 1);
     for (const { made, cursor, joinedAt } of joined) {
       const seqs = made.seqs();
@@ -255,6 +268,54 @@ describe("the switch from replay to live", () => {
 async function eventually(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 }
+
+describe("replaying subscribers that never read", () => {
+  it("hold at most one read of the log each in the server, however large the events: the next read waits until the socket has taken the last", async () => {
+    const subscribers = 4;
+    const events = 64;
+    let readBytes = 0;
+    let heldHighest = 0;
+    // The sockets the server writes to, and what the operating system has taken from each.
+    const sockets: Socket[] = [];
+    const taken = () => sockets.reduce((sum, socket) => sum + socket.bytesWritten - socket.writableLength, 0);
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: String(subscribers) }, (log) =>
+      withReads(log, {
+        // What the server holds is what it has read from the log and not yet handed to a socket's kernel buffers.
+        after: async (cursor, limits) => {
+          const read = await log.after(cursor, limits);
+          readBytes += read.reduce((sum, event) => sum + event.body.length, 0);
+          heldHighest = Math.max(heldHighest, readBytes - taken());
+          return read;
+        },
+      }),
+    );
+    server.started.server.on("upgrade", (_req, socket) => sockets.push(socket as Socket));
+    // 64 commits of 256 KiB each: 16 MiB per replay, several times what a socket's kernel buffers take.
+    const large = await commitEvent(ALICE, 1, 256 * 1024);
+    await server.append(Array.from({ length: events }, () => large), Date.now());
+    const logBytes = events * large.body.length;
+
+    const replaying = Array.from({ length: subscribers }, () => consumer("cursor=0"));
+    await Promise.all(replaying.map((made) => made.opened.then(() => made.pause())));
+    // Until every socket has bytes its kernel buffers no longer take (nothing moves over two turns of the event loop),
+    // or, on a machine whose buffers take 16 MiB, until the log has been read for all.
+    for (let stalled = false; !stalled && readBytes < subscribers * logBytes; ) {
+      const before = sockets.map((socket) => socket.bytesWritten - socket.writableLength);
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      stalled = sockets.length === subscribers && sockets.every((socket, i) => socket.writableLength > 0 && socket.bytesWritten - socket.writableLength === before[i]);
+    }
+    // The replays wait for their subscribers: read no further than what the kernels took, and one read each.
+    expect(readBytes).toBeLessThanOrEqual(taken() + subscribers * READ_LIMITS.bytes);
+    expect(heldHighest).toBeLessThanOrEqual(subscribers * READ_LIMITS.bytes);
+
+    for (const made of replaying) made.resume();
+    for (const made of replaying) await made.untilSeq(events);
+    for (const made of replaying) expect(made.seqs()).toEqual(range(1, events));
+    expect(readBytes).toBe(subscribers * logBytes);
+    expect(heldHighest).toBeLessThanOrEqual(subscribers * READ_LIMITS.bytes);
+  });
+});
 
 describe("slow consumers", () => {
   it("cuts off a consumer that never reads with ConsumerTooSlow, its queue in the server never past the bound", async () => {
@@ -273,7 +334,7 @@ describe("slow consumers", () => {
     while (firehose.stats().subscribers === 2) {
       if (seq >= 5_000) throw new Error(`not cut off after ${seq} events`);
       seq++;
-      await server.eventLog.append([await commitEvent(ALICE, seq, 32 * 1024)], Date.now());
+      await server.append([await commitEvent(ALICE, seq, 32 * 1024)], Date.now());
       await witness.untilSeq(seq);
       highest = Math.max(highest, firehose.stats().maxBufferedBytes);
     }
@@ -307,9 +368,31 @@ describe("connections", () => {
     await eventually(() => server!.started.sync!.firehose.stats().subscribers === 1);
     const third = consumer();
     await third.opened;
-    await server.eventLog.append([identityEvent(ALICE, "alice.test")], Date.now());
+    await server.append([identityEvent(ALICE, "alice.test")], Date.now());
     await third.untilSeq(1);
     await second.untilSeq(1);
+  });
+
+  it("counts an IPv6 client by its /64, as every per-address limit does: a new address of the same /64 is refused, another /64 is not", async () => {
+    // One hop of trusted proxy: the client address is what X-Forwarded-For names, as nginx would write it.
+    server = await startInProcessServer({ ATRIUM_FIREHOSE_MAX_CONNECTIONS_PER_ADDRESS: "2", ATRIUM_TRUST_PROXY: "1" });
+    const from = (address: string) => upgradeAnswer(server!.firehoseUrl(), { "X-Forwarded-For": address });
+    const open = [await from("2001:db8:5:6::1"), await from("2001:db8:5:6:a:b:c:d")];
+    expect(open.map((answer) => answer.status)).toEqual([101, 101]);
+    // Another address of the /64, and one more written in capitals.
+    for (const address of ["2001:db8:5:6::ffff", "2001:DB8:5:6:1:2:3:4"]) {
+      const refused = await from(address);
+      expect({ address, status: refused.status }).toEqual({ address, status: 429 });
+      expect(refused.retryAfter).toBe("60");
+    }
+    const neighbours = [await from("2001:db8:5:7::1"), await from("192.0.2.7")];
+    expect(neighbours.map((answer) => answer.status)).toEqual([101, 101]);
+    // A place comes back once one of the /64's connections closes.
+    await open[0]!.close();
+    await eventually(() => server!.started.sync!.firehose.stats().subscribers === 3);
+    const again = await from("2001:db8:5:6::2");
+    expect(again.status).toBe(101);
+    await Promise.all([open[1]!, ...neighbours, again].map((answer) => answer.close()));
   });
 
   it("closes every subscription with 1001 (going away) when the server shuts down", async () => {
@@ -345,7 +428,7 @@ describe("ATRIUM_CRAWLERS", () => {
     const relay = await startRelayStandIn();
     try {
       server = await startInProcessServer({ ATRIUM_CRAWLERS: `${relay.url}/` });
-      await server.eventLog.append([await commitEvent(ALICE, 1)], Date.now());
+      await server.append([await commitEvent(ALICE, 1)], Date.now());
       await relay.received(1);
       expect(relay.requests).toEqual([{ path: "POST /xrpc/com.atproto.sync.requestCrawl", contentType: "application/json", body: { hostname: `127.0.0.1:${server.port}` } }]);
     } finally {

@@ -51,7 +51,7 @@ describe("GET /metrics on ATRIUM_METRICS_PORT", () => {
     }
     expect(samples.filter((sample) => sample.name === "atrium_oauth_tokens_issued_total").map((sample) => sample.labels.grant_type).sort()).toEqual(["authorization_code", "refresh_token"]);
     expect(samples.filter((sample) => sample.name === "atrium_sign_in_failures_total").map((sample) => sample.labels.method).sort()).toEqual(["passkey", "password"]);
-    expect(samples.filter((sample) => sample.name === "atrium_rate_limited_total").map((sample) => sample.labels.limit).sort()).toEqual(["par", "screen", "sign_in", "token", "xrpc"]);
+    expect(samples.filter((sample) => sample.name === "atrium_rate_limited_total").map((sample) => sample.labels.limit).sort()).toEqual(["firehose", "par", "screen", "sign_in", "token", "xrpc"]);
     expect(names).toContain("atrium_database_errors_total");
   });
 

@@ -4,14 +4,12 @@ import net from "node:net";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/.server/config.ts";
-import { AppendSignal } from "../../app/.server/sync/append-signal.ts";
 import type * as ServerEntry from "../../server.ts";
 import type { Started } from "../../server.ts";
 import { createLogger } from "../../server/logger.ts";
 import { COMMITS_PER_CLEANUP } from "../../app/.server/stores/sql-repo-store.ts";
 import { ALICE, CLIENT_ID, SCOPE } from "../helpers/flow.ts";
 import { approveWithPassword, CookieJar } from "../helpers/consent.ts";
-import { MemoryEventLog } from "../helpers/memory-event-log.ts";
 import { createServerDatabase, testEngine, type ServerDatabase } from "../helpers/test-database.ts";
 import { createAccountFor, freePort } from "../helpers/test-server.ts";
 import { createPkce, DpopClient, generateDpopKey, type TokenSet } from "../../scripts/lib/dpop-client.ts";
@@ -220,8 +218,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
     });
     const entry = pathToFileURL(path.join(import.meta.dirname, "..", "..", "build", "server", "server.js")).href;
     const { startServer } = (await import(entry)) as typeof ServerEntry;
-    const appended = new AppendSignal();
-    started = await startServer(config, { dev: false, log: createLogger("silent"), sync: { eventLog: new MemoryEventLog(appended), appended } });
+    started = await startServer(config, { dev: false, log: createLogger("silent") });
     await createAccountFor(database.url, issuer, ALICE);
 
     const client = new DpopClient(issuer, await generateDpopKey(), CLIENT_ID);

@@ -8,6 +8,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { derivePostgresSchema, POSTGRES_SCHEMA_PATH, SQLITE_SCHEMA_PATH } from "../../../scripts/lib/postgres-schema.ts";
 import { PROJECT_ROOT } from "../../../scripts/lib/server-process.ts";
+import { withSqliteAutoincrement } from "../../../scripts/lib/sqlite-autoincrement.ts";
 import { createTestDatabase, dropTestDatabase, withClient } from "../../../tests/helpers/postgres.ts";
 import { defaultPostgresMigrationsDir, migratePostgres } from "./migrate-postgres.ts";
 import { defaultMigrationsDir, migrateDatabase } from "./migrate.ts";
@@ -140,8 +141,10 @@ function sqliteShape(catalog: SqliteCatalog): Shape {
   const shape: Shape = { columns: [], primaryKeys: [], indexes: [], foreignKeys: [] };
   for (const [table, { columns, indexes, foreignKeys }] of Object.entries(catalog)) {
     const cols = columns as { name: string; type: string; notnull: number; pk: number }[];
-    for (const column of cols) shape.columns.push(`${table}.${column.name} ${SQLITE_TYPES[column.type] ?? column.type}${column.notnull || column.pk ? "" : "?"}`);
     const pk = cols.filter((column) => column.pk).sort((a, b) => a.pk - b.pk);
+    // A lone INTEGER PRIMARY KEY is the table's rowid, 64 bits: PostgreSQL's BIGINT (scripts/lib/sqlite-autoincrement.ts).
+    const typeOf = (column: { type: string; pk: number }) => (column.type === "INTEGER" && column.pk && pk.length === 1 ? "BigInt" : (SQLITE_TYPES[column.type] ?? column.type));
+    for (const column of cols) shape.columns.push(`${table}.${column.name} ${typeOf(column)}${column.notnull || column.pk ? "" : "?"}`);
     shape.primaryKeys.push(`${table}(${pk.map((column) => column.name).join(",")})`);
     for (const index of indexes as { name: string; unique: number; origin: string; columns: { name: string }[] }[]) {
       if (index.origin === "pk") continue;
@@ -206,7 +209,8 @@ describe("schema drift: every change to prisma/schema.prisma has its migrations"
     // fails the PostgreSQL comparison too.
     const postgresSchema = path.join(scratch, "postgresql.prisma");
     writeFileSync(postgresSchema, derivePostgresSchema(readFileSync(SQLITE_SCHEMA_PATH, "utf8")));
-    sqliteScript = createScript(SQLITE_SCHEMA_PATH);
+    // As npm run migration:new writes SQLite migrations: a BigInt key the database numbers is SQLite's rowid.
+    sqliteScript = createScript(SQLITE_SCHEMA_PATH).then((script) => withSqliteAutoincrement(script, readFileSync(SQLITE_SCHEMA_PATH, "utf8")));
     postgresScript = createScript(postgresSchema);
     // Awaited by the tests; a failure here would otherwise be an unhandled rejection until then.
     sqliteScript.catch(() => undefined);
@@ -248,6 +252,8 @@ describe("schema drift: every change to prisma/schema.prisma has its migrations"
     // Sanity: the comparison sees what it should.
     expect(postgres.foreignKeys).toContain('Grant(accountDid) → Account(did) ON DELETE CASCADE ON UPDATE CASCADE');
     expect(postgres.indexes).toContain("unique Account_handle_key ON Account(handle)");
+    // The event log's sequence numbers are 64 bits on both engines (docs/decisions/0044).
+    expect(postgres.columns).toContain("RepoEvent.seq BigInt");
   });
 
   it("migrations made since PostgreSQL's first one exist under the same name for both engines", () => {

@@ -7,7 +7,7 @@
  */
 
 /** The per-address request limits (ATRIUM_RATE_LIMIT_*_PER_MINUTE) and the sign-in throttle (docs/decisions/0009). */
-export type RateLimitClass = "par" | "token" | "xrpc" | "screen" | "sign_in";
+export type RateLimitClass = "par" | "token" | "xrpc" | "screen" | "firehose" | "sign_in";
 export type SignInMethod = "password" | "passkey";
 /** RFC 6749 §4.1.3 (code exchange) and §6 (refresh). */
 export type TokenGrantType = "authorization_code" | "refresh_token";

@@ -2,11 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENGINES, execute, openTestDatabase, rowsOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { at, sql } from "../db/sql.ts";
-import { CleanupGate, deleteExpiredSql } from "./expired-rows.ts";
+import { CleanupGate, deleteExpiredSql, EXPIRY_CLEANUPS } from "./expired-rows.ts";
 import { BLOB_SQL } from "./sql-blob-store.ts";
 import { REQUEST_SQL } from "./sql-request-store.ts";
 
 type ExpiringTable = { table: string; key: string; expiry: string };
+
+// Every store module, so that each cleanup it makes at load is in EXPIRY_CLEANUPS.
+import.meta.glob(["./sql-*.ts", "!./*.test.ts"], { eager: true });
 
 /** A cutoff as each engine binds a time (the plans do not depend on its value). */
 const CUTOFF = { sqlite: 0, postgresql: new Date(0).toISOString() };
@@ -63,15 +66,18 @@ describe.each(ENGINES)("expired-row cleanup uses an index on every expiring tabl
     expect(names).toEqual(expect.arrayContaining(["AccessToken", "RefreshToken", "ReplayRecord", "RateLimit", "BrowserSession", "AuthorizationRequest"]));
   });
 
-  it("plans every cleanup as an index search, never a full scan", async () => {
-    for (const { table, key, expiry } of await expiringTables()) {
-      const statement = deleteExpiredSql(table, key, expiry);
+  it("plans every cleanup as an index search, never a full scan: the stores' own, whatever column a table expires by, and one for each expiring table of the schema", async () => {
+    const fromSchema = (await expiringTables()).map(({ table, key, expiry }) => ({ table, expiry, text: deleteExpiredSql(table, key, expiry) }));
+    // Control: the stores' modules were loaded, the event log's cleanup (by "time", which the schema's query does not see) among them.
+    expect(EXPIRY_CLEANUPS.map((cleanup) => `${cleanup.table}.${cleanup.expiry}`)).toEqual(expect.arrayContaining(["RepoEvent.time", "RefreshToken.expiresAt", "RateLimit.windowEndsAt"]));
+    const cleanups = new Map([...EXPIRY_CLEANUPS, ...fromSchema].map((cleanup) => [cleanup.text, cleanup]));
+    for (const { table, expiry, text } of cleanups.values()) {
       if (engine === "sqlite") {
-        const plan = sqlitePlan(test.db, statement, CUTOFF.sqlite, CUTOFF.sqlite);
+        const plan = sqlitePlan(test.db, text, CUTOFF.sqlite, CUTOFF.sqlite);
         expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([expect.stringMatching(new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX .*\\(${expiry}<\\?\\)`))]) });
         expect({ table, scans: plan.filter((detail) => detail.startsWith(`SCAN ${table}`)) }).toEqual({ table, scans: [] });
       } else {
-        const plan = await postgresPlan(test.db, statement, [CUTOFF.postgresql, CUTOFF.postgresql]);
+        const plan = await postgresPlan(test.db, text, [CUTOFF.postgresql, CUTOFF.postgresql]);
         const searched = expect.objectContaining({ index: expect.stringMatching(new RegExp(`^${table}_`)), indexCond: expect.stringContaining(`"${expiry}" <=`) });
         expect({ table, plan }).toEqual({ table, plan: expect.arrayContaining([searched]) });
         expect({ table, scans: plan.filter((node) => node.nodeType === "Seq Scan") }).toEqual({ table, scans: [] });

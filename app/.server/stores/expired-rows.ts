@@ -39,9 +39,20 @@ export function stillExpired(expiryColumn: string): string {
 export const STILL_EXPIRES_AT = new Fragment({ sqlite: stillExpired("expiresAt"), postgresql: stillExpired("expiresAt") });
 export const STILL_PURGE_AT = new Fragment({ sqlite: stillExpired("purgeAt"), postgresql: stillExpired("purgeAt") });
 
+/** A cleanup a store runs: its table, the column its rows expire by, and its SQL (deleteExpiredSql's, two `?`). */
+export type ExpiryCleanup = { table: string; expiry: string; text: string };
+
+/**
+ * Every cleanup made by expiredRowsCleanup, as the stores' modules load: the test that requires an index for each
+ * (expired-rows.test.ts) reads them here, whatever column a table expires by (the event log's is "time").
+ */
+export const EXPIRY_CLEANUPS: ExpiryCleanup[] = [];
+
 /** The cleanup as a statement of the store programs: deletes up to `batch` rows that expired at or before `cutoff`. */
 export function expiredRowsCleanup(...args: Parameters<typeof deleteExpiredSql>): (cutoff: number) => Statement {
-  const statement = statementOf(deleteExpiredSql(...args));
+  const text = deleteExpiredSql(...args);
+  EXPIRY_CLEANUPS.push({ table: args[0], expiry: args[2] ?? "expiresAt", text });
+  const statement = statementOf(text);
   return (cutoff) => statement(at(cutoff), at(cutoff));
 }
 

@@ -6,7 +6,7 @@ import { accountEventBody } from "../sync/event-bodies.ts";
 import { safeEqual } from "../util/crypto.ts";
 import { lockCredentials } from "./sql-account-store.ts";
 import { lockAccountData } from "./sql-blob-store.ts";
-import { appendEvent } from "./sql-event-log.ts";
+import { appendEvent, deleteEventsOf } from "./sql-event-log.ts";
 
 /** Deleting an account (docs/decisions/0030): the code's guess, then one transaction that removes everything. */
 export class SqlAccountDeletionStore implements AccountDeletionStore {
@@ -65,7 +65,7 @@ function* removeAccount(did: string, now: number, retentionMs: number): Program<
   // Lock order: credentials (the callers), then data, as everywhere else.
   yield* lockAccountData(did);
   // As the reference PDS does on deleteAccount: the firehose's backfill no longer replays the account's commits.
-  yield* run(sql`DELETE FROM "RepoEvent" WHERE "did" = ${did}`);
+  yield* run(deleteEventsOf(did));
   // Every table keyed by the account's DID refers to "Account" with ON DELETE CASCADE (prisma/schema.prisma):
   // records (and their blob references), repository blocks and head, blobs (their bytes are in the row),
   // preferences, browser sessions, authorization codes, grants (and their access and refresh tokens),

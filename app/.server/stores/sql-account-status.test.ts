@@ -39,7 +39,7 @@ describe.each(ENGINES)("account status (RepoStore.changeAccountStatus) on %s", (
     return { store, writer, status: new AccountStatusManager(store, async (did) => handles[did], () => clock.now) };
   };
   const main = () => on(shared.db);
-  const events = async () => (await new SqlEventLog(shared.db, 3600_000).after(0, 10_000)).filter((event) => event.did === ALICE);
+  const events = async () => (await new SqlEventLog(shared.db, 3600_000).after(0, { events: 10_000, bytes: 2 ** 30 })).filter((event) => event.did === ALICE);
 
   beforeEach(async () => {
     clock.now = 1_800_000_000_000;

@@ -1,7 +1,7 @@
 import { shape } from "../db/row-shape.ts";
 import { tables, type RepoEventRow } from "../db/rows.generated.ts";
-import { all, at, get, lock, run, send, sql, type Database, type Program } from "../db/sql.ts";
-import type { EventLog, LoggedEvent, NewEvent, RepoEventType } from "../sync/event-log.ts";
+import { all, at, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import type { EventLog, LoggedEvent, NewEvent, ReadLimits, RepoEventType } from "../sync/event-log.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 
 /** Events older than the backfill window deleted per append: more than one, so deletion outpaces the one added. */
@@ -51,6 +51,22 @@ export function* sendEvent(event: NewEvent, now: number, retentionMs: number, pr
   yield* send(sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time") VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)})`);
 }
 
+/** Removes an account's events (its deletion), found by the index on "did". */
+export const deleteEventsOf = statementOf(`DELETE FROM "RepoEvent" WHERE "did" = ?`);
+
+/**
+ * The events after a cursor within a read's limits (ReadLimits), in one statement on both engines: the running total
+ * of the bodies' sizes, in seq order over at most `events` rows, keeps each row whose total is within `bytes`, and the
+ * first row whatever its size. LENGTH of a blob is its size in bytes on both engines, read without the bytes
+ * themselves (SQLite keeps it in the record's header; PostgreSQL's LENGTH(bytea) reads the stored size, not the
+ * value), so the rows left out are never loaded.
+ */
+const eventsAfter = statementOf(`SELECT "seq", "did", "type", "body", "time" FROM (
+    SELECT "seq", "did", "type", "body", "time",
+      SUM(LENGTH("body")) OVER (ORDER BY "seq") AS "upTo", ROW_NUMBER() OVER (ORDER BY "seq") AS "n"
+    FROM "RepoEvent" WHERE "seq" > ? ORDER BY "seq" LIMIT ?
+  ) AS "batch" WHERE "upTo" <= ? OR "n" = 1 ORDER BY "seq"`);
+
 /** The sequencer's log (app/.server/sync/event-log.ts), on either engine. */
 export class SqlEventLog implements EventLog {
   constructor(
@@ -59,9 +75,9 @@ export class SqlEventLog implements EventLog {
     private readonly retentionMs: number,
   ) {}
 
-  async after(cursor: number, limit: number): Promise<LoggedEvent[]> {
+  async after(cursor: number, limits: ReadLimits): Promise<LoggedEvent[]> {
     const rows = await this.db.execute(function* (): Program<RepoEventRow[]> {
-      return yield* all(tables.RepoEvent, sql`SELECT "seq", "did", "type", "body", "time" FROM "RepoEvent" WHERE "seq" > ${cursor} ORDER BY "seq" LIMIT ${limit}`);
+      return yield* all(tables.RepoEvent, eventsAfter(cursor, limits.events, limits.bytes));
     });
     return rows.map((row) => ({ ...row, type: eventType(row.type) }));
   }

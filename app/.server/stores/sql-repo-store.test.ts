@@ -56,7 +56,7 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
 
   const verified = async (did = ALICE, didKey = alice.didKey) => verifiedRepository(await exportRepository(main().store, did), did, didKey);
   const paths = async (did = ALICE) => (await verified(did)).creates.map((op) => `${op.collection}/${op.rkey}`).sort();
-  const events = async () => new SqlEventLog(shared.db, 3600_000).after(0, 10_000);
+  const events = async () => new SqlEventLog(shared.db, 3600_000).after(0, { events: 10_000, bytes: 2 ** 30 });
 
   it("a new account's repository is one empty signed commit, announced by #identity, #account and #commit", async () => {
     const repo = await verified();
@@ -316,7 +316,7 @@ describe.each(ENGINES)("SqlRepoStore.announceIdentity on %s", (engine) => {
   const shared = useSharedDatabase(engine);
   const clock: Clock = { now: 1_800_000_000_000 };
   const identityEvents = async (did: string) =>
-    (await new SqlEventLog(shared.db, 3600_000).after(0, 1000)).filter((event) => event.did === did && event.type === "identity").map((event) => decode(event.body));
+    (await new SqlEventLog(shared.db, 3600_000).after(0, { events: 1000, bytes: 2 ** 30 })).filter((event) => event.did === did && event.type === "identity").map((event) => decode(event.body));
 
   it("appends #identity with the handle the account has now, and nothing once the account is gone", async () => {
     await accountWithRepository(shared.db, ALICE, clock);
@@ -333,7 +333,7 @@ describe.each(ENGINES)("SqlRepoStore.announceIdentity on %s", (engine) => {
 describe("SqlRepoStore.announceIdentity on postgresql, racing the account's deletion", () => {
   const shared = useSharedDatabase("postgresql");
   const clock: Clock = { now: 1_800_000_000_000 };
-  const identityEvents = async (did: string) => (await new SqlEventLog(shared.db, 3600_000).after(0, 1000)).filter((event) => event.did === did && event.type === "identity");
+  const identityEvents = async (did: string) => (await new SqlEventLog(shared.db, 3600_000).after(0, { events: 1000, bytes: 2 ** 30 })).filter((event) => event.did === did && event.type === "identity");
 
   it("RACE (two connections): an announcement made while the account is being deleted waits, and appends nothing", async () => {
     await accountWithRepository(shared.db, ALICE, clock);

@@ -32,9 +32,15 @@ export type LoggedEvent = {
 /** What is appended: the body as above, without `seq`. */
 export type NewEvent = { did: string; type: RepoEventType; body: Uint8Array };
 
+/**
+ * How much one read of the log may bring into memory: at most `events` events, and at most `bytes` bytes of their
+ * bodies, except that an event larger than `bytes` comes alone (otherwise it could never be read).
+ */
+export type ReadLimits = { events: number; bytes: number };
+
 export interface EventLog {
-  /** Events with `seq` greater than `cursor`, in order, at most `limit` of them. */
-  after(cursor: number, limit: number): Promise<LoggedEvent[]>;
+  /** Events with `seq` greater than `cursor`, in order, from the first on, as many as `limits` allow. */
+  after(cursor: number, limits: ReadLimits): Promise<LoggedEvent[]>;
   /** The newest event's `seq`, or 0 when the log is empty. */
   latestSeq(): Promise<number>;
   /** The first `seq` appended at or after `timeMs` (the start of the backfill window), or undefined when none. */

@@ -1,4 +1,4 @@
-import type { EventLog, LoggedEvent } from "./event-log.ts";
+import type { EventLog, LoggedEvent, ReadLimits } from "./event-log.ts";
 import { errorFrame, eventFrame, infoFrame, type StreamErrorName } from "./frames.ts";
 
 /**
@@ -33,8 +33,8 @@ export type FirehoseSettings = {
   maxBufferedBytes: number;
   /** How often the tail reads the log for other processes' events while anyone is subscribed (ATRIUM_FIREHOSE_POLL_MS). */
   pollIntervalMs: number;
-  /** Events read from the log at once. */
-  batchSize: number;
+  /** How much one read of the log brings into memory, by the tail and by each replay: events, and bytes of their bodies. */
+  batch: ReadLimits;
 };
 
 /** WebSocket close codes (RFC 6455 §7.4.1): 1008 "a message that violates its policy", 1001 "going away". */
@@ -159,33 +159,33 @@ export class Firehose {
     await this.catchUp(subscription);
   }
 
-  /** Sends from the log until the subscriber reaches the tail's head, then joins the live set in the same tick. */
+  /**
+   * Sends from the log until the subscriber reaches the tail's head, then joins the live set in the same tick. Replay
+   * reads the log as fast as the consumer takes it: one batch (bounded by the read limits), each event let go once
+   * framed and queued, and the next batch only once the socket has handed this one to the operating system. What a
+   * replaying subscriber holds in this process is so at most one batch, whatever it does (docs/decisions/0044).
+   */
   private async catchUp(subscription: Subscription): Promise<void> {
     for (;;) {
       if (subscription.closed) return;
       if (subscription.lastSent >= this.head!) return this.goLive(subscription, subscription.lastSent);
-      const events = await this.log.after(subscription.lastSent, this.settings.batchSize);
+      const events = await this.log.after(subscription.lastSent, this.settings.batch);
       // Nothing left although head is further (rows pruned meanwhile): what remains comes live.
       if (events.length === 0) return this.goLive(subscription, Math.max(subscription.lastSent, this.head!));
-      for (const event of events) {
-        if (subscription.closed) return;
-        // Replay reads the log as fast as the consumer takes it: the queue stays bounded by waiting, not by cutting off.
-        const written = this.sendPaced(subscription, event);
-        if (written) await written;
-      }
-      this.forgetOldFrames();
+      await this.sendBatch(subscription, events);
     }
   }
 
-  /** Sends one replayed event; a promise when the queue is past half the bound, resolved once that frame is written out. */
-  private sendPaced(subscription: Subscription, event: LoggedEvent): Promise<void> | undefined {
-    const frame = this.frameOf(event);
-    subscription.lastSent = event.seq;
-    if (subscription.socket.bufferedAmount + frame.length <= this.settings.maxBufferedBytes / 2) {
-      subscription.socket.send(frame);
-      return undefined;
-    }
-    return new Promise((resolve) => subscription.socket.send(frame, resolve));
+  /** Queues a replayed batch, emptying `events` as it goes; resolves once its last frame is written out (or the socket failed). */
+  private sendBatch(subscription: Subscription, events: LoggedEvent[]): Promise<void> {
+    return new Promise((resolve) => {
+      for (let event = events.shift(); event && !subscription.closed; event = events.shift()) {
+        subscription.lastSent = event.seq;
+        subscription.socket.send(this.frameOf(event), events.length === 0 ? resolve : undefined);
+      }
+      // Closed midway: nothing more to wait for.
+      if (subscription.closed) resolve();
+    });
   }
 
   private startTail(): Promise<void> {
@@ -209,15 +209,16 @@ export class Firehose {
       this.wakeRequested = false;
       let events: LoggedEvent[] = [];
       try {
-        events = await this.log.after(this.head!, this.settings.batchSize);
+        events = await this.log.after(this.head!, this.settings.batch);
         this.failing = false;
       } catch (error) {
         // Once per outage, not once per poll; the tail keeps polling and resumes where it was.
         if (!this.failing) this.report("Reading the event log for the firehose failed", error);
         this.failing = true;
       }
+      // A read that found events may have stopped at a limit: the next one comes at once, until the log has no more.
       if (events.length > 0) this.deliver(events);
-      if (events.length < this.settings.batchSize) await this.nextWake();
+      else await this.nextWake();
     }
     // Stopped with nobody subscribed: the next subscriber starts the tail again from the log's newest seq.
     this.head = undefined;
@@ -238,9 +239,12 @@ export class Firehose {
     }).finally(() => (this.wake = undefined));
   }
 
-  /** Synchronous, with `head` moved in the same tick, so that a subscriber joining the live set misses nothing. */
+  /**
+   * Synchronous, with `head` moved in the same tick, so that a subscriber joining the live set misses nothing. Empties
+   * `events` as it goes: each event's body is let go once its frame is made.
+   */
   private deliver(events: LoggedEvent[]): void {
-    for (const event of events) {
+    for (let event = events.shift(); event; event = events.shift()) {
       if (event.seq <= this.head!) continue;
       const frame = this.frameOf(event);
       for (const subscription of this.live) {
@@ -248,7 +252,6 @@ export class Firehose {
       }
       this.head = event.seq;
     }
-    this.forgetOldFrames();
   }
 
   /**
@@ -281,17 +284,18 @@ export class Firehose {
       frame = eventFrame(event);
       this.frames.set(event.seq, frame);
       this.cachedBytes += frame.length;
+      this.forgetOldFrames();
     }
     return frame;
   }
 
   /**
-   * Keeps the newest frames up to one batch and FRAME_CACHE_BYTES (Map iterates in insertion order: the oldest go
-   * first): replays that run close behind the tail reuse them; older ones are framed again, once per replay.
+   * Keeps the frames made last, up to one batch's count and FRAME_CACHE_BYTES (Map iterates in insertion order: the
+   * oldest go first): replays running side by side, or close behind the tail, reuse them; others frame again.
    */
   private forgetOldFrames(): void {
     for (const [seq, frame] of this.frames) {
-      if (this.frames.size <= this.settings.batchSize && this.cachedBytes <= FRAME_CACHE_BYTES) break;
+      if (this.frames.size <= this.settings.batch.events && this.cachedBytes <= FRAME_CACHE_BYTES) break;
       this.frames.delete(seq);
       this.cachedBytes -= frame.length;
     }

@@ -6,8 +6,12 @@ import { CrawlerNotifier } from "./crawler-notifier.ts";
 import type { EventLog } from "./event-log.ts";
 import { Firehose } from "./firehose.ts";
 
-/** Events read from the log at once, by the tail and by each replay. */
-const BATCH_SIZE = 500;
+/**
+ * What one read of the log brings into memory, by the tail and by each replay (docs/decisions/0044): 500 events, as
+ * the reference PDS pages its backfill, and 1 MiB of their bodies, so that a batch of large events (a commit may carry
+ * megabytes of blocks) does not hold 500 of them per replaying subscriber.
+ */
+export const READ_LIMITS = { events: 500, bytes: 1024 * 1024 };
 
 export type Sync = {
   firehose: Firehose;
@@ -31,7 +35,7 @@ export function createSync(options: {
 }): Sync {
   const { config, eventLog, appended, log, now, report } = options;
   const { backfillMs, maxBufferedBytes, pollIntervalMs, maxConnectionsPerAddress } = config.firehose;
-  const firehose = new Firehose(eventLog, { backfillMs, maxBufferedBytes, pollIntervalMs, batchSize: BATCH_SIZE }, now, report);
+  const firehose = new Firehose(eventLog, { backfillMs, maxBufferedBytes, pollIntervalMs, batch: READ_LIMITS }, now, report);
   const crawlers = new CrawlerNotifier({
     crawlers: config.crawlers,
     hostname: config.publicUrl.host,
