@@ -172,7 +172,7 @@ describe("the sequencer on postgresql", () => {
         cursor = row.seq;
       }
     };
-    const post = (text: string) => ({ action: "create" as const, collection: "app.bsky.feed.post", rkey: text, value: { $type: "app.bsky.feed.post", text } });
+    const post = (text: string) => ({ action: "create" as const, collection: "com.example.note", rkey: text, value: { $type: "com.example.note", text } });
     const { secondWaited } = await gatedRace(
       shared.db as PostgresDatabase,
       // Alice's commit: its #commit numbered, its transaction held before COMMIT.
