@@ -1,5 +1,6 @@
 import { translatorFor } from "./i18n/translate.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
+import { HandleRules } from "./accounts/handle-rules.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
@@ -142,7 +143,7 @@ export async function createServices(
     if (await repo.announceIdentity(did, now())) appended.notify();
   };
   const identity = await plcIdentity(config, db, now());
-  const accounts = new AccountManager(accountStore, identity, now, announceIdentity, repoWriter);
+  const accounts = new AccountManager(accountStore, identity, new HandleRules(config.userDomains), now, announceIdentity, repoWriter);
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
