@@ -16,6 +16,7 @@ import { EmailUpdate } from "./accounts/email-update.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./accounts/typed-codes.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
+import { WriteBudget } from "./security/write-budget.ts";
 import { SqlLimitStore } from "./stores/sql-limit-store.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
 import type { Config } from "./config.ts";
@@ -205,6 +206,8 @@ export async function createServices(
     repo,
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,
+    /** Each account's repository writes per hour and per day, decided in the database (docs/decisions/0045). */
+    writeBudget: new WriteBudget(new SqlLimitStore(db), config.writeBudget, now),
     /** The sequencer's log, which subscribeRepos replays and tails. */
     eventLog,
     /** Signals this process's appends to its firehose (docs/decisions/0029). */

@@ -67,8 +67,12 @@ function normalizeRecord(coll: string, value: Record<string, unknown>): Record<s
   return { ...value, $type: coll };
 }
 
-/** One commit holding exactly this call's writes (docs/decisions/0027). */
-function commitWrites(services: Services, did: string, writes: WriteRequest[], swapCommit?: string): Promise<Committed> {
+/**
+ * One commit holding exactly this call's writes (docs/decisions/0027), once the account's write budget has room for
+ * every one of them (docs/decisions/0045: 429 RateLimitExceeded otherwise, and nothing written).
+ */
+async function commitWrites(services: Services, did: string, writes: WriteRequest[], swapCommit?: string): Promise<Committed> {
+  await services.writeBudget.spend(did, writes);
   return services.repoWriter.write(did, writes, { swapCommit });
 }
 
