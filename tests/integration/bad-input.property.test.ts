@@ -658,6 +658,43 @@ function oneFieldPoisoned(fields: Record<string, string>): fc.Arbitrary<{ field:
   return fc.constantFrom(...Object.keys(fields)).chain((field) => poisoned(fields[field]!).map((value) => ({ field, values: { ...fields, [field]: value } })));
 }
 
+/**
+ * The screens' forms (keyed by path, a "#…" after it naming a second form of the page) and links, one field poisoned
+ * at a time, with the browser's cookies: a readable 400 page for a control character nobody types; for TAB, LF or CR,
+ * which pasting brings and each field's own rule trims or refuses, anything but a 500.
+ */
+async function expectPoisonedScreensRefused(forms: Record<string, () => Record<string, string>>, links: readonly string[], cookie: () => string) {
+  const post = fc.constantFrom(...Object.keys(forms)).chain((path) => oneFieldPoisoned(forms[path]!()).map((poison) => ({ path, ...poison })));
+  await fc.assert(
+    fc.asyncProperty(post, async ({ path, field, values }) => {
+      if (field === "csrf_token") return;
+      const headers = { "Content-Type": FORM_TYPE, cookie: cookie(), origin: server.issuer };
+      const response = await isolated(`${server.issuer}${path.split("#")[0]}`, { method: "POST", headers, body: new URLSearchParams(values).toString() });
+      const what = `POST ${path} ${field}=${JSON.stringify(values[field])}: HTTP ${response.status} ${response.text.slice(0, 300)}`;
+      if (!hasTypedControlCharacter(values[field]!)) {
+        expect(response.status, what).toBeLessThan(500);
+        return;
+      }
+      expect(response.status, what).toBe(400);
+      expect(isReadablePage(response.text), what).toBe(true);
+    }),
+    { numRuns: RUNS.large },
+  );
+  const link = fc.constantFrom(...links).chain((href) => {
+    const url = new URL(href, server.issuer);
+    return oneFieldPoisoned(Object.fromEntries(url.searchParams)).map(({ values }) => `${url.pathname}?${new URLSearchParams(values)}`);
+  });
+  await fc.assert(
+    fc.asyncProperty(link, async (href) => {
+      const response = await isolated(`${server.issuer}${href}`, { headers: { cookie: cookie() } });
+      const what = `GET ${href}: HTTP ${response.status} ${response.text.slice(0, 300)}`;
+      expect(response.status, what).toBe(400);
+      expect(isReadablePage(response.text), what).toBe(true);
+    }),
+    { numRuns: RUNS.small },
+  );
+}
+
 describe("a control character in anything that names something to look up: refused with the endpoint's own 400, never a 500", () => {
   const VALID_CID = "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm";
   const RECORD_KEY = "3jzfcijpj2z2a";
@@ -760,36 +797,7 @@ describe("a control character in anything that names something to look up: refus
     };
     const links = ["/account/reset?code=ABCDEFGHJK", `/oauth/authorize?client_id=${encodeURIComponent(liveRequest.clientId)}&request_uri=${encodeURIComponent(liveRequest.requestUri)}`];
     const before = await counts();
-    const post = fc.constantFrom(...Object.keys(forms)).chain((path) => oneFieldPoisoned(forms[path]!()).map((poison) => ({ path, ...poison })));
-    await fc.assert(
-      fc.asyncProperty(post, async ({ path, field, values }) => {
-        if (field === "csrf_token") return;
-        const headers = { "Content-Type": FORM_TYPE, cookie: jar.header(), origin: server.issuer };
-        const response = await isolated(`${server.issuer}${path.split("#")[0]}`, { method: "POST", headers, body: new URLSearchParams(values).toString() });
-        const what = `POST ${path} ${field}=${JSON.stringify(values[field])}: HTTP ${response.status} ${response.text.slice(0, 300)}`;
-        // TAB, LF and CR may come with what a person pastes: each field's own rule trims or refuses them.
-        if (!hasTypedControlCharacter(values[field]!)) {
-          expect(response.status, what).toBeLessThan(500);
-          return;
-        }
-        expect(response.status, what).toBe(400);
-        expect(isReadablePage(response.text), what).toBe(true);
-      }),
-      { numRuns: RUNS.large },
-    );
-    const link = fc.constantFrom(...links).chain((href) => {
-      const url = new URL(href, server.issuer);
-      return oneFieldPoisoned(Object.fromEntries(url.searchParams)).map(({ values }) => `${url.pathname}?${new URLSearchParams(values)}`);
-    });
-    await fc.assert(
-      fc.asyncProperty(link, async (href) => {
-        const response = await isolated(`${server.issuer}${href}`, { headers: { cookie: jar.header() } });
-        const what = `GET ${href}: HTTP ${response.status} ${response.text.slice(0, 300)}`;
-        expect(response.status, what).toBe(400);
-        expect(isReadablePage(response.text), what).toBe(true);
-      }),
-      { numRuns: RUNS.small },
-    );
+    await expectPoisonedScreensRefused(forms, links, () => jar.header());
     await expectNoStateChange(before);
     expect((await openConsentPage(liveRequest.authorizeUrl, jar)).status).toBe(200);
   });
@@ -808,33 +816,7 @@ describe("a control character in anything that names something to look up: refus
     };
     const links = [`/account/apps?revoke=${encodeURIComponent(CLIENT_ID)}`, `/account/email?account=${encodeURIComponent(valid.did)}`];
     const before = await counts();
-    const post = fc.constantFrom(...Object.keys(forms)).chain((path) => oneFieldPoisoned(forms[path]!()).map((poison) => ({ path, ...poison })));
-    await fc.assert(
-      fc.asyncProperty(post, async ({ path, field, values }) => {
-        if (field === "csrf_token") return;
-        const headers = { "Content-Type": FORM_TYPE, cookie: browser.jar.header(), origin: server.issuer };
-        const response = await isolated(`${server.issuer}${path.split("#")[0]}`, { method: "POST", headers, body: new URLSearchParams(values).toString() });
-        const what = `POST ${path} ${field}=${JSON.stringify(values[field])}: HTTP ${response.status} ${response.text.slice(0, 300)}`;
-        if (!hasTypedControlCharacter(values[field]!)) {
-          expect(response.status, what).toBeLessThan(500);
-          return;
-        }
-        expect(response.status, what).toBe(400);
-        expect(isReadablePage(response.text), what).toBe(true);
-      }),
-      { numRuns: RUNS.large },
-    );
-    const link = fc.constantFrom(...links).chain((href) => {
-      const url = new URL(href, server.issuer);
-      return oneFieldPoisoned(Object.fromEntries(url.searchParams)).map(({ values }) => `${url.pathname}?${new URLSearchParams(values)}`);
-    });
-    await fc.assert(
-      fc.asyncProperty(link, async (href) => {
-        const response = await isolated(`${server.issuer}${href}`, { headers: { cookie: browser.jar.header() } });
-        expect(response.status, `GET ${href}: HTTP ${response.status} ${response.text.slice(0, 300)}`).toBe(400);
-      }),
-      { numRuns: RUNS.small },
-    );
+    await expectPoisonedScreensRefused(forms, links, () => browser.jar.header());
     await expectNoStateChange(before);
     expect((await send(xrpcUrl("com.atproto.identity.resolveHandle", { handle: valid.handle }), { method: "GET" })).body).toEqual({ did: valid.did });
     expect((await session.client.userinfo(session.tokens.access_token)).status).toBe(200);
