@@ -211,6 +211,21 @@ describe("loadConfig", () => {
   });
 });
 
+describe("loadConfig: each account's write budget (docs/decisions/0045)", () => {
+  it("has the reference PDS's 5000 points an hour and 35000 a day, and 16 MiB and 64 MiB of records, by default", () => {
+    expect(loadConfig({}).writeBudget).toEqual({ pointsPerHour: 5000, pointsPerDay: 35000, bytesPerHour: 16 * 2 ** 20, bytesPerDay: 64 * 2 ** 20 });
+  });
+
+  it("reads the four settings, and refuses a byte budget under 1 MiB (one request's body) or a day smaller than its hour", () => {
+    const settings = { ATRIUM_WRITE_POINTS_PER_HOUR: "60", ATRIUM_WRITE_POINTS_PER_DAY: "600", ATRIUM_WRITE_BYTES_PER_HOUR: "1048576", ATRIUM_WRITE_BYTES_PER_DAY: "2097152" };
+    expect(loadConfig(settings).writeBudget).toEqual({ pointsPerHour: 60, pointsPerDay: 600, bytesPerHour: 2 ** 20, bytesPerDay: 2 ** 21 });
+    expect(configError({ ATRIUM_WRITE_BYTES_PER_HOUR: "1000" }).message).toMatch(/ATRIUM_WRITE_BYTES_PER_HOUR/);
+    expect(configError({ ATRIUM_WRITE_POINTS_PER_HOUR: "0" }).message).toMatch(/ATRIUM_WRITE_POINTS_PER_HOUR/);
+    expect(configError({ ATRIUM_WRITE_POINTS_PER_DAY: "4999" }).message).toMatch(/ATRIUM_WRITE_POINTS_PER_DAY \(4999\) must be at least ATRIUM_WRITE_POINTS_PER_HOUR \(5000\)/);
+    expect(configError({ ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 27) }).message).toMatch(/ATRIUM_WRITE_BYTES_PER_DAY \(67108864\) must be at least ATRIUM_WRITE_BYTES_PER_HOUR/);
+  });
+});
+
 describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
   it("logs at info, with request lines off outside production and no metrics, by default", () => {
     const config = loadConfig({});

@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
+import { DEFAULT_WRITE_BUDGET, type WriteBudgetSettings } from "./security/write-budget.ts";
 import { DAY, HOUR, MINUTE, SECOND } from "./util/time.ts";
 import { hasHiddenCharacters } from "./util/visible-text.ts";
 
@@ -194,6 +195,11 @@ const envSchema = z.object({
   ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE", 1, 10_000_000, 6000),
   ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE", 1, 1_000_000, 300),
   ATRIUM_REQUEST_TIMEOUT_SECONDS: integerVar("ATRIUM_REQUEST_TIMEOUT_SECONDS", 1, 600, 30),
+  // docs/decisions/0045: each account's repository writes, in the reference PDS's points and in bytes of records.
+  ATRIUM_WRITE_POINTS_PER_HOUR: integerVar("ATRIUM_WRITE_POINTS_PER_HOUR", 1, 100_000_000, DEFAULT_WRITE_BUDGET.pointsPerHour),
+  ATRIUM_WRITE_POINTS_PER_DAY: integerVar("ATRIUM_WRITE_POINTS_PER_DAY", 1, 100_000_000, DEFAULT_WRITE_BUDGET.pointsPerDay),
+  ATRIUM_WRITE_BYTES_PER_HOUR: integerVar("ATRIUM_WRITE_BYTES_PER_HOUR", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerHour),
+  ATRIUM_WRITE_BYTES_PER_DAY: integerVar("ATRIUM_WRITE_BYTES_PER_DAY", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerDay),
   ATRIUM_USER_DOMAINS: z.string().default(".test"),
   ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
   ATRIUM_PROXY_SERVICES: z.string().default("{}"),
@@ -322,6 +328,8 @@ export type Config = {
   rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number; screenPerMinute: number };
   /** Pushed requests one client address may have waiting for an answer at once (docs/decisions/0022). */
   parPendingPerAddress: number;
+  /** What one account may write to its repository per hour and per day (docs/decisions/0045). */
+  writeBudget: WriteBudgetSettings;
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   /**
@@ -411,6 +419,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       `ATRIUM_BLOB_QUOTA_BYTES (${e.ATRIUM_BLOB_QUOTA_BYTES}) must be at least ATRIUM_BLOB_MAX_BYTES (${e.ATRIUM_BLOB_MAX_BYTES}): otherwise a blob of the allowed size could never be stored`,
     );
   }
+  for (const unit of ["POINTS", "BYTES"] as const) {
+    const [hour, day] = [e[`ATRIUM_WRITE_${unit}_PER_HOUR`], e[`ATRIUM_WRITE_${unit}_PER_DAY`]];
+    if (day < hour) throw new ConfigError(`ATRIUM_WRITE_${unit}_PER_DAY (${day}) must be at least ATRIUM_WRITE_${unit}_PER_HOUR (${hour}): a day holds the hour`);
+  }
   const loopbackHttp = publicUrl.protocol === "http:" && isLoopbackHost(publicUrl.hostname);
   if (e.ATRIUM_TEST_CLOCK_FILE !== undefined && !loopbackHttp) {
     throw new ConfigError(
@@ -465,6 +477,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       screenPerMinute: e.ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE,
     },
     parPendingPerAddress: e.ATRIUM_PAR_PENDING_PER_ADDRESS,
+    writeBudget: {
+      pointsPerHour: e.ATRIUM_WRITE_POINTS_PER_HOUR,
+      pointsPerDay: e.ATRIUM_WRITE_POINTS_PER_DAY,
+      bytesPerHour: e.ATRIUM_WRITE_BYTES_PER_HOUR,
+      bytesPerDay: e.ATRIUM_WRITE_BYTES_PER_DAY,
+    },
     requestTimeoutMs: e.ATRIUM_REQUEST_TIMEOUT_SECONDS * SECOND,
     permissionSets: {
       directory: e.ATRIUM_PERMISSION_SETS_DIR,

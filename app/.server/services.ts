@@ -1,5 +1,6 @@
 import { translatorFor } from "./i18n/translate.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
+import { HandleRules } from "./accounts/handle-rules.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
@@ -15,6 +16,7 @@ import { EmailUpdate } from "./accounts/email-update.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./accounts/typed-codes.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
+import { WriteBudget } from "./security/write-budget.ts";
 import { SqlLimitStore } from "./stores/sql-limit-store.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
 import type { Config } from "./config.ts";
@@ -142,7 +144,7 @@ export async function createServices(
     if (await repo.announceIdentity(did, now())) appended.notify();
   };
   const identity = await plcIdentity(config, db, now());
-  const accounts = new AccountManager(accountStore, identity, now, announceIdentity, repoWriter);
+  const accounts = new AccountManager(accountStore, identity, new HandleRules(config.userDomains), now, announceIdentity, repoWriter);
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
@@ -204,6 +206,8 @@ export async function createServices(
     repo,
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,
+    /** Each account's repository writes per hour and per day, decided in the database (docs/decisions/0045). */
+    writeBudget: new WriteBudget(new SqlLimitStore(db), config.writeBudget, now),
     /** The sequencer's log, which subscribeRepos replays and tails. */
     eventLog,
     /** Signals this process's appends to its firehose (docs/decisions/0029). */

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../../app/.server/accounts/account-manager.ts";
+import { HandleRules } from "../../app/.server/accounts/handle-rules.ts";
 import { setTestPasswordCost } from "../../app/.server/accounts/password.ts";
 import { AccountDeletion } from "../../app/.server/accounts/account-deletion.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "../../app/.server/accounts/typed-codes.ts";
@@ -96,7 +97,7 @@ async function runWith(config: Config, command: string | undefined, values: Valu
   try {
     const { repoWriter } = repositories(config, db, Date.now);
     const identity = await plcIdentity(config, db, Date.now());
-    const manager = new AccountManager(new SqlAccountStore(db), identity, Date.now, undefined, repoWriter);
+    const manager = new AccountManager(new SqlAccountStore(db), identity, new HandleRules(config.userDomains), Date.now, undefined, repoWriter);
     await runCommand(command, values, manager, operatorDeletion(config, db, manager, identity), print);
   } finally {
     await db.close();

@@ -78,7 +78,7 @@ afterAll(async () => {
 });
 
 function handleOf(language: Language): string {
-  return `${language.toLowerCase().replace(/[^a-z]/g, "")}.test`;
+  return `speaks-${language.toLowerCase().replace(/[^a-z]/g, "")}.test`;
 }
 
 /** A browser that speaks `language` (Accept-Language, navigator.language); axe is injected, so the CSP is bypassed. */

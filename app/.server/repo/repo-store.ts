@@ -46,7 +46,11 @@ export interface RepoStore {
   /** Every record row of an account (the repository migration), JSON as written. */
   recordsOf(did: string): Promise<Array<{ collection: string; rkey: string; value: string }>>;
   getPreferences(did: string): Promise<unknown[]>;
-  putPreferences(did: string, preferences: unknown[], now: number): Promise<void>;
+  /**
+   * Replaces the account's preferences with `preferences`, except the stored ones whose $type is in `keep`, which stay
+   * (first, as they were), read and written in one transaction (repo/preferences.ts says which).
+   */
+  putPreferences(did: string, preferences: unknown[], now: number, keep?: readonly string[]): Promise<void>;
 
   head(did: string): Promise<RepoHead | undefined>;
   /**

@@ -51,6 +51,16 @@ export class ResourceCaller {
   canReadEmail(): boolean {
     return this.permissions.allowsAccount({ attr: "email", action: "read" });
   }
+
+  /**
+   * Whether the caller is a full-access session, which alone may read and set what only the account holder sees (the
+   * birth date among the preferences: repo/preferences.ts). An OAuth app never is, whatever its scope, as in the
+   * reference PDS, where only a password session's own (not an app password's) access is full; every caller built
+   * from an OAuth grant, as here, answers false.
+   */
+  get fullAccess(): boolean {
+    return false;
+  }
 }
 
 export type ResourceRequest = { authorization: string | null; dpop: string | null; method: string; url: string };

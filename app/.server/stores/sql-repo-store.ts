@@ -2,7 +2,7 @@ import { parseCid, type Cid } from "@atproto/lex-data";
 import { ReadableBlockstore, BlockMap } from "@atproto/repo";
 import { shape, type ShapeRow } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, BYTEWISE, get, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { all, at, BYTEWISE, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
 import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
@@ -96,9 +96,15 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
-  async putPreferences(did: string, preferences: unknown[], now: number) {
-    const value = JSON.stringify(preferences);
-    return this.db.execute(function* (): Program<void> {
+  async putPreferences(did: string, preferences: unknown[], now: number, keep: readonly string[] = []) {
+    return this.db.transaction(function* (): Program<void> {
+      // The stored preferences of the kept types are read and written back in one step: a write of another caller
+      // between the two would otherwise be undone (docs/decisions/0045).
+      yield* lock(`preferences:${did}`);
+      const row = yield* get(tables.Preferences.pick("value"), sql`SELECT "value" FROM "Preferences" WHERE "did" = ${did}`);
+      const stored = row ? (JSON.parse(row.value) as unknown[]) : [];
+      const kept = stored.filter((preference) => keep.some((type) => (preference as { $type?: unknown } | null)?.$type === type));
+      const value = JSON.stringify([...kept, ...preferences]);
       yield* run(sql`INSERT INTO "Preferences" ("did", "value", "updatedAt") VALUES (${did}, ${value}, ${at(now)})
         ON CONFLICT ("did") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`);
     });

@@ -16,6 +16,7 @@ import type { XrpcMethod } from "./xrpc-method.ts";
 import { xrpcErrorAnswer } from "../http/error-answers.ts";
 import { invalidRequest, XrpcError } from "./xrpc-error.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
+import { firstWithControlCharacter } from "../util/control-characters.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
@@ -90,6 +91,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   }
   const query = request.url.indexOf("?");
   const params = new URLSearchParams(query === -1 ? "" : request.url.slice(query + 1));
+  refuseControlCharacters(params);
   if (method.auth === "none") return answerOf(await method.handler({ services, request, params }));
 
   const caller = await authenticate(services, request, nsid);
@@ -99,6 +101,15 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
+}
+
+/**
+ * No parameter of a method here may hold a control character (util/control-characters.ts): each names a DID, a handle,
+ * an NSID, a record key, a CID, a cursor or a number, whose syntax has none, and a NUL would reach a lookup first.
+ */
+function refuseControlCharacters(params: URLSearchParams): void {
+  const name = firstWithControlCharacter(params);
+  if (name !== undefined) throw invalidRequest(`Parameter ${JSON.stringify(name)} must not contain control characters`);
 }
 
 /** JSON, unless the method built its own answer (a CAR file, a blob). */

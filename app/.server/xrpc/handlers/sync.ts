@@ -86,7 +86,7 @@ export const syncMethods: XrpcMethods = {
     type: "query",
     auth: "none",
     handler: async ({ services, params }) => {
-      const input = z.object({ did, since: tid.optional(), limit: limit(1000, 500), cursor: z.string().max(256).optional() }).parse(paramsOf(params));
+      const input = z.object({ did, since: tid.optional(), limit: limit(1000, 500), cursor: cid.optional() }).parse(paramsOf(params));
       await headOf(services.repo, input.did);
       const cids = await services.repo.listBlobs(input.did, input);
       return { cids, ...(cids.length === input.limit ? { cursor: cids.at(-1) } : {}) };
@@ -97,7 +97,7 @@ export const syncMethods: XrpcMethods = {
     type: "query",
     auth: "none",
     handler: async ({ services, params }) => {
-      const input = z.object({ limit: limit(1000, 500), cursor: z.string().max(2048).optional() }).parse(paramsOf(params));
+      const input = z.object({ limit: limit(1000, 500), cursor: did.optional() }).parse(paramsOf(params));
       const repos = await services.repo.listRepos(input);
       return {
         repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, ...statusFields(repo.active) })),
