@@ -9,10 +9,11 @@ import { AtpAgent, type AtpSessionData } from "@atproto/api";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "../../app/.server/db/sql.ts";
+import { sha256Base64url } from "../../app/.server/util/crypto.ts";
 import { HOUR, MINUTE } from "../../app/.server/util/time.ts";
 import { openPage, pageText, postForm, signedIn } from "../helpers/account.ts";
 import { CookieJar, openConsentPage, submitConsent } from "../helpers/consent.ts";
-import { rowOf } from "../helpers/databases.ts";
+import { rowOf, rowsOf } from "../helpers/databases.ts";
 import { createAlice, newClient } from "../helpers/flow.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { testClock, type TestClock } from "../helpers/test-clock.ts";
@@ -356,5 +357,51 @@ describe("ATRIUM_PASSWORD_SESSIONS=off", () => {
     } finally {
       await oauthOnly.stop();
     }
+  });
+});
+
+describe("two server processes on one database", () => {
+  let second: TestServer;
+  beforeAll(async () => {
+    second = await startTestServer({ ...clock.env, DATABASE_URL: server.databaseUrl, ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@example.com>" });
+  });
+  afterAll(() => second?.stop());
+
+  const refreshAt = (issuer: string, token: string) =>
+    fetch(`${issuer}/xrpc/com.atproto.server.refreshSession`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
+
+  it("ten refreshes of one token at once over both: one spends it, every other is handed the same successor, and the session has one", async () => {
+    const app = agent();
+    await app.login({ identifier: CAROL.handle, password: CAROL.password });
+    const token = app.session!.refreshJwt;
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => refreshAt(i % 2 ? second.issuer : server.issuer, token)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    const successors = new Set(await Promise.all(answers.map(async (answer) => decodeJwt(((await answer.json()) as { refreshJwt: string }).refreshJwt).jti!)));
+    expect(successors.size).toBe(1);
+    // The session holds the spent token (in its grace) and its one successor, live: nothing else.
+    const tokens = await rowsOf<{ tokenHash: string; spent: number }>(server.database(), sql`SELECT t."tokenHash" AS "tokenHash",
+        CASE WHEN t."usedAt" IS NULL THEN 0 ELSE 1 END AS "spent"
+      FROM "PasswordRefreshToken" t WHERE t."sessionId" = (SELECT "sessionId" FROM "PasswordRefreshToken" WHERE "tokenHash" = ${sha256Base64url(decodeJwt(token).jti!)})
+      ORDER BY "spent"`);
+    expect(tokens.map((row) => [row.tokenHash, Number(row.spent)])).toEqual([
+      [sha256Base64url([...successors][0]!), 0],
+      [sha256Base64url(decodeJwt(token).jti!), 1],
+    ]);
+    clock.advance(2 * HOUR + MINUTE);
+    expect(await (await refreshAt(second.issuer, token)).json()).toEqual({ error: "ExpiredToken", message: "Token has been revoked" });
+    await app.logout();
+  });
+
+  it("an app password revoked through one process is refused by the other on its very next call", async () => {
+    const owner = agent();
+    await owner.login({ identifier: CAROL.handle, password: CAROL.password });
+    const password = (await owner.com.atproto.server.createAppPassword({ name: "two processes" })).data.password;
+    const bot = new AtpAgent({ service: second.issuer });
+    await bot.login({ identifier: CAROL.handle, password });
+    expect((await bot.com.atproto.server.getSession()).data.did).toBe(carol.did);
+    await owner.com.atproto.server.revokeAppPassword({ name: "two processes" });
+    const answer = await fetch(`${second.issuer}/xrpc/com.atproto.server.getSession`, { headers: { Authorization: `Bearer ${bot.session!.accessJwt}` } });
+    expect(await answer.json()).toEqual({ error: "ExpiredToken", message: "Token has been revoked" });
+    await owner.logout();
   });
 });
