@@ -42,11 +42,12 @@ function CreatedPassword({ created }: { created: CreatedAppPasswordView }) {
   const { t } = useT();
   return (
     <section aria-labelledby="created-heading" className="flex flex-col gap-3 rounded-2xl border border-emerald-300 bg-emerald-50 p-5 text-emerald-950 dark:border-emerald-800 dark:bg-emerald-950 dark:text-emerald-50">
-      <h2 id="created-heading" className="text-lg font-semibold" role="status">
+      <h2 id="created-heading" className="text-lg font-semibold">
         {t("account:appPasswords.created.title")}
       </h2>
       <p>{t("account:appPasswords.created.intro", { name: created.name, handle: `@${created.handle}` })}</p>
-      <Field id="created-password" name="created-password" label={t("account:appPasswords.created.label", { name: created.name })} defaultValue={created.password} readOnly />
+      {/* Focused on arrival: its label and value are what a screen reader reads first. */}
+      <Field id="created-password" name="created-password" label={t("account:appPasswords.created.label", { name: created.name })} defaultValue={created.password} readOnly autoFocus />
       <a href={PATH} className={`${linkStyle} self-start`}>
         {t("account:appPasswords.created.done")}
       </a>
