@@ -69,6 +69,8 @@ export async function startServer(
       ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
       // The PAR case leaves thousands of requests waiting from one address: counted on every push, never refused.
       ATRIUM_PAR_PENDING_PER_ADDRESS: "1000000",
+      // Password sessions (docs/decisions/0047): concurrent sign-ins to the one account are all checked.
+      ATRIUM_SIGN_IN_FREE_ATTEMPTS: "1000",
       ATRIUM_WORKERS: String(workers),
       ...options.env,
     },

@@ -110,7 +110,7 @@ describe("a third-party app signing in with the account's password (AtpAgent, un
   let stored: AtpSessionData | undefined;
 
   it("logs in with the handle and gets the reference's session: HS256 JWTs with its scopes, typ and lifetimes", async () => {
-    app = new AtpAgent({ service: server.issuer, persistSession: (_event, session) => (stored = session) });
+    app = new AtpAgent({ service: server.issuer, persistSession: (_event, session) => void (stored = session) });
     const answer = await app.login({ identifier: CAROL.handle, password: CAROL.password });
     expect(answer.data).toMatchObject({ did: carol.did, handle: CAROL.handle, email: CAROL.email, emailConfirmed: false, emailAuthFactor: false, active: true });
     const access = decodeJwt(answer.data.accessJwt);

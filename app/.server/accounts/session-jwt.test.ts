@@ -1,7 +1,7 @@
 import { createSecretKey } from "node:crypto";
 import { SignJWT, UnsecuredJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { newJti, sessionJwtKeys, SessionJwtRefused, signSessionJwt, successorJti, verifySessionJwt, looksLikeJwt } from "./session-jwt.ts";
+import { newJti, sessionJwtKeys, type SessionJwtRefused, signSessionJwt, successorJti, verifySessionJwt, looksLikeJwt } from "./session-jwt.ts";
 
 const NOW = 1_800_000_000_000;
 const AUD = "did:web:pds.example";
