@@ -570,6 +570,8 @@ async function profileOn(dir: string, requests: number, engine: Engine, postgres
   const plans: { name: string; make: (driver: Driver) => Promise<BenchCase> }[] = [
     { name: "getSession", make: async (driver) => getSessionCase(driver, (await driver.obtainTokens()).access_token) },
     { name: "refresh", make: (driver) => refreshCase(driver) },
+    // docs/decisions/0047: a password session's getSession, to set beside the OAuth one.
+    { name: "getSession-password", make: (driver) => passwordGetSessionCase(driver) },
   ];
   const prefix = engine === "sqlite" ? "" : `${engine}-`;
   for (const plan of plans) {

@@ -1,5 +1,5 @@
-import { createSecretKey } from "node:crypto";
-import { SignJWT, UnsecuredJWT } from "jose";
+import { createHmac, createSecretKey } from "node:crypto";
+import { jwtVerify, SignJWT, UnsecuredJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { newJti, sessionJwtKeys, type SessionJwtRefused, signSessionJwt, successorJti, verifySessionJwt, looksLikeJwt } from "./session-jwt.ts";
 
@@ -30,6 +30,38 @@ describe("session JWTs", () => {
       iat: NOW / 1000,
       exp: (NOW + 7_200_000) / 1000,
     });
+  });
+
+  it("are standard JWTs: jose verifies ours, and ours verifies jose's", async () => {
+    const ours = await signSessionJwt(keys, "access", claims);
+    const { payload, protectedHeader } = await jwtVerify(ours, keys.signing, { audience: AUD, typ: "at+jwt", currentDate: new Date(NOW) });
+    expect(protectedHeader).toEqual({ typ: "at+jwt", alg: "HS256" });
+    expect(payload).toMatchObject({ sub: claims.sub, scope: claims.scope, jti: claims.jti });
+    const theirs = await new SignJWT({ scope: "com.atproto.refresh" })
+      .setProtectedHeader({ alg: "HS256", typ: "refresh+jwt" })
+      .setSubject(claims.sub)
+      .setAudience([AUD, "did:web:other"])
+      .setJti("jti-2")
+      .setIssuedAt(NOW / 1000)
+      .setExpirationTime(NOW / 1000 + 60)
+      .sign(keys.signing);
+    expect((await verifySessionJwt(keys, "refresh", theirs, { aud: AUD, now: NOW })).jti).toBe("jti-2");
+  });
+
+  it("refuses a critical header extension, a token not yet valid, a payload that is no object, a token with a fourth part", async () => {
+    const signed = (header: object, payload: object) => {
+      const head = Buffer.from(JSON.stringify(header)).toString("base64url");
+      const body = Buffer.from(JSON.stringify(payload)).toString("base64url");
+      return `${head}.${body}.${createHmac("sha256", keys.signing).update(`${head}.${body}`).digest("base64url")}`;
+    };
+    const payload = { scope: "com.atproto.access", sub: claims.sub, aud: AUD, jti: "x", iat: NOW / 1000, exp: NOW / 1000 + 60 };
+    expect(await refusalOf(signed({ alg: "HS256", typ: "at+jwt" }, payload))).toBe("accepted");
+    expect(await refusalOf(signed({ alg: "HS256", typ: "at+jwt", crit: ["exp"] }, payload))).toBe("invalid");
+    expect(await refusalOf(signed({ alg: "HS256", typ: "at+jwt" }, { ...payload, nbf: NOW / 1000 + 30 }))).toBe("invalid");
+    expect(await refusalOf(signed({ alg: "HS256", typ: "at+jwt" }, [payload]))).toBe("invalid");
+    expect(await refusalOf(signed({ alg: "HS256", typ: "at+jwt" }, { ...payload, exp: "later" }))).toBe("invalid");
+    expect(await refusalOf(`${signed({ alg: "HS256", typ: "at+jwt" }, payload)}.x`)).toBe("invalid");
+    expect(await refusalOf(signed({ alg: "HS256" }, payload))).toBe("invalid");
   });
 
   it("expired is told apart from invalid (the client refreshes only then); deleteSession may ignore the expiry", async () => {

@@ -1,5 +1,4 @@
-import { createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from "node:crypto";
-import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { createHmac, createSecretKey, hkdfSync, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
 import { SECOND } from "../util/time.ts";
 
 /**
@@ -56,15 +55,22 @@ export type TokenClaims = { sub: string; aud: string; scope: string; jti: string
 type TokenKind = "access" | "refresh";
 const TYP: Record<TokenKind, string> = { access: "at+jwt", refresh: "refresh+jwt" };
 
+/**
+ * A JWS in compact form (RFC 7515 §7.1) with HS256 (RFC 7518 §3.2), written with node:crypto: every call of a password
+ * session verifies one, and jose's verification (a WebCrypto key import per call) was a third of a getSession's CPU
+ * (docs/decisions/0047). Its tests check that jose reads these tokens and that these checks read jose's.
+ */
 export async function signSessionJwt(keys: SessionJwtKeys, kind: TokenKind, claims: { sub: string; aud: string; scope: string; jti: string; issuedAt: number; expiresAt: number }): Promise<string> {
-  return new SignJWT({ scope: claims.scope })
-    .setProtectedHeader({ typ: TYP[kind], alg: "HS256" })
-    .setSubject(claims.sub)
-    .setAudience(claims.aud)
-    .setJti(claims.jti)
-    .setIssuedAt(Math.floor(claims.issuedAt / SECOND))
-    .setExpirationTime(Math.floor(claims.expiresAt / SECOND))
-    .sign(keys.signing);
+  const header = encodeJson({ typ: TYP[kind], alg: "HS256" });
+  const payload = encodeJson({
+    scope: claims.scope,
+    sub: claims.sub,
+    aud: claims.aud,
+    jti: claims.jti,
+    iat: Math.floor(claims.issuedAt / SECOND),
+    exp: Math.floor(claims.expiresAt / SECOND),
+  });
+  return `${header}.${payload}.${mac(keys, `${header}.${payload}`).toString("base64url")}`;
 }
 
 /** Why a presented token is refused: it expired (the client should refresh), or it is no token of this kind of ours. */
@@ -79,28 +85,50 @@ export class SessionJwtRefused extends Error {
 /**
  * The claims of a token of `kind` signed with our key for `aud`, or SessionJwtRefused. `ignoreExpiry`: deleteSession
  * ends a session with an expired refresh token too, as the reference allows. Checked as the reference's verifier
- * does: HS256 only, the `typ` of the kind, the audience, string `sub` (a DID) and `jti`, no `cnf` (a proof-of-possession
- * token is no bearer token) and no `lxm` (a service token is not a session).
+ * does: HS256 only, the `typ` of the kind, no critical header extension (RFC 7515 §4.1.11), the signature, the
+ * audience, `nbf` and `exp`, string `sub` (a DID) and `jti`, no `cnf` (a proof-of-possession token is no bearer token)
+ * and no `lxm` (a service token is not a session).
  */
 export async function verifySessionJwt(keys: SessionJwtKeys, kind: TokenKind, token: string, options: { aud: string; now: number; ignoreExpiry?: boolean }): Promise<TokenClaims> {
-  let payload: Record<string, unknown>;
-  try {
-    ({ payload } = await jwtVerify(token, keys.signing, {
-      algorithms: ["HS256"],
-      typ: TYP[kind],
-      audience: options.aud,
-      currentDate: new Date(options.now),
-      clockTolerance: options.ignoreExpiry ? Number.MAX_SAFE_INTEGER : 0,
-    }));
-  } catch (error) {
-    throw new SessionJwtRefused(error instanceof joseErrors.JWTExpired ? "expired" : "invalid");
-  }
-  const { sub, aud, scope, jti, iat, exp, cnf, lxm } = payload;
+  const parts = token.split(".");
+  if (parts.length !== 3 || !parts.every((part) => BASE64URL.test(part))) throw new SessionJwtRefused("invalid");
+  const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
+  const header = decodeJson(encodedHeader);
+  if (header.alg !== "HS256" || header.typ !== TYP[kind] || "crit" in header) throw new SessionJwtRefused("invalid");
+  const signature = Buffer.from(encodedSignature, "base64url");
+  const expected = mac(keys, `${encodedHeader}.${encodedPayload}`);
+  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) throw new SessionJwtRefused("invalid");
+  const { sub, aud, scope, jti, iat, exp, nbf, cnf, lxm } = decodeJson(encodedPayload);
+  const nowSeconds = options.now / SECOND;
+  if (typeof exp !== "number" || typeof iat !== "number" || (nbf !== undefined && (typeof nbf !== "number" || nbf > nowSeconds))) throw new SessionJwtRefused("invalid");
+  if (aud !== options.aud && !(Array.isArray(aud) && aud.includes(options.aud))) throw new SessionJwtRefused("invalid");
   if (cnf !== undefined || lxm !== undefined) throw new SessionJwtRefused("invalid");
   if (typeof sub !== "string" || !sub.startsWith("did:") || typeof jti !== "string" || jti.length > 64) throw new SessionJwtRefused("invalid");
-  if (typeof scope !== "string" || typeof iat !== "number" || typeof exp !== "number") throw new SessionJwtRefused("invalid");
   if (kind === "access" ? !isAccessScope(scope) : scope !== REFRESH_SCOPE) throw new SessionJwtRefused("invalid");
-  return { sub, aud: aud as string, scope, jti, iat, exp };
+  if (!options.ignoreExpiry && exp <= nowSeconds) throw new SessionJwtRefused("expired");
+  return { sub, aud: options.aud, scope: scope as string, jti, iat, exp };
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+function mac(keys: SessionJwtKeys, signingInput: string): Buffer {
+  return createHmac("sha256", keys.signing).update(signingInput).digest();
+}
+
+function encodeJson(value: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(value)).toString("base64url");
+}
+
+/** A part of the token as the JSON object it must be; anything else is an invalid token. */
+function decodeJson(part: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
+  } catch {
+    throw new SessionJwtRefused("invalid");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new SessionJwtRefused("invalid");
+  return value as Record<string, unknown>;
 }
 
 /** Whether a bearer token has the shape of a JWT (three base64url parts): a password session's, not an OAuth token. */
