@@ -14,6 +14,12 @@ export type StoredPasswordSession = {
   expiresAt: number;
 };
 
+/**
+ * What createSession's and refreshSession's answers say of the account (their lexicons), read in the step that stores
+ * the session or spends the token, so that the answer costs no other read.
+ */
+export type SessionAccount = { handle: string; email: string; emailConfirmedAt: number | null; emailAuthFactor: boolean; deactivatedAt: number | null };
+
 /** What a sign-in proved: the account's password hash it matched, or the app password it was. Checked again where the session is stored. */
 export type SessionProof = { passwordHash: string } | { appPasswordId: string };
 
@@ -39,7 +45,7 @@ export type RefreshStep = {
  * grace): the session, if any, is untouched.
  */
 export type RefreshOutcome =
-  | { kind: "rotated" | "retried"; session: StoredPasswordSession; successorExpiresAt: number }
+  | { kind: "rotated" | "retried"; session: StoredPasswordSession; account: SessionAccount; successorExpiresAt: number }
   | { kind: "revoked" };
 
 /** What a call made with an access token needs: its session, the account's handle, whether it is deactivated. */
@@ -51,10 +57,11 @@ export type ListedPasswordSession = StoredPasswordSession & { appPasswordName: s
 export interface PasswordSessionStore {
   /**
    * Stores a new session and its first tokens (and drops a few expired rows), in the step that checks `proof` still
-   * holds under the account's credentials lock: its password hash unchanged, or the app password not revoked. False,
-   * and nothing stored, otherwise (a password change or a revocation landed while the sign-in was being checked).
+   * holds under the account's credentials lock: its password hash unchanged, or the app password not revoked; the
+   * account as the answer tells it. Undefined, and nothing stored, otherwise (a password change or a revocation landed
+   * while the sign-in was being checked).
    */
-  create(session: StoredPasswordSession, proof: SessionProof, tokens: IssuedTokenHashes): Promise<boolean>;
+  create(session: StoredPasswordSession, proof: SessionProof, tokens: IssuedTokenHashes): Promise<SessionAccount | undefined>;
   /** Spends a refresh token and issues the next pair, atomically (see RefreshOutcome). */
   refresh(step: RefreshStep): Promise<RefreshOutcome>;
   /** The live access token's session, or undefined (unknown, expired, or its session ended). */

@@ -2,7 +2,7 @@ import { AtriumError } from "../errors/atrium-error.ts";
 import { randomToken, sha256Base64url } from "../util/crypto.ts";
 import { DAY, HOUR, MINUTE } from "../util/time.ts";
 import type { StoredAppPassword } from "./app-password-store.ts";
-import type { ListedPasswordSession, PasswordSessionStore, SessionProof, StoredPasswordSession } from "./password-session-store.ts";
+import type { ListedPasswordSession, PasswordSessionStore, SessionAccount, SessionProof, StoredPasswordSession } from "./password-session-store.ts";
 import {
   APP_PASSWORD_ACCESS,
   FULL_ACCESS,
@@ -52,7 +52,8 @@ export class PasswordSessionError extends AtriumError {
 /** How a sign-in proved itself: the account's password (the hash it matched), or one of its app passwords. */
 export type SessionCredential = { passwordHash: string } | { appPassword: StoredAppPassword };
 
-export type IssuedPasswordSession = { accessJwt: string; refreshJwt: string; did: string; scope: AccessScope };
+/** The tokens, and the account as the answer tells it (read in the same step). */
+export type IssuedPasswordSession = { accessJwt: string; refreshJwt: string; did: string; scope: AccessScope; account: SessionAccount };
 
 /** The caller behind an access token: its session, the account's handle, whether the account is deactivated. */
 export type PasswordSessionSubject = { session: StoredPasswordSession; handle: string; accountDeactivated: boolean };
@@ -120,8 +121,9 @@ export class PasswordSessions {
     const refresh = newJti();
     const proof: SessionProof = "appPassword" in credential ? { appPasswordId: credential.appPassword.id } : { passwordHash: credential.passwordHash };
     const tokens = { accessHash: sha256Base64url(access), accessExpiresAt: now + this.accessLifetimeMs, refreshHash: sha256Base64url(refresh), refreshExpiresAt: session.expiresAt };
-    if (!(await this.store.create(session, proof, tokens))) return undefined;
-    return this.issue(accountDid, scope, { jti: access, expiresAt: tokens.accessExpiresAt }, { jti: refresh, expiresAt: tokens.refreshExpiresAt }, now);
+    const account = await this.store.create(session, proof, tokens);
+    if (!account) return undefined;
+    return this.issue(accountDid, scope, account, { jti: access, expiresAt: tokens.accessExpiresAt }, { jti: refresh, expiresAt: tokens.refreshExpiresAt }, now);
   }
 
   /**
@@ -147,7 +149,7 @@ export class PasswordSessions {
       now,
     });
     if (outcome.kind === "revoked") throw new PasswordSessionError("revoked");
-    return this.issue(claims.sub, outcome.session.scope, { jti: access, expiresAt: accessExpiresAt }, { jti: successor, expiresAt: outcome.successorExpiresAt }, now);
+    return this.issue(claims.sub, outcome.session.scope, outcome.account, { jti: access, expiresAt: accessExpiresAt }, { jti: successor, expiresAt: outcome.successorExpiresAt }, now);
   }
 
   /** deleteSession: ends the session of a refresh token, expired or spent ones too (the reference allows them); an unknown one is no error. */
@@ -186,13 +188,20 @@ export class PasswordSessions {
     }
   }
 
-  private async issue(did: string, scope: AccessScope, access: { jti: string; expiresAt: number }, refresh: { jti: string; expiresAt: number }, now: number): Promise<IssuedPasswordSession> {
+  private async issue(
+    did: string,
+    scope: AccessScope,
+    account: SessionAccount,
+    access: { jti: string; expiresAt: number },
+    refresh: { jti: string; expiresAt: number },
+    now: number,
+  ): Promise<IssuedPasswordSession> {
     const aud = this.options.serviceDid;
     const [accessJwt, refreshJwt] = await Promise.all([
       signSessionJwt(this.keys, "access", { sub: did, aud, scope, jti: access.jti, issuedAt: now, expiresAt: access.expiresAt }),
       signSessionJwt(this.keys, "refresh", { sub: did, aud, scope: REFRESH_SCOPE, jti: refresh.jti, issuedAt: now, expiresAt: refresh.expiresAt }),
     ]);
-    return { accessJwt, refreshJwt, did, scope };
+    return { accessJwt, refreshJwt, did, scope, account };
   }
 }
 

@@ -17,6 +17,8 @@ const DAY = 24 * HOUR;
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
 const GRACE = 2 * HOUR;
+/** Alice as the answers tell her (the fixtures' account, tests/helpers/store-fixtures.ts). */
+const ALICE_ACCOUNT = { handle: "alice.test", email: "alice@example.com", emailConfirmedAt: null, emailAuthFactor: false, deactivatedAt: null };
 
 function session(id: string, overrides: Partial<StoredPasswordSession> = {}): StoredPasswordSession {
   return { id, accountDid: ALICE, appPasswordId: null, scope: "com.atproto.access", userAgent: "a bot/1.0", createdAt: NOW, lastUsedAt: NOW, expiresAt: NOW + 90 * DAY, ...overrides };
@@ -49,15 +51,17 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
   });
 
   it("stores a session and its first tokens only while the proof holds: the same password hash, an app password not revoked", async () => {
-    expect(await store.create(session("s1"), passwordOf(ALICE), tokens("1"))).toBe(true);
-    expect(await store.create(session("old-hash"), { passwordHash: "scrypt$an-old-hash" }, tokens("2"))).toBe(false);
-    expect(await store.create(session("bobs-hash"), { passwordHash: "scrypt$bobs-own" }, tokens("3"))).toBe(false);
-    expect(await store.create(session("gone"), { appPasswordId: "app-revoked" }, tokens("4"))).toBe(false);
+    expect(await store.create(session("s1"), passwordOf(ALICE), tokens("1"))).toEqual(ALICE_ACCOUNT);
+    expect(await store.create(session("old-hash"), { passwordHash: "scrypt$an-old-hash" }, tokens("2"))).toBeUndefined();
+    expect(await store.create(session("bobs-hash"), { passwordHash: "scrypt$bobs-own" }, tokens("3"))).toBeUndefined();
+    expect(await store.create(session("gone"), { appPasswordId: "app-revoked" }, tokens("4"))).toBeUndefined();
     expect(await appPasswords.insert(appPassword("app-bobs", { accountDid: BOB }))).toBe(true);
-    expect(await store.create(session("bobs-app", { appPasswordId: "app-bobs" }), { appPasswordId: "app-bobs" }, tokens("5"))).toBe(false);
-    expect(await countRows(shared.db, "PasswordSession")).toBe(1);
-    expect(await countRows(shared.db, "PasswordAccessToken")).toBe(1);
-    expect(await countRows(shared.db, "PasswordRefreshToken")).toBe(1);
+    expect(await store.create(session("bobs-app", { appPasswordId: "app-bobs" }), { appPasswordId: "app-bobs" }, tokens("5"))).toBeUndefined();
+    expect(await appPasswords.insert(appPassword("app-alices"))).toBe(true);
+    expect(await store.create(session("alices-app", { appPasswordId: "app-alices" }), { appPasswordId: "app-alices" }, tokens("6"))).toEqual(ALICE_ACCOUNT);
+    expect(await countRows(shared.db, "PasswordSession")).toBe(2);
+    expect(await countRows(shared.db, "PasswordAccessToken")).toBe(2);
+    expect(await countRows(shared.db, "PasswordRefreshToken")).toBe(2);
   });
 
   it("finds a live access token's session with the account's handle and status; an expired or ended one is absent", async () => {
@@ -76,11 +80,11 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
     await store.create(session("s1"), passwordOf(ALICE), tokens("1"));
     const later = NOW + HOUR;
     const rotated = await store.refresh(refreshStep("refresh-1", "refresh-2", "access-2", later));
-    expect(rotated).toEqual({ kind: "rotated", successorExpiresAt: later + 90 * DAY, session: session("s1", { lastUsedAt: later, expiresAt: later + 90 * DAY }) });
+    expect(rotated).toEqual({ kind: "rotated", successorExpiresAt: later + 90 * DAY, account: ALICE_ACCOUNT, session: session("s1", { lastUsedAt: later, expiresAt: later + 90 * DAY }) });
     const spent = await rowOf<{ usedAt: unknown }>(shared.db, sql`SELECT "usedAt" FROM "PasswordRefreshToken" WHERE "tokenHash" = ${"refresh-1"}`);
     expect(spent?.usedAt).not.toBeNull();
     const retried = await store.refresh(refreshStep("refresh-1", "refresh-2", "access-3", later + GRACE - 1));
-    expect(retried).toMatchObject({ kind: "retried", successorExpiresAt: later + 90 * DAY });
+    expect(retried).toMatchObject({ kind: "retried", successorExpiresAt: later + 90 * DAY, account: ALICE_ACCOUNT });
     expect(await countRows(shared.db, "PasswordRefreshToken")).toBe(2);
     for (const access of ["access-2", "access-3"]) expect(await store.findAccess(access, later + GRACE - 1)).toBeDefined();
     // Past the grace the spent token is revoked (and its row goes); its successor lives on.
@@ -184,7 +188,7 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
         (gated) => new SqlAccountStore(gated).setPasswordHash(ALICE, "scrypt$changed", NOW),
         () => store.create(session("on-the-old-password"), passwordOf(ALICE), tokens("1")),
       ).then(([, second]) => [second]);
-      expect(created).toBe(false);
+      expect(created).toBeUndefined();
       expect(await countRows(shared.db, "PasswordSession")).toBe(0);
     });
 
@@ -196,7 +200,7 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
         (gated) => new SqlPasswordSessionStore(gated).create(session("on-the-old-password"), passwordOf(ALICE), tokens("1")),
         () => recovery.redeem("code", NOW, { passwordHash: "scrypt$reset", removePasskeys: false, disconnectApps: false }),
       );
-      expect(created).toBe(true);
+      expect(created).toEqual(ALICE_ACCOUNT);
       expect(reset?.accountDid).toBe(ALICE);
       expect(await countRows(shared.db, "PasswordSession")).toBe(0);
     });
@@ -220,7 +224,7 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
         (gated) => new SqlAppPasswordStore(gated).revoke(ALICE, "app-1"),
         () => store.create(session("with-revoked", { appPasswordId: "app-1" }), { appPasswordId: "app-1" }, tokens("1")),
       );
-      expect([revoked, created]).toEqual([true, false]);
+      expect([revoked, created]).toEqual([true, undefined]);
       expect(await countRows(shared.db, "PasswordSession")).toBe(0);
     });
   }

@@ -1,5 +1,6 @@
 import type {
   AccessOwner,
+  SessionAccount,
   IssuedTokenHashes,
   ListedPasswordSession,
   PasswordSessionStore,
@@ -11,7 +12,7 @@ import type {
 import type { AccessScope } from "../accounts/session-jwt.ts";
 import { shape } from "../db/row-shape.ts";
 import { tables, type PasswordSessionRow } from "../db/rows.generated.ts";
-import { all, at, Fragment, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import { all, at, Fragment, get, run, send, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 import { lockCredentials } from "./sql-account-store.ts";
 
@@ -19,12 +20,13 @@ const cleanupSessions = expiredRowsCleanup("PasswordSession", "id");
 const cleanupAccessTokens = expiredRowsCleanup("PasswordAccessToken", "tokenHash");
 const cleanupRefreshTokens = expiredRowsCleanup("PasswordRefreshToken", "tokenHash");
 
-/** A refresh token's state beside its session's columns. */
-const REFRESH_ROW = shape({ ...tables.PasswordSession.columns, tokenExpiresAt: "time", usedAt: "time?" });
+/** What createSession's and refreshSession's answers say of the account (SessionAccount). */
+const ACCOUNT_ROW = tables.Account.pick("handle", "email", "emailConfirmedAt", "emailAuthFactor", "deactivatedAt");
+/** A refresh token's state beside its session's columns and its account's. */
+const REFRESH_ROW = shape({ ...tables.PasswordSession.columns, ...ACCOUNT_ROW.columns, tokenExpiresAt: "time", usedAt: "time?" });
 /** An access token's expiry beside its session's columns, the account's handle and whether it is deactivated. */
 const ACCESS_ROW = shape({ ...tables.PasswordSession.columns, tokenExpiresAt: "time", handle: "string", deactivatedAt: "time?" });
 const LISTED_ROW = shape({ ...tables.PasswordSession.columns, appPasswordName: "string?" });
-const HOLDS = shape({ holds: "integer" });
 
 /** The session columns, named one by one so that a joined table's cannot shadow them. */
 const SESSION_COLUMNS_TEXT = Object.keys(tables.PasswordSession.columns).map((column) => `s."${column}" AS "${column}"`).join(", ");
@@ -35,12 +37,19 @@ function toSession(row: PasswordSessionRow): StoredPasswordSession {
   return { id, accountDid, appPasswordId, scope: scope as AccessScope, userAgent, createdAt, lastUsedAt, expiresAt };
 }
 
-function* proofHolds(accountDid: string, proof: SessionProof): Program<boolean> {
-  const found =
-    "passwordHash" in proof
-      ? yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "Account" WHERE "did" = ${accountDid} AND "passwordHash" = ${proof.passwordHash}`)
-      : yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "AppPassword" WHERE "id" = ${proof.appPasswordId} AND "accountDid" = ${accountDid}`);
-  return found !== undefined;
+/** The account, when the proof still holds: its password hash is the one the sign-in matched, or the app password is its own still. */
+function* accountIfProofHolds(accountDid: string, proof: SessionProof): Program<SessionAccount | undefined> {
+  return "passwordHash" in proof
+    ? yield* get(ACCOUNT_ROW, sql`SELECT "handle", "email", "emailConfirmedAt", "emailAuthFactor", "deactivatedAt" FROM "Account"
+        WHERE "did" = ${accountDid} AND "passwordHash" = ${proof.passwordHash}`)
+    : yield* get(ACCOUNT_ROW, sql`SELECT a."handle" AS "handle", a."email" AS "email", a."emailConfirmedAt" AS "emailConfirmedAt",
+          a."emailAuthFactor" AS "emailAuthFactor", a."deactivatedAt" AS "deactivatedAt"
+        FROM "Account" a JOIN "AppPassword" p ON p."accountDid" = a."did" WHERE a."did" = ${accountDid} AND p."id" = ${proof.appPasswordId}`);
+}
+
+function toAccount(row: SessionAccount): SessionAccount {
+  const { handle, email, emailConfirmedAt, emailAuthFactor, deactivatedAt } = row;
+  return { handle, email, emailConfirmedAt, emailAuthFactor, deactivatedAt };
 }
 
 /**
@@ -54,20 +63,22 @@ export class SqlPasswordSessionStore implements PasswordSessionStore {
   constructor(private readonly db: Database) {}
 
   async create(session: StoredPasswordSession, proof: SessionProof, tokens: IssuedTokenHashes) {
-    return this.db.transaction(function* (): Program<boolean> {
+    return this.db.transaction(function* (): Program<SessionAccount | undefined> {
       yield* lockCredentials(session.accountDid);
-      if (!(yield* proofHolds(session.accountDid, proof))) return false;
-      // Apps that never come back: a few of their sessions and tokens go at each sign-in.
-      yield* run(cleanupSessions(session.createdAt));
-      yield* run(cleanupAccessTokens(session.createdAt));
-      yield* run(cleanupRefreshTokens(session.createdAt));
-      yield* run(sql`INSERT INTO "PasswordSession" ("id", "accountDid", "appPasswordId", "scope", "userAgent", "createdAt", "lastUsedAt", "expiresAt")
+      const account = yield* accountIfProofHolds(session.accountDid, proof);
+      if (!account) return undefined;
+      // Apps that never come back: a few of their sessions and tokens go at each sign-in. Nothing below is read back:
+      // on PostgreSQL the statements leave together, answered with the COMMIT (db/sql.ts, send).
+      yield* send(cleanupSessions(session.createdAt));
+      yield* send(cleanupAccessTokens(session.createdAt));
+      yield* send(cleanupRefreshTokens(session.createdAt));
+      yield* send(sql`INSERT INTO "PasswordSession" ("id", "accountDid", "appPasswordId", "scope", "userAgent", "createdAt", "lastUsedAt", "expiresAt")
         VALUES (${session.id}, ${session.accountDid}, ${session.appPasswordId}, ${session.scope}, ${session.userAgent}, ${at(session.createdAt)},
           ${at(session.lastUsedAt)}, ${at(session.expiresAt)})`);
-      yield* run(sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${tokens.accessHash}, ${session.id}, ${at(tokens.accessExpiresAt)})`);
-      yield* run(sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${tokens.refreshHash}, ${session.id}, ${at(tokens.refreshExpiresAt)})`);
-      if (session.appPasswordId !== null) yield* run(sql`UPDATE "AppPassword" SET "lastUsedAt" = ${at(session.createdAt)} WHERE "id" = ${session.appPasswordId}`);
-      return true;
+      yield* send(sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${tokens.accessHash}, ${session.id}, ${at(tokens.accessExpiresAt)})`);
+      yield* send(sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${tokens.refreshHash}, ${session.id}, ${at(tokens.refreshExpiresAt)})`);
+      if (session.appPasswordId !== null) yield* send(sql`UPDATE "AppPassword" SET "lastUsedAt" = ${at(session.createdAt)} WHERE "id" = ${session.appPasswordId}`);
+      return toAccount(account);
     });
   }
 
@@ -129,25 +140,28 @@ export class SqlPasswordSessionStore implements PasswordSessionStore {
 function* refreshProgram(step: RefreshStep): Program<RefreshOutcome> {
   const { accountDid, refreshHash, successorHash, now } = step;
   yield* lockCredentials(accountDid);
-  const row = yield* get(REFRESH_ROW, sql`SELECT ${SESSION_COLUMNS}, t."expiresAt" AS "tokenExpiresAt", t."usedAt" AS "usedAt"
-    FROM "PasswordRefreshToken" t JOIN "PasswordSession" s ON s."id" = t."sessionId"
+  const row = yield* get(REFRESH_ROW, sql`SELECT ${SESSION_COLUMNS}, t."expiresAt" AS "tokenExpiresAt", t."usedAt" AS "usedAt",
+      a."handle" AS "handle", a."email" AS "email", a."emailConfirmedAt" AS "emailConfirmedAt", a."emailAuthFactor" AS "emailAuthFactor",
+      a."deactivatedAt" AS "deactivatedAt"
+    FROM "PasswordRefreshToken" t JOIN "PasswordSession" s ON s."id" = t."sessionId" JOIN "Account" a ON a."did" = s."accountDid"
     WHERE t."tokenHash" = ${refreshHash} AND s."accountDid" = ${accountDid}`);
   if (!row) return { kind: "revoked" };
   if (row.tokenExpiresAt <= now) {
     yield* run(sql`DELETE FROM "PasswordRefreshToken" WHERE "tokenHash" = ${refreshHash}`);
     return { kind: "revoked" };
   }
-  yield* run(cleanupRefreshTokens(now));
-  yield* run(cleanupAccessTokens(now));
+  // Nothing from here is read back but the successor of a retry: on PostgreSQL the writes leave together (db/sql.ts, send).
+  yield* send(cleanupRefreshTokens(now));
+  yield* send(cleanupAccessTokens(now));
   let kind: "rotated" | "retried";
   let successorExpiresAt: number;
   if (row.usedAt === null) {
     kind = "rotated";
     successorExpiresAt = step.refreshExpiresAt;
     const graceEnds = Math.min(now + step.graceMs, row.tokenExpiresAt);
-    yield* run(sql`UPDATE "PasswordRefreshToken" SET "usedAt" = ${at(now)}, "expiresAt" = ${at(graceEnds)} WHERE "tokenHash" = ${refreshHash}`);
-    yield* run(sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${successorHash}, ${row.id}, ${at(successorExpiresAt)})`);
-    yield* run(sql`UPDATE "PasswordSession" SET "lastUsedAt" = ${at(now)}, "expiresAt" = ${at(successorExpiresAt)} WHERE "id" = ${row.id}`);
+    yield* send(sql`UPDATE "PasswordRefreshToken" SET "usedAt" = ${at(now)}, "expiresAt" = ${at(graceEnds)} WHERE "tokenHash" = ${refreshHash}`);
+    yield* send(sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${successorHash}, ${row.id}, ${at(successorExpiresAt)})`);
+    yield* send(sql`UPDATE "PasswordSession" SET "lastUsedAt" = ${at(now)}, "expiresAt" = ${at(successorExpiresAt)} WHERE "id" = ${row.id}`);
   } else {
     kind = "retried";
     // Within the grace the successor is still there: its own grace, should it be spent too, ends after this one's.
@@ -156,7 +170,12 @@ function* refreshProgram(step: RefreshStep): Program<RefreshOutcome> {
     if (!successor) return { kind: "revoked" };
     successorExpiresAt = successor.expiresAt;
   }
-  yield* run(sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${step.accessHash}, ${row.id}, ${at(step.accessExpiresAt)})`);
+  yield* send(sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${step.accessHash}, ${row.id}, ${at(step.accessExpiresAt)})`);
   const session = toSession(row);
-  return { kind, successorExpiresAt, session: kind === "rotated" ? { ...session, lastUsedAt: now, expiresAt: successorExpiresAt } : session };
+  return {
+    kind,
+    successorExpiresAt,
+    account: toAccount(row),
+    session: kind === "rotated" ? { ...session, lastUsedAt: now, expiresAt: successorExpiresAt } : session,
+  };
 }

@@ -4,7 +4,7 @@ import { DEFAULT_LANGUAGE } from "../../../i18n/languages.ts";
 import { fromAcceptLanguage } from "../../i18n/screen-language.ts";
 import type { IssuedPasswordSession } from "../../accounts/password-sessions.ts";
 import { bearerJwt } from "../../resource/resource-auth.ts";
-import type { Services } from "../../services.ts";
+import { DEACTIVATED } from "../../accounts/account-status.ts";
 import type { ApiRequest } from "../../http/api-request.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { XrpcError } from "../xrpc-error.ts";
@@ -49,7 +49,7 @@ export const passwordSessionMethods: XrpcMethods = {
       const issued = await services.passwordSessions.create(account.did, credential, request.headers.get("user-agent") ?? undefined);
       // The password changed, or the app password was revoked, while this sign-in was being checked.
       if (!issued) throw wrongCredentials();
-      return sessionAnswer(services, issued);
+      return sessionAnswer(issued);
     },
   },
 
@@ -58,7 +58,7 @@ export const passwordSessionMethods: XrpcMethods = {
     type: "procedure",
     auth: "none",
     input: "none",
-    handler: async ({ services, request }) => sessionAnswer(services, await services.passwordSessions.refresh(refreshToken(request))),
+    handler: async ({ services, request }) => sessionAnswer(await services.passwordSessions.refresh(refreshToken(request))),
   },
 
   /** Ends the session of the refresh JWT presented, expired or spent ones too; an unknown one is no error (the reference's). */
@@ -82,21 +82,15 @@ function refreshToken(request: ApiRequest): string {
 }
 
 /** createSession's and refreshSession's output (their lexicons): the tokens and what getSession says of the account. */
-async function sessionAnswer(services: Services, issued: IssuedPasswordSession) {
-  const [account, email, status] = await Promise.all([
-    services.accounts.findByDid(issued.did),
-    services.accounts.emailOf(issued.did),
-    services.accountStatus.statusOf(issued.did),
-  ]);
-  if (!account || !email || !status) throw new XrpcError(400, "InvalidRequest", `Could not find user info for account: ${issued.did}`);
+function sessionAnswer({ accessJwt, refreshJwt, did, account }: IssuedPasswordSession) {
   return {
-    accessJwt: issued.accessJwt,
-    refreshJwt: issued.refreshJwt,
-    did: account.did,
+    accessJwt,
+    refreshJwt,
+    did,
     handle: account.handle,
-    email: email.email,
-    emailConfirmed: email.emailConfirmed,
-    emailAuthFactor: email.emailAuthFactor,
-    ...(status.active ? { active: true } : { active: false, status: status.status }),
+    email: account.email,
+    emailConfirmed: account.emailConfirmedAt !== null,
+    emailAuthFactor: account.emailAuthFactor,
+    ...(account.deactivatedAt === null ? { active: true } : { active: false, status: DEACTIVATED }),
   };
 }
