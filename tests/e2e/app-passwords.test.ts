@@ -4,7 +4,7 @@ import { MINUTE } from "../../app/.server/util/time.ts";
 import { startSmtpServer, type TestSmtp } from "../helpers/smtp.ts";
 import { testClock, type TestClock } from "../helpers/test-clock.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { contextOptions, E2E_TIMEOUT, expectAccessible, hydrated, PASSWORD, printFindings, releaseBrowser, sharedBrowser, visibleText, type Findings } from "./support.ts";
+import { E2E_TIMEOUT, expectAccessible, hydrated, PASSWORD, printFindings, releaseBrowser, sharedBrowser, signedInToAccountArea, visibleText, type Findings } from "./support.ts";
 
 /**
  * /account/app-passwords and the password sessions under Connected apps (docs/decisions/0047) in a real browser, on
@@ -41,14 +41,7 @@ afterAll(async () => {
 async function signedIn(javaScriptEnabled: boolean): Promise<{ context: BrowserContext; page: Page; handle: string }> {
   const handle = `person${++accounts}.test`;
   await createAccount(server, { handle, email: `${handle}@example.com`, password: PASSWORD });
-  const context = await browser.newContext(contextOptions({ javaScriptEnabled, bypassCSP: true }));
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  await page.goto(`${server.issuer}/account`);
-  await page.getByLabel("Handle or email").fill(handle);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.waitForURL(/notice=signed-in/);
+  const { context, page } = await signedInToAccountArea(browser, server.issuer, handle, { javaScriptEnabled, bypassCSP: true });
   return { context, page, handle };
 }
 

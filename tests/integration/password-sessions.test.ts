@@ -8,12 +8,12 @@
 import { AtpAgent, type AtpSessionData } from "@atproto/api";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sql } from "../../app/.server/db/sql.ts";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { sha256Base64url } from "../../app/.server/util/crypto.ts";
 import { HOUR, MINUTE } from "../../app/.server/util/time.ts";
 import { openPage, pageText, postForm, signedIn } from "../helpers/account.ts";
 import { CookieJar, openConsentPage, submitConsent } from "../helpers/consent.ts";
-import { rowOf, rowsOf } from "../helpers/databases.ts";
+import { execute, rowOf, rowsOf } from "../helpers/databases.ts";
 import { createAlice, newClient } from "../helpers/flow.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { testClock, type TestClock } from "../helpers/test-clock.ts";
@@ -344,6 +344,21 @@ describe("the emailed sign-in code (authFactorToken), turned on in the account a
     await bot.login({ identifier: finn.handle, password: appPassword });
     expect(bot.session?.did).toBe(did);
     expect(smtp.messages.filter((message) => (message.to as { text: string }).text === finn.email)).toHaveLength(1);
+  });
+});
+
+describe("a deactivated account (docs/decisions/0031), as the reference answers it", () => {
+  it("signs in and refreshes with active: false; every call but getSession is refused AccountDeactivated", async () => {
+    const gina = { handle: "gina.test", email: "gina@example.com", password: "gina's long password" };
+    const { did } = await createAccount(server, gina);
+    await execute(server.database(), sql`UPDATE "Account" SET "deactivatedAt" = ${at(Date.now())} WHERE "did" = ${did}`);
+    const app = agent();
+    const answer = await app.login({ identifier: gina.handle, password: gina.password });
+    expect(answer.data).toMatchObject({ did, active: false, status: "deactivated" });
+    expect((await app.com.atproto.server.getSession()).data).toMatchObject({ active: false, status: "deactivated" });
+    expect(await refusal(app.post({ text: "while deactivated", createdAt: new Date().toISOString() }))).toMatchObject({ status: 401, error: "AccountDeactivated" });
+    const refreshed = await app.com.atproto.server.refreshSession(undefined, { headers: { authorization: `Bearer ${app.session!.refreshJwt}` } });
+    expect(refreshed.data).toMatchObject({ active: false, status: "deactivated" });
   });
 });
 
