@@ -5,7 +5,18 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { compareConfigurations, type CaseMaker, type ComparisonRow, type Contender } from "./lib/configurations.ts";
-import { codeExchangeCase, createRecordCase, getSessionCase, parCase, refreshCase, userinfoCase, type BenchCase } from "./lib/cases.ts";
+import {
+  codeExchangeCase,
+  createRecordCase,
+  createSessionCase,
+  getSessionCase,
+  parCase,
+  passwordGetSessionCase,
+  refreshCase,
+  refreshSessionCase,
+  userinfoCase,
+  type BenchCase,
+} from "./lib/cases.ts";
 import { clockTicksPerSecond } from "./lib/cpu.ts";
 import { Driver } from "./lib/driver.ts";
 import { measureFloor, measurePostgresFloor, type PostgresFloor } from "./lib/floor.ts";
@@ -42,7 +53,7 @@ const CONCURRENT_WARMUP = { requests: 4000, seconds: 5 };
  * Code exchange gets no throughput run: each code costs a PAR and an approval to make (on PostgreSQL some 30 ms of
  * durable commits), and the 200 a pool could afford spread over 32 lanes never reach a steady state.
  */
-const NO_THROUGHPUT = ["code-exchange"];
+const NO_THROUGHPUT = ["code-exchange", "createSession"];
 
 type Engine = "sqlite" | "postgresql";
 const ENGINE_LABEL: Record<Engine, string> = { sqlite: "SQLite", postgresql: "PostgreSQL" };
@@ -154,6 +165,10 @@ const CASES: CaseMaker[] = [
   { name: "userinfo", make: (driver, accessToken) => userinfoCase(driver, accessToken) },
   { name: "getSession", make: (driver, accessToken) => getSessionCase(driver, accessToken) },
   { name: "createRecord", make: (driver, accessToken) => createRecordCase(driver, accessToken) },
+  // docs/decisions/0047: password sessions, beside the OAuth figures of the same run.
+  { name: "createSession", make: (driver) => createSessionCase(driver) },
+  { name: "refreshSession", make: (driver) => refreshSessionCase(driver) },
+  { name: "getSession-password", make: (driver) => passwordGetSessionCase(driver) },
 ];
 
 /** The case constructors this run measures (--cases), in the order they run. */
@@ -422,6 +437,14 @@ function targets(reports: EngineReport[]): Target[] {
     const actual = onSqlite ? round(onPostgres.serverCpuMicrosPerRequest / onSqlite.serverCpuMicrosPerRequest, 2) : undefined;
     out.push({ engine: "postgresql", name: "getSession", description: "server CPU ≤ 1.6× its SQLite figure", limit: 1.6, actual, met: actual === undefined ? undefined : actual <= 1.6 });
   }
+  // docs/decisions/0047: a password session's getSession costs the server at most what the OAuth one does, same run.
+  for (const report of reports) {
+    const password = find(report.engine, "getSession-password");
+    const oauth = find(report.engine, "getSession");
+    if (!password || !oauth) continue;
+    const actual = round(password.serverCpuMicrosPerRequest / oauth.serverCpuMicrosPerRequest, 2);
+    out.push({ engine: report.engine, name: "getSession-password", description: "server CPU ≤ 1× the OAuth getSession's", limit: 1, actual, met: actual <= 1 });
+  }
   // Issue 18: a single-record commit on a 10,000-record repository at most 1.5× @atproto/repo's own work.
   for (const report of reports) {
     if (!report.repository) continue;
@@ -547,6 +570,8 @@ async function profileOn(dir: string, requests: number, engine: Engine, postgres
   const plans: { name: string; make: (driver: Driver) => Promise<BenchCase> }[] = [
     { name: "getSession", make: async (driver) => getSessionCase(driver, (await driver.obtainTokens()).access_token) },
     { name: "refresh", make: (driver) => refreshCase(driver) },
+    // docs/decisions/0047: a password session's getSession, to set beside the OAuth one.
+    { name: "getSession-password", make: (driver) => passwordGetSessionCase(driver) },
   ];
   const prefix = engine === "sqlite" ? "" : `${engine}-`;
   for (const plan of plans) {

@@ -252,6 +252,14 @@ describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
     expect(loadConfig({ ATRIUM_LOG_REQUESTS: value, NODE_ENV: nodeEnv }).logRequests).toBe(expected);
   });
 
+  it("offers password sessions unless ATRIUM_PASSWORD_SESSIONS turns them off (docs/decisions/0047)", () => {
+    expect(loadConfig({}).passwordSessions).toBe(true);
+    expect(loadConfig({ ATRIUM_PASSWORD_SESSIONS: "" }).passwordSessions).toBe(true);
+    for (const off of ["0", "off", "false", "no"]) expect(loadConfig({ ATRIUM_PASSWORD_SESSIONS: off }).passwordSessions, off).toBe(false);
+    expect(loadConfig({ ATRIUM_PASSWORD_SESSIONS: "on" }).passwordSessions).toBe(true);
+    expect(configError({ ATRIUM_PASSWORD_SESSIONS: "maybe" }).message).toMatch(/ATRIUM_PASSWORD_SESSIONS/);
+  });
+
   it("refuses an unknown ATRIUM_LOG_REQUESTS value", () => {
     expect(configError({ ATRIUM_LOG_REQUESTS: "sometimes" }).message).toMatch(/ATRIUM_LOG_REQUESTS/);
   });

@@ -258,6 +258,8 @@ const envSchema = z.object({
   ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: integerVar("ATRIUM_FIREHOSE_MAX_BUFFER_BYTES", 64 * 1024, 1024 * 1024 * 1024, 8 * 1024 * 1024),
   ATRIUM_FIREHOSE_POLL_MS: integerVar("ATRIUM_FIREHOSE_POLL_MS", 10, 60_000, 200),
   ATRIUM_CRAWLERS: crawlersVar,
+  // docs/decisions/0047: com.atproto.server.createSession and app passwords, on unless turned off.
+  ATRIUM_PASSWORD_SESSIONS: optionalFlag,
   // docs/decisions/0020: password recovery by email.
   ATRIUM_SMTP_URL: smtpUrlVar,
   ATRIUM_EMAIL_FROM: emailFromVar,
@@ -355,6 +357,11 @@ export type Config = {
   crawlers: string[];
   /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
   email: { smtpUrl: string; from: string } | undefined;
+  /**
+   * ATRIUM_PASSWORD_SESSIONS (docs/decisions/0047): apps may sign in with com.atproto.server.createSession and app
+   * passwords, as with the reference PDS. Off: OAuth only, and those methods say so.
+   */
+  passwordSessions: boolean;
   /** Lifetimes (docs/configuration.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
@@ -377,6 +384,11 @@ export type Config = {
 };
 
 export class ConfigError extends Error {}
+
+/** This server's own DID, as describeServer names it: the `aud` of its password sessions' tokens (docs/decisions/0047). */
+export function serverDid(config: Pick<Config, "publicUrl">): string {
+  return `did:web:${config.publicUrl.hostname}`;
+}
 
 export const DEFAULT_PLC_DIRECTORY_URL = "https://plc.directory";
 
@@ -508,6 +520,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     },
     crawlers: e.ATRIUM_CRAWLERS,
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
+    passwordSessions: e.ATRIUM_PASSWORD_SESSIONS ?? true,
     lifetimes: {
       requestUri: 5 * MINUTE,
       requestRetention: DAY,

@@ -59,6 +59,13 @@ import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
 import { testClock } from "./util/test-clock.ts";
 import { setTestPasswordCost } from "./accounts/password.ts";
+import { AppPasswords } from "./accounts/app-passwords.ts";
+import { EmailAuthFactor } from "./accounts/email-auth-factor.ts";
+import { PasswordSessions } from "./accounts/password-sessions.ts";
+import { sessionJwtKeys } from "./accounts/session-jwt.ts";
+import { serverDid } from "./config.ts";
+import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
+import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -157,6 +164,13 @@ export async function createServices(
   // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
   const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
   const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
+  // docs/decisions/0047: app passwords and password sessions, whose JWT keys are derived from the cookie secret.
+  const appPasswords = new AppPasswords(new SqlAppPasswordStore(db), now);
+  const passwordSessions = new PasswordSessions(new SqlPasswordSessionStore(db), sessionJwtKeys(cookieSecret), {
+    serviceDid: serverDid(config),
+    enabled: config.passwordSessions,
+    now,
+  });
 
   return {
     config,
@@ -216,7 +230,18 @@ export async function createServices(
     passkeys,
     /** Codes emailed for a person to type (docs/decisions/0030). */
     typedCodes,
-    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),
+    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, appPasswords),
+    appPasswords,
+    /** com.atproto.server.createSession and the calls made with its tokens (docs/decisions/0047). */
+    passwordSessions,
+    /** The emailed code that password sessions on the account's own password may need (docs/decisions/0047). */
+    emailAuthFactor: new EmailAuthFactor(accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "sign-in-code"), {
+      serviceName: config.brand.serviceName,
+      email: ({ service, code, minutes, handle }, language) => {
+        const t = translatorFor(language);
+        return { subject: t("account:appPasswords.signInCode.email.subject", { service }), text: t("account:appPasswords.signInCode.email.text", { service, code, handle, count: minutes }) };
+      },
+    }),
     recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
       issuer: config.issuer,
       serviceName: config.brand.serviceName,

@@ -75,6 +75,8 @@ export async function startServer(
       ATRIUM_WRITE_POINTS_PER_DAY: "100000000",
       ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 40),
       ATRIUM_WRITE_BYTES_PER_DAY: String(2 ** 40),
+      // Password sessions (docs/decisions/0047): concurrent sign-ins to the one account are all checked.
+      ATRIUM_SIGN_IN_FREE_ATTEMPTS: "1000",
       ATRIUM_WORKERS: String(workers),
       ...options.env,
     },

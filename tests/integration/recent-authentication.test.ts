@@ -368,7 +368,7 @@ describe("securing the account after a password change", () => {
 
     const page = await openPage(browser, changed.location!);
     const text = pageText(page.html);
-    expect(text).toContain("Password changed. Every other browser was signed out.");
+    expect(text).toContain("Password changed. Every other browser, and every app signed in with a password, was signed out.");
     expect(text).toContain("Secure your account");
     expect(text).toContain("Removes your 2 passkeys.");
     expect(text).toMatch(/Signs out every other browser again, including any that signed in after your password change/);

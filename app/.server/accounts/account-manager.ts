@@ -176,9 +176,15 @@ export class AccountManager {
     return (await verifyPassword(password, account.passwordHash)) ? { passwordHash: account.passwordHash } : undefined;
   }
 
-  async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean } | undefined> {
-    const account = await this.store.profile("did", did);
-    return account ? { email: account.email, emailConfirmed: account.emailConfirmedAt !== null } : undefined;
+  /** What getSession tells an app that may read the email; `emailAuthFactor`: the emailed sign-in code is on (docs/decisions/0047). */
+  async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean; emailAuthFactor: boolean } | undefined> {
+    const settings = await this.store.emailSettings(did);
+    return settings ? { email: settings.email, emailConfirmed: settings.emailConfirmedAt !== null, emailAuthFactor: settings.emailAuthFactor } : undefined;
+  }
+
+  /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */
+  async setEmailAuthFactor(did: string, on: boolean): Promise<void> {
+    await this.store.setEmailAuthFactor(did, on, this.now());
   }
 
   async signingKeyOf(did: string): Promise<string | undefined> {

@@ -17,6 +17,9 @@ export type StoredAccount = {
  */
 export type AccountProfile = Omit<StoredAccount, "passwordHash" | "signingKey">;
 
+/** What getSession tells an app allowed to read the email: the address, whether confirmed, the emailed sign-in code. */
+export type EmailSettings = { email: string; emailConfirmedAt: number | null; emailAuthFactor: boolean };
+
 /** Which unique field a new account or handle collided with. */
 export type AccountClash = "did" | "handle" | "email";
 
@@ -31,6 +34,10 @@ export interface AccountStore {
   find(by: "did" | "handle" | "email", value: string): Promise<StoredAccount | undefined>;
   /** Who the account is, reading neither the password hash nor the signing key (every lookup that needs no secret). */
   profile(by: "did" | "handle" | "email", value: string): Promise<AccountProfile | undefined>;
+  /** The account's email settings (getSession, the emailed sign-in code: docs/decisions/0047). */
+  emailSettings(did: string): Promise<EmailSettings | undefined>;
+  /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */
+  setEmailAuthFactor(did: string, on: boolean, now: number): Promise<void>;
   /** Every account, oldest first. */
   list(): Promise<StoredAccount[]>;
   /** Changes the handle unless another account holds it (checked and written atomically). False: taken. */

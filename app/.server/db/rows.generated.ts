@@ -13,6 +13,7 @@ export type AccountRow = {
   emailConfirmedAt: number | null;
   signingKey: string;
   deactivatedAt: number | null;
+  emailAuthFactor: boolean;
   createdAt: number;
   updatedAt: number;
 };
@@ -247,6 +248,44 @@ export type RecoveryCodeRow = {
   usedAt: number | null;
 };
 
+/** A row of "AppPassword". */
+export type AppPasswordRow = {
+  id: string;
+  accountDid: string;
+  name: string;
+  passwordHash: string;
+  privileged: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+};
+
+/** A row of "PasswordSession". */
+export type PasswordSessionRow = {
+  id: string;
+  accountDid: string;
+  appPasswordId: string | null;
+  scope: string;
+  userAgent: string | null;
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+};
+
+/** A row of "PasswordAccessToken". */
+export type PasswordAccessTokenRow = {
+  tokenHash: string;
+  sessionId: string;
+  expiresAt: number;
+};
+
+/** A row of "PasswordRefreshToken". */
+export type PasswordRefreshTokenRow = {
+  tokenHash: string;
+  sessionId: string;
+  expiresAt: number;
+  usedAt: number | null;
+};
+
 /** Every table's row shape: `get(tables.Account, …)`, `get(tables.Account.pick("did", "handle"), …)`. */
 export const tables = {
   Account: table<AccountRow>("Account", {
@@ -257,6 +296,7 @@ export const tables = {
     emailConfirmedAt: "time?",
     signingKey: "string",
     deactivatedAt: "time?",
+    emailAuthFactor: "boolean",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -443,6 +483,36 @@ export const tables = {
     codeHash: "string",
     accountDid: "string",
     createdAt: "time",
+    expiresAt: "time",
+    usedAt: "time?",
+  }),
+  AppPassword: table<AppPasswordRow>("AppPassword", {
+    id: "string",
+    accountDid: "string",
+    name: "string",
+    passwordHash: "string",
+    privileged: "boolean",
+    createdAt: "time",
+    lastUsedAt: "time?",
+  }),
+  PasswordSession: table<PasswordSessionRow>("PasswordSession", {
+    id: "string",
+    accountDid: "string",
+    appPasswordId: "string?",
+    scope: "string",
+    userAgent: "string?",
+    createdAt: "time",
+    lastUsedAt: "time",
+    expiresAt: "time",
+  }),
+  PasswordAccessToken: table<PasswordAccessTokenRow>("PasswordAccessToken", {
+    tokenHash: "string",
+    sessionId: "string",
+    expiresAt: "time",
+  }),
+  PasswordRefreshToken: table<PasswordRefreshTokenRow>("PasswordRefreshToken", {
+    tokenHash: "string",
+    sessionId: "string",
     expiresAt: "time",
     usedAt: "time?",
   }),

@@ -58,6 +58,11 @@ async function populate(db: Database, did: string, tag: string): Promise<void> {
     sql`INSERT INTO "RepoBlock" ("did", "cid", "repoRev", "content") VALUES (${did}, 'bafycommit', '3kaaaaaaaaaaa', ${new Uint8Array([4, 5])})`,
     sql`INSERT INTO "Preferences" ("did", "value", "updatedAt") VALUES (${did}, '[]', ${at(T)})`,
     sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time") VALUES (${did}, 'commit', ${new Uint8Array([6])}, ${at(T)})`,
+    sql`INSERT INTO "AppPassword" ("id", "accountDid", "name", "passwordHash", "privileged", "createdAt") VALUES (${`app-${tag}`}, ${did}, 'bot', ${`scrypt$${tag}`}, false, ${at(T)})`,
+    sql`INSERT INTO "PasswordSession" ("id", "accountDid", "appPasswordId", "scope", "createdAt", "lastUsedAt", "expiresAt")
+      VALUES (${`pss-${tag}`}, ${did}, ${`app-${tag}`}, 'com.atproto.appPass', ${at(T)}, ${at(T)}, ${at(T + DAY)})`,
+    sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${`pat-${tag}`}, ${`pss-${tag}`}, ${at(T + DAY)})`,
+    sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${`prt-${tag}`}, ${`pss-${tag}`}, ${at(T + DAY)})`,
   ];
   for (const statement of statements) await execute(db, statement);
 }

@@ -1,4 +1,4 @@
-import type { AccountClash, AccountProfile, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import type { AccountClash, AccountProfile, AccountStore, EmailSettings, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
@@ -23,10 +23,19 @@ export function* lockCredentials(did: string): Program<void> {
 }
 
 /**
+ * Ends every password session of the account, those of app passwords too (their tokens follow by cascade): a password
+ * change's step, as the reference revokes every refresh token on one (docs/decisions/0047). App passwords stay.
+ */
+export function* endPasswordSessions(did: string): Program<number> {
+  return yield* run(sql`DELETE FROM "PasswordSession" WHERE "accountDid" = ${did}`);
+}
+
+/**
  * The account lockdown, as a step of a caller's transaction: ends every session of the account but
  * `keepSessionIdHash` (all of them without it) and, when asked, removes its passkeys and disconnects its apps
- * (grants, their tokens and unredeemed codes, remembered consent). "Secure your account" (docs/decisions/0007) and
- * a password reset by email (docs/decisions/0020) both run it.
+ * (grants, their tokens and unredeemed codes, remembered consent; app passwords and every password session:
+ * docs/decisions/0047). "Secure your account" (docs/decisions/0007) and a password reset by email
+ * (docs/decisions/0020) both run it.
  */
 export function* lockdown(
   did: string,
@@ -42,6 +51,9 @@ export function* lockdown(
   if (options.disconnectApps) {
     yield* revokeAccountGrants(did);
     apps = yield* run(sql`DELETE FROM "AuthorizedClient" WHERE "accountDid" = ${did}`);
+    // Apps signed in with a password are apps too: their app passwords go, and with them their sessions.
+    yield* run(sql`DELETE FROM "AppPassword" WHERE "accountDid" = ${did}`);
+    yield* endPasswordSessions(did);
   }
   return { passkeys, otherSessions, apps };
 }
@@ -78,6 +90,18 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
+  async emailSettings(did: string) {
+    return this.db.execute(function* (): Program<EmailSettings | undefined> {
+      return yield* get(tables.Account.pick("email", "emailConfirmedAt", "emailAuthFactor"), sql`SELECT "email", "emailConfirmedAt", "emailAuthFactor" FROM "Account" WHERE "did" = ${did}`);
+    });
+  }
+
+  async setEmailAuthFactor(did: string, on: boolean, now: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`UPDATE "Account" SET "emailAuthFactor" = ${on}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+    });
+  }
+
   async list() {
     return this.db.execute(function* (): Program<StoredAccount[]> {
       return yield* all(tables.Account, sql`SELECT * FROM "Account" ORDER BY "createdAt" ASC, "did" ASC`);
@@ -98,6 +122,7 @@ export class SqlAccountStore implements AccountStore {
     return this.db.transaction(function* (): Program<void> {
       yield* lockCredentials(did);
       yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      yield* endPasswordSessions(did);
       if (signOut) yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${signOut.keepSessionIdHash}`);
     });
   }

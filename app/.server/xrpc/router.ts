@@ -17,9 +17,13 @@ import { xrpcErrorAnswer } from "../http/error-answers.ts";
 import { invalidRequest, XrpcError } from "./xrpc-error.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
 import { firstWithControlCharacter } from "../util/control-characters.ts";
+import { appPasswordMethods } from "./handlers/app-passwords.ts";
+import { passwordSessionMethods } from "./handlers/password-sessions.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
+  ...passwordSessionMethods,
+  ...appPasswordMethods,
   ...identityMethods,
   ...repoMethods,
   ...blobMethods,
@@ -70,13 +74,18 @@ export async function handleXrpc(services: Services, nsid: string, request: ApiR
 
 async function dispatch(services: Services, path: string, request: ApiRequest): Promise<ApiResponse> {
   if (!isNsid(path)) throw invalidRequest("The method name in /xrpc/<method> must be an NSID");
-  // Before any decision: /xrpc/COM.ATPROTO.server.createAppPassword is the refused method, not an unknown one.
+  // Before any decision: /xrpc/COM.ATPROTO.server.createAppPassword is that method, not an unknown one.
   const nsid = canonicalNsid(path);
-  if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
-    throw new XrpcError(403, "Forbidden", `${nsid} is not available to apps signed in with OAuth, whatever their permissions: sign in to your account directly`);
-  }
   const method = methods[nsid];
+  // The account-management methods implemented here check their caller themselves (caller.requireAccountManagement).
   if (method) return runLocal(services, nsid, method, request);
+  if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
+    throw new XrpcError(
+      403,
+      "Forbidden",
+      `${nsid} is not available to apps signed in with OAuth, whatever their permissions, nor to password sessions here: use the account page, ${services.config.issuer}/account`,
+    );
+  }
 
   const target = proxyTarget(services, nsid, request.headers.get("atproto-proxy"));
   if (!target) throw new XrpcError(501, "MethodNotImplemented", `Method not implemented: ${nsid}`);
@@ -92,7 +101,13 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const query = request.url.indexOf("?");
   const params = new URLSearchParams(query === -1 ? "" : request.url.slice(query + 1));
   refuseControlCharacters(params);
-  if (method.auth === "none") return answerOf(await method.handler({ services, request, params }));
+  if (method.auth === "none") {
+    const ctx = { services, request, params };
+    if (method.type === "query") return answerOf(await method.handler(ctx));
+    // Procedures answer sessions and their tokens: never stored by a cache.
+    const result = method.input === "none" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
+    return jsonResponse(result, 200, { "Cache-Control": "no-store" });
+  }
 
   const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
@@ -124,7 +139,7 @@ function answerOf(result: unknown): ApiResponse {
  * person was told that apps lose access.
  */
 async function authenticate(services: Services, request: ApiRequest, nsid: string): Promise<ResourceCaller> {
-  const caller = await authenticateCaller(services.accessTokens, {
+  const caller = await authenticateCaller(services, {
     authorization: request.headers.get("Authorization"),
     dpop: request.headers.get("DPoP"),
     method: request.method,

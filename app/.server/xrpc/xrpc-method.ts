@@ -15,6 +15,9 @@ export type AuthenticatedContext = XrpcContext & { caller: ResourceCaller };
 /** One XRPC method: queries are GET, procedures POST (atproto XRPC conventions). */
 export type XrpcMethod =
   | { type: "query"; auth: "none"; handler: (ctx: XrpcContext) => unknown }
+  /** A procedure whose credential is in its input or header, checked by the handler (createSession, refreshSession…). */
+  | { type: "procedure"; auth: "none"; input: "json"; handler: (ctx: XrpcContext, body: unknown) => unknown }
+  | { type: "procedure"; auth: "none"; input: "none"; handler: (ctx: XrpcContext) => unknown }
   | { type: "query"; auth: "required"; handler: (ctx: AuthenticatedContext) => unknown }
   | { type: "procedure"; auth: "required"; input: "json"; handler: (ctx: AuthenticatedContext, body: unknown) => unknown }
   | { type: "procedure"; auth: "required"; input: "bytes"; handler: (ctx: AuthenticatedContext, body: Uint8Array) => unknown };

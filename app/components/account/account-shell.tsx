@@ -9,6 +9,7 @@ import { FormAccountProvider, SignedInFormFields } from "./form-account";
 export const ACCOUNT_NAV = [
   { href: "/account", key: "overview" },
   { href: "/account/apps", key: "apps" },
+  { href: "/account/app-passwords", key: "appPasswords" },
   { href: "/account/sessions", key: "sessions" },
   { href: "/account/passkeys", key: "passkeys" },
   { href: "/account/password", key: "password" },

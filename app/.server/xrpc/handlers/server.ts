@@ -6,6 +6,7 @@ import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { DEACTIVATED } from "../../accounts/account-status.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
+import { serverDid } from "../../config.ts";
 
 const serviceAuthParams = z.object({
   aud: z.string().regex(/^did:[a-z]+:[a-zA-Z0-9._:%-]+(#[a-zA-Z0-9._-]+)?$/, "aud must be a DID"),
@@ -23,7 +24,7 @@ export const serverMethods: XrpcMethods = {
     type: "query",
     auth: "none",
     handler: ({ services }) => ({
-      did: `did:web:${services.config.publicUrl.hostname}`,
+      did: serverDid(services.config),
       availableUserDomains: services.config.userDomains,
       inviteCodeRequired: true,
       phoneVerificationRequired: false,
@@ -33,7 +34,8 @@ export const serverMethods: XrpcMethods = {
   },
 
   /**
-   * Any valid token reads its own session; email only with account:email (or transition:email). A deactivated
+   * Any valid token reads its own session; email only with account:email (or transition:email), or a password
+   * session (docs/decisions/0047). A deactivated
    * account's apps learn it here (the lexicon's `active`, `status`), the one call they may still make.
    */
   "com.atproto.server.getSession": {
@@ -47,6 +49,7 @@ export const serverMethods: XrpcMethods = {
         if (account) {
           session.email = account.email;
           session.emailConfirmed = account.emailConfirmed;
+          session.emailAuthFactor = account.emailAuthFactor;
         }
       }
       return session;
