@@ -42,6 +42,8 @@ import { SqlReplayStore } from "./stores/sql-replay-store.ts";
 import { SqlRepoStore } from "./stores/sql-repo-store.ts";
 import { SqlEventLog } from "./stores/sql-event-log.ts";
 import { AppendSignal } from "./sync/append-signal.ts";
+import { ExportWatch } from "./sync/export-watch.ts";
+import { RepoExports } from "./sync/repo-exports.ts";
 import { RepoWriter } from "./repo/repo-writer.ts";
 import { migrateRepositories } from "./repo/repository-migration.ts";
 import { SqlRequestStore } from "./stores/sql-request-store.ts";
@@ -59,6 +61,9 @@ import { testClock } from "./util/test-clock.ts";
 import { setTestPasswordCost } from "./accounts/password.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
+
+/** How often the exports in progress are checked for idling and for their deadline (their client's clock is `now`). */
+const EXPORT_SWEEP_MS = 1_000;
 
 /**
  * Password-recovery requests and resets (docs/decisions/0020), counted like sign-ins on counters of their own: three
@@ -155,6 +160,10 @@ export async function createServices(
   // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
   const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
   const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
+  // docs/decisions/0042: exports hold a snapshot while their clients read; capped, and ended when idle or too long.
+  const exportWatch = new ExportWatch(config.repoExports, now, (ticket, ended) => log.info({ address: ticket.bucket, reason: ended.reason }, `A repository export was ended: ${ended.message}`));
+  exportWatch.start(EXPORT_SWEEP_MS);
+  metrics.watchRepoExports(() => exportWatch.state());
 
   return {
     config,
@@ -202,6 +211,8 @@ export async function createServices(
     ),
     accessTokens: new AccessTokenVerifier(grants, dpop, now),
     repo,
+    /** getRepo, getBlocks and a record's proof, as CAR files read from snapshots (docs/decisions/0042). */
+    repoExports: new RepoExports(repo, exportWatch, metrics, { maxHoldMs: config.repoExports.maxMs }),
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,
     /** The sequencer's log, which subscribeRepos replays and tails. */
@@ -252,6 +263,8 @@ export async function createServices(
     }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {
+      // Their snapshots go back before the database closes.
+      exportWatch.close();
       try {
         await limiter.close();
       } catch (error) {

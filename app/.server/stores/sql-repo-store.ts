@@ -5,12 +5,13 @@ import { tables } from "../db/rows.generated.ts";
 import { all, at, BYTEWISE, get, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
-import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
+import type { PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import { identityEventBody } from "../sync/event-bodies.ts";
 import type { NewEvent } from "../sync/event-log.ts";
 import { appendEvent, sendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
+import { openRepoSnapshot } from "./sql-repo-snapshot.ts";
 
 const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
 type RecordRow = ShapeRow<typeof RECORD_ROW>;
@@ -186,36 +187,8 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
-  async getBlocks(did: string, cids: readonly string[]) {
-    const db = this.db;
-    return db.execute(function* (): Program<BlockRow[]> {
-      const found: BlockRow[] = [];
-      for (const cid of cids) {
-        const row = yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
-        if (row) found.push({ cid, bytes: row.content });
-      }
-      return found;
-    });
-  }
-
-  async repositorySnapshot(did: string, options: { since?: string }) {
-    const { since } = options;
-    const snapshot = await this.db.snapshot(function* (): Program<{ head: RepoHead; deactivated: boolean; rows: Array<{ cid: string; content: Uint8Array }> } | undefined> {
-      const found = yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
-        FROM "Account" a JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
-      if (!found || found.cid === null || found.rev === null) return undefined;
-      const head = { cid: found.cid, rev: found.rev };
-      // A deactivated repository is not served (docs/decisions/0031): its blocks are not read.
-      if (found.deactivatedAt !== null) return { head, deactivated: true, rows: [] };
-      const rows =
-        since === undefined
-          ? yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} ORDER BY "cid" ${BYTEWISE}`)
-          : yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${since}
-              ORDER BY "cid" ${BYTEWISE}`);
-      return { head, deactivated: false, rows };
-    });
-    if (!snapshot) return undefined;
-    return { head: snapshot.head, deactivated: snapshot.deactivated, blocks: snapshot.rows.map((row) => ({ cid: row.cid, bytes: row.content })) };
+  async openSnapshot(did: string, options: { maxHoldMs: number }) {
+    return openRepoSnapshot(this.db, this.cache, did, options.maxHoldMs);
   }
 
   async listRepos(options: { cursor?: string; limit: number }) {

@@ -1,0 +1,189 @@
+import type { Cid } from "@atproto/lex-data";
+import { BlockMap, ReadableBlockstore } from "@atproto/repo";
+import { shape } from "../db/row-shape.ts";
+import { tables } from "../db/rows.generated.ts";
+import { all, BYTEWISE, get, sql, statementOf, type Database, type HeldSnapshot, type Program } from "../db/sql.ts";
+import type { BlockCache } from "../repo/block-cache.ts";
+import type { BlockRow, BlockSize, RepoSnapshot } from "../repo/repo-store.ts";
+
+/**
+ * A repository read on one database snapshot held open while a client takes it at its own pace (docs/decisions/0042):
+ * the head first, then the blocks in pages that a number of bytes bounds, never the whole repository at once.
+ */
+
+/**
+ * How many blocks a page's sizes are read for at most, before the byte budget picks the page among them: the bound of
+ * the one statement that sums them (a CID and a number each), not of the page.
+ */
+const SIZED_PER_PAGE = 1000;
+
+/** CIDs per statement when blocks are read by CID (getBlocks: up to 1,000 named), far below both engines' parameter limits. */
+const CIDS_PER_STATEMENT = 50;
+
+const HEAD_ROW = shape({ deactivatedAt: "time?", cid: "string", rev: "string" });
+const SIZE_ROW = shape({ cid: "string", size: "integer" });
+const BLOCK_ROW = tables.RepoBlock.pick("cid", "content");
+
+/**
+ * Opens the snapshot and reads the head on it: undefined, with the snapshot released, when the account has no
+ * repository (or no account).
+ */
+export async function openRepoSnapshot(db: Database, cache: BlockCache, did: string, maxHoldMs: number): Promise<RepoSnapshot | undefined> {
+  const held = await db.holdSnapshot({ maxHoldMs });
+  let found: { deactivatedAt: number | null; cid: string; rev: string } | undefined;
+  try {
+    found = await held.read(function* (): Program<{ deactivatedAt: number | null; cid: string; rev: string } | undefined> {
+      return yield* get(HEAD_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
+        FROM "Account" a JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
+    });
+  } finally {
+    if (!found) await held.release();
+  }
+  if (!found) return undefined;
+  return new SqlRepoSnapshot(held, cache, did, { cid: found.cid, rev: found.rev }, found.deactivatedAt !== null);
+}
+
+class SqlRepoSnapshot implements RepoSnapshot {
+  constructor(
+    private readonly held: HeldSnapshot,
+    private readonly cache: BlockCache,
+    private readonly did: string,
+    readonly head: { cid: string; rev: string },
+    readonly deactivated: boolean,
+  ) {}
+
+  /**
+   * One statement: the sizes of the next SIZED_PER_PAGE blocks after `after` (length() reads a value's size, not the
+   * value: SQLite from the record's header, PostgreSQL from the TOAST pointer), summed in CID order by a window, and
+   * the content of those whose running sum is within the budget, or of the first alone (its running sum is its size;
+   * no block is empty). The order is the column's own, which the primary
+   * key's index keeps on both engines (bytewise on SQLite, the database's collation on PostgreSQL): any total order
+   * serves a keyset, and a CAR's blocks may come in any order.
+   */
+  blockPage(after: string, options: { since?: string; maxBytes: number }): Promise<BlockRow[]> {
+    const { did } = this;
+    const { since, maxBytes } = options;
+    return this.held.read(function* (): Program<BlockRow[]> {
+      const rows =
+        since === undefined
+          ? yield* all(BLOCK_ROW, sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" IN (
+              SELECT "cid" FROM (
+                SELECT "cid", "size", SUM("size") OVER (ORDER BY "cid" ROWS UNBOUNDED PRECEDING) AS "running" FROM (
+                  SELECT "cid", length("content") AS "size" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" > ${after}
+                  ORDER BY "cid" LIMIT ${SIZED_PER_PAGE}
+                ) AS "next"
+              ) AS "sized" WHERE "running" <= ${maxBytes} OR "running" = "size"
+            ) ORDER BY "cid"`)
+          : yield* all(BLOCK_ROW, sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" IN (
+              SELECT "cid" FROM (
+                SELECT "cid", "size", SUM("size") OVER (ORDER BY "cid" ROWS UNBOUNDED PRECEDING) AS "running" FROM (
+                  SELECT "cid", length("content") AS "size" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" > ${after}
+                    AND "repoRev" ${BYTEWISE} > ${since}
+                  ORDER BY "cid" LIMIT ${SIZED_PER_PAGE}
+                ) AS "next"
+              ) AS "sized" WHERE "running" <= ${maxBytes} OR "running" = "size"
+            ) ORDER BY "cid"`);
+      return rows.map((row) => ({ cid: row.cid, bytes: row.content }));
+    });
+  }
+
+  async blockSizes(cids: readonly string[]): Promise<BlockSize[]> {
+    const { did } = this;
+    const sizes: BlockSize[] = [];
+    for (const part of inParts(cids)) {
+      sizes.push(...(await this.held.read(() => all(SIZE_ROW, sizesStatement(part.length)(did, ...part)))));
+    }
+    return sizes;
+  }
+
+  async blocks(cids: readonly string[]): Promise<BlockRow[]> {
+    const { did } = this;
+    const found: BlockRow[] = [];
+    for (const part of inParts(cids)) {
+      const rows = await this.held.read(() => all(BLOCK_ROW, contentsStatement(part.length)(did, ...part)));
+      for (const row of rows) found.push({ cid: row.cid, bytes: row.content });
+    }
+    return found;
+  }
+
+  blockstore(): ReadableBlockstore {
+    return new SnapshotBlockstore(this.held, this.cache, this.did);
+  }
+
+  release(): Promise<void> {
+    return this.held.release();
+  }
+}
+
+/**
+ * The snapshot's blocks one at a time, for @atproto/repo's walk of a record's path (a proof). A block found by its CID
+ * in the process's cache is the right one whatever the snapshot (its CID is its content's hash); what the walk reads
+ * here is not added to it, so that a proof read from a snapshot leaves the commits' cache as it was.
+ */
+class SnapshotBlockstore extends ReadableBlockstore {
+  constructor(
+    private readonly held: HeldSnapshot,
+    private readonly cache: BlockCache,
+    private readonly did: string,
+  ) {
+    super();
+  }
+
+  async getBytes(cid: Cid): Promise<Uint8Array | null> {
+    const key = cid.toString();
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const { did } = this;
+    const row = await this.held.read(function* (): Program<{ content: Uint8Array } | undefined> {
+      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
+    });
+    return row?.content ?? null;
+  }
+
+  async has(cid: Cid): Promise<boolean> {
+    return (await this.getBytes(cid)) !== null;
+  }
+
+  async getBlocks(cids: Cid[]): Promise<{ blocks: BlockMap; missing: Cid[] }> {
+    const blocks = new BlockMap();
+    const missing: Cid[] = [];
+    for (const cid of cids) {
+      const bytes = await this.getBytes(cid);
+      if (bytes) blocks.set(cid, bytes);
+      else missing.push(cid);
+    }
+    return { blocks, missing };
+  }
+}
+
+function inParts(cids: readonly string[]): string[][] {
+  const parts: string[][] = [];
+  for (let start = 0; start < cids.length; start += CIDS_PER_STATEMENT) parts.push(cids.slice(start, start + CIDS_PER_STATEMENT));
+  return parts;
+}
+
+const sizesStatements = new Map<number, ReturnType<typeof statementOf>>();
+const contentsStatements = new Map<number, ReturnType<typeof statementOf>>();
+
+/** One statement per number of CIDs (the engines prepare each once), made when first needed. */
+function sizesStatement(count: number) {
+  let statement = sizesStatements.get(count);
+  if (!statement) {
+    statement = statementOf(`SELECT "cid", length("content") AS "size" FROM "RepoBlock" WHERE "did" = ? AND "cid" IN (${placeholders(count)})`);
+    sizesStatements.set(count, statement);
+  }
+  return statement;
+}
+
+function contentsStatement(count: number) {
+  let statement = contentsStatements.get(count);
+  if (!statement) {
+    statement = statementOf(`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ? AND "cid" IN (${placeholders(count)})`);
+    contentsStatements.set(count, statement);
+  }
+  return statement;
+}
+
+function placeholders(count: number): string {
+  return Array.from({ length: count }, () => "?").join(", ");
+}
