@@ -10,7 +10,7 @@ export type SnapshotConnection = {
 /**
  * Database.holdSnapshot's promises on either engine (docs/decisions/0042): reads one at a time in the order asked (a
  * connection runs one statement at a time, and a read must not see another half done), a failed read releases the
- * snapshot, and the end happens once, after the read in progress, whoever asks first.
+ * snapshot, and the end happens once, after the reads asked before it, whoever asks first.
  */
 export class SerialSnapshot implements HeldSnapshot {
   private queue: Promise<unknown> = Promise.resolve();
@@ -20,8 +20,11 @@ export class SerialSnapshot implements HeldSnapshot {
   constructor(private readonly connection: SnapshotConnection) {}
 
   read<T>(program: () => Program<T>): Promise<T> {
+    // Asked before the release: it runs (its turn comes before the end); after: refused.
+    if (this.released) return Promise.reject(new SnapshotReleased());
     const result = this.queue.then(async () => {
-      if (this.released) throw new SnapshotReleased();
+      // Ended meanwhile by a read that failed before this one's turn.
+      if (this.ended) throw new SnapshotReleased();
       try {
         return await this.connection.run(program());
       } catch (error) {
@@ -34,7 +37,7 @@ export class SerialSnapshot implements HeldSnapshot {
   }
 
   release(): Promise<void> {
-    // Reads asked for after this throw SnapshotReleased; the one in progress finishes first.
+    // Reads asked for after this throw SnapshotReleased; those asked before finish first.
     this.released = true;
     return this.queue.then(() => this.end(undefined));
   }

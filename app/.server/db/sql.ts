@@ -247,7 +247,7 @@ export interface Database {
 export interface HeldSnapshot {
   /** Runs a program that only reads, on the snapshot; reads run one at a time, in the order asked. A failed read releases the snapshot. */
   read<T>(program: () => Program<T>): Promise<T>;
-  /** Ends the read and gives its connection back, after a read in progress; again, it does nothing. Later reads throw SnapshotReleased. */
+  /** Ends the read and gives its connection back, after the reads asked before; again, it does nothing. Later reads throw SnapshotReleased. */
   release(): Promise<void>;
 }
 
