@@ -87,22 +87,17 @@ export class PrometheusMetrics implements Metrics {
 
   /** docs/decisions/0042: read at each scrape, summed over the workers like every series. */
   watchRepoExports(state: () => ExportState): void {
-    new Gauge({
-      name: "atrium_repo_exports_open",
-      help: "Repository exports in progress (getRepo, getBlocks, a record's proof from a snapshot), each holding a database snapshot.",
-      registers: [this.registry],
-      collect() {
-        this.set(state().open);
-      },
-    });
-    new Gauge({
-      name: "atrium_repo_export_held_bytes",
-      help: "Block bytes the exports in progress have read from the database and not yet handed to their response (at most a page each).",
-      registers: [this.registry],
-      collect() {
-        this.set(state().heldBytes);
-      },
-    });
+    const gauge = (name: string, help: string, value: (now: ExportState) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(value(state()));
+        },
+      });
+    gauge("atrium_repo_exports_open", "Repository exports in progress (getRepo, getBlocks, a record's proof from a snapshot), each holding a database snapshot.", (now) => now.open);
+    gauge("atrium_repo_export_held_bytes", "Block bytes the exports in progress have read from the database and not yet handed to their response (at most a page each).", (now) => now.heldBytes);
     let counted = 0;
     new Counter({
       name: "atrium_repo_export_read_bytes_total",

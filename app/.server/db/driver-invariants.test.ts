@@ -238,72 +238,65 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
       expect(await didOf("did:plc:dave")).toEqual({ did: "did:plc:dave" });
     });
   });
-});
 
-/**
- * A snapshot held across awaits (docs/decisions/0042): one state for all its reads whatever commits meanwhile, no wait
- * for anything else of the process, reads only, and released once, by its holder or by a failed read.
- */
-describe.each(ENGINES)("a held snapshot on %s", (engine) => {
-  let test: TestDatabase;
-  beforeEach(async () => {
-    test = await openTestDatabase(engine);
-    await test.db.transaction(() => insertAccount("did:plc:alice", "alice.test"));
-  });
-  afterEach(() => test.close());
+  /**
+   * A snapshot held across awaits (docs/decisions/0042): one state for all its reads whatever commits meanwhile, no wait
+   * for anything else of the process, reads only, and released once, by its holder or by a failed read.
+   */
+  describe("a held snapshot", () => {
+    const HANDLES = tables.Account.pick("handle");
+    const handles = () => all(HANDLES, sql`SELECT "handle" FROM "Account" ORDER BY "handle"`);
 
-  const HANDLES = tables.Account.pick("handle");
-  const handles = () => all(HANDLES, sql`SELECT "handle" FROM "Account" ORDER BY "handle"`);
+    it("sees the state of its opening in every read, while another connection commits between them", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      try {
+        await test.db.transaction(() => insertAccount("did:plc:bob", "bob.test"));
+        expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
+        await test.connect().transaction(() => insertAccount("did:plc:carol", "carol.test"));
+        expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
+        expect(await test.db.execute(handles)).toEqual([{ handle: "alice.test" }, { handle: "bob.test" }, { handle: "carol.test" }]);
+      } finally {
+        await held.release();
+      }
+    });
 
-  it("sees the state of its opening in every read, while another connection commits between them", async () => {
-    const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
-    try {
-      await test.db.transaction(() => insertAccount("did:plc:bob", "bob.test"));
-      expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
-      await test.connect().transaction(() => insertAccount("did:plc:carol", "carol.test"));
-      expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
-      expect(await test.db.execute(handles)).toEqual([{ handle: "alice.test" }, { handle: "bob.test" }, { handle: "carol.test" }]);
-    } finally {
+    it("makes nothing else wait: the process's transactions and reads go on while snapshots are held", async () => {
+      // On PostgreSQL a pool of one connection for requests and one for snapshots: a snapshot taken from the requests'
+      // pool would leave them none.
+      const db = engine === "sqlite" ? test.connect() : new PostgresDatabase(test.url, { poolSize: 1, snapshotPoolSize: 1 });
+      const held = await db.holdSnapshot({ maxHoldMs: 60_000 });
+      try {
+        await db.transaction(() => insertAccount("did:plc:bob", "bob.test"));
+        expect(await db.execute(handles)).toEqual([{ handle: "alice.test" }, { handle: "bob.test" }]);
+        expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
+      } finally {
+        await held.release();
+        if (db instanceof PostgresDatabase) await db.close();
+      }
+    });
+
+    it("refuses writes", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      await expect(held.read(() => insertAccount("did:plc:bob", "bob.test"))).rejects.toThrow(/read-only|readonly/);
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:bob"}`)).toBeUndefined();
+    });
+
+    it("once released (again: nothing), refuses reads; a read asked before finishes first", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      const reading = held.read(handles);
+      const released = held.release();
+      await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
+      expect(await reading).toEqual([{ handle: "alice.test" }]);
+      await released;
       await held.release();
-    }
-  });
+      await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
+    });
 
-  it("makes nothing else wait: the process's transactions and reads go on while snapshots are held", async () => {
-    // On PostgreSQL a pool of one connection for requests and one for snapshots: a snapshot taken from the requests'
-    // pool would leave them none.
-    const db = engine === "sqlite" ? test.connect() : new PostgresDatabase(test.url, { poolSize: 1, snapshotPoolSize: 1 });
-    const held = await db.holdSnapshot({ maxHoldMs: 60_000 });
-    try {
-      await db.transaction(() => insertAccount("did:plc:bob", "bob.test"));
-      expect(await db.execute(handles)).toEqual([{ handle: "alice.test" }, { handle: "bob.test" }]);
-      expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
-    } finally {
-      await held.release();
-      if (db instanceof PostgresDatabase) await db.close();
-    }
-  });
-
-  it("refuses writes", async () => {
-    const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
-    await expect(held.read(() => insertAccount("did:plc:bob", "bob.test"))).rejects.toThrow(/read-only|readonly/);
-    expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:bob"}`)).toBeUndefined();
-  });
-
-  it("once released (again: nothing), refuses reads; a read in progress finishes first", async () => {
-    const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
-    const reading = held.read(handles);
-    const released = held.release();
-    await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
-    expect(await reading).toEqual([{ handle: "alice.test" }]);
-    await released;
-    await held.release();
-    await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
-  });
-
-  it("is released by a read that fails", async () => {
-    const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
-    await expect(held.read(() => all(HANDLES, sql`SELECT "handle" FROM "NoSuchTable"`))).rejects.toThrow(/NoSuchTable/);
-    await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
+    it("is released by a read that fails", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      await expect(held.read(() => all(HANDLES, sql`SELECT "handle" FROM "NoSuchTable"`))).rejects.toThrow(/NoSuchTable/);
+      await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
+    });
   });
 });
 

@@ -1,9 +1,9 @@
-import type { Cid } from "@atproto/lex-data";
-import { BlockMap, ReadableBlockstore } from "@atproto/repo";
+import type { ReadableBlockstore } from "@atproto/repo";
 import { shape } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, BYTEWISE, get, sql, statementOf, type Database, type HeldSnapshot, type Program } from "../db/sql.ts";
 import type { BlockCache } from "../repo/block-cache.ts";
+import { CachedBlockstore } from "../repo/cached-blockstore.ts";
 import type { BlockRow, BlockSize, RepoSnapshot } from "../repo/repo-store.ts";
 
 /**
@@ -116,43 +116,25 @@ class SqlRepoSnapshot implements RepoSnapshot {
 }
 
 /**
- * The snapshot's blocks one at a time, for @atproto/repo's walk of a record's path (a proof). A block found by its CID
- * in the process's cache is the right one whatever the snapshot (its CID is its content's hash); what the walk reads
- * here is not added to it, so that a proof read from a snapshot leaves the commits' cache as it was.
+ * The snapshot's blocks one at a time, for @atproto/repo's walk of a record's path (a proof): the process's cache
+ * first, which what the walk reads here does not fill, so that a proof read from a snapshot leaves the commits' cache
+ * as it was.
  */
-class SnapshotBlockstore extends ReadableBlockstore {
+class SnapshotBlockstore extends CachedBlockstore {
   constructor(
     private readonly held: HeldSnapshot,
-    private readonly cache: BlockCache,
+    cache: BlockCache,
     private readonly did: string,
   ) {
-    super();
+    super(cache, false);
   }
 
-  async getBytes(cid: Cid): Promise<Uint8Array | null> {
-    const key = cid.toString();
-    const cached = this.cache.get(key);
-    if (cached) return cached;
+  protected async readBlock(cid: string): Promise<Uint8Array | undefined> {
     const { did } = this;
     const row = await this.held.read(function* (): Program<{ content: Uint8Array } | undefined> {
-      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
+      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
     });
-    return row?.content ?? null;
-  }
-
-  async has(cid: Cid): Promise<boolean> {
-    return (await this.getBytes(cid)) !== null;
-  }
-
-  async getBlocks(cids: Cid[]): Promise<{ blocks: BlockMap; missing: Cid[] }> {
-    const blocks = new BlockMap();
-    const missing: Cid[] = [];
-    for (const cid of cids) {
-      const bytes = await this.getBytes(cid);
-      if (bytes) blocks.set(cid, bytes);
-      else missing.push(cid);
-    }
-    return { blocks, missing };
+    return row?.content;
   }
 }
 

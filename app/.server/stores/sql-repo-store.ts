@@ -1,9 +1,10 @@
 import { parseCid, type Cid } from "@atproto/lex-data";
-import { ReadableBlockstore, BlockMap } from "@atproto/repo";
+import type { ReadableBlockstore } from "@atproto/repo";
 import { shape, type ShapeRow } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, BYTEWISE, get, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
+import { CachedBlockstore } from "../repo/cached-blockstore.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
 import type { PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import { identityEventBody } from "../sync/event-bodies.ts";
@@ -332,43 +333,22 @@ function joinedHead(row: { cid: string | null; rev: string | null }): RepoHead |
   return row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
 }
 
-/** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read. */
-class SqlBlockstore extends ReadableBlockstore {
+/** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read (which fills it). */
+class SqlBlockstore extends CachedBlockstore {
   constructor(
     private readonly db: Database,
     private readonly did: string,
-    private readonly cache: BlockCache,
+    cache: BlockCache,
   ) {
-    super();
+    super(cache, true);
   }
 
-  async getBytes(cid: Cid): Promise<Uint8Array | null> {
-    const key = cid.toString();
-    const cached = this.cache.get(key);
-    if (cached) return cached;
+  protected async readBlock(cid: string): Promise<Uint8Array | undefined> {
     const did = this.did;
     const row = await this.db.execute(function* (): Program<{ content: Uint8Array } | undefined> {
-      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
+      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
     });
-    if (!row) return null;
-    const bytes = row.content;
-    this.cache.set(key, bytes);
-    return bytes;
-  }
-
-  async has(cid: Cid): Promise<boolean> {
-    return (await this.getBytes(cid)) !== null;
-  }
-
-  async getBlocks(cids: Cid[]): Promise<{ blocks: BlockMap; missing: Cid[] }> {
-    const blocks = new BlockMap();
-    const missing: Cid[] = [];
-    for (const cid of cids) {
-      const bytes = await this.getBytes(cid);
-      if (bytes) blocks.set(cid, bytes);
-      else missing.push(cid);
-    }
-    return { blocks, missing };
+    return row?.content;
   }
 }
 
