@@ -13,12 +13,34 @@ import type { BlockRow, BlockSize, RepoSnapshot } from "../repo/repo-store.ts";
 
 /**
  * How many blocks a page's sizes are read for at most, before the byte budget picks the page among them: the bound of
- * the one statement that sums them (a CID and a number each), not of the page.
+ * the statement that reads them (a CID and a number each), not of the page.
  */
 const SIZED_PER_PAGE = 1000;
 
 /** CIDs per statement when blocks are read by CID (getBlocks: up to 1,000 named), far below both engines' parameter limits. */
 const CIDS_PER_STATEMENT = 50;
+
+/**
+ * A page is two statements, each a search of the primary key from the cursor: the sizes of the next blocks
+ * (`length("content")` reads a value's size, not the value: SQLite from the record's header, PostgreSQL from the TOAST
+ * pointer), and the content of those the budget takes, by their range of CIDs. `?` for each value: the account, the
+ * cursor (and the range's last CID), then (`filter`) the revision, then the sizes' bound.
+ */
+function pageSql(columns: string, range: string, filter: string, tail: string): string {
+  return `SELECT ${columns} FROM "RepoBlock" WHERE "did" = ? AND "cid" > ?${range}${filter} ORDER BY "cid"${tail}`;
+}
+
+/** The whole repository's page statements, whose plans the tests read (an index search on both engines). */
+export const PAGE_SQL = {
+  sizes: pageSql(`"cid", length("content") AS "size"`, "", "", " LIMIT ?"),
+  contents: pageSql(`"cid", "content"`, ` AND "cid" <= ?`, "", ""),
+};
+/** With `since`: only the blocks added after that revision (revisions compare bytewise: BYTEWISE is a value here). */
+const SINCE = ` AND "repoRev" ? > ?`;
+const pageStatements = {
+  whole: { sizes: statementOf(PAGE_SQL.sizes), contents: statementOf(PAGE_SQL.contents) },
+  since: { sizes: statementOf(pageSql(`"cid", length("content") AS "size"`, "", SINCE, " LIMIT ?")), contents: statementOf(pageSql(`"cid", "content"`, ` AND "cid" <= ?`, SINCE, "")) },
+};
 
 const HEAD_ROW = shape({ deactivatedAt: "time?", cid: "string", rev: "string" });
 const SIZE_ROW = shape({ cid: "string", size: "integer" });
@@ -53,36 +75,25 @@ class SqlRepoSnapshot implements RepoSnapshot {
   ) {}
 
   /**
-   * One statement: the sizes of the next SIZED_PER_PAGE blocks after `after` (length() reads a value's size, not the
-   * value: SQLite from the record's header, PostgreSQL from the TOAST pointer), summed in CID order by a window, and
-   * the content of those whose running sum is within the budget, or of the first alone (its running sum is its size;
-   * no block is empty). The order is the column's own, which the primary
-   * key's index keeps on both engines (bytewise on SQLite, the database's collation on PostgreSQL): any total order
-   * serves a keyset, and a CAR's blocks may come in any order.
+   * The sizes of the next SIZED_PER_PAGE blocks after `after`, then the content of as many as the budget takes (at
+   * least one), on the snapshot. The order is the column's own, which the primary key's index keeps on both engines
+   * (bytewise on SQLite, the database's collation on PostgreSQL): any total order serves a keyset, and a CAR's blocks
+   * may come in any order; the range's last CID is the one the database listed, never compared here.
    */
   blockPage(after: string, options: { since?: string; maxBytes: number }): Promise<BlockRow[]> {
     const { did } = this;
     const { since, maxBytes } = options;
     return this.held.read(function* (): Program<BlockRow[]> {
+      const sized =
+        since === undefined
+          ? yield* all(SIZE_ROW, pageStatements.whole.sizes(did, after, SIZED_PER_PAGE))
+          : yield* all(SIZE_ROW, pageStatements.since.sizes(did, after, BYTEWISE, since, SIZED_PER_PAGE));
+      const last = lastWithin(sized, maxBytes);
+      if (last === undefined) return [];
       const rows =
         since === undefined
-          ? yield* all(BLOCK_ROW, sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" IN (
-              SELECT "cid" FROM (
-                SELECT "cid", "size", SUM("size") OVER (ORDER BY "cid" ROWS UNBOUNDED PRECEDING) AS "running" FROM (
-                  SELECT "cid", length("content") AS "size" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" > ${after}
-                  ORDER BY "cid" LIMIT ${SIZED_PER_PAGE}
-                ) AS "next"
-              ) AS "sized" WHERE "running" <= ${maxBytes} OR "running" = "size"
-            ) ORDER BY "cid"`)
-          : yield* all(BLOCK_ROW, sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" IN (
-              SELECT "cid" FROM (
-                SELECT "cid", "size", SUM("size") OVER (ORDER BY "cid" ROWS UNBOUNDED PRECEDING) AS "running" FROM (
-                  SELECT "cid", length("content") AS "size" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" > ${after}
-                    AND "repoRev" ${BYTEWISE} > ${since}
-                  ORDER BY "cid" LIMIT ${SIZED_PER_PAGE}
-                ) AS "next"
-              ) AS "sized" WHERE "running" <= ${maxBytes} OR "running" = "size"
-            ) ORDER BY "cid"`);
+          ? yield* all(BLOCK_ROW, pageStatements.whole.contents(did, after, last))
+          : yield* all(BLOCK_ROW, pageStatements.since.contents(did, after, last, BYTEWISE, since));
       return rows.map((row) => ({ cid: row.cid, bytes: row.content }));
     });
   }
@@ -136,6 +147,18 @@ class SnapshotBlockstore extends CachedBlockstore {
     });
     return row?.content;
   }
+}
+
+/** The CID of the last block whose running sum of sizes is within the budget (the first, whatever its size); none for no blocks. */
+function lastWithin(sized: readonly BlockSize[], maxBytes: number): string | undefined {
+  let bytes = 0;
+  let last: string | undefined;
+  for (const block of sized) {
+    bytes += block.size;
+    if (last !== undefined && bytes > maxBytes) break;
+    last = block.cid;
+  }
+  return last;
 }
 
 function inParts(cids: readonly string[]): string[][] {

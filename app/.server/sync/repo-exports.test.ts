@@ -3,11 +3,13 @@ import { readCar, ReadableBlockstore, verifyProofs } from "@atproto/repo";
 import type { Cid } from "@atproto/lex-data";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES } from "../../../tests/helpers/databases.ts";
+import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { accountWithRepository, repositoriesOn, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
 import { useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { NO_METRICS } from "../observability/metrics.ts";
 import type { BlockRow, RepoSnapshot, RepoStore } from "../repo/repo-store.ts";
 import type { RepoWriter } from "../repo/repo-writer.ts";
+import { PAGE_SQL } from "../stores/sql-repo-snapshot.ts";
 import { ExportEnded, ExportWatch } from "./export-watch.ts";
 import { coalesced, pagesOf, RepoExports } from "./repo-exports.ts";
 
@@ -134,6 +136,23 @@ describe.each(ENGINES)("repository exports on %s", (engine) => {
       expect(reads.pages.flat().length).toBe(blocks.size);
       expect(reads.released).toBe(1);
       expect(watch.state()).toMatchObject({ open: 0, heldBytes: 0 });
+    });
+
+    it("reads each page by searches of the primary key from its cursor, never a scan of the table", async () => {
+      const pages = [
+        { text: PAGE_SQL.sizes, values: [ALICE, "bafy", 1000], sqlite: "(did=? AND cid>?)", postgresql: /cid > 'bafy'/ },
+        { text: PAGE_SQL.contents, values: [ALICE, "bafy", "bafz"], sqlite: "(did=? AND cid>? AND cid<?)", postgresql: /cid > 'bafy'.*cid <= 'bafz'/ },
+      ];
+      for (const page of pages) {
+        if (engine === "sqlite") {
+          const plan = sqlitePlan(shared.db, page.text, ...page.values);
+          expect(plan).toEqual([`SEARCH RepoBlock USING INDEX sqlite_autoindex_RepoBlock_1 ${page.sqlite}`]);
+          continue;
+        }
+        const plan = await postgresPlan(shared.db, page.text, page.values);
+        expect(plan).toEqual(expect.arrayContaining([expect.objectContaining({ index: "RepoBlock_pkey", indexCond: expect.stringMatching(page.postgresql) as unknown })]));
+        expect(plan.filter((node) => node.nodeType === "Seq Scan" || node.nodeType === "Sort")).toEqual([]);
+      }
     });
 
     it("reads nothing past the page its client has not taken", async () => {
