@@ -33,9 +33,10 @@ export type ExportMemoryResult = {
   records: number;
   carBytes: number;
   stalled: number;
-  /** Exports the server admitted (200) and refused (429). */
+  /** Exports the server admitted (200) and refused (429), and any other answer's status. */
   admitted: number;
   refused: number;
+  other: number[];
   rssBeforeMiB: number;
   rssStalledMiB: number;
   /** VmHWM: the process's highest resident memory so far. */
@@ -129,11 +130,14 @@ export async function measureExportMemory(options: { postgres?: BenchPostgres; r
       stalled,
       admitted: clients.filter((client) => client.status === 200).length,
       refused: clients.filter((client) => client.status === 429).length,
+      other: clients.map((client) => client.status).filter((status) => status !== 200 && status !== 429),
       rssBeforeMiB: mib(rssBefore),
       rssStalledMiB: mib(rssStalled),
       rssPeakMiB: mib(status(server.pid, "VmHWM")),
     };
     for (const client of clients) client.socket.destroy();
+    // What the server said of any other answer (a 500 is logged with its error).
+    if (result.other.length > 0) console.log(server.output().split("\n").filter((line) => /"level":(50|40)/.test(line)).join("\n"));
     return result;
   } finally {
     await server.stop();
@@ -142,7 +146,7 @@ export async function measureExportMemory(options: { postgres?: BenchPostgres; r
 
 export function describeExportMemory(r: ExportMemoryResult): string {
   return (
-    `${r.engine}: ${r.records} records, a CAR of ${mib(r.carBytes)} MiB; ${r.stalled} clients that never read (${r.admitted} admitted, ${r.refused} refused): ` +
+    `${r.engine}: ${r.records} records, a CAR of ${mib(r.carBytes)} MiB; ${r.stalled} clients that never read (${r.admitted} admitted, ${r.refused} refused${r.other.length > 0 ? `, other answers: ${r.other.join(", ")}` : ""}): ` +
     `server RSS ${r.rssBeforeMiB} MiB before, ${r.rssStalledMiB} MiB with them (+${round(r.rssStalledMiB - r.rssBeforeMiB, 1)} MiB), peak ${r.rssPeakMiB} MiB`
   );
 }

@@ -186,12 +186,16 @@ function bytesOf(value: unknown): unknown {
   return Buffer.isBuffer(value) ? new Uint8Array(value) : value;
 }
 
-/** Opens a connection with the settings every connection to the file needs. */
+/**
+ * Opens a connection with the settings every connection to the file needs. The busy timeout comes first, so that the
+ * journal mode's pragma waits for a lock another connection holds for a moment (a checkpoint, WAL recovery) rather
+ * than fail: held snapshots open connections while the server and other processes write (docs/decisions/0042).
+ */
 export function openSqliteConnection(path: string): BetterSqlite3.Database {
   const connection = new BetterSqlite3(path);
+  connection.pragma("busy_timeout = 5000");
   connection.pragma("journal_mode = WAL");
   connection.pragma("synchronous = NORMAL");
-  connection.pragma("busy_timeout = 5000");
   connection.pragma("foreign_keys = ON");
   return connection;
 }
