@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Config } from "../app/.server/config.ts";
 import type { ApiRequest } from "../app/.server/http/api-request.ts";
@@ -217,6 +217,22 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 }
 
 /**
+ * A streamed body (a repository export, a proxied answer): read as the socket takes it. pipeline() ends both sides
+ * together: the client gone cancels the source (an export then releases its snapshot at once: docs/decisions/0042), and
+ * a source that fails destroys the response, so the client sees a cut answer, never a complete-looking one. Ahead of
+ * the socket sit only Node's buffers: the readable side's highWaterMark and the response's, each with at most one chunk
+ * past it. A HEAD answer has no body: its source is cancelled unread.
+ */
+function sendStream(req: IncomingMessage, res: ServerResponse, body: ReadableStream<Uint8Array>): void {
+  if (req.method === "HEAD") {
+    void body.cancel().catch(() => undefined);
+    res.end();
+    return;
+  }
+  pipeline(Readable.fromWeb(body as NodeReadableStream<Uint8Array>), res, () => undefined);
+}
+
+/**
  * Writes an answer in one go (headers and a serialized body), unless one was
  * already sent, with the hardening headers, the route's CORS headers, the
  * request id and, for the authorization server's endpoints, a fresh
@@ -228,7 +244,11 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
  */
 function send(request: NodeApiRequest, response: ApiResponse): void {
   const { req, res, route } = request;
-  if (res.headersSent || res.destroyed) return;
+  if (res.headersSent || res.destroyed) {
+    // Too late (the response timeout answered first, or the client went): a stream's source is let go at once.
+    if (response.body instanceof ReadableStream) void response.body.cancel().catch(() => undefined);
+    return;
+  }
   const headers: Record<string, string> = route.cors ? { ...HARDENING_HEADERS, ...CORS_HEADERS, ...response.headers } : { ...HARDENING_HEADERS, ...response.headers };
   headers["X-Request-Id"] = request.requestId;
   if (route.dpopNonce) headers["DPoP-Nonce"] = route.dpopNonce();
@@ -240,9 +260,7 @@ function send(request: NodeApiRequest, response: ApiResponse): void {
     res.end(body ?? undefined);
   } else {
     res.writeHead(response.status, headers);
-    const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
-    stream.on("error", () => res.destroy());
-    stream.pipe(res);
+    sendStream(req, res, body);
   }
   drainRest(req);
   request.context.recorder.served(req, request.requestId, request.path, route.label ? route.label(request.path) : route.path, response.status, request.started);

@@ -84,10 +84,26 @@ describe("loadConfig", () => {
       engine: "postgresql",
       url: "postgresql://atrium:secret@db.internal:5432/atrium",
       poolSize: 10,
+      snapshotPoolSize: 8,
     });
     expect(loadConfig({ DATABASE_URL: "postgres://db/atrium", ATRIUM_DATABASE_POOL_SIZE: "25" }).database).toMatchObject({ engine: "postgresql", poolSize: 25 });
     expect(configError({ DATABASE_URL: "mysql://db/atrium" }).message).toMatch(/DATABASE_URL.*file:.*postgresql:/s);
     expect(configError({ DATABASE_URL: "postgres://db/atrium", ATRIUM_DATABASE_POOL_SIZE: "0" }).message).toMatch(/ATRIUM_DATABASE_POOL_SIZE/);
+  });
+
+  it("takes the repository exports' caps and times (docs/decisions/0042); their snapshots' pool is as large as their cap", () => {
+    expect(loadConfig({}).repoExports).toEqual({ perAddress: 4, inAll: 8, idleMs: 60_000, maxMs: 900_000 });
+    const config = loadConfig({
+      DATABASE_URL: "postgres://db/atrium",
+      ATRIUM_REPO_EXPORTS_PER_ADDRESS: "2",
+      ATRIUM_REPO_EXPORTS_MAX: "5",
+      ATRIUM_REPO_EXPORT_IDLE_SECONDS: "10",
+      ATRIUM_REPO_EXPORT_MAX_SECONDS: "120",
+    });
+    expect(config.repoExports).toEqual({ perAddress: 2, inAll: 5, idleMs: 10_000, maxMs: 120_000 });
+    expect(config.database).toMatchObject({ poolSize: 10, snapshotPoolSize: 5 });
+    expect(configError({ ATRIUM_REPO_EXPORTS_MAX: "0" }).message).toMatch(/ATRIUM_REPO_EXPORTS_MAX/);
+    expect(configError({ ATRIUM_REPO_EXPORT_IDLE_SECONDS: "soon" }).message).toMatch(/ATRIUM_REPO_EXPORT_IDLE_SECONDS/);
   });
 
   it("takes the sign-in throttle's first wait in seconds, and never caps the doubling below it", () => {

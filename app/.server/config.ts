@@ -260,6 +260,11 @@ const envSchema = z.object({
   ATRIUM_CRAWLERS: crawlersVar,
   // docs/decisions/0047: com.atproto.server.createSession and app passwords, on unless turned off.
   ATRIUM_PASSWORD_SESSIONS: optionalFlag,
+  // docs/decisions/0042: repository exports (getRepo, getBlocks, a record's proof from a snapshot).
+  ATRIUM_REPO_EXPORTS_PER_ADDRESS: integerVar("ATRIUM_REPO_EXPORTS_PER_ADDRESS", 1, 10_000, 4),
+  ATRIUM_REPO_EXPORTS_MAX: integerVar("ATRIUM_REPO_EXPORTS_MAX", 1, 10_000, 8),
+  ATRIUM_REPO_EXPORT_IDLE_SECONDS: integerVar("ATRIUM_REPO_EXPORT_IDLE_SECONDS", 1, 3600, 60),
+  ATRIUM_REPO_EXPORT_MAX_SECONDS: integerVar("ATRIUM_REPO_EXPORT_MAX_SECONDS", 1, 24 * 3600, 900),
   // docs/decisions/0020: password recovery by email.
   ATRIUM_SMTP_URL: smtpUrlVar,
   ATRIUM_EMAIL_FROM: emailFromVar,
@@ -267,7 +272,14 @@ const envSchema = z.object({
 
 export type DatabaseSettings =
   | { engine: "sqlite"; url: string; /** The file, as DATABASE_URL names it after "file:". */ path: string }
-  | { engine: "postgresql"; url: string; /** Connections each server process keeps open at most. */ poolSize: number };
+  | {
+      engine: "postgresql";
+      url: string;
+      /** Connections each server process keeps open at most for its requests. */
+      poolSize: number;
+      /** And for the snapshots its repository exports hold, at most one each (docs/decisions/0042). */
+      snapshotPoolSize: number;
+    };
 
 /** The operator's brand (docs/decisions/0018): shown on every screen. */
 export type Brand = {
@@ -352,6 +364,20 @@ export type Config = {
     maxBufferedBytes: number;
     /** How often each process reads the log for events other processes appended, while it has subscribers. */
     pollIntervalMs: number;
+  };
+  /**
+   * Repository exports (com.atproto.sync.getRepo, getBlocks, a record's proof read from a snapshot): each holds a
+   * database snapshot while its client reads (docs/decisions/0042).
+   */
+  repoExports: {
+    /** At once per client address (IPv6: per /64), in this process. */
+    perAddress: number;
+    /** At once in this process, all addresses together. */
+    inAll: number;
+    /** An export whose client took no byte for this long is ended. */
+    idleMs: number;
+    /** An export is ended this long after it began, however it goes; its snapshot cannot be held longer. */
+    maxMs: number;
   };
   /** Relays told with requestCrawl after writes, at most every 20 minutes each (ATRIUM_CRAWLERS). */
   crawlers: string[];
@@ -456,7 +482,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     publicUrl,
     database: e.DATABASE_URL.startsWith("file:")
       ? { engine: "sqlite", url: e.DATABASE_URL, path: e.DATABASE_URL.slice("file:".length) }
-      : { engine: "postgresql", url: e.DATABASE_URL, poolSize: e.ATRIUM_DATABASE_POOL_SIZE },
+      : { engine: "postgresql", url: e.DATABASE_URL, poolSize: e.ATRIUM_DATABASE_POOL_SIZE, snapshotPoolSize: e.ATRIUM_REPO_EXPORTS_MAX },
     workers: e.ATRIUM_WORKERS,
     allowPrivateClients: e.ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS,
     testClockFile: e.ATRIUM_TEST_CLOCK_FILE,
@@ -517,6 +543,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       upgradesPerMinute: e.ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE,
       maxBufferedBytes: e.ATRIUM_FIREHOSE_MAX_BUFFER_BYTES,
       pollIntervalMs: e.ATRIUM_FIREHOSE_POLL_MS,
+    },
+    repoExports: {
+      perAddress: e.ATRIUM_REPO_EXPORTS_PER_ADDRESS,
+      inAll: e.ATRIUM_REPO_EXPORTS_MAX,
+      idleMs: e.ATRIUM_REPO_EXPORT_IDLE_SECONDS * SECOND,
+      maxMs: e.ATRIUM_REPO_EXPORT_MAX_SECONDS * SECOND,
     },
     crawlers: e.ATRIUM_CRAWLERS,
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,

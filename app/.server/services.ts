@@ -44,6 +44,8 @@ import { SqlReplayStore } from "./stores/sql-replay-store.ts";
 import { SqlRepoStore } from "./stores/sql-repo-store.ts";
 import { SqlEventLog } from "./stores/sql-event-log.ts";
 import { AppendSignal } from "./sync/append-signal.ts";
+import { ExportWatch } from "./sync/export-watch.ts";
+import { RepoExports } from "./sync/repo-exports.ts";
 import { RepoWriter } from "./repo/repo-writer.ts";
 import { migrateRepositories } from "./repo/repository-migration.ts";
 import { SqlRequestStore } from "./stores/sql-request-store.ts";
@@ -68,6 +70,9 @@ import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
 import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
+
+/** How often the exports in progress are checked for idling and for their deadline (their client's clock is `now`). */
+const EXPORT_SWEEP_MS = 1_000;
 
 /**
  * Password-recovery requests and resets (docs/decisions/0020), counted like sign-ins on counters of their own: three
@@ -171,6 +176,10 @@ export async function createServices(
     enabled: config.passwordSessions,
     now,
   });
+  // docs/decisions/0042: exports hold a snapshot while their clients read; capped, and ended when idle or too long.
+  const exportWatch = new ExportWatch(config.repoExports, now, (ticket, ended) => log.info({ address: ticket.bucket, reason: ended.reason }, `A repository export was ended: ${ended.message}`));
+  exportWatch.start(EXPORT_SWEEP_MS);
+  metrics.watchRepoExports(() => exportWatch.state());
 
   return {
     config,
@@ -218,6 +227,8 @@ export async function createServices(
     ),
     accessTokens: new AccessTokenVerifier(grants, dpop, now),
     repo,
+    /** getRepo, getBlocks and a record's proof, as CAR files read from snapshots (docs/decisions/0042). */
+    repoExports: new RepoExports(repo, exportWatch, metrics, { maxHoldMs: config.repoExports.maxMs }),
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,
     /** Each account's repository writes per hour and per day, decided in the database (docs/decisions/0045). */
@@ -281,6 +292,8 @@ export async function createServices(
     }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {
+      // Their snapshots go back before the database closes.
+      exportWatch.close();
       try {
         await limiter.close();
       } catch (error) {

@@ -39,6 +39,31 @@ export type RepoListing = { did: string; head: string; rev: string; active: bool
 export type RepoAvailability = { deactivatedAt: number | null; head: RepoHead | undefined };
 export type BlobListing = { cids: string[]; cursor?: string };
 export type BlockRow = { cid: string; bytes: Uint8Array };
+export type BlockSize = { cid: string; size: number };
+
+/**
+ * A repository as of one commit, read on one database snapshot held open while its reader goes at its own pace (a
+ * client taking an export: docs/decisions/0042), so that no commit landing meanwhile can take a block away. Its
+ * holder must release it; reads after that throw.
+ */
+export interface RepoSnapshot {
+  readonly head: RepoHead;
+  /** The account is deactivated (docs/decisions/0031): nothing of the repository is served. */
+  readonly deactivated: boolean;
+  /**
+   * The next blocks in CID order after `after` ("" for the first), those added after revision `since` if given: as
+   * many as fit in `maxBytes` of content, or the first alone when it is larger; none at the end. `after` is the last
+   * CID of the page before.
+   */
+  blockPage(after: string, options: { since?: string; maxBytes: number }): Promise<BlockRow[]>;
+  /** The sizes of those of `cids` that the repository holds (their content is not read). */
+  blockSizes(cids: readonly string[]): Promise<BlockSize[]>;
+  /** The blocks among `cids` that the repository holds. */
+  blocks(cids: readonly string[]): Promise<BlockRow[]>;
+  /** The snapshot's blocks for @atproto/repo to read one at a time (a record's proof). */
+  blockstore(): ReadableBlockstore;
+  release(): Promise<void>;
+}
 
 export interface RepoStore {
   getRecord(did: string, collection: string, rkey: string): Promise<StoredRecord | undefined>;
@@ -80,14 +105,12 @@ export interface RepoStore {
    * with #account). False when there is no such account.
    */
   announceIdentity(did: string, now: number): Promise<boolean>;
-  /** The blocks among `cids` that the account's repository holds. */
-  getBlocks(did: string, cids: readonly string[]): Promise<BlockRow[]>;
   /**
-   * The repository as of one commit: its head and every block it has (only those added after revision `since` if
-   * given), read on one snapshot of the database, so that no commit landing meanwhile can take a block away
-   * (docs/decisions/0027, amendment). Undefined when the account has no repository.
+   * Opens a snapshot of the repository and reads its head on it (docs/decisions/0042); undefined, with nothing held,
+   * when the account has no repository. `maxHoldMs`: the database's own bound on a snapshot its holder fails to
+   * release (Database.holdSnapshot).
    */
-  repositorySnapshot(did: string, options: { since?: string }): Promise<{ head: RepoHead; deactivated: boolean; blocks: BlockRow[] } | undefined>;
+  openSnapshot(did: string, options: { maxHoldMs: number }): Promise<RepoSnapshot | undefined>;
   /** Repositories in DID order after `cursor`. */
   listRepos(options: { cursor?: string; limit: number }): Promise<RepoListing[]>;
   /** Accounts that have no repository yet (made before repositories existed, or interrupted at creation). */

@@ -1,16 +1,18 @@
 import { parseCid, type Cid } from "@atproto/lex-data";
-import { ReadableBlockstore, BlockMap } from "@atproto/repo";
+import type { ReadableBlockstore } from "@atproto/repo";
 import { shape, type ShapeRow } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, BYTEWISE, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
+import { CachedBlockstore } from "../repo/cached-blockstore.ts";
 import { accountDeactivated } from "../accounts/account-status.ts";
-import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
+import type { PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import { identityEventBody } from "../sync/event-bodies.ts";
 import type { NewEvent } from "../sync/event-log.ts";
 import { appendEvent, sendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
+import { openRepoSnapshot } from "./sql-repo-snapshot.ts";
 
 const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
 type RecordRow = ShapeRow<typeof RECORD_ROW>;
@@ -192,36 +194,8 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
-  async getBlocks(did: string, cids: readonly string[]) {
-    const db = this.db;
-    return db.execute(function* (): Program<BlockRow[]> {
-      const found: BlockRow[] = [];
-      for (const cid of cids) {
-        const row = yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
-        if (row) found.push({ cid, bytes: row.content });
-      }
-      return found;
-    });
-  }
-
-  async repositorySnapshot(did: string, options: { since?: string }) {
-    const { since } = options;
-    const snapshot = await this.db.snapshot(function* (): Program<{ head: RepoHead; deactivated: boolean; rows: Array<{ cid: string; content: Uint8Array }> } | undefined> {
-      const found = yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
-        FROM "Account" a JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
-      if (!found || found.cid === null || found.rev === null) return undefined;
-      const head = { cid: found.cid, rev: found.rev };
-      // A deactivated repository is not served (docs/decisions/0031): its blocks are not read.
-      if (found.deactivatedAt !== null) return { head, deactivated: true, rows: [] };
-      const rows =
-        since === undefined
-          ? yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} ORDER BY "cid" ${BYTEWISE}`)
-          : yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${since}
-              ORDER BY "cid" ${BYTEWISE}`);
-      return { head, deactivated: false, rows };
-    });
-    if (!snapshot) return undefined;
-    return { head: snapshot.head, deactivated: snapshot.deactivated, blocks: snapshot.rows.map((row) => ({ cid: row.cid, bytes: row.content })) };
+  async openSnapshot(did: string, options: { maxHoldMs: number }) {
+    return openRepoSnapshot(this.db, this.cache, did, options.maxHoldMs);
   }
 
   async listRepos(options: { cursor?: string; limit: number }) {
@@ -365,43 +339,22 @@ function joinedHead(row: { cid: string | null; rev: string | null }): RepoHead |
   return row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
 }
 
-/** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read. */
-class SqlBlockstore extends ReadableBlockstore {
+/** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read (which fills it). */
+class SqlBlockstore extends CachedBlockstore {
   constructor(
     private readonly db: Database,
     private readonly did: string,
-    private readonly cache: BlockCache,
+    cache: BlockCache,
   ) {
-    super();
+    super(cache, true);
   }
 
-  async getBytes(cid: Cid): Promise<Uint8Array | null> {
-    const key = cid.toString();
-    const cached = this.cache.get(key);
-    if (cached) return cached;
+  protected async readBlock(cid: string): Promise<Uint8Array | undefined> {
     const did = this.did;
     const row = await this.db.execute(function* (): Program<{ content: Uint8Array } | undefined> {
-      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
+      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
     });
-    if (!row) return null;
-    const bytes = row.content;
-    this.cache.set(key, bytes);
-    return bytes;
-  }
-
-  async has(cid: Cid): Promise<boolean> {
-    return (await this.getBytes(cid)) !== null;
-  }
-
-  async getBlocks(cids: Cid[]): Promise<{ blocks: BlockMap; missing: Cid[] }> {
-    const blocks = new BlockMap();
-    const missing: Cid[] = [];
-    for (const cid of cids) {
-      const bytes = await this.getBytes(cid);
-      if (bytes) blocks.set(cid, bytes);
-      else missing.push(cid);
-    }
-    return { blocks, missing };
+    return row?.content;
   }
 }
 

@@ -15,18 +15,3 @@ export function bytesAnswer(contentType: string, body: Uint8Array | ReadableStre
 export function isBytesAnswer(value: unknown): value is BytesAnswer {
   return typeof value === "object" && value !== null && BYTES_ANSWER in value;
 }
-
-/** A stream that reads `chunks` only as fast as the client takes them (a repository is never held whole in memory). */
-export function streamOf(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
-  const iterator = chunks[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await iterator.next();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
-}

@@ -1,14 +1,17 @@
 import { isValidDid, isValidTid } from "@atproto/syntax";
 import { z } from "zod";
 import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identifiers.ts";
-import { blocksCar, headOf, recordProofCar, repositoryCar, SyncError } from "../../sync/repo-sync.ts";
-import { bytesAnswer, streamOf } from "../bytes-answer.ts";
+import type { ApiRequest } from "../../http/api-request.ts";
+import { limitBucketOf } from "../../http/forwarded-address.ts";
+import { headOf, SyncError } from "../../sync/repo-sync.ts";
+import { bytesAnswer } from "../bytes-answer.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { DEACTIVATED } from "../../accounts/account-status.ts";
 
 /**
  * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027). Public, as on
- * every PDS, and counted by the per-address /xrpc limit like every other method. A repository is `active` unless
+ * every PDS, and counted by the per-address /xrpc limit like every other method; the exports (getRepo, getBlocks, a
+ * proof read from a snapshot) are also capped at once per address and in all (docs/decisions/0042). A repository is `active` unless
  * its account is deactivated (docs/decisions/0031): then the methods that serve its data answer RepoDeactivated
  * (repo-sync.ts headOf), listRepos and getRepoStatus say `active: false, status: "deactivated"`. Accounts here are
  * never taken down or suspended, so RepoTakendown and RepoSuspended do not arise.
@@ -22,6 +25,11 @@ const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).
 
 const paramsOf = (params: URLSearchParams) => Object.fromEntries(params);
 
+/** Whose exports a request's count among (docs/decisions/0042): its client's limit bucket, as every per-address limit counts. */
+function exportBucketOf(request: ApiRequest): string {
+  return limitBucketOf(request.clientAddress ?? "unknown");
+}
+
 /** listRepos' and getRepoStatus' `active`, and `status` ("a possible reason for why the account is not active"). */
 function statusFields(active: boolean): { active: boolean; status?: typeof DEACTIVATED } {
   return active ? { active } : { active, status: DEACTIVATED };
@@ -32,9 +40,9 @@ export const syncMethods: XrpcMethods = {
   "com.atproto.sync.getRepo": {
     type: "query",
     auth: "none",
-    handler: async ({ services, params }) => {
+    handler: async ({ services, params, request }) => {
       const input = z.object({ did, since: tid.optional() }).parse(paramsOf(params));
-      return bytesAnswer(CAR, streamOf(await repositoryCar(services.repo, input.did, input.since)));
+      return bytesAnswer(CAR, await services.repoExports.repository(input.did, input.since, exportBucketOf(request)));
     },
   },
 
@@ -52,20 +60,21 @@ export const syncMethods: XrpcMethods = {
   "com.atproto.sync.getRecord": {
     type: "query",
     auth: "none",
-    handler: async ({ services, params }) => {
+    handler: async ({ services, params, request }) => {
       const input = z
         .object({ did, collection: z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid), rkey: z.string().refine(isRecordKey, "rkey must be a record key") })
         .parse(paramsOf(params));
-      return bytesAnswer(CAR, await recordProofCar(services.repo, input.did, input.collection, input.rkey));
+      return bytesAnswer(CAR, await services.repoExports.recordProof(input.did, input.collection, input.rkey, exportBucketOf(request)));
     },
   },
 
+  /** The blocks named, streamed from one snapshot (docs/decisions/0042). */
   "com.atproto.sync.getBlocks": {
     type: "query",
     auth: "none",
-    handler: async ({ services, params }) => {
+    handler: async ({ services, params, request }) => {
       const input = z.object({ did, cids: z.array(cid).min(1).max(1000) }).parse({ did: params.get("did") ?? undefined, cids: params.getAll("cids") });
-      return bytesAnswer(CAR, await blocksCar(services.repo, input.did, input.cids));
+      return bytesAnswer(CAR, await services.repoExports.blocks(input.did, input.cids, exportBucketOf(request)));
     },
   },
 
