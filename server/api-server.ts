@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Config } from "../app/.server/config.ts";
 import type { ApiRequest } from "../app/.server/http/api-request.ts";
@@ -240,9 +240,12 @@ function send(request: NodeApiRequest, response: ApiResponse): void {
     res.end(body ?? undefined);
   } else {
     res.writeHead(response.status, headers);
-    const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
-    stream.on("error", () => res.destroy());
-    stream.pipe(res);
+    // A stream that fails midway (an upstream cut off at its size cap) ends the connection: the client must not
+    // take a truncated answer for a whole one.
+    const stream = body instanceof Readable ? body : Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+    pipeline(stream, res, (error) => {
+      if (error) res.destroy();
+    });
   }
   drainRest(req);
   request.context.recorder.served(req, request.requestId, request.path, route.label ? route.label(request.path) : route.path, response.status, request.started);
