@@ -5,6 +5,7 @@ import type { Services } from "../services.ts";
 import { getFeedCall, GET_FEED } from "./feed-generator.ts";
 import { isProtectedMethod } from "./protected-methods.ts";
 import { proxyTargetOf } from "./proxy-target.ts";
+import { readAfterWriteCall, READ_AFTER_WRITE } from "./read-after-write/read-after-write.ts";
 import { callUpstream, passedOn, upstreamPath } from "./upstream-call.ts";
 import { XrpcError } from "./xrpc-error.ts";
 
@@ -15,8 +16,8 @@ import { XrpcError } from "./xrpc-error.ts";
  * bare DID, `lxm` the method, a minute's lifetime), after the caller's rpc:<lxm>?aud=<did#service> permission
  * (caller.requireRpc: chat.bsky.* needs transition:chat.bsky or an explicit rpc: grant). In order, so that nothing is
  * resolved, signed or sent for a call that will be refused: the protected methods, the service named, the caller,
- * its permission, where the service is, the token, the call. getFeed gets a token for the feed generator
- * (feed-generator.ts).
+ * its permission, where the service is, the token, the call. Two methods get more: getFeed (a token for the feed
+ * generator: feed-generator.ts) and the reads that show the account's own newest records (read-after-write/).
  */
 export async function proxyCall(services: Services, nsid: string, request: ApiRequest, authenticate: () => Promise<ResourceCaller>): Promise<ApiResponse> {
   if (isProtectedMethod(nsid)) {
@@ -29,6 +30,7 @@ export async function proxyCall(services: Services, nsid: string, request: ApiRe
   if (nsid === GET_FEED) return getFeedCall(services, caller, target, request);
   caller.requireRpc(nsid, target.service);
   const upstream = await services.serviceDirectory.upstreamOf(target);
+  if (READ_AFTER_WRITE.has(nsid)) return readAfterWriteCall(services, caller, nsid, target, upstream, request);
   const answer = await callUpstream(services, caller, request, upstream, { aud: target.did, lxm: nsid, path: upstreamPath(nsid, request) });
   return passedOn(upstream, answer);
 }
