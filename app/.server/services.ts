@@ -53,6 +53,7 @@ import { PlcDirectory } from "./identity/plc-directory.ts";
 import { DidResolver } from "./identity/did-resolver.ts";
 import { ServiceDirectory } from "./xrpc/proxy-target.ts";
 import { UpstreamClient } from "./xrpc/upstream-client.ts";
+import { SigningKeyCache } from "./accounts/signing-key-cache.ts";
 import { PlcIdentity } from "./identity/plc-identity.ts";
 import { loadRotationKey } from "./identity/rotation-key.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
@@ -91,7 +92,7 @@ export function permissionSetResolver(config: Config, db: Database, log: Logger 
  * The one DID resolver (identity/did-resolver.ts) and service proxying's directory of services and HTTP client
  * (docs/decisions/0048), made once per process.
  */
-function serviceProxying(config: Config, now: () => number, log: Logger) {
+function serviceProxying(config: Config, now: () => number, log: Logger, accounts: AccountManager) {
   const dids = new DidResolver({
     plcDirectoryUrl: config.plc.directoryUrl,
     allowPrivate: config.allowPrivateClients,
@@ -99,7 +100,8 @@ function serviceProxying(config: Config, now: () => number, log: Logger) {
     onStaleServed: (did, error) => log.warn({ did, err: error }, "Serving a cached DID document: resolving it again failed"),
   });
   const upstreams = new UpstreamClient({ allowPrivate: config.allowPrivateClients, maxResponseBytes: config.proxy.maxResponseBytes });
-  return { dids, upstreams, serviceDirectory: new ServiceDirectory(config.proxy.pinned, dids, upstreams) };
+  const signingKeys = new SigningKeyCache((did) => accounts.signingKeyOf(did), now);
+  return { dids, upstreams, signingKeys, serviceDirectory: new ServiceDirectory(config.proxy.pinned, dids, upstreams) };
 }
 
 /** The repositories' store and writer (docs/decisions/0027); the account CLI makes accounts with them too. */
@@ -174,7 +176,7 @@ export async function createServices(
   // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
   const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
   const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
-  const proxying = serviceProxying(config, now, log);
+  const proxying = serviceProxying(config, now, log, accounts);
 
   return {
     config,
@@ -226,6 +228,8 @@ export async function createServices(
     /** Service proxying: where each service is, and the calls to it (docs/decisions/0048). */
     serviceDirectory: proxying.serviceDirectory,
     upstreams: proxying.upstreams,
+    /** The accounts' signing keys for service tokens, kept a minute (docs/decisions/0048). */
+    signingKeys: proxying.signingKeys,
     repo,
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { pipeline, Transform, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { Agent, type Dispatcher } from "undici";
 import { publicOnlyLookup, refusedTarget } from "../oauth/client/safe-fetch.ts";
 import { SECOND } from "../util/time.ts";
@@ -50,9 +50,15 @@ export class UpstreamClient {
   constructor(options: UpstreamClientOptions) {
     this.maxResponseBytes = options.maxResponseBytes;
     this.allowPrivate = options.allowPrivate;
-    const timeouts = { headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS, bodyTimeout: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_MS };
-    this.trusted = new Agent(timeouts);
-    this.hardened = options.allowPrivate ? this.trusted : new Agent({ ...timeouts, connect: { lookup: publicOnlyLookup as never } });
+    // undici counts the body and ends the connection past maxResponseSize (the answer's stream then fails).
+    const limits = {
+      headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
+      bodyTimeout: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+      maxResponseSize: options.maxResponseBytes,
+    };
+    this.trusted = new Agent(limits);
+    this.hardened = options.allowPrivate ? this.trusted : new Agent({ ...limits, connect: { lookup: publicOnlyLookup as never } });
   }
 
   /**
@@ -66,7 +72,7 @@ export class UpstreamClient {
   }
 
   /**
-   * Sends the request; the answer's body is capped at maxResponseBytes (the stream fails past it). Unreachable,
+   * Sends the request; the answer's body is capped at maxResponseBytes (its stream fails past it). Unreachable,
    * refused, too slow, or announcing a larger body: 502 UpstreamFailure.
    */
   async call(upstream: Upstream, request: UpstreamRequest): Promise<UpstreamAnswer> {
@@ -87,9 +93,7 @@ export class UpstreamClient {
       answer.body.destroy();
       throw new XrpcError(502, "UpstreamFailure", `The service ${upstream.service} answered more than ${this.maxResponseBytes} bytes`);
     }
-    // pipeline, not pipe: a failure of either side ends both, so that the answer passed on fails with it.
-    const capped = pipeline(answer.body, byteCap(this.maxResponseBytes), () => {});
-    return { status: answer.statusCode, headers: answer.headers, body: capped };
+    return { status: answer.statusCode, headers: answer.headers, body: answer.body };
   }
 }
 
@@ -97,18 +101,6 @@ export class UpstreamClient {
 function joinedPath(base: URL, path: string): string {
   const prefix = base.pathname.replace(/\/+$/, "");
   return `${prefix}${path}`;
-}
-
-/** Passes bytes through until `max` have passed, then fails (and the pipeline stops reading the upstream). */
-function byteCap(max: number): Transform {
-  let total = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      total += chunk.byteLength;
-      if (total > max) return callback(new Error(`The upstream answer passed ${max} bytes`));
-      callback(null, chunk);
-    },
-  });
 }
 
 /** Reads a capped answer to the end (for the answers this server reads itself). */
