@@ -257,6 +257,16 @@ describe("headers, failures, methods and size", () => {
     expect(result.headers.get("set-cookie")).toBeNull();
   });
 
+  it("a browser app's preflight may send the headers passed on", async () => {
+    const preflight = await fetch(`${server.issuer}/xrpc/app.bsky.feed.getTimeline`, {
+      method: "OPTIONS",
+      headers: { Origin: "https://app.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "atproto-accept-labelers, x-bsky-topics" },
+    });
+    expect(preflight.status).toBe(204);
+    const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    expect(allowed).toEqual(expect.arrayContaining(["atproto-accept-labelers", "x-bsky-topics", "atproto-proxy"]));
+  });
+
   it("without accept-encoding the upstream is asked for identity", async () => {
     const { seen } = await callsDuring(() => callRaw(tokens.generic, "GET", "app.bsky.actor.getSuggestions", { headers: { "accept-encoding": "" } }));
     expect(seen[0]!.headers["accept-encoding"]).toBe("identity");
