@@ -217,6 +217,19 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 }
 
 /**
+ * An answer that will not be sent (the response timer answered first): its stream is ended at once, so that an
+ * upstream's answer does not keep its connection until the body timeout (30 s).
+ */
+function dropBody(body: ApiResponse["body"]): void {
+  if (body instanceof Readable) {
+    body.on("error", () => {});
+    body.destroy();
+  } else if (body !== null && typeof body === "object" && "cancel" in body) {
+    void body.cancel().catch(() => {});
+  }
+}
+
+/**
  * Writes an answer in one go (headers and a serialized body), unless one was
  * already sent, with the hardening headers, the route's CORS headers, the
  * request id and, for the authorization server's endpoints, a fresh
@@ -228,7 +241,7 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
  */
 function send(request: NodeApiRequest, response: ApiResponse): void {
   const { req, res, route } = request;
-  if (res.headersSent || res.destroyed) return;
+  if (res.headersSent || res.destroyed) return dropBody(response.body);
   const headers: Record<string, string> = route.cors ? { ...HARDENING_HEADERS, ...CORS_HEADERS, ...response.headers } : { ...HARDENING_HEADERS, ...response.headers };
   headers["X-Request-Id"] = request.requestId;
   if (route.dpopNonce) headers["DPoP-Nonce"] = route.dpopNonce();

@@ -322,6 +322,42 @@ describe("headers, failures, methods and size", () => {
   });
 });
 
+describe("an upstream that answers after the response timeout", () => {
+  let impatient: TestServer;
+  let token: ScopedToken;
+
+  beforeAll(async () => {
+    impatient = await startTestServer({ ATRIUM_APPVIEW: `${appview.did}#bsky_appview`, ATRIUM_REQUEST_TIMEOUT_SECONDS: "1" });
+    await createAlice(impatient);
+    ({ generic: token } = await tokensForScopes(impatient, { generic: "atproto transition:generic" }));
+  });
+  afterAll(async () => {
+    await impatient?.stop();
+  });
+
+  it("gets the timeout's 503; its answer, when it comes and then breaks off, is dropped and the server keeps serving", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    appview.route("app.bsky.feed.getListFeed", (_call, response) => {
+      void released.then(() => {
+        response.socket?.once("close", closed);
+        response.writeHead(200, { "content-type": "application/json", "content-length": "100000" });
+        response.write("{\"feed\": [");
+        // Half an answer, then the connection breaks off.
+        setImmediate(() => response.socket?.destroy());
+      });
+    });
+    const late = await call<XrpcErrorBody>(token, "app.bsky.feed.getListFeed");
+    expect(late.status).toBe(503);
+    release();
+    await connectionClosed;
+    for (let i = 0; i < 3; i++) expect((await call(token, "com.atproto.server.getSession")).status).toBe(200);
+    expect(impatient.output()).not.toMatch(/Unhandled|uncaught|Error: /i);
+  });
+});
+
 describe("the production network rules (ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS off)", () => {
   let production: TestServer;
   let generic: ScopedToken;
