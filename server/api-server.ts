@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { pipeline, Readable } from "node:stream";
+import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import type { Config } from "../app/.server/config.ts";
 import type { ApiRequest } from "../app/.server/http/api-request.ts";
@@ -217,19 +217,39 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
 }
 
 /**
- * A streamed body (a repository export, a proxied answer): read as the socket takes it. pipeline() ends both sides
- * together: the client gone cancels the source (an export then releases its snapshot at once: docs/decisions/0042), and
- * a source that fails destroys the response, so the client sees a cut answer, never a complete-looking one. Ahead of
- * the socket sit only Node's buffers: the readable side's highWaterMark and the response's, each with at most one chunk
- * past it. A HEAD answer has no body: its source is cancelled unread.
+ * A streamed body (a repository export, a proxied answer): read as the socket takes it. A source that fails midway
+ * (an upstream cut off at its size cap) ends the connection, so the client never takes a cut answer for a whole one;
+ * a client that leaves destroys the source, which cancels it (an export then releases its snapshot at once:
+ * docs/decisions/0042). Ahead of the socket sit only Node's buffers: the readable side's highWaterMark and the
+ * response's. Not stream.pipeline: its AbortController and the DOMException it makes at the end cost more than the
+ * rest of a proxied call's passing on (docs/decisions/0048). A HEAD answer has no body: its source is let go unread.
  */
-function sendStream(req: IncomingMessage, res: ServerResponse, body: ReadableStream<Uint8Array>): void {
+function sendStream(req: IncomingMessage, res: ServerResponse, body: Readable | ReadableStream<Uint8Array>): void {
   if (req.method === "HEAD") {
-    void body.cancel().catch(() => undefined);
+    dropBody(body);
     res.end();
     return;
   }
-  pipeline(Readable.fromWeb(body as NodeReadableStream<Uint8Array>), res, () => undefined);
+  const stream = body instanceof Readable ? body : Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+  stream.once("error", () => res.destroy());
+  res.once("close", () => {
+    if (!stream.readableEnded) stream.destroy();
+  });
+  stream.pipe(res);
+}
+
+/**
+ * An answer that will not be sent (the response timer answered first, or the client went): its stream is ended at
+ * once, so that an upstream's answer does not keep its connection until the body timeout (30 s), nor an export its
+ * snapshot.
+ */
+function dropBody(body: ApiResponse["body"]): void {
+  if (body instanceof Readable) {
+    body.on("error", () => {});
+    body.destroy();
+  } else if (body !== null && typeof body === "object" && "cancel" in body) {
+    void body.cancel().catch(() => {});
+  }
 }
 
 /**
@@ -244,11 +264,7 @@ function sendStream(req: IncomingMessage, res: ServerResponse, body: ReadableStr
  */
 function send(request: NodeApiRequest, response: ApiResponse): void {
   const { req, res, route } = request;
-  if (res.headersSent || res.destroyed) {
-    // Too late (the response timeout answered first, or the client went): a stream's source is let go at once.
-    if (response.body instanceof ReadableStream) void response.body.cancel().catch(() => undefined);
-    return;
-  }
+  if (res.headersSent || res.destroyed) return dropBody(response.body);
   const headers: Record<string, string> = route.cors ? { ...HARDENING_HEADERS, ...CORS_HEADERS, ...response.headers } : { ...HARDENING_HEADERS, ...response.headers };
   headers["X-Request-Id"] = request.requestId;
   if (route.dpopNonce) headers["DPoP-Nonce"] = route.dpopNonce();

@@ -28,7 +28,8 @@ export function preflightHeaders(methods: readonly HttpMethod[]): Record<string,
     ...HARDENING_HEADERS,
     ...CORS_HEADERS,
     "Access-Control-Allow-Methods": [...methods, "OPTIONS"].join(", "),
-    "Access-Control-Allow-Headers": "Content-Type, DPoP, Authorization, atproto-proxy, atproto-accept-labelers",
+    // With the headers service proxying passes on (docs/decisions/0048), so that a browser app may send them.
+    "Access-Control-Allow-Headers": "Content-Type, DPoP, Authorization, atproto-proxy, atproto-accept-labelers, x-bsky-topics",
     "Access-Control-Max-Age": "600",
   };
 }

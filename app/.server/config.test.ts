@@ -349,6 +349,46 @@ describe("loadConfig: the firehose and crawlers (docs/decisions/0029)", () => {
   });
 });
 
+describe("loadConfig: service proxying (docs/decisions/0048)", () => {
+  it("has the reference installer's app view and report service, at the installer's URLs, and a 10 MiB answer cap", () => {
+    const config = loadConfig({});
+    expect(config.appview).toBe("did:web:api.bsky.app#bsky_appview");
+    expect(config.proxy).toEqual({
+      reportService: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler",
+      pinned: { "did:web:api.bsky.app#bsky_appview": "https://api.bsky.app", "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler": "https://mod.bsky.app" },
+      maxResponseBytes: 10 * 1024 * 1024,
+    });
+  });
+
+  it("resolves another app view or report service from its DID document unless its URL is set; the proxy map overrides both", () => {
+    const resolved = loadConfig({ ATRIUM_APPVIEW: "did:web:appview.example.com#bsky_appview", ATRIUM_REPORT_SERVICE: "did:plc:abcdefghijklmnopqrstuvwx#atproto_labeler" });
+    expect(resolved.proxy.pinned).toEqual({});
+    const pinned = loadConfig({
+      ATRIUM_APPVIEW: "did:web:appview.example.com#bsky_appview",
+      ATRIUM_APPVIEW_URL: "https://appview.internal.example.com/",
+      ATRIUM_REPORT_SERVICE_URL: "https://mod.example.com",
+      ATRIUM_PROXY_SERVICES: JSON.stringify({ "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler": "https://override.example.com/" }),
+    });
+    expect(pinned.proxy.pinned).toEqual({
+      "did:web:appview.example.com#bsky_appview": "https://appview.internal.example.com",
+      "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler": "https://override.example.com",
+    });
+  });
+
+  it("refuses a service that is not did#service, a URL with credentials or another scheme, and a cap under 64 KiB", () => {
+    expect(configError({ ATRIUM_REPORT_SERVICE: "did:plc:abcdefghijklmnopqrstuvwx" }).message).toMatch(/ATRIUM_REPORT_SERVICE must look like/);
+    expect(configError({ ATRIUM_APPVIEW_URL: "https://user:pw@appview.example.com" }).message).toMatch(/ATRIUM_APPVIEW_URL: must be an https \(or http\) base URL/);
+    expect(configError({ ATRIUM_REPORT_SERVICE_URL: "ftp://mod.example.com" }).message).toMatch(/ATRIUM_REPORT_SERVICE_URL/);
+    expect(configError({ ATRIUM_PROXY_MAX_RESPONSE_BYTES: "1000" }).message).toMatch(/ATRIUM_PROXY_MAX_RESPONSE_BYTES/);
+  });
+
+  it("warns when a service's set URL is plain http to another machine", () => {
+    const warnings = unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_APPVIEW_URL: "http://10.0.0.5:3000" }));
+    expect(warnings).toEqual([expect.stringMatching(/did:web:api\.bsky\.app#bsky_appview go to http:\/\/10\.0\.0\.5:3000 over plain http/)]);
+    expect(unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_APPVIEW_URL: "http://127.0.0.1:3000" }))).toEqual([]);
+  });
+});
+
 describe("unsafeConfigWarnings", () => {
   it("warns loudly when private client documents are allowed", () => {
     const warnings = unsafeConfigWarnings(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1", PUBLIC_URL: "https://pds.example.com" }));

@@ -167,6 +167,22 @@ const crawlersVar = z
     return [...new Set(urls)];
   });
 
+/** `did#service`, as atproto-proxy names a service (atproto XRPC, "Service Proxying"). */
+const SERVICE_REF = /^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/;
+
+/** Where calls for a service go without resolving its DID (docs/decisions/0048): an http(s) base URL without credentials. */
+const serviceUrlVar = optionalSetting((text) => {
+  const url = parsedUrl(text);
+  if (url && (url.protocol === "https:" || url.protocol === "http:") && !url.username && !url.password && !url.search && !url.hash) {
+    return { value: url.href.replace(/\/+$/, "") };
+  }
+  return { refused: `must be an https (or http) base URL without credentials, query or fragment (got ${JSON.stringify(text)})` };
+});
+
+/** The reference PDS installer's app view and report service (its PDS_BSKY_APP_VIEW_* and PDS_REPORT_SERVICE_*). */
+export const DEFAULT_APPVIEW = { service: "did:web:api.bsky.app#bsky_appview", url: "https://api.bsky.app" };
+export const DEFAULT_REPORT_SERVICE = { service: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler", url: "https://mod.bsky.app" };
+
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -201,8 +217,13 @@ const envSchema = z.object({
   ATRIUM_WRITE_BYTES_PER_HOUR: integerVar("ATRIUM_WRITE_BYTES_PER_HOUR", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerHour),
   ATRIUM_WRITE_BYTES_PER_DAY: integerVar("ATRIUM_WRITE_BYTES_PER_DAY", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerDay),
   ATRIUM_USER_DOMAINS: z.string().default(".test"),
-  ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
+  // docs/decisions/0048: service proxying's default services, resolved from their DID documents unless a URL is set.
+  ATRIUM_APPVIEW: z.string().regex(SERVICE_REF, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default(DEFAULT_APPVIEW.service),
+  ATRIUM_APPVIEW_URL: serviceUrlVar,
+  ATRIUM_REPORT_SERVICE: z.string().regex(SERVICE_REF, "ATRIUM_REPORT_SERVICE must look like did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler").default(DEFAULT_REPORT_SERVICE.service),
+  ATRIUM_REPORT_SERVICE_URL: serviceUrlVar,
   ATRIUM_PROXY_SERVICES: z.string().default("{}"),
+  ATRIUM_PROXY_MAX_RESPONSE_BYTES: integerVar("ATRIUM_PROXY_MAX_RESPONSE_BYTES", 64 * 1024, 1024 * 1024 * 1024, 10 * 1024 * 1024),
   ATRIUM_BLOB_MAX_BYTES: integerVar("ATRIUM_BLOB_MAX_BYTES", 1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
   // docs/decisions/0008: why 1 GiB per account and an hour's grace for unreferenced blobs.
   ATRIUM_BLOB_QUOTA_BYTES: integerVar("ATRIUM_BLOB_QUOTA_BYTES", 1024, 2 ** 40, 2 ** 30),
@@ -326,10 +347,20 @@ export type Config = {
   metrics: { port: number; host: string } | undefined;
   /** Handle suffixes advertised by describeServer. */
   userDomains: string[];
-  /** The app view that app.bsky.* calls go to: `did#service`. */
+  /** The app view that app.bsky.* and chat.bsky.* calls go to without an atproto-proxy header: `did#service`. */
   appview: string;
-  /** Upstreams for service proxying: `did#service` → base URL. */
-  proxyServices: Record<string, string>;
+  /** Service proxying (docs/decisions/0048). */
+  proxy: {
+    /** Where com.atproto.moderation.createReport goes without an atproto-proxy header: `did#service`. */
+    reportService: string;
+    /**
+     * Services whose calls go to a set base URL instead of their DID document's endpoint (`did#service` → URL):
+     * ATRIUM_PROXY_SERVICES, over the app view's and the report service's URL settings.
+     */
+    pinned: Record<string, string>;
+    /** The largest upstream answer passed on; a larger one is cut off (502 when its length says so at once). */
+    maxResponseBytes: number;
+  };
   blobMaxBytes: number;
   /** Blob bytes one account may store, unreferenced blobs in their grace period included. */
   blobQuotaBytes: number;
@@ -497,7 +528,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     metrics: e.ATRIUM_METRICS_PORT === undefined ? undefined : { port: e.ATRIUM_METRICS_PORT, host: e.ATRIUM_METRICS_HOST },
     userDomains: e.ATRIUM_USER_DOMAINS.split(",").map((domain) => domain.trim()).filter(Boolean),
     appview: e.ATRIUM_APPVIEW,
-    proxyServices: parseProxyServices(e.ATRIUM_PROXY_SERVICES),
+    proxy: {
+      reportService: e.ATRIUM_REPORT_SERVICE,
+      pinned: {
+        ...pinnedUrl(e.ATRIUM_APPVIEW, e.ATRIUM_APPVIEW_URL, DEFAULT_APPVIEW),
+        ...pinnedUrl(e.ATRIUM_REPORT_SERVICE, e.ATRIUM_REPORT_SERVICE_URL, DEFAULT_REPORT_SERVICE),
+        ...parseProxyServices(e.ATRIUM_PROXY_SERVICES),
+      },
+      maxResponseBytes: e.ATRIUM_PROXY_MAX_RESPONSE_BYTES,
+    },
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
     blobQuotaBytes: e.ATRIUM_BLOB_QUOTA_BYTES,
     blobUnreferencedGraceMs: e.ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS * SECOND,
@@ -569,8 +608,17 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   };
 }
 
+/**
+ * The URL set for a default service: the one given, or the installer's for the installer's service. Another service
+ * named without a URL is resolved from its DID document like any other (docs/decisions/0048).
+ */
+function pinnedUrl(service: string, url: string | undefined, installer: { service: string; url: string }): Record<string, string> {
+  if (url) return { [service]: url };
+  return service === installer.service ? { [service]: installer.url } : {};
+}
+
 const proxyServicesSchema = z.record(
-  z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "keys must be did#service"),
+  z.string().regex(SERVICE_REF, "keys must be did#service"),
   z.string().url("values must be base URLs"),
 );
 
@@ -599,6 +647,12 @@ export function unsafeConfigWarnings(config: Config): string[] {
   }
   if (config.testFastPasswordHashes) {
     warnings.push("ATRIUM_TEST_FAST_PASSWORD_HASHES is on: new password hashes are weak. A test setting; never set it in production.");
+  }
+  for (const [service, url] of Object.entries(config.proxy.pinned)) {
+    const target = parsedUrl(url);
+    if (target?.protocol === "http:" && !isLoopbackHost(target.hostname)) {
+      warnings.push(`Calls for ${service} go to ${url} over plain http: the service tokens and what the apps read cross the network in clear. Use https unless that network is private to you.`);
+    }
   }
   if (config.plc.directoryUrl.startsWith("http:")) {
     warnings.push(`ATRIUM_PLC_DIRECTORY_URL is ${config.plc.directoryUrl}: a development PLC directory on loopback. Accounts registered there exist nowhere else on the network.`);

@@ -54,6 +54,10 @@ import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/d
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
 import type { PermissionSetResolver } from "./oauth/scopes/permission-sets/permission-set-resolver.ts";
 import { PlcDirectory } from "./identity/plc-directory.ts";
+import { DidResolver } from "./identity/did-resolver.ts";
+import { ServiceDirectory } from "./xrpc/proxy-target.ts";
+import { UpstreamClient } from "./xrpc/upstream-client.ts";
+import { SigningKeyCache } from "./accounts/signing-key-cache.ts";
 import { PlcIdentity } from "./identity/plc-identity.ts";
 import { loadRotationKey } from "./identity/rotation-key.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
@@ -82,7 +86,7 @@ const EXPORT_SWEEP_MS = 1_000;
 const RECOVERY_THROTTLE = { freeAttempts: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, memoryMs: HOUR };
 
 /** docs/architecture.md, "Scopes and the data server": include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
-export function permissionSetResolver(config: Config, db: Database, log: Logger = SILENT_LOGGER): PermissionSetResolver | undefined {
+export function permissionSetResolver(config: Config, db: Database, log: Logger = SILENT_LOGGER, didResolver?: DidResolver): PermissionSetResolver | undefined {
   const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
   if (directory) return new DirectoryPermissionSetResolver(directory);
   if (network) {
@@ -91,10 +95,27 @@ export function permissionSetResolver(config: Config, db: Database, log: Logger 
       allowPrivate: config.allowPrivateClients,
       dnsServers,
       plcDirectoryUrl,
+      didResolver,
       onStaleServed: (nsid, error) => log.warn({ nsid, err: error }, "Serving a cached permission set: refreshing it failed"),
     });
   }
   return undefined;
+}
+
+/**
+ * The one DID resolver (identity/did-resolver.ts) and service proxying's directory of services and HTTP client
+ * (docs/decisions/0048), made once per process.
+ */
+function serviceProxying(config: Config, now: () => number, log: Logger, accounts: AccountManager) {
+  const dids = new DidResolver({
+    plcDirectoryUrl: config.plc.directoryUrl,
+    allowPrivate: config.allowPrivateClients,
+    now,
+    onStaleServed: (did, error) => log.warn({ did, err: error }, "Serving a cached DID document: resolving it again failed"),
+  });
+  const upstreams = new UpstreamClient({ allowPrivate: config.allowPrivateClients, maxResponseBytes: config.proxy.maxResponseBytes });
+  const signingKeys = new SigningKeyCache((did) => accounts.signingKeyOf(did), now);
+  return { dids, upstreams, signingKeys, serviceDirectory: new ServiceDirectory(config.proxy.pinned, dids, upstreams) };
 }
 
 /** The repositories' store and writer (docs/decisions/0027); the account CLI makes accounts with them too. */
@@ -180,6 +201,7 @@ export async function createServices(
   const exportWatch = new ExportWatch(config.repoExports, now, (ticket, ended) => log.info({ address: ticket.bucket, reason: ended.reason }, `A repository export was ended: ${ended.message}`));
   exportWatch.start(EXPORT_SWEEP_MS);
   metrics.watchRepoExports(() => exportWatch.state());
+  const proxying = serviceProxying(config, now, log, accounts);
 
   return {
     config,
@@ -205,7 +227,7 @@ export async function createServices(
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
       pendingPerAddress: config.parPendingPerAddress,
-      permissionSets: permissionSetResolver(config, db, log),
+      permissionSets: permissionSetResolver(config, db, log, proxying.dids),
       now,
     }),
     authorize: new AuthorizeManager(config.issuer, clients, requests, {
@@ -226,6 +248,13 @@ export async function createServices(
       now,
     ),
     accessTokens: new AccessTokenVerifier(grants, dpop, now),
+    /** Other parties' DID documents, through the hardened fetch, cached within bounds (docs/decisions/0048). */
+    dids: proxying.dids,
+    /** Service proxying: where each service is, and the calls to it (docs/decisions/0048). */
+    serviceDirectory: proxying.serviceDirectory,
+    upstreams: proxying.upstreams,
+    /** The accounts' signing keys for service tokens, kept a minute (docs/decisions/0048). */
+    signingKeys: proxying.signingKeys,
     repo,
     /** getRepo, getBlocks and a record's proof, as CAR files read from snapshots (docs/decisions/0042). */
     repoExports: new RepoExports(repo, exportWatch, metrics, { maxHoldMs: config.repoExports.maxMs }),

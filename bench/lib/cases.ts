@@ -153,6 +153,15 @@ export function getSessionCase(driver: Driver, accessToken: string): BenchCase {
   return resourceCase(driver, "getSession", accessToken, "/xrpc/com.atproto.server.getSession");
 }
 
+/**
+ * A call Atrium proxies to the app view (docs/decisions/0048), ATRIUM_APPVIEW set to the benchmark's own app view
+ * (bench/lib/appview.ts): its DID document is resolved once and cached; each call is signed and sent. Not a method
+ * whose answer takes in the caller's newest records (read-after-write), so that the figure is the proxy's own cost.
+ */
+export function proxyCase(driver: Driver, accessToken: string): BenchCase {
+  return resourceCase(driver, "proxy", accessToken, `/xrpc/app.bsky.graph.getFollows?actor=${encodeURIComponent(driver.did)}`);
+}
+
 export function createRecordCase(driver: Driver, accessToken: string): BenchCase {
   return resourceCase(driver, "createRecord", accessToken, "/xrpc/com.atproto.repo.createRecord", {
     method: "POST",

@@ -223,14 +223,15 @@ function expectXrpcShape(result: HttpResult<unknown>) {
 }
 
 /**
- * XRPC convention: an unknown method is 501 MethodNotImplemented. That is
- * the one 5xx status accepted from /xrpc (it is the specified answer, not a
- * failure); anything else must stay below 500.
+ * XRPC convention: an unknown method is 501 MethodNotImplemented, and a proxied call whose service cannot be reached
+ * is 502 UpstreamFailure (the test server's default app view is a closed loopback port: tests/helpers/test-server.ts).
+ * Those are the 5xx statuses accepted from /xrpc (specified answers, not failures); anything else must stay below 500.
  */
 function expectNoXrpcServerError(result: HttpResult<unknown>) {
   const what = describeResult(result);
   const error = (result.body as { error?: unknown } | undefined)?.error;
   if (result.status === 501) expect(error, what).toBe("MethodNotImplemented");
+  else if (result.status === 502) expect(error, what).toBe("UpstreamFailure");
   else expect(result.status, what).toBeLessThan(500);
 }
 

@@ -68,6 +68,12 @@ export interface RepoSnapshot {
 export interface RepoStore {
   getRecord(did: string, collection: string, rkey: string): Promise<StoredRecord | undefined>;
   listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): Promise<StoredRecord[]>;
+  /**
+   * Read-after-write (xrpc/read-after-write/): the account's records written by commits after revision `rev`, oldest
+   * first, at most `limit`; none when no record of the account is as old as `rev` (a revision from before the
+   * account came here, as the reference checks).
+   */
+  recordsSinceRev(did: string, rev: string, limit: number): Promise<StoredRecord[]>;
   /** Every record row of an account (the repository migration), JSON as written. */
   recordsOf(did: string): Promise<Array<{ collection: string; rkey: string; value: string }>>;
   getPreferences(did: string): Promise<unknown[]>;

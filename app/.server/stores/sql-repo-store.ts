@@ -85,6 +85,17 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
+  async recordsSinceRev(did: string, rev: string, limit: number) {
+    return this.db.execute(function* (): Program<StoredRecord[]> {
+      // The (did, repoRev) index serves both.
+      const rows = yield* all(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
+        WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${rev} ORDER BY "repoRev" ${BYTEWISE} ASC LIMIT ${limit}`);
+      if (rows.length === 0) return [];
+      const older = yield* get(FOUND_ROW, sql`SELECT 1 AS "found" FROM "Record" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} <= ${rev} LIMIT 1`);
+      return older ? rows.map(toRecord) : [];
+    });
+  }
+
   async recordsOf(did: string) {
     return this.db.execute(function* (): Program<Array<{ collection: string; rkey: string; value: string }>> {
       return yield* all(tables.Record.pick("collection", "rkey", "value"), sql`SELECT "collection", "rkey", "value" FROM "Record" WHERE "did" = ${did}`);

@@ -11,7 +11,7 @@ import { repoMethods } from "./handlers/repo.ts";
 import { syncMethods } from "./handlers/sync.ts";
 import { isBytesAnswer } from "./bytes-answer.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
-import { proxyCall, proxyTarget } from "./proxy.ts";
+import { proxyCall } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
 import { xrpcErrorAnswer } from "../http/error-answers.ts";
 import { invalidRequest, XrpcError } from "./xrpc-error.ts";
@@ -86,11 +86,7 @@ async function dispatch(services: Services, path: string, request: ApiRequest): 
       `${nsid} is not available to apps signed in with OAuth, whatever their permissions, nor to password sessions here: use the account page, ${services.config.issuer}/account`,
     );
   }
-
-  const target = proxyTarget(services, nsid, request.headers.get("atproto-proxy"));
-  if (!target) throw new XrpcError(501, "MethodNotImplemented", `Method not implemented: ${nsid}`);
-  const caller = await authenticate(services, request, nsid);
-  return proxyCall(services, caller, nsid, target, request);
+  return proxyCall(services, nsid, request, () => authenticate(services, request, nsid));
 }
 
 async function runLocal(services: Services, nsid: string, method: XrpcMethod, request: ApiRequest): Promise<ApiResponse> {

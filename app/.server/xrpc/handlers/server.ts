@@ -7,6 +7,7 @@ import type { XrpcMethods } from "../xrpc-method.ts";
 import { DEACTIVATED } from "../../accounts/account-status.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 import { serverDid } from "../../config.ts";
+import { isProtectedMethod } from "../protected-methods.ts";
 
 const serviceAuthParams = z.object({
   aud: z.string().regex(/^did:[a-z]+:[a-zA-Z0-9._:%-]+(#[a-zA-Z0-9._-]+)?$/, "aud must be a DID"),
@@ -62,9 +63,10 @@ export const serverMethods: XrpcMethods = {
     auth: "required",
     handler: async ({ services, caller, params }) => {
       const input = serviceAuthParams.parse(Object.fromEntries(params));
-      // A service token must never let an app reach account management it may not do here.
-      if (input.lxm && PROTECTED_METHODS.has(input.lxm)) {
-        throw new XrpcError(403, "Forbidden", `Service tokens for ${input.lxm} are not available to OAuth apps`);
+      // Before the permission and anything signed: a service token must never let another service manage the
+      // account (protected-methods.ts). The reference's answer: 400 InvalidRequest.
+      if (input.lxm && isProtectedMethod(input.lxm)) {
+        throw invalidRequest(`Service tokens for ${input.lxm} are never issued: it is account management, done at this server directly`);
       }
       requireServiceRpc(caller, input.lxm ?? "*", input.aud);
       const now = services.now();
@@ -113,20 +115,4 @@ export const METHODS_REFUSED_FOR_OAUTH = new Set([
   "com.atproto.server.updateEmail",
   "com.atproto.server.requestEmailConfirmation",
   "com.atproto.server.confirmEmail",
-]);
-
-/**
- * Methods no service token may be minted for (the refused list plus identity operations).
- * com.atproto.server.createAccount is not among them: as the reference PDS does, a session whose scope covers
- * rpc:com.atproto.server.createAccount for the audience (transition:generic does) gets one, since moving an account
- * starts with it at the new PDS (issue 18, item 7). The consent screen says so, with a caution
- * (permissions:scope.moveAccount, permissions:scope.generic.includes.moveAccount).
- */
-const PROTECTED_METHODS = new Set([
-  ...METHODS_REFUSED_FOR_OAUTH,
-  "com.atproto.identity.requestPlcOperationSignature",
-  "com.atproto.identity.signPlcOperation",
-  "com.atproto.identity.submitPlcOperation",
-  "com.atproto.identity.updateHandle",
-  "com.atproto.server.getServiceAuth",
 ]);
