@@ -4,7 +4,7 @@ import { raceAgainstGatedTransaction } from "../../../tests/helpers/postgres.ts"
 import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { countOf, countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
-import { sql, type Database } from "../db/sql.ts";
+import { at, run, sql, type Database } from "../db/sql.ts";
 import type { PutBlobOutcome } from "../blobs/blob-store.ts";
 import { rawCid } from "../repo/identifiers.ts";
 import { accountWithRepository, repositoriesOn } from "../../../tests/helpers/repositories.ts";
@@ -220,11 +220,12 @@ describe.each(ENGINES)("the blobs' copies on %s", (engine) => {
 });
 
 /**
- * The two orders in which an upload of a CID and the sweep that deletes that CID's copy can meet on PostgreSQL, each
- * forced by holding the first one's transaction open at its commit. Without the CID's lock in both, the sweep would
- * mark the copy an account was just given (the first), or the upload would rely on a copy being deleted (the second).
+ * Steps on one CID meeting on PostgreSQL, each order forced by holding the first one's transaction open at its commit:
+ * an upload and the sweep that deletes the CID's copy, both ways, and two legacy rows of the same bytes moved at once.
+ * Without the CID's lock in each, the sweep would mark the copy an account was just given, an upload would rely on a
+ * copy being deleted, or both moves would claim a copy for the CID.
  */
-describe("the blobs' copies on postgresql: an upload and the sweep of the same CID", () => {
+describe("the blobs' copies on postgresql: steps on the same CID at once", () => {
   const shared = useSharedDatabase("postgresql");
 
   async function releasedCopy(): Promise<string> {
@@ -261,6 +262,27 @@ describe("the blobs' copies on postgresql: an upload and the sweep of the same C
     expect(swept.doomed).toEqual([alicesCopy]);
     expect(bobs).toMatchObject({ kind: "stored", copy: "kept" });
     expect(await storedCopyOf(shared.db, 1)).toMatchObject({ key: bobs.contentKey });
+    expect(await blobsWithoutCopy(shared.db)).toBe(0);
+  });
+
+  it("RACE (two connections): two accounts' rows of the same bytes moved out of their rows at once keep one copy", async () => {
+    for (const did of [ALICE, BOB]) await insertAccount(shared.db, did);
+    const bytes = new Uint8Array(SIZE).fill(1);
+    for (const did of [ALICE, BOB]) {
+      await shared.db.execute(() =>
+        run(sql`INSERT INTO "Blob" ("did", "cid", "declaredType", "mimeType", "size", "bytes", "createdAt", "unreferencedSince")
+          VALUES (${did}, ${cidOf(1)}, 'x/y', 'x/y', ${SIZE}, ${bytes}, ${at(T)}, NULL)`),
+      );
+    }
+    const [alices, bobs] = [new SqlBlobStore(shared.db, LIMITS), new SqlBlobStore(shared.others(1)[0]!, LIMITS)];
+    const [aliceKey, bobKey] = [await alices.beginWrite(T), await bobs.beginWrite(T)];
+    const outcomes = await raceAgainstGatedTransaction(
+      shared.db as PostgresDatabase,
+      (gated) => new SqlBlobStore(gated, LIMITS).adoptLegacy({ did: ALICE, cid: cidOf(1) }, aliceKey),
+      () => bobs.adoptLegacy({ did: BOB, cid: cidOf(1) }, bobKey),
+    );
+    expect(outcomes).toEqual(["kept", "spare"]);
+    expect(await storedCopyOf(shared.db, 1)).toMatchObject({ key: aliceKey });
     expect(await blobsWithoutCopy(shared.db)).toBe(0);
   });
 });
