@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { rowsOf } from "../../../tests/helpers/databases.ts";
+import { contentStoreWith } from "../../../tests/helpers/blob-content-faults.ts";
+import { migrateSqliteBefore, rowsOf } from "../../../tests/helpers/databases.ts";
 import { createTestDatabase, dropTestDatabase } from "../../../tests/helpers/postgres.ts";
 import { countOf, insertAccount } from "../../../tests/helpers/store-fixtures.ts";
-import { defaultMigrationsDir, migrateDatabase } from "../db/migrate.ts";
+import { migrateDatabase } from "../db/migrate.ts";
 import { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, run, sql, type Database } from "../db/sql.ts";
 import { SqliteDatabase } from "../db/sqlite-database.ts";
@@ -82,28 +83,22 @@ function filesUnder(folder: string): number {
 
 describe(`the move of blob bytes out of their rows, on a SQLite database written before ${MIGRATION}`, () => {
   /** A database at the migration before, with legacy blobs, then migrated to the latest schema. */
-  async function upgradedDatabase(): Promise<string> {
-    const dir = tempFolder();
-    const file = path.join(dir, "atrium.db");
-    const earlier = path.join(dir, "earlier-migrations");
-    for (const name of readdirSync(defaultMigrationsDir()).filter((entry) => entry < MIGRATION)) {
-      cpSync(path.join(defaultMigrationsDir(), name), path.join(earlier, name), { recursive: true });
-    }
-    migrateDatabase(file, earlier);
+  /** A database at the migration before, with legacy blobs, migrated to the latest schema; its store and a blob folder. */
+  async function upgraded(): Promise<{ file: string; db: Database; store: SqlBlobStore; folder: string }> {
+    const file = path.join(tempFolder(), "atrium.db");
+    migrateSqliteBefore(file, MIGRATION);
     const before = new SqliteDatabase(file);
     await insertLegacyBlobs(before);
     await before.close();
     expect(migrateDatabase(file).applied).toContain(MIGRATION);
-    return file;
+    const db = new SqliteDatabase(file);
+    cleanups.push(() => db.close());
+    return { file, db, store: new SqlBlobStore(db, LIMITS), folder: tempFolder() };
   }
 
   it("moves every blob's bytes into files, one copy per CID, and empties the rows; a second run has nothing to do", async () => {
-    const file = await upgradedDatabase();
-    const db = new SqliteDatabase(file);
-    cleanups.push(() => db.close());
-    const folder = tempFolder();
+    const { file, db, store, folder } = await upgraded();
     const content = new DiskBlobContent(folder);
-    const store = new SqlBlobStore(db, LIMITS);
     expect(await moveLegacyBlobBytes(store, content, Date.now, SILENT_LOGGER)).toBe(LEGACY.length);
     await expectMoved(db, content);
     expect(filesUnder(folder)).toBe(4);
@@ -115,23 +110,16 @@ describe(`the move of blob bytes out of their rows, on a SQLite database written
   });
 
   it("an interrupted run leaves each blob moved or untouched, and nothing half-written; the next run finishes", async () => {
-    const file = await upgradedDatabase();
-    const db = new SqliteDatabase(file);
-    cleanups.push(() => db.close());
-    const folder = tempFolder();
+    const { db, store, folder } = await upgraded();
     const disk = new DiskBlobContent(folder);
     let writes = 0;
-    const failingOnThird: BlobContentStore = {
-      kind: disk.kind,
-      open: (key) => disk.open(key),
-      remove: (key) => disk.remove(key),
+    const failingOnThird = contentStoreWith(disk, {
       create: async (key) => {
         const writer = await disk.create(key);
         if (++writes !== 3) return writer;
-        return { ...writer, write: writer.write.bind(writer), abort: writer.abort.bind(writer), finish: () => Promise.reject(new Error("the disk is full")) };
+        return { write: (bytes) => writer.write(bytes), abort: () => writer.abort(), finish: () => Promise.reject(new Error("the disk is full")) };
       },
-    };
-    const store = new SqlBlobStore(db, LIMITS);
+    });
     await expect(moveLegacyBlobBytes(store, failingOnThird, Date.now, SILENT_LOGGER)).rejects.toThrow(/disk is full/);
     expect(await countOf(db, sql`SELECT COUNT(*) AS "n" FROM "Blob" WHERE length("bytes") = 0`)).toBe(2);
     expect(await countOf(db, sql`SELECT COUNT(*) AS "n" FROM "BlobContent" WHERE "state" <> 'stored'`)).toBe(0);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { detectMediaType, MediaSniffer } from "./blob-type.ts";
+import { detectMediaType, MediaSniffer, signatureType } from "./blob-type.ts";
 
 /**
  * The sniffer reads an upload piece by piece as it streams (docs/decisions/0043); its answer must be the one the whole
@@ -8,15 +8,13 @@ import { detectMediaType, MediaSniffer } from "./blob-type.ts";
  * without control characters is text, and JSON when `JSON.parse` of the trimmed text takes it as an object or array.
  */
 
-/** The rules on the whole bytes at once, as uploads were sniffed before they streamed: the oracle. */
+/**
+ * The rules on the whole bytes at once, as uploads were sniffed before they streamed: the oracle of the text rules (the
+ * signatures read only the first bytes; their test is below).
+ */
 function whole(bytes: Uint8Array): string | undefined {
-  const starts = (signature: number[], offset = 0) => signature.every((byte, i) => bytes[offset + i] === byte);
-  const ascii = (text: string, offset = 0) => starts([...text].map((char) => char.charCodeAt(0)), offset);
-  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
-  if (starts([0xff, 0xd8, 0xff])) return "image/jpeg";
-  if (ascii("GIF87a") || ascii("GIF89a")) return "image/gif";
-  if (ascii("RIFF") && ascii("WEBP", 8)) return "image/webp";
-  if (ascii("ftyp", 4)) return "video/mp4";
+  const signed = signatureType(bytes);
+  if (signed) return signed;
   if (bytes.length === 0) return undefined;
   let text: string;
   try {

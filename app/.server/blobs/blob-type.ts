@@ -37,7 +37,8 @@ export function detectMediaType(bytes: Uint8Array): string | undefined {
 /** The longest prefix a signature reads: `WEBP` at offset 8. */
 const SIGNATURE_BYTES = 12;
 
-function signatureType(bytes: Uint8Array): string | undefined {
+/** The type a file's first bytes announce (PNG, JPEG, GIF, WebP, MP4), or undefined. */
+export function signatureType(bytes: Uint8Array): string | undefined {
   const starts = (signature: number[], offset = 0) => signature.every((byte, i) => bytes[offset + i] === byte);
   const ascii = (text: string, offset = 0) => starts([...text].map((char) => char.charCodeAt(0)), offset);
 

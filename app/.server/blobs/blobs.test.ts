@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { contentStoreWith } from "../../../tests/helpers/blob-content-faults.ts";
 import { accountWithRepository, repositoriesOn } from "../../../tests/helpers/repositories.ts";
 import { countOf, countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { sql, type Database } from "../db/sql.ts";
@@ -205,15 +206,12 @@ describe.each([
   it("a copy whose bytes could not be removed (a crash, a failing disk) is removed by a later sweep", async () => {
     const content = contentOn(shared.db);
     let failures = 1;
-    const failingOnce: BlobContentStore = {
-      kind: content.kind,
-      create: (key) => content.create(key),
-      open: (key) => content.open(key),
+    const failingOnce = contentStoreWith(content, {
       remove: async (key) => {
         if (failures-- > 0) throw new Error("disk failure");
         await content.remove(key);
       },
-    };
+    });
     const blobs = blobsOn(shared.db, failingOnce);
     const bytes = randomBytes(CONTENT_PIECE_BYTES);
     await upload(blobs, ALICE, bytes);
