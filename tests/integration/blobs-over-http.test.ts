@@ -30,7 +30,7 @@ import { blobCid } from "../helpers/xrpc-extra.ts";
 
 const MIB = 1024 * 1024;
 /** Large enough for the streaming tests' blob, which must be far larger than what the kernel buffers per connection. */
-const MAX_BLOB = 32 * MIB;
+const MAX_BLOB = 16 * MIB;
 const POST = "app.bsky.feed.post";
 
 type BlobRef = { $type: "blob"; ref: { $link: string }; mimeType: string; size: number };
@@ -178,13 +178,12 @@ describe("a request body reaching its route's limit is refused, never cut short 
     expect(result.body.blob).toMatchObject({ size: bytes.length, ref: { $link: await blobCid(bytes) } });
   });
 
-  it("one byte past ATRIUM_BLOB_MAX_BYTES, chunked, under either spelling: 413 BlobTooLarge, and nothing stored", async () => {
+  it("one byte past ATRIUM_BLOB_MAX_BYTES, chunked, under another spelling: 413 BlobTooLarge, and nothing stored", async () => {
+    // The exact spelling's refusal of a chunked body is xrpc-blob-prefs.test.ts's.
     const bytes = randomBytes(MAX_BLOB + 1);
     const before = await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "BlobContent"`);
-    for (const nsid of ["com.atproto.repo.uploadBlob", "Com.Atproto.Repo.uploadBlob"]) {
-      const result = await chunkedPost<{ error: string }>(nsid, bytes, "application/octet-stream");
-      expect({ nsid, status: result.status, error: result.body.error }).toEqual({ nsid, status: 413, error: "BlobTooLarge" });
-    }
+    const result = await chunkedPost<{ error: string }>("Com.Atproto.Repo.uploadBlob", bytes, "application/octet-stream");
+    expect({ status: result.status, error: result.body.error }).toEqual({ status: 413, error: "BlobTooLarge" });
     expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Blob" WHERE "size" > ${MAX_BLOB - 1}`)).toBe(0);
     expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "BlobContent"`)).toBe(before);
   });
@@ -200,7 +199,7 @@ describe("a request body reaching its route's limit is refused, never cut short 
 
 describe("downloads stream (issue 28, item 12)", () => {
   it("clients that read nothing hold the server to a small constant each, whatever the blob's size; the server lets go when they leave", async () => {
-    const bytes = randomBytes(24 * MIB);
+    const bytes = randomBytes(12 * MIB);
     const blob = await upload(bytes, "video/mp4");
     await referenceIn(blob);
     const port = Number(new URL(server.issuer).port);
@@ -221,8 +220,9 @@ describe("downloads stream (issue 28, item 12)", () => {
       // What the server read of the blob and has not handed to the kernel is in its own memory: a few pieces a download.
       const heldPerDownload = (read - inKernel) / clients.length;
       expect(heldPerDownload, `read ${Math.round(read)} bytes of the blob, ${inKernel} of them in the kernel's queues`).toBeLessThan(4 * CONTENT_PIECE_BYTES);
-      // And it did not read the blobs whole (6 × 24 MiB) to hand them to the kernel either.
-      expect(read).toBeLessThan((clients.length * bytes.length) / 2);
+      // The test proves something only if each download had to stop well before its end: the blob is far larger than
+      // what the kernel takes on a connection (about 4 MiB here, with tcp_wmem's default maximum).
+      expect(inKernel / clients.length).toBeLessThan(bytes.length / 2);
       const folder = blobFolder();
       if (folder) expect(openFilesUnder(server.pid, folder)).toBe(clients.length);
     } finally {
