@@ -9,6 +9,7 @@
  *   (item 12).
  */
 import { randomBytes } from "node:crypto";
+import { TID } from "@atproto/common-web";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -55,10 +56,9 @@ async function upload(bytes: Uint8Array, contentType: string): Promise<BlobRef> 
   return result.body.blob;
 }
 
-let rkeys = 0;
-/** A post whose embed references the blobs; its record key. */
+/** A post whose embed references the blobs; its record key (a TID, as the post lexicon's key type asks). */
 async function referenceIn(...blobs: BlobRef[]): Promise<string> {
-  const rkey = `blobpost${++rkeys}`;
+  const rkey = TID.nextStr();
   const created = await call(token, "com.atproto.repo.createRecord", {
     json: { repo: alice.did, collection: POST, rkey, record: { $type: POST, text: "blobs", createdAt: new Date().toISOString(), embed: { $type: "app.bsky.embed.images", images: blobs.map((image) => ({ alt: "", image })) } } },
   });

@@ -26,7 +26,8 @@ const GRACE = 60_000;
 const T = 1_800_000_000_000;
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
-const POST = "app.bsky.feed.post";
+/** A collection with no lexicon here: these tests are about blobs, not about records checked against their lexicons. */
+const NOTE = "com.example.note";
 
 /** The body of a client sending `bytes` in pieces of `piece` bytes. */
 async function* body(bytes: Uint8Array, piece = 10_000): AsyncGenerator<Uint8Array> {
@@ -94,7 +95,7 @@ describe.each([
 
   async function reference(did: string, rkey: string, cid: string, size: number): Promise<void> {
     await repositoriesOn(shared.db, clock, { blobGraceMs: GRACE, eventRetentionMs: 3600_000 }).writer.write(did, [
-      { action: "create", collection: POST, rkey, value: { $type: POST, text: rkey, image: { $type: "blob", ref: { $link: cid }, mimeType: "image/png", size } } },
+      { action: "create", collection: NOTE, rkey, value: { $type: NOTE, text: rkey, image: { $type: "blob", ref: { $link: cid }, mimeType: "image/png", size } } },
     ]);
   }
 

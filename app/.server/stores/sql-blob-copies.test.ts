@@ -163,7 +163,7 @@ describe.each(ENGINES)("the blobs' copies on %s", (engine) => {
     // Bob's blob 4, by the cleanup a record write of Alice's runs (a new writer's first commit is due: docs/decisions/0037).
     clock.now = T + GRACE + 2;
     await repositoriesOn(shared.db, clock, { blobGraceMs: GRACE, eventRetentionMs: 3600_000 }).writer.write(ALICE, [
-      { action: "create", collection: "app.bsky.feed.post", rkey: "p1", value: { $type: "app.bsky.feed.post", text: "hi" } },
+      { action: "create", collection: "com.example.note", rkey: "p1", value: { $type: "com.example.note", text: "hi" } },
     ]);
     expect(await releasesOf(BOB)).toBe(2);
     // The account's deletion: every blob it still has.
