@@ -17,9 +17,10 @@ import { DiskBlobContent } from "./disk-blob-content.ts";
 
 /**
  * Blobs as uploadBlob and getBlob use them (docs/decisions/0043), over the real stores: the SQL register on each engine
- * with the content store each engine gets by default (files on SQLite, chunks on PostgreSQL) and files on PostgreSQL
- * (ATRIUM_BLOB_DIRECTORY). An upload streams into its copy with the size limit checked as bytes arrive, and whatever
- * refuses it leaves nothing behind; a download streams; copies no account needs are deleted by the sweeps.
+ * with the content store each engine gets by default (files on SQLite, chunks on PostgreSQL; files with PostgreSQL
+ * are the content stores' contract's and the upgrade test's). An upload streams into its copy with the size limit
+ * checked as bytes arrive, and whatever refuses it leaves nothing behind; a download streams; copies no account needs
+ * are deleted by the sweeps.
  */
 const MAX = 5 * CONTENT_PIECE_BYTES;
 const GRACE = 60_000;
@@ -39,7 +40,6 @@ const anyType: Upload["authorizeDetected"] = () => {};
 describe.each([
   ["sqlite", "files"],
   ["postgresql", "chunks"],
-  ["postgresql", "files"],
 ] as const)("Blobs on %s with the bytes in %s", (engine, kind) => {
   const shared = useSharedDatabase(engine);
   let folder: string;
