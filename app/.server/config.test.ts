@@ -1,3 +1,4 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, unsafeConfigWarnings } from "./config.ts";
 
@@ -218,6 +219,22 @@ describe("loadConfig", () => {
     ["ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", String(30 * 24 * 3600 + 1)],
   ])("refuses %s=%s with a message naming it", (name, value) => {
     expect(configError({ [name]: value }).message).toContain(name);
+  });
+
+  it("keeps blob bytes in a folder beside the SQLite file, and in the database on PostgreSQL, unless ATRIUM_BLOB_DIRECTORY names a folder (docs/decisions/0043)", () => {
+    expect(loadConfig({}).blobStore).toEqual({ kind: "disk", folder: path.resolve("data", "blobs") });
+    expect(loadConfig({ DATABASE_URL: "file:/srv/atrium/atrium.db" }).blobStore).toEqual({ kind: "disk", folder: "/srv/atrium/blobs" });
+    expect(loadConfig({ DATABASE_URL: "postgresql://atrium@localhost/atrium" }).blobStore).toEqual({ kind: "database" });
+    expect(loadConfig({ DATABASE_URL: "postgresql://atrium@localhost/atrium", ATRIUM_BLOB_DIRECTORY: "/mnt/shared/blobs" }).blobStore).toEqual({ kind: "disk", folder: "/mnt/shared/blobs" });
+    expect(loadConfig({ ATRIUM_BLOB_DIRECTORY: "relative/blobs" }).blobStore).toEqual({ kind: "disk", folder: path.resolve("relative/blobs") });
+  });
+
+  it("warns that a blob folder with PostgreSQL must be one every process sees; not the database store, nor a folder with SQLite", () => {
+    const production = { PUBLIC_URL: "https://pds.example" };
+    const shared = unsafeConfigWarnings(loadConfig({ ...production, DATABASE_URL: "postgresql://atrium@localhost/atrium", ATRIUM_BLOB_DIRECTORY: "/mnt/shared/blobs" }));
+    expect(shared).toEqual([expect.stringMatching(/^ATRIUM_BLOB_DIRECTORY is \/mnt\/shared\/blobs with PostgreSQL: every server process, on every machine, must see this same folder/)]);
+    expect(unsafeConfigWarnings(loadConfig({ ...production, DATABASE_URL: "postgresql://atrium@localhost/atrium" }))).toEqual([]);
+    expect(unsafeConfigWarnings(loadConfig({ ...production, ATRIUM_BLOB_DIRECTORY: "/srv/blobs" }))).toEqual([]);
   });
 
   it("refuses a blob quota smaller than the largest blob: that blob could never be stored", () => {

@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import path from "node:path";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
@@ -228,6 +229,8 @@ const envSchema = z.object({
   // docs/decisions/0008: why 1 GiB per account and an hour's grace for unreferenced blobs.
   ATRIUM_BLOB_QUOTA_BYTES: integerVar("ATRIUM_BLOB_QUOTA_BYTES", 1024, 2 ** 40, 2 ** 30),
   ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS: integerVar("ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", 1, 30 * 24 * 3600, 3600),
+  // docs/decisions/0043: where the blobs' bytes are kept.
+  ATRIUM_BLOB_DIRECTORY: z.string().trim().min(1).optional(),
   ATRIUM_CLIENT_CACHE_MAX_ENTRIES: integerVar("ATRIUM_CLIENT_CACHE_MAX_ENTRIES", 1, 10_000_000, 5_000),
   ATRIUM_CLIENT_CACHE_MAX_BYTES: integerVar("ATRIUM_CLIENT_CACHE_MAX_BYTES", 64 * 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS: integerVar("ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS", 1, 3650, 90),
@@ -302,6 +305,11 @@ export type DatabaseSettings =
       snapshotPoolSize: number;
     };
 
+/**
+ * The blob content store (docs/decisions/0043): a folder (an absolute path) of files, or the database's BlobChunk rows.
+ */
+export type BlobStoreSettings = { kind: "disk"; folder: string } | { kind: "database" };
+
 /** The operator's brand (docs/decisions/0018): shown on every screen. */
 export type Brand = {
   /** ATRIUM_SERVICE_NAME, or the issuer's host name. */
@@ -366,6 +374,8 @@ export type Config = {
   blobQuotaBytes: number;
   /** How long an uploaded or dereferenced blob may stay unreferenced before it is deleted. */
   blobUnreferencedGraceMs: number;
+  /** Where the blobs' bytes are kept (docs/decisions/0043): files under a folder, or chunks in the database. */
+  blobStore: BlobStoreSettings;
   /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
@@ -540,6 +550,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
     blobQuotaBytes: e.ATRIUM_BLOB_QUOTA_BYTES,
     blobUnreferencedGraceMs: e.ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS * SECOND,
+    blobStore: blobStoreSettings(e.ATRIUM_BLOB_DIRECTORY, e.DATABASE_URL),
     clientCache: { maxEntries: e.ATRIUM_CLIENT_CACHE_MAX_ENTRIES, maxBytes: e.ATRIUM_CLIENT_CACHE_MAX_BYTES },
     signInThrottle: {
       ...DEFAULT_SIGN_IN_THROTTLE,
@@ -617,6 +628,18 @@ function pinnedUrl(service: string, url: string | undefined, installer: { servic
   return service === installer.service ? { [service]: installer.url } : {};
 }
 
+/**
+ * ATRIUM_BLOB_DIRECTORY, or the default of the engine (docs/decisions/0043): on SQLite a `blobs` folder beside the
+ * database file, the data folder of a one-machine server; on PostgreSQL, whose processes may run on several machines,
+ * the database itself, which every one of them reaches. A folder given with PostgreSQL must be one every process sees
+ * (a shared file system): unsafeConfigWarnings says so.
+ */
+function blobStoreSettings(directory: string | undefined, databaseUrl: string): BlobStoreSettings {
+  if (directory !== undefined) return { kind: "disk", folder: path.resolve(directory) };
+  if (databaseUrl.startsWith("file:")) return { kind: "disk", folder: path.resolve(path.dirname(databaseUrl.slice("file:".length)), "blobs") };
+  return { kind: "database" };
+}
+
 const proxyServicesSchema = z.record(
   z.string().regex(SERVICE_REF, "keys must be did#service"),
   z.string().url("values must be base URLs"),
@@ -664,6 +687,11 @@ export function unsafeConfigWarnings(config: Config): string[] {
   if (smtp && smtp.protocol === "smtp:" && !isLoopbackHost(smtp.hostname) && smtp.searchParams.get("requireTLS") !== "true") {
     warnings.push(
       `ATRIUM_SMTP_URL reaches ${smtp.hostname} with smtp:// and does not insist on TLS: the SMTP password and the recovery links cross the network in clear if STARTTLS is stripped. Use smtps:// or add ?requireTLS=true.`,
+    );
+  }
+  if (config.database.engine === "postgresql" && config.blobStore.kind === "disk") {
+    warnings.push(
+      `ATRIUM_BLOB_DIRECTORY is ${config.blobStore.folder} with PostgreSQL: every server process, on every machine, must see this same folder (a shared file system); a blob uploaded through a machine that keeps it elsewhere is missing on the others. Unset it to keep the blobs in the database, which every process reaches.`,
     );
   }
   const plaintextDatabase = plaintextDatabaseHost(config.database);

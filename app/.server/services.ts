@@ -35,6 +35,11 @@ import { SqlAccountStore } from "./stores/sql-account-store.ts";
 import { AccountStatusManager } from "./accounts/account-status.ts";
 import { SqlAttemptStore } from "./stores/sql-attempt-store.ts";
 import { SqlBlobStore } from "./stores/sql-blob-store.ts";
+import { SqlBlobChunks } from "./stores/sql-blob-chunks.ts";
+import { Blobs } from "./blobs/blobs.ts";
+import { DiskBlobContent } from "./blobs/disk-blob-content.ts";
+import { moveLegacyBlobBytes } from "./blobs/blob-bytes-migration.ts";
+import type { ErrorReporter } from "./observability/report-error.ts";
 import { SqlClientStore } from "./stores/sql-client-store.ts";
 import { SqlConsentStore } from "./stores/sql-consent-store.ts";
 import { SqlGrantStore } from "./stores/sql-grant-store.ts";
@@ -129,6 +134,16 @@ export function repositories(config: Config, db: Database, now: () => number) {
 }
 
 /**
+ * The blobs (docs/decisions/0043): their metadata store, and the content store of their bytes that the settings name.
+ * The account CLI deletes accounts, and their blobs' bytes, with the same.
+ */
+export function blobStorage(config: Config, db: Database, now: () => number, report: ErrorReporter) {
+  const store = new SqlBlobStore(db, { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs });
+  const content = config.blobStore.kind === "disk" ? new DiskBlobContent(config.blobStore.folder) : new SqlBlobChunks(db);
+  return { store, blobs: new Blobs(store, content, { maxBytes: config.blobMaxBytes, now, report }) };
+}
+
+/**
  * The accounts' did:plc identities at ATRIUM_PLC_DIRECTORY_URL, signed with the server's rotation key
  * (docs/decisions/0028a-plc-identity.md). The account CLI builds the same.
  */
@@ -184,8 +199,10 @@ export async function createServices(
     // WebAuthn: a counter that does not advance "is a signal that the authenticator may be cloned".
     log.warn({ credentialId }, "A passkey sign-in was refused: its signature counter did not advance (or it was removed meanwhile)"),
   );
-  const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
+  const { store: blobStore, blobs } = blobStorage(config, db, now, reportError);
+  // docs/decisions/0043: blobs stored before the content store get their bytes moved into it, after the SQL migrations.
+  await moveLegacyBlobBytes(blobStore, blobs.content, now, log);
   const mailer = config.email ? new SmtpMailer(config.email.smtpUrl, config.email.from) : undefined;
   // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
   const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
@@ -266,7 +283,8 @@ export async function createServices(
     eventLog,
     /** Signals this process's appends to its firehose (docs/decisions/0029). */
     appended,
-    blobs: new SqlBlobStore(db, blobLimits),
+    /** Uploads, downloads and the lazy sweep of the blobs' bytes (docs/decisions/0043). */
+    blobs,
     passkeys,
     /** Codes emailed for a person to type (docs/decisions/0030). */
     typedCodes,
@@ -302,6 +320,7 @@ export async function createServices(
         return { subject: t("account:deletion.email.subject", { service }), text: t("account:deletion.email.text", { service, code, handle, count: minutes }) };
       },
       onDeleted: () => appended.notify(),
+      sweepBlobs: () => blobs.sweepAll(),
       now,
     }),
     /** Changing the account's email with a code sent to the new address (docs/decisions/0030). */

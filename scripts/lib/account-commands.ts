@@ -15,7 +15,7 @@ import { SignInThrottle } from "../../app/.server/security/sign-in-throttle.ts";
 import { openDatabase } from "../../app/.server/db/index.ts";
 import { applyMigrations } from "../../app/.server/db/migrations.ts";
 import { IdentityError } from "../../app/.server/identity/identity-error.ts";
-import { plcIdentity, repositories } from "../../app/.server/services.ts";
+import { blobStorage, plcIdentity, repositories } from "../../app/.server/services.ts";
 import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
 
 /**
@@ -106,7 +106,8 @@ async function runWith(config: Config, command: string | undefined, values: Valu
 
 /**
  * The operator's deletion (docs/decisions/0030): the DID tombstoned at the directory, then the account's rows and
- * its #account event in one transaction. No email and no typed code: the operator at the command line is trusted.
+ * its #account event in one transaction, then its blobs' bytes (docs/decisions/0043). No email and no typed code: the
+ * operator at the command line is trusted.
  */
 function operatorDeletion(config: Config, db: Database, accounts: AccountManager, identity: PlcIdentity): () => Promise<AccountDeletion> {
   return async () => {
@@ -116,7 +117,15 @@ function operatorDeletion(config: Config, db: Database, accounts: AccountManager
     const unused = () => ({ subject: "", text: "" });
     // The operator requests no code: the throttle is never asked.
     const throttle = new SignInThrottle(new SqlAttemptStore(db), undefined, Date.now, "deletion");
-    return new AccountDeletion(accounts, codes, store, identity, undefined, throttle, { serviceName: config.brand.serviceName, email: unused, onDeleted: () => {}, now: Date.now });
+    // A blob copy the sweep could not delete is said, and left to the server's next sweeps.
+    const { blobs } = blobStorage(config, db, Date.now, (message, error) => console.error(`warning: ${message}: ${error instanceof Error ? error.message : String(error)}`));
+    return new AccountDeletion(accounts, codes, store, identity, undefined, throttle, {
+      serviceName: config.brand.serviceName,
+      email: unused,
+      onDeleted: () => {},
+      sweepBlobs: () => blobs.sweepAll(),
+      now: Date.now,
+    });
   };
 }
 

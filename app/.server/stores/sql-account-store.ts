@@ -2,6 +2,7 @@ import type { AccountClash, AccountProfile, AccountStore, EmailSettings, Lockdow
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
+import { releaseBlobsOfAccount } from "./sql-blob-store.ts";
 
 /** What an account is, without its password hash or private signing key (AccountStore.profile). */
 const PROFILE_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt");
@@ -130,6 +131,8 @@ export class SqlAccountStore implements AccountStore {
   async replace(previousDid: string, account: StoredAccount) {
     return this.db.transaction(function* (): Program<void> {
       yield* lockIdentifiers(previousDid, account.did, account.handle, account.email);
+      // Its blobs go with it; their copies are deleted by later sweeps once no account has them (docs/decisions/0043).
+      yield* releaseBlobsOfAccount(previousDid, account.createdAt);
       yield* run(sql`DELETE FROM "Account" WHERE "did" = ${previousDid}`);
       yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
         VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},

@@ -8,7 +8,8 @@ const BYTES_ANSWER = Symbol.for("atrium.xrpc.bytes-answer");
 
 export type BytesAnswer = ApiResponse & { readonly [BYTES_ANSWER]: true };
 
-export function bytesAnswer(contentType: string, body: Uint8Array | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): BytesAnswer {
+/** `body` null: the headers alone (a HEAD request), its Content-Length given in `headers`. */
+export function bytesAnswer(contentType: string, body: Uint8Array | ReadableStream<Uint8Array> | null, headers: Record<string, string> = {}): BytesAnswer {
   return { status: 200, headers: { "Content-Type": contentType, ...headers }, body, [BYTES_ANSWER]: true };
 }
 

@@ -109,7 +109,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const ctx = { services, request, params, caller };
   let result: unknown;
   if (method.type === "query") result = await method.handler(ctx);
-  else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
+  else if (method.input === "stream") result = await method.handler(ctx, request.chunks());
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
 }
@@ -162,10 +162,3 @@ async function readJson(request: ApiRequest): Promise<unknown> {
   return body;
 }
 
-async function readBytes(request: ApiRequest, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
-  return bytes;
-}
