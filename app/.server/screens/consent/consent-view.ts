@@ -1,7 +1,7 @@
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { AccountSummary } from "../../accounts/account-manager.ts";
 import type { Translate } from "../../i18n/translate.ts";
-import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../../oauth/scopes/scope-description.ts";
+import { describeScope, groupPermissions, summarizePermissions, type PermissionDescription, type PermissionGroups, type SummaryLine } from "../../oauth/scopes/scope-description.ts";
 import type { PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 import { isOptionalValue } from "../../oauth/authorize/prompt-rules.ts";
 import { clientIdentity, type ClientIdentityView, type ServiceIdentity } from "../client-identity.ts";
@@ -31,6 +31,8 @@ export type ConsentView = {
   permissions: PermissionDescription[];
   /** The same permissions grouped by family (repository table, uploads, calls, account, identity). */
   groups: PermissionGroups;
+  /** One line per family in plain words, never broader than the grant (scope-description.ts, summarizePermissions). */
+  summary: SummaryLine[];
   /** Permission sets (include:), by their title and detail, with what they expand to. */
   permissionSets: { nsid: string; title: string; detail?: string; permissions: PermissionDescription[]; groups: PermissionGroups }[];
   scope: string;
@@ -97,6 +99,8 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
   // The caller passes no account when prompt=login and the session predates the request.
   const requireLogin = !account && !context.chooser;
   const fromSets = new Set((parameters.permission_sets ?? []).flatMap((set) => set.scopes));
+  const groups = groupPermissions(directScope(parameters.scope, fromSets), t);
+  const emailOptional = asksForOptional(parameters.scope);
   return {
     kind: "consent",
     requestUri: pending.requestUri,
@@ -113,7 +117,8 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     },
     step: context.chooser ? "choose" : requireLogin ? (parameters.prompt === "login" ? "sign-in-again" : "sign-in") : context.rememberedConsent ? "continue" : "allow",
     permissions: describeScope(directScope(parameters.scope, fromSets), t),
-    groups: groupPermissions(directScope(parameters.scope, fromSets), t),
+    groups,
+    summary: summarizePermissions(groups, t, { hideEmail: emailOptional }),
     permissionSets: (parameters.permission_sets ?? []).map((set) => ({
       nsid: set.nsid,
       title: set.title ?? set.nsid,
@@ -133,7 +138,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     otherAccounts: context.otherAccounts,
     addingAccount: context.addingAccount,
     links: context.links,
-    emailOptional: asksForOptional(parameters.scope),
+    emailOptional,
     emailDeclined: Boolean(account) && context.declinedBefore.some(isOptionalValue),
     accountDeactivated: Boolean(account) && !requireLogin && Boolean(context.accountDeactivated),
   };
