@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call } from "../helpers/xrpc.ts";
 import { scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
-import { contextOptions, E2E_TIMEOUT, expectAccessible, releaseBrowser, sharedBrowser, loopbackClientId, printFindings, pushRequest, visibleText, watchCsp, type Findings } from "./support.ts";
+import { callbackParams, contextOptions, E2E_TIMEOUT, expectAccessible, releaseBrowser, sharedBrowser, loopbackClientId, printFindings, pushRequest, startAppCallback, visibleText, watchCsp, type Findings } from "./support.ts";
 
 /**
  * Confirming before revoking an app, and deactivating and reactivating the account (docs/decisions/0031), in
@@ -115,15 +115,34 @@ describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
     expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Your account is deactivated");
     await expectAccessible(page, "account-deactivated", findings);
 
-    // An app asking meanwhile: the consent screen names the reason and offers reactivation instead of Allow.
+    // An app asking meanwhile: the consent screen says why there is no Allow and reactivates in the flow (issue 28,
+    // item 17): signed in a moment ago, one press; back on the same request, Allow gives the app its code.
+    const app = await startAppCallback();
     const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId("atproto transition:generic"));
-    const pushed = await pushRequest(client, "http://127.0.0.1/callback");
+    const pushed = await pushRequest(client, app.redirectUri);
     await page.goto(pushed.authorizeUrl);
-    await expectInFirstScreen(page.locator("#account-deactivated"));
-    expect(await visibleText(page.locator("#account-deactivated"))).toContain("This account is deactivated");
+    expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Reactivate your account to continue to an app on this device?");
+    expect(await visibleText(page.locator("#account-deactivated"))).toContain("Your account is deactivated");
     expect(await page.getByRole("button", { name: "Allow" }).count()).toBe(0);
+    const again = page.getByRole("button", { name: "Reactivate and continue" });
+    await expectInFirstScreen(again);
     await expectAccessible(page, "consent-account-deactivated", findings);
+    await again.click();
+    await page.waitForURL(/notice=account-reactivated/);
+    expect(new URL(page.url()).searchParams.get("request_uri")).toBe(new URL(pushed.authorizeUrl).searchParams.get("request_uri"));
+    // The notice is announced: it has the focus on arrival.
+    const notice = page.getByRole("status").filter({ hasText: "Your account is active again" });
+    expect(await visibleText(notice)).toContain("Your account is active again");
+    expect(await notice.evaluate((element) => element === document.activeElement)).toBe(true);
+    await expectAccessible(page, "consent-account-reactivated", findings);
+    await page.getByRole("button", { name: "Allow", exact: true }).click();
+    expect((await callbackParams(page, pushed.redirectUri)).get("code")).toBeTruthy();
+    await app.stop();
 
+    // Deactivated again, the overview offers Reactivate first.
+    await page.goto(`${server.issuer}/account/deactivate`);
+    await page.getByRole("button", { name: "Deactivate account" }).click();
+    await visibleText(page.getByRole("status"));
     await page.goto(`${server.issuer}/account`);
     const reactivate = page.getByRole("button", { name: "Reactivate account" });
     await expectInFirstScreen(reactivate);
@@ -156,6 +175,8 @@ describe("change the handle", { timeout: E2E_TIMEOUT }, () => {
     await page.getByLabel("New handle").fill("alice-new");
     await page.getByRole("button", { name: "Change handle" }).click();
     expect(await visibleText(page.getByRole("status"))).toContain("Handle changed");
+    // Announced: the notice takes the focus on arrival (issue 28, item 21).
+    expect(await page.getByRole("status").evaluate((element) => element === document.activeElement)).toBe(true);
     expect(await page.locator("header").innerText()).toContain("@alice-new.test");
     await context.close();
   });

@@ -1,7 +1,7 @@
 import type { SignedInBase } from "../../.server/screens/account/views";
 import { BrandFooter, BrandMark, useBrand } from "../ui/brand";
 import { slots, useT } from "../ui/i18n";
-import { Notice } from "../ui/messages";
+import { ActionNotice } from "../ui/messages";
 import { fill } from "../ui/fill";
 import { secondaryButton, smallButton } from "../ui/styles";
 import { FormAccountProvider, SignedInFormFields } from "./form-account";
@@ -74,7 +74,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
             <h1 className="text-2xl font-semibold sm:text-3xl">{title}</h1>
             {intro ? <p className="text-slate-700 dark:text-slate-200">{intro}</p> : null}
           </div>
-          {base.notice ? <Notice>{base.notice}</Notice> : null}
+          {base.notice ? <ActionNotice>{base.notice}</ActionNotice> : null}
           {children}
         </main>
       </div>

@@ -81,7 +81,8 @@ export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/ac
  * passkey, offered when the account has one, is bound to this browser session.
  */
 export type ConfirmView = {
-  next: ConfirmReturnPath;
+  /** Where a passkey's confirmation returns: a ConfirmReturnPath, or the consent screen's address (reactivating in the flow). */
+  next: string;
   windowMinutes: number;
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
 };
