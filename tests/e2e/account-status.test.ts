@@ -111,8 +111,10 @@ describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
     await expectAccessible(page, "account-deactivate", findings);
 
     await deactivate.click();
-    expect(await visibleText(page.getByRole("status"))).toContain("Your account is deactivated");
+    expect(await visibleText(page.getByRole("status"))).toContain("Done. Sign in here whenever you want to reactivate it.");
     expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe("Your account is deactivated");
+    // Said once (issue 28, item 21): the title, then since when and what reactivating brings back.
+    expect((await page.locator("main").innerText()).match(/deactivated/gi)).toHaveLength(1);
     await expectAccessible(page, "account-deactivated", findings);
 
     // An app asking meanwhile: the consent screen says why there is no Allow and reactivates in the flow (issue 28,

@@ -24,7 +24,7 @@ export function HandlePage({ view, errorsFor }: Props) {
   const formError = errors.form ?? (single ? errors.domain : undefined);
   const focus = errors.name || formError ? "name" : errors.domain ? "domain" : undefined;
   return (
-    <AccountShell base={view} current="/account" title={t("account:titles.handle")} intro={t("account:handle.current", { handle: view.account.handle })}>
+    <AccountShell base={view} current="/account/handle" title={t("account:titles.handle")} intro={t("account:handle.current", { handle: view.account.handle })}>
       {view.confirm ? (
         <ConfirmIdentity confirm={view.confirm} csrfToken={view.csrfToken} handle={view.account.handle} reason={t("account:handle.confirmReason")} errors={errorsFor("confirm").errors} />
       ) : (

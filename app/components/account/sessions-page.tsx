@@ -2,6 +2,7 @@ import { SignedInFormFields } from "./form-account";
 import type { SessionsView } from "../../.server/screens/account/views";
 import { DateTime } from "../ui/date-time";
 import { useT } from "../ui/i18n";
+import { Identifier } from "../ui/identifier";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 
@@ -18,7 +19,10 @@ export function SessionsPage({ view }: { view: SessionsView }) {
               <h2 id={`session-${index}`} className="font-semibold">
                 {session.device}
                 {session.current ? (
-                  <span className="ml-2 rounded-full bg-emerald-100 px-2 py-0.5 text-xs font-semibold text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100">{t("account:sessions.thisBrowser")}</span>
+                  // One piece: the pill moves to the next line whole rather than breaking inside (issue 28, item 21).
+                  <span className="ml-2 inline-block rounded-full bg-emerald-100 px-2 py-0.5 text-xs font-semibold whitespace-nowrap text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100">
+                    {t("account:sessions.thisBrowser")}
+                  </span>
                 ) : null}
               </h2>
               <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-sm">
@@ -31,7 +35,7 @@ export function SessionsPage({ view }: { view: SessionsView }) {
                   <DateTime iso={session.createdAt} />
                 </dd>
                 <dt className="text-slate-600 dark:text-slate-300">{t("account:sessions.ipAddress")}</dt>
-                <dd className="font-mono break-all">{session.ipAddress ?? t("account:sessions.unknown")}</dd>
+                <dd className="font-mono">{session.ipAddress ? <Identifier text={session.ipAddress} /> : t("account:sessions.unknown")}</dd>
               </dl>
               {session.userAgent ? <p className="font-mono text-xs break-all text-slate-600 dark:text-slate-300">{session.userAgent}</p> : null}
             </div>

@@ -49,7 +49,7 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
                 <div className="mt-3">
                   <PermissionGroupsView groups={set.groups} level={4} idPrefix={`set-${index}`} />
                 </div>
-                <Identifier text={set.nsid} className="mt-2 block font-mono text-xs text-slate-600 dark:text-slate-300" />
+                <Identifier text={set.nsid} block className="mt-2 font-mono text-xs text-slate-600 dark:text-slate-300" />
               </details>
             </li>
           ))}

@@ -20,7 +20,8 @@ export function Notice({ children, focus = false }: { children: React.ReactNode;
       role="status"
       tabIndex={focus ? -1 : undefined}
       autoFocus={focus}
-      className="rounded-lg border border-emerald-300 bg-emerald-50 p-3 text-emerald-900 focus:outline-2 focus:outline-offset-2 focus:outline-emerald-700 dark:border-emerald-800 dark:bg-emerald-950 dark:text-emerald-100 dark:focus:outline-emerald-300"
+      // Focused by the page, not reachable with Tab: no focus ring, which would read as a control or an error.
+      className="rounded-lg border border-emerald-300 bg-emerald-50 p-3 text-emerald-900 focus-visible:outline-none dark:border-emerald-800 dark:bg-emerald-950 dark:text-emerald-100"
     >
       {children}
     </p>
