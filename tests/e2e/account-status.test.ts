@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signedIn } from "../helpers/account.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call } from "../helpers/xrpc.ts";
@@ -156,6 +157,40 @@ describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
   });
 });
 
+describe("long lists get a filter", { timeout: E2E_TIMEOUT }, () => {
+  it("apps and browsers: with JavaScript a filter by their words and how many it shows; without it, the whole list and no field", async () => {
+    const kinds = ["post", "like", "repost", "follow", "block", "threadgate"];
+    for (const kind of kinds) await scopedSession(server, `atproto repo:app.bsky.feed.${kind}`);
+    for (let i = 0; i < 6; i++) await signedIn(server, ALICE.handle, ALICE.password);
+    const { context, page } = await signedInPage({ audit: true });
+    await page.goto(`${server.issuer}/account/apps`);
+    const apps = page.getByRole("article");
+    const total = await apps.count();
+    expect(total).toBeGreaterThanOrEqual(6);
+    const filter = page.getByRole("searchbox", { name: "Filter apps" });
+    await filter.fill("FEED.LIKE");
+    expect(await apps.count()).toBe(1);
+    expect(await visibleText(page.locator("#apps-filter-count"))).toBe(`1 of ${total} shown`);
+    await expectAccessible(page, "account-apps-filtered", findings);
+    await filter.fill("no such app");
+    expect(await apps.count()).toBe(0);
+    expect(await visibleText(page.locator("#apps-filter-count"))).toBe("Nothing matches “no such app”.");
+
+    await page.goto(`${server.issuer}/account/sessions`);
+    const sessions = page.locator("main").getByRole("listitem");
+    expect(await sessions.count()).toBeGreaterThanOrEqual(7);
+    await page.getByRole("searchbox", { name: "Filter browsers" }).fill("headless");
+    expect(await sessions.count()).toBe(1);
+    await context.close();
+
+    const plain = await signedInPage({ javaScriptEnabled: false });
+    await plain.page.goto(`${server.issuer}/account/apps`);
+    expect(await plain.page.getByRole("article").count()).toBe(total);
+    expect(await plain.page.getByRole("searchbox").isVisible()).toBe(false);
+    await plain.context.close();
+  });
+});
+
 describe("change the handle", { timeout: E2E_TIMEOUT }, () => {
   it("a taken handle is said under the field, which has the focus; a free one changes the handle", async () => {
     const { context, page } = await signedInPage({ audit: true });
@@ -174,6 +209,9 @@ describe("change the handle", { timeout: E2E_TIMEOUT }, () => {
     await expectInFirstScreen(page.locator("#name-error"));
     await expectAccessible(page, "account-handle-error", findings);
 
+    // With JavaScript, the full handle shows as it is typed, as the server will read it.
+    await page.getByLabel("New handle").fill("@Alice-New ");
+    expect(await visibleText(page.locator("#handle-preview"))).toBe("Your new handle: @alice-new.test");
     await page.getByLabel("New handle").fill("alice-new");
     await page.getByRole("button", { name: "Change handle" }).click();
     expect(await visibleText(page.getByRole("status"))).toContain("Handle changed");

@@ -416,6 +416,14 @@ describe("small things", { timeout: E2E_TIMEOUT }, () => {
     await hydrated(page);
     expect(await page.getByRole("button", { name: "Show password" }).count()).toBe(await page.locator('input[type="password"]').count());
     expect(await page.locator('input[type="password"]').count()).toBe(3);
+    // How hard the new password looks to guess, as it is typed (issue 28, borrowed from the reference).
+    const strength = page.locator("#new_password-strength");
+    expect(await strength.innerText()).toBe("");
+    await page.getByLabel("New password", { exact: true }).fill("password1");
+    expect(await visibleText(strength)).toBe("Strength: weak, easy to guess");
+    await page.getByLabel("New password", { exact: true }).fill("correct horse battery staple");
+    expect(await visibleText(strength)).toBe("Strength: very strong");
+    await audit(page, "account-password-strength");
     await context.close();
   });
 

@@ -32,13 +32,17 @@ type FieldProps = {
   asideFirst?: boolean;
   /** Focus on arrival (the browser does it before any JavaScript runs): the field a failed form post asks to correct. */
   autoFocus?: boolean;
+  /** With JavaScript: what is typed, as it is typed (a live preview, a strength meter). The form works without it. */
+  onChange?: React.ChangeEventHandler<HTMLInputElement>;
+  /** Under the input, before its hint: feedback that belongs to it (what JavaScript shows as it is typed). */
+  below?: React.ReactNode;
 };
 
 /**
  * A labelled input whose hint and error are announced with it. A grid puts the label and its aside on the first line
  * and the input under them, whatever their order in the document (which is the tab order).
  */
-export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, labelAside, asideFirst = false, ...input }: FieldProps) {
+export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, labelAside, asideFirst = false, below, ...input }: FieldProps) {
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
   const described = [errorId, hintId, describedBy].filter(Boolean).join(" ") || undefined;
@@ -57,6 +61,7 @@ export function Field({ id, name, label, type = "text", error, hint, describedBy
         )}
       </div>
       {asideFirst ? null : aside}
+      {below ? <div className="col-span-2">{below}</div> : null}
       {hint ? (
         <p id={hintId} className="col-span-2 text-sm text-slate-600 dark:text-slate-300">
           {hint}
@@ -71,7 +76,7 @@ export function Field({ id, name, label, type = "text", error, hint, describedBy
   );
 }
 
-type InputAttributes = Omit<FieldProps, "id" | "name" | "label" | "type" | "error" | "hint" | "describedBy" | "invalid" | "inputRef" | "labelAside" | "asideFirst">;
+type InputAttributes = Omit<FieldProps, "id" | "name" | "label" | "type" | "error" | "hint" | "describedBy" | "invalid" | "inputRef" | "labelAside" | "asideFirst" | "below">;
 
 /**
  * A password input with a Show/Hide button inside its box (issue 19): typing a password on a phone is error-prone.

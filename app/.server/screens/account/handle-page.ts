@@ -8,16 +8,14 @@ import { withNotice } from "./notices.ts";
 import { errorOutcome, formErrorOf, formErrors, redirectTo, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { confirmView, confirmWithPassword } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
+import { HANDLE_NAME, HANDLE_NAME_MAX, HANDLE_NAME_MIN, normalizeHandleName } from "../../../lib/handle-name.ts";
 
 const PATH = "/account/handle";
 
-/**
- * The reference PDS's rule for a handle under one of its own domains: one label in front of the domain, 3 to 18
- * characters ("Handle too short", "Handle too long", "Invalid characters in handle" for a dot).
- */
-const NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-const NAME_MIN = 3;
-const NAME_MAX = 18;
+/** The reference PDS's rule for a handle under one of its own domains (app/lib/handle-name.ts). */
+const NAME = HANDLE_NAME;
+const NAME_MIN = HANDLE_NAME_MIN;
+const NAME_MAX = HANDLE_NAME_MAX;
 
 /**
  * GET /account/handle: the new handle's name and one of this server's domains (ATRIUM_USER_DOMAINS). Changing it
@@ -50,7 +48,7 @@ export async function answerHandlePage(services: Services, request: Request, for
 
 async function changeHandle(services: Services, signedIn: SignedIn, typedName: string, typedDomain: string, t: Translate): Promise<PageOutcome<FormErrors>> {
   if (!signedIn.recentlyAuthenticated) return formErrors("handle", { form: t("errors:form.confirmFirst") }, { name: typedName }, 403);
-  const name = typedName.normalize("NFKC").trim().replace(/^@/, "").toLowerCase();
+  const name = normalizeHandleName(typedName);
   const domain = services.config.userDomains.map(withDot).find((known) => known === typedDomain.trim().toLowerCase());
   const values = { name: typedName, domain: typedDomain };
   const nameError = nameProblem(name, t);
