@@ -22,7 +22,7 @@ function poolBits(password: string): number {
   if (/[A-Z]/.test(password)) pool += 26;
   if (/[0-9]/.test(password)) pool += 10;
   if (/[^a-zA-Z0-9\p{L}]/u.test(password)) pool += 33;
-  if (/[^\x00-\x7f]/.test(password)) pool += 100;
+  if (/[^\p{ASCII}]/u.test(password)) pool += 100;
   return Math.log2(Math.max(pool, 2));
 }
 
