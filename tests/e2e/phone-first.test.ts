@@ -451,18 +451,19 @@ describe("small things", { timeout: E2E_TIMEOUT }, () => {
     await context.close();
   });
 
-  it("the passkey button's place is kept while JavaScript starts: nothing below it moves when it appears (in Spanish too, where the handle's line wraps)", async () => {
+  it("the passkey button's place is kept while JavaScript starts: nothing below it moves when it appears (also where the handle's line wraps: Spanish at 320 px)", async () => {
     // Passkeys are offered once any is registered here.
     await storePasskey("issue19-credential");
     try {
       const consent = async () => (await pushRequest(loopback, app.redirectUri, { scope: GRANULAR })).authorizeUrl;
-      for (const { name, url, locale, button, below } of [
-        { name: "account sign-in", url: async () => `${server.issuer}/account`, locale: "en-GB", button: "Sign in with a passkey", below: { role: "link", name: "about this server" } },
-        { name: "consent", url: consent, locale: "en-GB", button: "Use a passkey", below: { role: "heading", name: "What it will be able to do" } },
-        { name: "consent-es", url: consent, locale: "es-ES", button: "Usar una llave de acceso", below: { role: "heading", name: "Lo que podrá hacer" } },
+      for (const { name, url, locale, width, button, below } of [
+        { name: "account sign-in", url: async () => `${server.issuer}/account`, locale: "en-GB", width: 390, button: "Sign in with a passkey", below: { role: "link", name: "about this server" } },
+        { name: "consent", url: consent, locale: "en-GB", width: 390, button: "Use a passkey", below: { role: "heading", name: "What it will be able to do" } },
+        { name: "consent-es-320", url: consent, locale: "es-ES", width: 320, button: "Llave de acceso", below: { role: "heading", name: "Lo que podrá hacer" } },
       ] as const) {
         // Before the scripts run (they are held back), then once the button is there.
         const { context, page } = await phone({ locale });
+        await page.setViewportSize({ width, height: 844 });
         await context.route(/\.js(\?|$)/, (route) => route.abort());
         await page.goto(await url());
         const target = page.getByRole(below.role, { name: below.name }).first();

@@ -156,7 +156,7 @@ export function PasskeySignIn({ label, busyLabel, retryHint, ...options }: Props
  */
 export function PasskeyInlineButton({ passkey, label }: { passkey: PasskeyState; label: string }) {
   const { t } = useT();
-  const look = `${linkStyle} inline-flex items-center gap-1.5 text-sm`;
+  const look = `${linkStyle} inline-flex items-center gap-1 text-sm`;
   const content = (
     <>
       <KeyIcon className="size-4" />

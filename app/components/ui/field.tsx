@@ -48,7 +48,7 @@ export function Field({ id, name, label, type = "text", error, hint, describedBy
   const described = [errorId, hintId, describedBy].filter(Boolean).join(" ") || undefined;
   const aside = labelAside ? <div className="col-start-2 row-start-1 flex items-end justify-end self-end text-right">{labelAside}</div> : null;
   return (
-    <div className="grid grid-cols-[minmax(0,1fr)_auto] gap-x-4 gap-y-1">
+    <div className="grid grid-cols-[minmax(0,1fr)_auto] gap-x-3 gap-y-1">
       <label htmlFor={id} className="col-start-1 row-start-1 self-end font-medium">
         {label}
       </label>
