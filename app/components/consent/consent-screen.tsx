@@ -6,7 +6,7 @@ import { Identifier } from "../ui/identifier";
 import { ActionNotice, ErrorMessage, Notice, Warning } from "../ui/messages";
 import { linkStyle, primaryButton, secondaryButton } from "../ui/styles";
 import { Field } from "../ui/field";
-import { PasskeySignIn } from "../passkey/passkey-sign-in";
+import { ConfirmWithPasskey } from "../account/confirm-identity";
 import { ClaimedIdentity, ClientLinks, IdentityCaution, VerifiedName } from "./client-identity";
 import { PermissionsSection } from "./permissions-section";
 import { AccountChooser, SignedInAccount } from "./signed-in-account";
@@ -162,18 +162,7 @@ function Reactivation({ view, handle, did, passwordError }: { view: ConsentView;
             autoFocus={Boolean(passwordError)}
             describedBy="reactivate-why"
           />
-          {confirm.passkeyOptions ? (
-            <PasskeySignIn
-              options={confirm.passkeyOptions}
-              postUrl="/account/reauthenticate"
-              refreshUrl={`/account/reauthenticate?${new URLSearchParams({ account: did })}`}
-              fields={{ csrf_token: view.csrfToken, account: did, next: confirm.next }}
-              autofill={false}
-              label={t("account:confirm.passkey")}
-              busyLabel={t("account:confirm.passkeyBusy")}
-              retryHint={t("account:confirm.passkeyRetry")}
-            />
-          ) : null}
+          <ConfirmWithPasskey confirm={confirm} csrfToken={view.csrfToken} account={did} />
         </div>
       ) : null}
     </Warning>
