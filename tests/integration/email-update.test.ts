@@ -58,7 +58,8 @@ describe("changing the email address", () => {
     expect(mail.text).toContain("@alice.test");
     const code = typedCodeIn(mail);
     const pending = pageText((await openPage(browser, asked.location!)).html);
-    expect(pending).toContain("Enter the code we sent to the new address");
+    // The code form names the address the code went to (issue 28, item 21).
+    expect(pending).toMatch(/Enter the code we sent to alice\.new@example\.com ?\./);
 
     const wrong = await typeCode(browser, "ZZZZZ-ZZZZZ");
     expect(wrong.status).toBe(400);
