@@ -72,6 +72,8 @@ describe("confirm before revoking an app", { timeout: E2E_TIMEOUT }, () => {
     const loses = await visibleText(page.locator("#revoke-loses"));
     expect(loses).toContain("tokens stop working");
     expect(loses).toContain("loses everything you allowed it");
+    // The permissions are folded below: the text says where, by the fold's name (issue 28, item 21).
+    expect(loses).toContain("open “What it can do” below");
     const confirm = page.getByRole("button", { name: "Revoke access" });
     await expectInFirstScreen(confirm);
     await expectInFirstScreen(page.getByRole("link", { name: "Cancel" }));
