@@ -1,6 +1,8 @@
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { signedIn } from "../helpers/account.ts";
+import { execute } from "../helpers/databases.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call } from "../helpers/xrpc.ts";
@@ -142,6 +144,23 @@ describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
     await expectAccessible(page, "consent-account-reactivated", findings);
     await page.getByRole("button", { name: "Allow", exact: true }).click();
     expect((await callbackParams(page, pushed.redirectUri)).get("code")).toBeTruthy();
+
+    // Deactivated again, and this browser's proof older than the window: the password in the same form, and Enter
+    // presses Reactivate (the ways out above it are links).
+    await page.goto(`${server.issuer}/account/deactivate`);
+    await page.getByRole("button", { name: "Deactivate account" }).click();
+    await visibleText(page.getByRole("status"));
+    await execute(server.database(), sql`UPDATE "BrowserSession" SET "authenticatedAt" = ${at(Date.now() - 10 * 60_000)}`);
+    const later = await pushRequest(client, app.redirectUri);
+    await page.goto(later.authorizeUrl);
+    const password = page.getByLabel("Your password");
+    await expectInFirstScreen(password);
+    await expectAccessible(page, "consent-reactivate-confirm", findings);
+    await password.fill(ALICE.password);
+    await password.press("Enter");
+    await page.waitForURL(/notice=account-reactivated/);
+    await page.getByRole("button", { name: "Allow", exact: true }).click();
+    expect((await callbackParams(page, later.redirectUri)).get("code")).toBeTruthy();
     await app.stop();
 
     // Deactivated again, the overview offers Reactivate first.
