@@ -29,6 +29,9 @@ export interface TypedCodeStore {
    * guesses left (never issued, expired, spent, or guessed out).
    */
   guess(guess: Guess): Promise<GuessOutcome>;
-  /** Whether (account, purpose) has a live code with guesses left (to decide what a page shows). Changes nothing. */
-  isLive(accountDid: string, purpose: CodePurpose, now: number, maxGuesses: number): Promise<boolean>;
+  /**
+   * (account, purpose)'s live code with guesses left, by its detail (to decide what a page shows, and to name the
+   * address an email-update code went to); undefined when there is none. Changes nothing.
+   */
+  findLive(accountDid: string, purpose: CodePurpose, now: number, maxGuesses: number): Promise<{ detail: string | null } | undefined>;
 }

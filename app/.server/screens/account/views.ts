@@ -122,7 +122,8 @@ export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/ac
  * passkey, offered when the account has one, is bound to this browser session.
  */
 export type ConfirmView = {
-  next: ConfirmReturnPath;
+  /** Where a passkey's confirmation returns: a ConfirmReturnPath, or the consent screen's address (reactivating in the flow). */
+  next: string;
   windowMinutes: number;
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
 };
@@ -156,8 +157,8 @@ export type EmailView = SignedInBase & {
   /** This server can send the code. */
   available: boolean;
   email: string;
-  /** A code was sent to a new address and may still be typed. */
-  pending: boolean;
+  /** The new address a code was sent to, while that code may still be typed (the code form names it: issue 28, item 21). */
+  pendingEmail?: string;
   minutes: number;
   serviceName: string;
   /** Present when asking for a code first needs "Confirm it's you". */
