@@ -83,7 +83,7 @@ beforeAll(async () => {
     }),
   });
   alice = await createAlice(server);
-  aliceKey = await accountPublicKey(server, alice.did);
+  aliceKey = await accountPublicKey(alice.did);
   const wanted: Record<string, string> = {
     fooGet: `atproto rpc:com.example.foo.get?aud=${UPSTREAM_DID}%23svc rpc:com.example.foo.set?aud=${UPSTREAM_DID}%23svc`,
     otherService: `atproto rpc:com.example.foo.get?aud=${UPSTREAM_DID}%23other`,

@@ -12,6 +12,7 @@ export type AccountRow = {
   passwordHash: string;
   emailConfirmedAt: number | null;
   signingKey: string;
+  signingKeyEncryptedWith: string | null;
   deactivatedAt: number | null;
   createdAt: number;
   updatedAt: number;
@@ -256,6 +257,7 @@ export const tables = {
     passwordHash: "string",
     emailConfirmedAt: "time?",
     signingKey: "string",
+    signingKeyEncryptedWith: "string?",
     deactivatedAt: "time?",
     createdAt: "time",
     updatedAt: "time",

@@ -31,7 +31,7 @@ export async function proxyCall(services: Services, caller: ResourceCaller, nsid
   if (!upstream) throw new XrpcError(400, "InvalidRequest", `No upstream is configured for the service ${target}`);
   caller.requireRpc(nsid, target);
 
-  const signingKey = await services.accounts.signingKeyOf(caller.did);
+  const signingKey = await services.accounts.signingKeypair(caller.did);
   if (!signingKey) throw invalidRequest("The account has no signing key");
   const token = await createServiceJwt({ iss: caller.did, aud: did, lxm: nsid, expiresAt: services.now() + MINUTE, signingKey, now: services.now() });
 
