@@ -17,6 +17,8 @@ export type XrpcMethod =
   | { type: "query"; auth: "none"; handler: (ctx: XrpcContext) => unknown }
   | { type: "query"; auth: "required"; handler: (ctx: AuthenticatedContext) => unknown }
   | { type: "procedure"; auth: "required"; input: "json"; handler: (ctx: AuthenticatedContext, body: unknown) => unknown }
+  /** A procedure whose lexicon has no input (clients send no body and no Content-Type). */
+  | { type: "procedure"; auth: "required"; input: "none"; handler: (ctx: AuthenticatedContext) => unknown }
   | { type: "procedure"; auth: "required"; input: "bytes"; handler: (ctx: AuthenticatedContext, body: Uint8Array) => unknown };
 
 export type XrpcMethods = Record<string, XrpcMethod>;

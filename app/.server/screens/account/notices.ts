@@ -32,6 +32,8 @@ const NOTICES = [
   "account-reactivated",
   "status-confirmed",
   "handle-changed",
+  "own-key-added",
+  "own-key-removed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

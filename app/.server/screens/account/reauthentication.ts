@@ -29,6 +29,7 @@ const CONFIRMED: Record<ConfirmReturnPath, NoticeKey> = {
   "/account/email": "email-confirmed",
   "/account/deactivate": "status-confirmed",
   "/account/handle": "status-confirmed",
+  "/account/identity": "status-confirmed",
 };
 
 /** The JSON refusal of an action that needs a recent authentication. */
@@ -79,7 +80,7 @@ const reauthenticateInput = z.object({
   csrf_token: z.string().max(256),
   /** The account the page was shown for (docs/decisions/0020); none: the selected one. */
   account: z.string().max(2048).optional(),
-  next: z.enum(["/account/passkeys", "/account/password", "/account/email", "/account/deactivate", "/account/handle"]).default("/account/passkeys"),
+  next: z.enum(["/account/passkeys", "/account/password", "/account/email", "/account/deactivate", "/account/handle", "/account/identity"]).default("/account/passkeys"),
   response: authenticationResponseSchema,
 });
 
