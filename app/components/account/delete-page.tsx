@@ -23,10 +23,7 @@ export function DeletePage({ view, errorsFor }: { view: DeleteAccountView; error
   const waitError = errorsFor("request").errors.form;
   return (
     <AccountShell base={view} current="/account/delete" title={t("account:titles.delete")}>
-      <Warning>
-        <p>{t("account:deletion.warning", { handle: `@${view.account.handle}` })}</p>
-        <p className="mt-2">{t("account:deletion.keepsIdentity", { did: view.account.did })}</p>
-      </Warning>
+      <Warning>{t("account:deletion.warning", { handle: `@${view.account.handle}` })}</Warning>
       {!view.available ? (
         <NoEmail view={view} />
       ) : view.codeSent || failed ? (
@@ -34,6 +31,8 @@ export function DeletePage({ view, errorsFor }: { view: DeleteAccountView; error
       ) : (
         <RequestForm view={view} waitError={waitError} />
       )}
+      {/* After the step to take, which a phone shows first: what stays when the account goes (docs/decisions/0050). */}
+      <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:deletion.keepsIdentity", { did: view.account.did })}</p>
     </AccountShell>
   );
 }
