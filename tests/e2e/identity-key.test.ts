@@ -4,9 +4,8 @@ import { P256Keypair } from "@atproto/crypto";
 import * as plc from "@did-plc/lib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
-import { startSmtpServer, type TestSmtp } from "../helpers/smtp.ts";
-import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { E2E_TIMEOUT, expectAccessible, hydrated, PASSWORD, releaseBrowser, sharedBrowser, visibleText, watchedPage } from "./support.ts";
+import type { TestServer } from "../helpers/test-server.ts";
+import { E2E_TIMEOUT, expectAccessible, hydrated, mailingServer, PASSWORD, visibleText, watchedPage, type MailingServer } from "./support.ts";
 
 /**
  * "Keep a key of your own" (/account/identity; issue 30, item 2; docs/decisions/0050) in Chromium on a phone
@@ -18,21 +17,18 @@ import { E2E_TIMEOUT, expectAccessible, hydrated, PASSWORD, releaseBrowser, shar
 
 const directoryUrl = inject("plcDirectoryUrl");
 
+let setup: MailingServer;
 let server: TestServer;
-let smtp: TestSmtp;
 let browser: Browser;
-const accounts: Record<string, { did: string; handle: string }> = {};
+let accounts: MailingServer["accounts"];
 
 beforeAll(async () => {
-  smtp = await startSmtpServer();
-  [server, browser] = await Promise.all([startTestServer({ ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>" }), sharedBrowser()]);
-  for (const name of ["ivy", "jon", "kim"]) accounts[name] = await createAccount(server, { handle: `${name}.test`, email: `${name}@example.com`, password: PASSWORD });
+  setup = await mailingServer(["ivy", "jon", "kim"]);
+  ({ server, browser, accounts } = setup);
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await releaseBrowser(browser);
-  await server?.stop();
-  await smtp?.stop();
+  await setup?.close();
 });
 
 async function signIn(page: Page, handle: string): Promise<void> {

@@ -68,6 +68,16 @@ async function accountCli(args: string[], env: Record<string, string>): Promise<
   }
 }
 
+/** What a server started with `settings` printed as it refused to start ("" when it started, and it is stopped). */
+async function refusalToStart(settings: Record<string, string>): Promise<string> {
+  try {
+    await (await startTestServer(settings)).stop();
+    return "";
+  } catch (error) {
+    return String(error);
+  }
+}
+
 /** The DID's last operation, as the directory has it. */
 async function lastOperation(did: string): Promise<plc.Operation> {
   return (await (await fetch(`${directoryUrl}/${did}/log/last`)).json()) as plc.Operation;
@@ -150,13 +160,7 @@ describe("a copy of a running server's database, without the environment's keys"
   });
 
   it("a server started on it without the keys refuses to start, naming the missing key; so does the account tool", async () => {
-    const refusal = await startTestServer({ DATABASE_URL: copy.url }).then(
-      async (started) => {
-        await started.stop();
-        return "";
-      },
-      (error: unknown) => String(error),
-    );
+    const refusal = await refusalToStart({ DATABASE_URL: copy.url });
     expect(refusal).toContain("server exited (1) before listening");
     expect(refusal).toContain("ATRIUM_KEY_ENCRYPTION_KEY is not set, and 2 accounts' signing keys are");
     expect(refusal).toContain("A new key would open none of them.");
@@ -170,16 +174,35 @@ describe("a copy of a running server's database, without the environment's keys"
   });
 });
 
-describe("keys stored in the clear by an earlier version", () => {
-  let database: ServerDatabase;
+/**
+ * A database of the describe block's own (a server started on it with DATABASE_URL does not remove it), and the
+ * servers to stop at the block's end.
+ */
+function ownDatabase(): { readonly database: ServerDatabase; servers: TestServer[] } {
+  let database: ServerDatabase | undefined;
   const servers: TestServer[] = [];
+  beforeAll(async () => {
+    database = await createServerDatabase();
+  });
   afterAll(async () => {
     for (const server of servers) await server.stop();
     await database?.remove();
   });
+  return {
+    get database() {
+      if (!database) throw new Error("the database is made before the block's tests");
+      return database;
+    },
+    servers,
+  };
+}
+
+describe("keys stored in the clear by an earlier version", () => {
+  const own = ownDatabase();
+  const servers = own.servers;
 
   it("are sealed at start by two processes starting at once, each key once, and both serve the accounts' commits", async () => {
-    database = await createServerDatabase();
+    const database = own.database;
     // A fresh SQLite file is migrated by the server's start; the accounts must be there before it.
     if (database.path !== undefined) migrateDatabase(database.path);
     const db = database.open();
@@ -217,15 +240,11 @@ describe("keys stored in the clear by an earlier version", () => {
 });
 
 describe("rotating the key (npm run account -- rotate-key-encryption)", () => {
-  let database: ServerDatabase;
-  const stopLater: TestServer[] = [];
-  afterAll(async () => {
-    for (const server of stopLater) await server.stop();
-    await database?.remove();
-  });
+  const own = ownDatabase();
+  const stopLater = own.servers;
 
   it("with the new key and the old as a previous one, the command seals every key under the new; then the new key alone serves, the old alone is refused", async () => {
-    database = await createServerDatabase();
+    const database = own.database;
     const oldKey = hex();
     const newKey = hex();
     const base = { DATABASE_URL: database.url, ATRIUM_PLC_ROTATION_KEY: KEYS.ATRIUM_PLC_ROTATION_KEY };
@@ -253,13 +272,7 @@ describe("rotating the key (npm run account -- rotate-key-encryption)", () => {
     const [header, payload, signature] = serviceAuth.body.token.split(".") as [string, string, string];
     expect(await verifySignature(await accountDidKey(alice.did), new TextEncoder().encode(`${header}.${payload}`), Buffer.from(signature, "base64url"))).toBe(true);
 
-    const refused = await startTestServer({ ...base, ATRIUM_KEY_ENCRYPTION_KEY: oldKey }).then(
-      async (started) => {
-        await started.stop();
-        return "";
-      },
-      (error: unknown) => String(error),
-    );
+    const refused = await refusalToStart({ ...base, ATRIUM_KEY_ENCRYPTION_KEY: oldKey });
     expect(refused).toContain("2 accounts' signing keys are");
     expect(refused).toContain("neither ATRIUM_KEY_ENCRYPTION_KEY");
   });
@@ -267,13 +280,7 @@ describe("rotating the key (npm run account -- rotate-key-encryption)", () => {
 
 describe("an https issuer", () => {
   it("does not start without the keys from the environment, and names each missing one with how to make it", async () => {
-    const refusal = await startTestServer({ PUBLIC_URL: "https://pds.example.com", ATRIUM_TEST_FAST_PASSWORD_HASHES: "" }).then(
-      async (started) => {
-        await started.stop();
-        return "";
-      },
-      (error: unknown) => String(error),
-    );
+    const refusal = await refusalToStart({ PUBLIC_URL: "https://pds.example.com", ATRIUM_TEST_FAST_PASSWORD_HASHES: "" });
     expect(refusal).toContain("server exited (1) before listening");
     expect(refusal).toContain("ATRIUM_PLC_ROTATION_KEY: the secp256k1 key that signs the accounts' DID operations. Make one with `openssl rand -hex 32`");
     expect(refusal).toContain("ATRIUM_KEY_ENCRYPTION_KEY: the key that seals the accounts' signing keys in the database");
