@@ -84,13 +84,18 @@ async function lastOperation(did: string): Promise<plc.Operation> {
 }
 
 /**
- * Every key an attacker holding only the copy could try: each stored secret's bytes read as an AES key, a P-256
- * and a secp256k1 private key, and the keys a server started on the copy would generate for itself.
+ * Every key an attacker holding only the copy could try: each stored signing key read as a private JWK (as versions
+ * before docs/decisions/0050 stored it), each stored secret's bytes read as an AES key, a P-256 and a secp256k1
+ * private key, and the keys a server started on the copy would generate for itself.
  */
 async function candidateKeys(copy: Database): Promise<{ aes: Buffer[]; signers: Keypair[] }> {
   const secrets = await rowsOf<{ name: string; value: string }>(copy, sql`SELECT "name", "value" FROM "ServerSecret"`);
   const bytes = [...secrets.map((secret) => Buffer.from(secret.value, "base64url")), randomBytes(32)];
   const signers: Keypair[] = [];
+  for (const { signingKey } of await rowsOf<{ signingKey: string }>(copy, sql`SELECT "signingKey" FROM "Account"`)) {
+    const inTheClear = await accountKeypair(signingKey).catch(() => undefined);
+    if (inTheClear) signers.push(inTheClear);
+  }
   for (const key of bytes) {
     signers.push(await Secp256k1Keypair.import(key));
     signers.push(await P256Keypair.import(key));
