@@ -108,7 +108,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
   let result: unknown;
-  if (method.type === "query") result = await method.handler(ctx);
+  if (method.type === "query" || method.input === "none") result = await method.handler(ctx);
   else if (method.input === "stream") result = await method.handler(ctx, request.chunks());
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
@@ -141,11 +141,22 @@ async function authenticate(services: Services, request: ApiRequest, nsid: strin
     method: request.method,
     url: publicRequestUrl(services.config.issuer, request),
   });
-  if (caller.accountDeactivated && nsid !== GET_SESSION) throw accountDeactivated();
+  if (caller.accountDeactivated && !ALLOWED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
   return caller;
 }
 
-const GET_SESSION = "com.atproto.server.getSession";
+/**
+ * What a deactivated account's callers may still call: getSession, and the identity methods, which the reference
+ * PDS allows a deactivated account since moving an account happens while one end of it is deactivated (the account
+ * being moved here is deactivated until it is activated, after its DID names this server: docs/decisions/0050).
+ */
+const ALLOWED_WHILE_DEACTIVATED = new Set([
+  "com.atproto.server.getSession",
+  "com.atproto.identity.getRecommendedDidCredentials",
+  "com.atproto.identity.requestPlcOperationSignature",
+  "com.atproto.identity.signPlcOperation",
+  "com.atproto.identity.submitPlcOperation",
+]);
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
