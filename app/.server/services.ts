@@ -1,4 +1,4 @@
-import { translatorFor } from "./i18n/translate.ts";
+import { deletionEmail, emailChangeEmails, recoveryEmail, signInCodeEmail } from "./email/templates.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { HandleRules } from "./accounts/handle-rules.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
@@ -328,19 +328,13 @@ export async function createServices(
     /** The emailed code that password sessions on the account's own password may need (docs/decisions/0047). */
     emailAuthFactor: new EmailAuthFactor(accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "sign-in-code"), {
       serviceName: config.brand.serviceName,
-      email: ({ service, code, minutes, handle }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:appPasswords.signInCode.email.subject", { service }), text: t("account:appPasswords.signInCode.email.text", { service, code, handle, count: minutes }) };
-      },
+      email: signInCodeEmail,
     }),
     recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
       issuer: config.issuer,
       serviceName: config.brand.serviceName,
       lifetimeMs: config.lifetimes.recoveryCode,
-      email: ({ service, link, code, minutes, handle }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:recovery.email.subject", { service }), text: t("account:recovery.email.text", { service, link, code, handle, count: minutes }) };
-      },
+      email: recoveryEmail,
       onSendError: (error) => reportError("Sending a password-recovery email failed", error),
       now,
     }, typedCodes),
@@ -348,10 +342,7 @@ export async function createServices(
     /** Deleting an account by emailed code and password (docs/decisions/0030). */
     accountDeletion: new AccountDeletion(accounts, typedCodes, new SqlAccountDeletionStore(db, config.firehose.backfillMs), identity, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "deletion"), {
       serviceName: config.brand.serviceName,
-      email: ({ service, code, minutes, handle }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:deletion.email.subject", { service }), text: t("account:deletion.email.text", { service, code, handle, count: minutes }) };
-      },
+      email: deletionEmail,
       onDeleted: () => appended.notify(),
       sweepBlobs: () => blobs.sweepAll(),
       now,
@@ -379,16 +370,7 @@ export async function createServices(
     /** Changing the account's email with a code sent to the new address (docs/decisions/0030). */
     emailUpdate: new EmailUpdate(accounts, new SqlEmailUpdateStore(db), typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "email-change"), {
       serviceName: config.brand.serviceName,
-      emails: {
-        confirm: ({ service, code, minutes, handle }, language) => {
-          const t = translatorFor(language);
-          return { subject: t("account:emailChange.confirmEmail.subject", { service }), text: t("account:emailChange.confirmEmail.text", { service, code, handle, count: minutes }) };
-        },
-        changed: ({ service, email, handle }, language) => {
-          const t = translatorFor(language);
-          return { subject: t("account:emailChange.changedEmail.subject", { service }), text: t("account:emailChange.changedEmail.text", { service, email, handle }) };
-        },
-      },
+      emails: emailChangeEmails,
       onSendError: (error) => reportError("Sending the email-change notice failed", error),
     }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */

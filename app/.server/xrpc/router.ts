@@ -9,7 +9,7 @@ import { identityMethods } from "./handlers/identity.ts";
 import { preferenceMethods } from "./handlers/preferences.ts";
 import { repoMethods } from "./handlers/repo.ts";
 import { syncMethods } from "./handlers/sync.ts";
-import { isBytesAnswer } from "./bytes-answer.ts";
+import { BytesAnswer } from "./bytes-answer.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
 import { proxyCall } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
@@ -125,7 +125,7 @@ function refuseControlCharacters(params: URLSearchParams): void {
 
 /** JSON, unless the method built its own answer (a CAR file, a blob). */
 function answerOf(result: unknown): ApiResponse {
-  return isBytesAnswer(result) ? result : jsonResponse(result);
+  return result instanceof BytesAnswer ? result : jsonResponse(result);
 }
 
 /**
