@@ -1,4 +1,4 @@
-import { deletionEmail, emailChangeEmails, recoveryEmail, signInCodeEmail } from "./email/templates.ts";
+import { deletionEmail, emailChangeEmails, keyAddedEmail, plcOperationEmail, recoveryEmail, signInCodeEmail } from "./email/templates.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { HandleRules } from "./accounts/handle-rules.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
@@ -351,19 +351,13 @@ export async function createServices(
     plcOperations: new PlcOperations(identity, accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "plc-operation"), {
       serviceName: config.brand.serviceName,
       pdsEndpoint: config.issuer,
-      email: ({ service, code, minutes, handle }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:plcOperation.email.subject", { service }), text: t("account:plcOperation.email.text", { service, code, handle, count: minutes }) };
-      },
+      email: plcOperationEmail,
       onIdentityChanged: announceIdentity,
     }),
     /** "Keep a key of your own": the person's did:key above this server's in the DID's rotation keys (docs/decisions/0050). */
     ownKeys: new OwnKeys(identity, mailer, {
       serviceName: config.brand.serviceName,
-      addedEmail: ({ service, handle, key }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:ownKey.addedEmail.subject", { service }), text: t("account:ownKey.addedEmail.text", { service, handle, key }) };
-      },
+      addedEmail: keyAddedEmail,
       onIdentityChanged: announceIdentity,
       onSendError: (error) => reportError("Sending the notice of an added rotation key failed", error),
     }),

@@ -2,6 +2,8 @@ import type { DeletionEmail } from "../accounts/account-deletion.ts";
 import type { SignInCodeEmail } from "../accounts/email-auth-factor.ts";
 import type { EmailUpdateEmails } from "../accounts/email-update.ts";
 import type { RecoveryEmail } from "../accounts/password-recovery.ts";
+import type { KeyAddedEmail } from "../identity/own-keys.ts";
+import type { PlcOperationEmail } from "../identity/plc-operations.ts";
 import { translatorFor } from "../i18n/translate.ts";
 
 /**
@@ -38,4 +40,16 @@ export const emailChangeEmails: EmailUpdateEmails = {
     const t = translatorFor(language);
     return { subject: t("account:emailChange.changedEmail.subject", { service }), text: t("account:emailChange.changedEmail.text", { service, email, handle }) };
   },
+};
+
+/** The code that lets this server sign an operation on the account's DID (docs/decisions/0050). */
+export const plcOperationEmail: PlcOperationEmail = ({ service, code, minutes, handle }, language) => {
+  const t = translatorFor(language);
+  return { subject: t("account:plcOperation.email.subject", { service }), text: t("account:plcOperation.email.text", { service, code, handle, count: minutes }) };
+};
+
+/** The notice that a key of the person's own now rotates the account's DID (docs/decisions/0050). */
+export const keyAddedEmail: KeyAddedEmail = ({ service, handle, key }, language) => {
+  const t = translatorFor(language);
+  return { subject: t("account:ownKey.addedEmail.subject", { service }), text: t("account:ownKey.addedEmail.text", { service, handle, key }) };
 };
