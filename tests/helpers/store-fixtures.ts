@@ -32,6 +32,8 @@ export const TABLES = [
   "PasswordRefreshToken",
   "PasswordSession",
   "AppPassword",
+  "InviteCodeUse",
+  "InviteCode",
   "Account",
   "Client",
   "AuthorizationRequest",

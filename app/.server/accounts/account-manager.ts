@@ -1,3 +1,4 @@
+import { parseDidKey } from "@atproto/crypto";
 import { z } from "zod";
 import { AccountError, type AccountErrorCode, type AccountField } from "./account-errors.ts";
 import type { AccountStore, LockdownResult, StoredAccount } from "./account-store.ts";
@@ -16,7 +17,26 @@ const passwordSchema = z
   .min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`)
   .max(PASSWORD_MAX_LENGTH, "password is too long");
 
-export type NewAccount = { handle: string; email: string; password: string };
+/** `recoveryKey`: a did:key the person holds, placed above this server's rotation key (docs/decisions/0052). */
+export type NewAccount = { handle: string; email: string; password: string; recoveryKey?: string };
+
+/**
+ * What a sign-up adds to a plain create (docs/decisions/0052): an invite code, one use of which the store spends in
+ * the step that stores the account, and checks to run once the fields are checked and the handle and email found free,
+ * before anything is registered at the PLC directory (the invite's availability, a captcha, the address's budget).
+ */
+export type CreateOptions = { inviteCode?: string; beforeRegistering?: (checked: { handle: string; email: string }) => Promise<void> };
+
+/** A recovery key as the person gave it: a did:key of a curve did:plc accepts (P-256 or secp256k1), or refused at its field. */
+export function parseRecoveryKey(text: string): string {
+  const key = text.trim();
+  try {
+    if (key.startsWith("did:key:") && parseDidKey(key)) return key;
+  } catch {
+    // Refused below.
+  }
+  throw new AccountError("recoveryKey_invalid", "recoveryKey must be a did:key of a P-256 or secp256k1 public key", "recoveryKey");
+}
 
 function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, field: AccountField): T {
   const result = schema.safeParse(value);
@@ -51,16 +71,18 @@ export class AccountManager {
    * handle or email already taken here is refused before anything is registered, and one taken by a concurrent create
    * after that check gets its registered DID tombstoned (`insertRegistered`).
    */
-  async create(input: NewAccount): Promise<AccountSummary> {
+  async create(input: NewAccount, options: CreateOptions = {}): Promise<AccountSummary> {
     const handle = this.handles.check(input.handle);
     const email = parseField(emailSchema, input.email, "email");
     const password = parseField(passwordSchema, input.password, "password");
+    const recoveryKey = input.recoveryKey === undefined ? undefined : parseRecoveryKey(input.recoveryKey);
     await this.refuseTaken(handle, email);
+    await options.beforeRegistering?.({ handle, email });
     const passwordHash = await hashPassword(password);
     const signingKey = await generateSigningKey();
-    const did = await this.identity.register({ handle, signingKey });
+    const did = await this.identity.register({ handle, signingKey, recoveryKey });
     const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
-    await this.insertRegistered(account);
+    await this.insertRegistered(account, options.inviteCode);
     await this.startRepository(account);
     return summary(account);
   }
@@ -98,13 +120,14 @@ export class AccountManager {
 
   /**
    * Stores an account whose DID was just registered. When the insert fails — a concurrent create took the handle or
-   * the email between `refuseTaken` and here (issue 18), or the database failed — that DID would stay registered at
+   * the email between `refuseTaken` and here (issue 18), or the last use of its invite code (docs/decisions/0052),
+   * or the database failed — that DID would stay registered at
    * the directory, naming this PDS, for an account that never existed: it is tombstoned before the refusal goes out
    * (docs/decisions/0030). Should the tombstone fail too, the refusal says which DID was left behind.
    */
-  private async insertRegistered(account: StoredAccount): Promise<void> {
+  private async insertRegistered(account: StoredAccount, inviteCode?: string): Promise<void> {
     try {
-      await this.insert(account);
+      await this.insert(account, inviteCode);
     } catch (error) {
       throw await this.abandonRegisteredDid(account.did, error);
     }
@@ -121,8 +144,9 @@ export class AccountManager {
     }
   }
 
-  private async insert(account: StoredAccount): Promise<void> {
-    const clash = await this.store.insert(account);
+  private async insert(account: StoredAccount, inviteCode?: string): Promise<void> {
+    const clash = await this.store.insert(account, inviteCode === undefined ? undefined : { code: inviteCode });
+    if (clash === "invite") throw new AccountError("inviteCode_invalid", "Provided invite code not available", "inviteCode");
     if (clash === "handle") throw new AccountError("handle_taken", `handle ${account.handle} is already taken`, "handle");
     if (clash === "email") throw new AccountError("email_taken", `email ${account.email} is already in use`, "email");
     if (clash === "did") throw new AccountError("did_taken", `did ${account.did} already has an account`, "did");

@@ -6,8 +6,11 @@ import { atprotoOperation, didOfGenesis, operationCid, signOperation, type PlcOp
 
 /** What account creation and handle changes need from the identity system (docs/decisions/0028a-plc-identity.md). */
 export interface IdentityRegistry {
-  /** Registers a new did:plc naming the handle, the account's key (its stored JWK) and this PDS; answers the DID. */
-  register(account: { handle: string; signingKey: string }): Promise<string>;
+  /**
+   * Registers a new did:plc naming the handle, the account's key (its stored JWK) and this PDS; answers the DID.
+   * `recoveryKey`, a did:key the person holds, goes above this server's rotation key (docs/decisions/0052).
+   */
+  register(account: { handle: string; signingKey: string; recoveryKey?: string }): Promise<string>;
   /** Points the DID's document at the new handle (a signed update operation), before the handle changes here. */
   updateHandle(did: string, handle: string): Promise<void>;
   /** Whether the directory knows the DID. */
@@ -31,9 +34,12 @@ export class PlcIdentity implements IdentityRegistry {
     private readonly pdsEndpoint: string,
   ) {}
 
-  async register(account: { handle: string; signingKey: string }): Promise<string> {
+  async register(account: { handle: string; signingKey: string; recoveryKey?: string }): Promise<string> {
     const signingKey = (await accountKeypair(account.signingKey)).did();
-    const unsigned = atprotoOperation({ handle: account.handle, signingKey, pdsEndpoint: this.pdsEndpoint, rotationKeys: [this.rotationKey.did()] }, null);
+    // did:plc specification: rotation keys are "ordered from highest to lowest priority"; the person's own comes first,
+    // as the reference PDS places a recoveryKey given to createAccount.
+    const rotationKeys = account.recoveryKey ? [account.recoveryKey, this.rotationKey.did()] : [this.rotationKey.did()];
+    const unsigned = atprotoOperation({ handle: account.handle, signingKey, pdsEndpoint: this.pdsEndpoint, rotationKeys }, null);
     const genesis = await signOperation(unsigned, this.rotationKey);
     const did = await didOfGenesis(genesis);
     await this.directory.submit(did, genesis);
