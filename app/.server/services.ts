@@ -72,6 +72,12 @@ import { sessionJwtKeys } from "./accounts/session-jwt.ts";
 import { serverDid } from "./config.ts";
 import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
 import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
+import { InviteCodes } from "./accounts/invite-codes.ts";
+import { SqlInviteStore } from "./stores/sql-invite-store.ts";
+import { EmailConfirmation } from "./accounts/email-confirmation.ts";
+import { SignUp } from "./accounts/sign-up.ts";
+import { Captcha } from "./security/captcha.ts";
+import { AdminBasicAuth } from "./security/admin-basic-auth.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -177,7 +183,8 @@ export async function createServices(
     if (await repo.announceIdentity(did, now())) appended.notify();
   };
   const identity = await plcIdentity(config, db, now());
-  const accounts = new AccountManager(accountStore, identity, new HandleRules(config.userDomains), now, announceIdentity, repoWriter);
+  const handleRules = new HandleRules(config.userDomains);
+  const accounts = new AccountManager(accountStore, identity, handleRules, now, announceIdentity, repoWriter);
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
@@ -202,6 +209,27 @@ export async function createServices(
   exportWatch.start(EXPORT_SWEEP_MS);
   metrics.watchRepoExports(() => exportWatch.state());
   const proxying = serviceProxying(config, now, log, accounts);
+  const { signUp: signUpSettings } = config;
+  // docs/decisions/0052: invite codes, the address's confirmation by a typed code, sign-up.
+  const invites = new InviteCodes(new SqlInviteStore(db), { hostname: config.publicUrl.hostname, required: signUpSettings.inviteRequired, intervalMs: signUpSettings.inviteIntervalMs, now });
+  const emailConfirmation = new EmailConfirmation(accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "email-confirmation"), {
+    serviceName: config.brand.serviceName,
+    email: ({ service, code, minutes, handle }, language) => {
+      const t = translatorFor(language);
+      return { subject: t("account:emailConfirmation.email.subject", { service }), text: t("account:emailConfirmation.email.text", { service, code, handle, count: minutes }) };
+    },
+    onSendError: (error) => reportError("Sending the email-confirmation code failed", error),
+  });
+  const signUp = new SignUp(
+    accounts,
+    handleRules,
+    invites,
+    new SqlLimitStore(db),
+    emailConfirmation,
+    signUpSettings.captcha ? new Captcha(signUpSettings.captcha) : undefined,
+    { enabled: signUpSettings.enabled, perAddressPerHour: signUpSettings.perAddressPerHour },
+    now,
+  );
 
   return {
     config,
@@ -229,6 +257,7 @@ export async function createServices(
       pendingPerAddress: config.parPendingPerAddress,
       permissionSets: permissionSetResolver(config, db, log, proxying.dids),
       now,
+      signUp: config.signUp.enabled,
     }),
     authorize: new AuthorizeManager(config.issuer, clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
@@ -270,6 +299,14 @@ export async function createServices(
     passkeys,
     /** Codes emailed for a person to type (docs/decisions/0030). */
     typedCodes,
+    /** Invite codes (docs/decisions/0052). */
+    invites,
+    /** Creating accounts: the screens and createAccount (docs/decisions/0052). */
+    signUp,
+    /** Confirming the account's email address with a mailed code (docs/decisions/0052). */
+    emailConfirmation,
+    /** HTTP Basic admin:<ATRIUM_ADMIN_PASSWORD> on the admin /xrpc methods (docs/decisions/0052). */
+    adminAuth: new AdminBasicAuth(config.adminPassword, new SqlAttemptStore(db), undefined, now),
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, appPasswords),
     appPasswords,
     /** com.atproto.server.createSession and the calls made with its tokens (docs/decisions/0047). */

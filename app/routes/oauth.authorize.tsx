@@ -1,6 +1,7 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useActionData, useLoaderData } from "@remix-run/react";
 import { ConsentScreen } from "../components/consent/consent-screen";
+import { SignUpScreen } from "../components/sign-up/sign-up-screen";
 import { verifiedNameText } from "../components/consent/client-identity";
 import { pageTitle } from "../components/ui/brand";
 import { metaT } from "../components/ui/i18n";
@@ -14,6 +15,7 @@ export const meta: MetaFunction<typeof loader> = ({ data, matches }) => {
   const t = metaT(matches);
   if (!data) return pageTitle(matches, t("consent:pageTitle.sign-in"));
   if (data.kind === "error") return pageTitle(matches, data.title);
+  if (data.kind === "sign-up") return pageTitle(matches, data.client ? t("consent:tabTitle", { step: t("consent:pageTitle.sign-up"), who: verifiedNameText(t, data.client) }) : t("consent:pageTitle.sign-up"));
   return pageTitle(matches, t("consent:tabTitle", { step: t(`consent:pageTitle.${data.step}`), who: verifiedNameText(t, data.client) }));
 };
 export const headers = screenHeaders;
@@ -32,7 +34,10 @@ export default function Authorize() {
   const view = useLoaderData<typeof loader>();
   const actionData = useActionData<typeof action>();
   if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
+  // The sign-up form's answers are its next view (its last step, or its refusals beside their fields).
+  if (actionData?.kind === "sign-up") return <SignUpScreen view={actionData} />;
   if (view.kind === "error") return <ErrorPage {...view} />;
+  if (view.kind === "sign-up") return <SignUpScreen view={view} />;
   const formError = actionData?.kind === "form-errors" ? actionData : undefined;
   return <ConsentScreen view={view} formError={formError?.errors.form} identifier={formError?.values?.identifier} />;
 }

@@ -169,7 +169,15 @@ const PROTECTED = [
 /** Each as written, with its authority upper-cased, and all upper-cased (the reference compares them without regard to case). */
 const spellings = () => PROTECTED.flatMap((nsid) => [nsid, nsid.replace("com.atproto.", "COM.ATPROTO."), nsid.toUpperCase()]);
 /** Those this server implements itself: a call runs here, whatever atproto-proxy says. */
-const LOCAL = ["com.atproto.identity.updateHandle", "com.atproto.server.getServiceAuth", "com.atproto.server.getSession"];
+const LOCAL = [
+  "com.atproto.identity.updateHandle",
+  "com.atproto.server.getServiceAuth",
+  "com.atproto.server.getSession",
+  // docs/decisions/0052: the address's confirmation and the account's invite codes.
+  "com.atproto.server.confirmEmail",
+  "com.atproto.server.requestEmailConfirmation",
+  "com.atproto.server.getAccountInviteCodes",
+];
 
 describe("protected methods: never proxied, no service token minted", () => {
   it("a call for one, named by atproto-proxy to the app view, in any spelling, is refused or served here; the app view is never called", async () => {

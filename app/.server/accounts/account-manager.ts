@@ -10,6 +10,12 @@ import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDu
 
 export type AccountSummary = { did: string; handle: string; email: string; createdAt: Date };
 
+/**
+ * A new account, with the password hash it was stored with: what a session made for it at once proves (a sign-up's
+ * browser session, createAccount's password session: docs/decisions/0052).
+ */
+export type CreatedAccount = AccountSummary & { proof: { passwordHash: string } };
+
 export { AccountError, type AccountErrorCode, type AccountField };
 
 const passwordSchema = z
@@ -71,7 +77,7 @@ export class AccountManager {
    * handle or email already taken here is refused before anything is registered, and one taken by a concurrent create
    * after that check gets its registered DID tombstoned (`insertRegistered`).
    */
-  async create(input: NewAccount, options: CreateOptions = {}): Promise<AccountSummary> {
+  async create(input: NewAccount, options: CreateOptions = {}): Promise<CreatedAccount> {
     const handle = this.handles.check(input.handle);
     const email = parseField(emailSchema, input.email, "email");
     const password = parseField(passwordSchema, input.password, "password");
@@ -84,7 +90,7 @@ export class AccountManager {
     const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
     await this.insertRegistered(account, options.inviteCode);
     await this.startRepository(account);
-    return summary(account);
+    return { ...summary(account), proof: { passwordHash } };
   }
 
   /**
@@ -204,6 +210,11 @@ export class AccountManager {
   async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean; emailAuthFactor: boolean } | undefined> {
     const settings = await this.store.emailSettings(did);
     return settings ? { email: settings.email, emailConfirmed: settings.emailConfirmedAt !== null, emailAuthFactor: settings.emailAuthFactor } : undefined;
+  }
+
+  /** Marks the address confirmed if the account still has it (docs/decisions/0052); false otherwise. */
+  async confirmEmail(did: string, email: string): Promise<boolean> {
+    return this.store.confirmEmail(did, email, this.now());
   }
 
   /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */

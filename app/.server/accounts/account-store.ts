@@ -42,6 +42,11 @@ export interface AccountStore {
   profile(by: "did" | "handle" | "email", value: string): Promise<AccountProfile | undefined>;
   /** The account's email settings (getSession, the emailed sign-in code: docs/decisions/0047). */
   emailSettings(did: string): Promise<EmailSettings | undefined>;
+  /**
+   * Marks the account's address confirmed, if it still is `email` (the address a confirmation code was sent to:
+   * docs/decisions/0052); false otherwise.
+   */
+  confirmEmail(did: string, email: string, now: number): Promise<boolean>;
   /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */
   setEmailAuthFactor(did: string, on: boolean, now: number): Promise<void>;
   /** Every account, oldest first. */

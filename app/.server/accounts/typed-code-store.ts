@@ -2,7 +2,7 @@
  * What a typed code is for (docs/decisions/0030). A code is issued for one purpose and checked for one purpose: a
  * code emailed to delete an account never resets a password.
  */
-export type CodePurpose = "recovery" | "email-update" | "account-deletion" | "sign-in";
+export type CodePurpose = "recovery" | "email-update" | "account-deletion" | "sign-in" | "email-confirmation";
 
 /** A typed code as stored: only its keyed hash. Times are epoch milliseconds. */
 export type StoredTypedCode = {

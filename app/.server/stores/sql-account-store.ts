@@ -99,6 +99,13 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
+  async confirmEmail(did: string, email: string, now: number) {
+    return this.db.execute(function* (): Program<boolean> {
+      // One conditional statement: a code sent to an address the account no longer has confirms nothing.
+      return (yield* run(sql`UPDATE "Account" SET "emailConfirmedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "email" = ${email}`)) > 0;
+    });
+  }
+
   async setEmailAuthFactor(did: string, on: boolean, now: number) {
     return this.db.execute(function* (): Program<void> {
       yield* run(sql`UPDATE "Account" SET "emailAuthFactor" = ${on}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);

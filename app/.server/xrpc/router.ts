@@ -19,9 +19,13 @@ import { accountDeactivated } from "../accounts/account-status.ts";
 import { firstWithControlCharacter } from "../util/control-characters.ts";
 import { appPasswordMethods } from "./handlers/app-passwords.ts";
 import { passwordSessionMethods } from "./handlers/password-sessions.ts";
+import { signUpMethods } from "./handlers/sign-up.ts";
+import { inviteMethods } from "./handlers/invites.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
+  ...signUpMethods,
+  ...inviteMethods,
   ...passwordSessionMethods,
   ...appPasswordMethods,
   ...identityMethods,
@@ -104,11 +108,19 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
     const result = method.input === "none" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
     return jsonResponse(result, 200, { "Cache-Control": "no-store" });
   }
+  if (method.auth === "admin") {
+    // docs/decisions/0052: HTTP Basic admin:<password>, throttled, before the input is read.
+    await services.adminAuth.verifyBasic(request.headers.get("Authorization"), request.clientAddress);
+    const ctx = { services, request, params };
+    const result = method.type === "query" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
+    return jsonResponse(result ?? {}, 200, { "Cache-Control": "no-store" });
+  }
 
   const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
   let result: unknown;
   if (method.type === "query") result = await method.handler(ctx);
+  else if (method.input === "none") result = await method.handler(ctx);
   else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });

@@ -44,7 +44,18 @@ export function AccountOverview({ view }: { view: OverviewView }) {
             </a>
           </dd>
           <dt className="font-semibold">{t("account:overview.email")}</dt>
-          <dd className="break-all">{view.email}</dd>
+          <dd className="flex flex-wrap items-baseline gap-x-3 break-all">
+            <span>{view.email}</span>
+            {/* docs/decisions/0052: until the address is confirmed, the way to confirm it. */}
+            {view.emailConfirmed ? null : (
+              <>
+                <span className="text-sm font-medium text-amber-800 dark:text-amber-300">{t("account:overview.emailUnconfirmed")}</span>
+                <a href="/account/email#confirm-email" className={`${linkStyle} text-sm`}>
+                  {t("account:overview.confirmEmail")}
+                </a>
+              </>
+            )}
+          </dd>
           <dt className="font-semibold">{t("account:overview.accountId")}</dt>
           <dd className="font-mono text-sm break-all">{view.account.did}</dd>
         </dl>

@@ -78,6 +78,14 @@ export function SignInFields({ view, formError, identifier }: Props) {
           autofill
         />
       ) : null}
+      {view.links.createAccount ? (
+        <p className="text-sm text-slate-700 dark:text-slate-200">
+          {t("consent:newHere")}{" "}
+          <a href={view.links.createAccount} className={linkStyle}>
+            {t("consent:createAccount")}
+          </a>
+        </p>
+      ) : null}
     </fieldset>
   );
 }

@@ -26,6 +26,8 @@ type FieldProps = {
   labelAside?: React.ReactNode;
   /** Focus on arrival (the browser does it before any JavaScript runs): the field a failed form post asks to correct. */
   autoFocus?: boolean;
+  /** What was typed, as it is typed (once JavaScript runs): the sign-up form's password strength. */
+  onChange?: React.ChangeEventHandler<HTMLInputElement>;
 };
 
 /** A labelled input whose hint and error are announced with it. */

@@ -36,6 +36,9 @@ const NOTICES = [
   "sign-in-code-on",
   "sign-in-code-off",
   "password-session-ended",
+  "signed-up",
+  "email-confirmation-sent",
+  "email-address-confirmed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];
