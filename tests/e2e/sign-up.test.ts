@@ -9,6 +9,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { ADMIN_PASSWORD, adminInviteCode } from "../helpers/invites.ts";
 import { startSmtpServer, type TestSmtp } from "../helpers/smtp.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
@@ -28,7 +29,6 @@ import {
   type Findings,
 } from "./support.ts";
 
-const ADMIN_PASSWORD = "an admin password of some length";
 const PASSWORD = "a new long password";
 
 let server: TestServer;
@@ -51,15 +51,6 @@ afterAll(async () => {
   await Promise.all([server?.stop(), app?.stop()]);
   await smtp?.stop();
 });
-
-async function inviteCode(): Promise<string> {
-  const response = await fetch(`${server.issuer}/xrpc/com.atproto.server.createInviteCode`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString("base64")}` },
-    body: JSON.stringify({ useCount: 1 }),
-  });
-  return ((await response.json()) as { code: string }).code;
-}
 
 describe("sign-up", () => {
   it(
@@ -94,7 +85,7 @@ describe("sign-up", () => {
       await expectAccessible(page, "sign-up-refused", findings);
 
       await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-      await page.getByLabel("Invite code").fill(await inviteCode());
+      await page.getByLabel("Invite code").fill(await adminInviteCode(server));
       await page.getByRole("button", { name: "Create account" }).click();
       // The consent screen for the new account: the person allows; nothing was allowed for them.
       const allow = page.locator('button[name="decision"][value="allow"]');
@@ -104,8 +95,8 @@ describe("sign-up", () => {
       const params = await callbackParams(page, app.redirectUri);
       const tokens = await client.exchangeCode(params.get("code")!, pushed.verifier, pushed.redirectUri);
       expect(tokens.status).toBe(200);
-      const document = (await (await fetch(`${process.env.ATRIUM_PLC_DIRECTORY_URL}/${tokens.body.sub}`)).json()) as { alsoKnownAs: string[] };
-      expect(document.alsoKnownAs).toEqual(["at://phonecomer.test"]);
+      const didDocument = (await (await fetch(`${process.env.ATRIUM_PLC_DIRECTORY_URL}/${tokens.body.sub}`)).json()) as { alsoKnownAs: string[] };
+      expect(didDocument.alsoKnownAs).toEqual(["at://phonecomer.test"]);
       expect(csp).toEqual([]);
     },
     E2E_TIMEOUT,
@@ -121,7 +112,7 @@ describe("sign-up", () => {
       await page.getByRole("button", { name: "Continue" }).click();
       await page.getByLabel("Email address").fill("nojscomer@example.com");
       await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-      await page.getByLabel("Invite code").fill(await inviteCode());
+      await page.getByLabel("Invite code").fill(await adminInviteCode(server));
       await page.getByRole("button", { name: "Create account" }).click();
       await page.waitForURL((url) => url.pathname === "/account");
       const text = await page.locator("main").innerText();

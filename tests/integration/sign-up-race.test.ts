@@ -10,12 +10,12 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sql } from "../../app/.server/db/sql.ts";
 import { rowOf, rowsOf } from "../helpers/databases.ts";
+import { ADMIN_PASSWORD, adminInviteCode } from "../helpers/invites.ts";
 import { genesisGate, type PlcGate } from "../helpers/plc-gate.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { callAnonymous } from "../helpers/xrpc.ts";
 
 const directoryUrl = inject("plcDirectoryUrl");
-const ADMIN_PASSWORD = "an admin password of some length";
 const RACERS = 4;
 
 let gate: PlcGate;
@@ -43,12 +43,7 @@ function createAccount(target: TestServer, name: string, inviteCode: string) {
 
 describe("concurrent sign-ups with one single-use invite code, across two processes", () => {
   it("make exactly one account; the others are refused and their DIDs tombstoned", async () => {
-    const made = await callAnonymous<{ code: string }>(first, "com.atproto.server.createInviteCode", {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString("base64")}` },
-      body: JSON.stringify({ useCount: 1 }),
-    });
-    const code = made.body.code;
+    const code = await adminInviteCode(first);
     const answers = await Promise.all(Array.from({ length: RACERS }, (_, i) => createAccount(i % 2 ? second : first, `racer${i}`, code)));
 
     // Every sign-up passed its checks and registered a DID before any was stored.

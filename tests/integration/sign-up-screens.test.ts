@@ -15,12 +15,12 @@ import { openPage, pageText, postForm, type Browser } from "../helpers/account.t
 import { CookieJar, openConsentPage, submitConsent, visibleText } from "../helpers/consent.ts";
 import { rowOf } from "../helpers/databases.ts";
 import { createAlice, createPkce, newClient, REDIRECT } from "../helpers/flow.ts";
+import { ADMIN_PASSWORD, adminInviteCode } from "../helpers/invites.ts";
 import { genesisGate, type PlcGate } from "../helpers/plc-gate.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 const directoryUrl = inject("plcDirectoryUrl");
-const ADMIN_PASSWORD = "an admin password of some length";
 const PASSWORD = "a new long password";
 
 /** A stand-in for the captcha service's verify endpoint: "good" passes, anything else fails; it keeps what it was sent. */
@@ -73,15 +73,6 @@ afterAll(async () => {
   await Promise.all([gate?.close(), smtp?.stop(), captcha?.close()]);
 });
 
-async function inviteCode(): Promise<string> {
-  const response = await fetch(`${server.issuer}/xrpc/com.atproto.server.createInviteCode`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString("base64")}` },
-    body: JSON.stringify({ useCount: 1 }),
-  });
-  return ((await response.json()) as { code: string }).code;
-}
-
 /** The message under a field (the Field component's `<id>-error`). */
 function errorUnder(html: string, field: string): string | undefined {
   const match = new RegExp(`id="${field}-error"[^>]*>([\\s\\S]*?)</p>`).exec(html);
@@ -125,7 +116,7 @@ describe("prompt=create in the OAuth flow", () => {
     const detailsHtml = await details.text();
     expect(visibleText(detailsHtml)).toContain("@flowcomer.test");
     expect(detailsHtml).toContain('href="https://example.com/terms"');
-    const created = await post({ csrf_token: form.csrfToken!, intent: "sign-up", name: "flowcomer", domain: ".test", email: "flowcomer@example.com", password: PASSWORD, invite_code: await inviteCode() });
+    const created = await post({ csrf_token: form.csrfToken!, intent: "sign-up", name: "flowcomer", domain: ".test", email: "flowcomer@example.com", password: PASSWORD, invite_code: await adminInviteCode(server) });
     jar.store(created);
     expect(created.status).toBe(303);
     const did = (await accountWith("flowcomer.test"))!.did;
@@ -148,7 +139,7 @@ describe("prompt=create in the OAuth flow", () => {
 describe("the account area's form", () => {
   it("makes the account and signs it in; the overview offers to confirm the email until it is", async () => {
     const browser: Browser = { server, jar: new CookieJar() };
-    const created = await signUpInAccountArea(browser, "areacomer", { email: "areacomer@example.com", password: PASSWORD, invite_code: await inviteCode() });
+    const created = await signUpInAccountArea(browser, "areacomer", { email: "areacomer@example.com", password: PASSWORD, invite_code: await adminInviteCode(server) });
     expect(created.status).toBe(303);
     expect(created.location).toMatch(/^\/account/);
     const overview = await openPage(browser, "/account");
@@ -183,7 +174,7 @@ describe("the account area's form", () => {
     const badInvite = await signUpInAccountArea(browser, "refused", { email: "refused@example.com", password: PASSWORD, invite_code: "localhost-aaaaa-aaaaa" });
     expect(badInvite.status).toBe(400);
     expect(errorUnder(badInvite.html, "inviteCode")).toBeTruthy();
-    const takenEmail = await signUpInAccountArea(browser, "refused", { email: "ALICE@example.com", password: PASSWORD, invite_code: await inviteCode() });
+    const takenEmail = await signUpInAccountArea(browser, "refused", { email: "ALICE@example.com", password: PASSWORD, invite_code: await adminInviteCode(server) });
     expect(takenEmail.status).toBe(400);
     expect(errorUnder(takenEmail.html, "email")).toBeTruthy();
     expect(await accountWith("refused.test")).toBeUndefined();
@@ -201,7 +192,7 @@ describe("the account area's form", () => {
   it("two people taking one handle at once: one gets it, the other is told under the field, and no DID stays registered for them", async () => {
     const one: Browser = { server, jar: new CookieJar() };
     const two: Browser = { server, jar: new CookieJar() };
-    const [codeOne, codeTwo] = [await inviteCode(), await inviteCode()];
+    const [codeOne, codeTwo] = [await adminInviteCode(server), await adminInviteCode(server)];
     const before = gate.genesisDids.length;
     gate.holdNext(2);
     const answers = await Promise.all([

@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "../../app/.server/db/sql.ts";
 import { rowOf } from "../helpers/databases.ts";
 import { createAlice, newClient, parForm } from "../helpers/flow.ts";
+import { ADMIN_PASSWORD, adminAuthorization, adminInviteCode } from "../helpers/invites.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, expectInsufficientScope, expectXrpcError, tokenWithScope } from "../helpers/xrpc.ts";
 import type { HttpResult } from "../helpers/flow.ts";
 
-const ADMIN_PASSWORD = "an admin password of some length";
-const admin = (password = ADMIN_PASSWORD) => `Basic ${Buffer.from(`admin:${password}`).toString("base64")}`;
+const admin = adminAuthorization;
 
 let server: TestServer;
 let closed: TestServer;
@@ -49,12 +49,6 @@ function post<T = Record<string, unknown>>(target: TestServer, nsid: string, bod
 }
 
 type Session = { accessJwt: string; refreshJwt: string; did: string; handle: string };
-
-async function adminCode(useCount = 1, forAccount?: string): Promise<string> {
-  const made = await post<{ code: string }>(server, "com.atproto.server.createInviteCode", { useCount, ...(forAccount ? { forAccount } : {}) }, { authorization: admin() });
-  expect(made.status).toBe(200);
-  return made.body.code;
-}
 
 /** The next message to `address` (the sign-ups of other tests mail their own codes meanwhile). */
 async function mailTo(address: string) {
@@ -95,7 +89,7 @@ describe("describeServer", () => {
 
 describe("createAccount", () => {
   it("makes the account under a new did:plc with an invite code, answers a password session, and spends the code's use", async () => {
-    const code = await adminCode();
+    const code = await adminInviteCode(server);
     const created = await post<Session>(server, "com.atproto.server.createAccount", { handle: "newcomer.test", email: "Newcomer@Example.com", password: "a new long password", inviteCode: code });
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ handle: "newcomer.test", did: expect.stringMatching(/^did:plc:/), accessJwt: expect.any(String), refreshJwt: expect.any(String) });
@@ -110,7 +104,7 @@ describe("createAccount", () => {
   });
 
   it("refuses with the reference's error names, and a refusal leaves no account and no spent use behind", async () => {
-    const code = await adminCode();
+    const code = await adminInviteCode(server);
     const accounts = await accountCount();
     const attempt = (fields: Record<string, unknown>) => post(server, "com.atproto.server.createAccount", { handle: "fresh.test", email: "fresh@example.com", password: "a new long password", inviteCode: code, ...fields });
     expectXrpcError(await attempt({ inviteCode: undefined }), 400, "InvalidInviteCode");
@@ -188,8 +182,8 @@ describe("invite codes", () => {
   });
 
   it("an account's codes for its password session (never an OAuth token); disableAccountInvites disables them", async () => {
-    const created = await post<Session>(server, "com.atproto.server.createAccount", { handle: "inviter.test", email: "inviter@example.com", password: "a new long password", inviteCode: await adminCode() });
-    const gift = await adminCode(1, created.body.did);
+    const created = await post<Session>(server, "com.atproto.server.createAccount", { handle: "inviter.test", email: "inviter@example.com", password: "a new long password", inviteCode: await adminInviteCode(server) });
+    const gift = await adminInviteCode(server, 1, created.body.did);
     const mine = () => callAnonymous<{ codes: { code: string; forAccount: string; disabled: boolean }[] }>(server, "com.atproto.server.getAccountInviteCodes", { headers: { authorization: `Bearer ${created.body.accessJwt}` } });
     expect((await mine()).body.codes).toEqual([expect.objectContaining({ code: gift, forAccount: created.body.did, disabled: false })]);
 
@@ -206,7 +200,7 @@ describe("invite codes", () => {
 
 describe("email confirmation", () => {
   it("a password session asks for a code and confirms with it; getSession then says emailConfirmed", async () => {
-    const created = await post<Session>(server, "com.atproto.server.createAccount", { handle: "confirmer.test", email: "confirmer@example.com", password: "a new long password", inviteCode: await adminCode() });
+    const created = await post<Session>(server, "com.atproto.server.createAccount", { handle: "confirmer.test", email: "confirmer@example.com", password: "a new long password", inviteCode: await adminInviteCode(server) });
     const first = typedCodeIn(await mailTo("confirmer@example.com")); // the code mailed at sign-up
     const bearer = { authorization: `Bearer ${created.body.accessJwt}` };
     expect((await callAnonymous(server, "com.atproto.server.requestEmailConfirmation", { method: "POST", headers: bearer })).status).toBe(200);

@@ -50,18 +50,7 @@ function ChangeForm({ view, errors, values }: { view: EmailView } & FormState) {
       <SignedInFormFields csrfToken={view.csrfToken} />
       <input type="hidden" name="intent" value="change" />
       <p className="text-slate-700 dark:text-slate-200">{t("account:emailChange.confirmIntro", { count: view.minutes })}</p>
-      <Field
-        id="code"
-        name="code"
-        label={t("account:emailChange.code")}
-        hint={t("account:emailChange.codeHint")}
-        autoComplete="one-time-code"
-        required
-        maxLength={32}
-        defaultValue={values.code ?? ""}
-        error={errors.code}
-        autoFocus={Boolean(errors.code)}
-      />
+      <CodeField id="code" label={t("account:emailChange.code")} errors={errors} values={values} />
       <button type="submit" className={`${primaryButton} self-start`}>
         {t("account:emailChange.submit")}
       </button>
@@ -120,18 +109,7 @@ function ConfirmAddress({ view, confirmation, errors, values }: { view: EmailVie
             <form method="post" noValidate className="flex flex-col gap-4">
               <SignedInFormFields csrfToken={view.csrfToken} />
               <input type="hidden" name="intent" value="confirmation-code" />
-              <Field
-                id="confirmation-code"
-                name="code"
-                label={t("account:emailConfirmation.code")}
-                hint={t("account:emailChange.codeHint")}
-                autoComplete="one-time-code"
-                required
-                maxLength={32}
-                defaultValue={values.code ?? ""}
-                error={errors.code}
-                autoFocus={Boolean(errors.code)}
-              />
+              <CodeField id="confirmation-code" label={t("account:emailConfirmation.code")} errors={errors} values={values} />
               <button type="submit" className={`${primaryButton} self-start`}>
                 {t("account:emailConfirmation.submit")}
               </button>
@@ -148,5 +126,24 @@ function ConfirmAddress({ view, confirmation, errors, values }: { view: EmailVie
         </>
       )}
     </section>
+  );
+}
+
+/** The field of a code from the email (docs/decisions/0030): the new address's, or the current one's confirmation. */
+function CodeField({ id, label, errors, values }: { id: string; label: string } & FormState) {
+  const { t } = useT();
+  return (
+    <Field
+      id={id}
+      name="code"
+      label={label}
+      hint={t("account:emailChange.codeHint")}
+      autoComplete="one-time-code"
+      required
+      maxLength={32}
+      defaultValue={values.code ?? ""}
+      error={errors.code}
+      autoFocus={Boolean(errors.code)}
+    />
   );
 }

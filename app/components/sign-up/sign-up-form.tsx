@@ -1,11 +1,12 @@
 import { useState } from "react";
 import type { SignUpView } from "../../.server/screens/sign-up/sign-up-page";
+import { DomainSelect } from "../ui/domain-select";
 import { Field } from "../ui/field";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
 import { ErrorMessage } from "../ui/messages";
-import { inputStyle, linkStyle, mutedText, primaryButton } from "../ui/styles";
+import { linkStyle, mutedText, primaryButton } from "../ui/styles";
 import { CaptchaWidget } from "./captcha-widget";
 import { passwordStrength } from "./password-strength";
 
@@ -82,31 +83,7 @@ function HandleFields({ view, focus }: { view: SignUpView; focus?: string }) {
       {single ? (
         <input type="hidden" name="domain" value={single} />
       ) : (
-        <div className="flex flex-col gap-1">
-          <label htmlFor="domain" className="font-medium">
-            {t("account:signUp.domain")}
-          </label>
-          <select
-            id="domain"
-            name="domain"
-            defaultValue={view.values.domain ?? view.domains[0]}
-            className={inputStyle}
-            aria-invalid={view.errors.domain ? true : undefined}
-            aria-describedby={view.errors.domain ? "domain-error" : undefined}
-            autoFocus={focus === "domain"}
-          >
-            {view.domains.map((domain) => (
-              <option key={domain} value={domain}>
-                {domain}
-              </option>
-            ))}
-          </select>
-          {view.errors.domain ? (
-            <p id="domain-error" className="text-sm font-medium text-red-700 dark:text-red-300">
-              {view.errors.domain}
-            </p>
-          ) : null}
-        </div>
+        <DomainSelect label={t("account:signUp.domain")} domains={view.domains} value={view.values.domain} error={view.errors.domain} autoFocus={focus === "domain"} />
       )}
     </>
   );
