@@ -39,5 +39,5 @@ export default function Authorize() {
   if (view.kind === "error") return <ErrorPage {...view} />;
   if (view.kind === "sign-up") return <SignUpScreen view={view} />;
   const formError = actionData?.kind === "form-errors" ? actionData : undefined;
-  return <ConsentScreen view={view} formError={formError?.errors.form} identifier={formError?.values?.identifier} />;
+  return <ConsentScreen view={view} formError={formError?.errors.form} identifier={formError?.values?.identifier} passwordError={view.reactivation ? formError?.errors.password : undefined} />;
 }

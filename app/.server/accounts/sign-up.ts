@@ -7,7 +7,7 @@ import type { Captcha } from "../security/captcha.ts";
 import type { LimitStore } from "../security/limit-store.ts";
 import { HOUR, MINUTE, SECOND } from "../util/time.ts";
 import { AccountError } from "./account-errors.ts";
-import { parseRecoveryKey, type AccountManager, type CreatedAccount } from "./account-manager.ts";
+import { parseRecoveryKeyField, type AccountManager, type CreatedAccount } from "./account-manager.ts";
 import type { EmailConfirmation } from "./email-confirmation.ts";
 import type { HandleRules } from "./handle-rules.ts";
 import { emailSchema } from "./identifiers.ts";
@@ -105,7 +105,7 @@ export class SignUp {
       errors.password = new AccountError("password_invalid", `Password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`, "password");
     }
     if (this.invites.required && !input.inviteCode) errors.inviteCode = inviteRefused("No invite code provided");
-    if (input.recoveryKey) errors.recoveryKey = refusal(() => parseRecoveryKey(input.recoveryKey!));
+    if (input.recoveryKey) errors.recoveryKey = refusal(() => parseRecoveryKeyField(input.recoveryKey!));
     for (const field of Object.keys(errors) as SignUpField[]) if (!errors[field]) delete errors[field];
     return errors;
   }

@@ -18,6 +18,8 @@ import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, 
 import { consentView, type ConsentView } from "./consent-view.ts";
 import { clientIdentity } from "../client-identity.ts";
 import { answerSignUp, firstStepValues, signedUp, signUpView, type SignUpFrame, type SignUpView } from "../sign-up/sign-up-page.ts";
+import { screenAddress, screenNoticeOf } from "./consent-address.ts";
+import { reactivateInFlow, reactivationView, screenRequest } from "./consent-reactivation.ts";
 
 /**
  * The consent screen's server side, framework-free: what GET shows and what
@@ -26,8 +28,8 @@ import { answerSignUp, firstStepValues, signedUp, signUpView, type SignUpFrame, 
  */
 
 /** The screen's own address with its step's parameters (the request's client_id and request_uri, and one of ours). */
-function screenAddress(pending: PendingAuthorization, extra: Record<string, string> = {}): string {
-  return `/oauth/authorize?${new URLSearchParams({ client_id: pending.client.clientId, request_uri: pending.requestUri, ...extra })}`;
+function screenAddressOf(pending: PendingAuthorization, extra: Record<string, string> = {}): string {
+  return screenAddress(screenRequest(pending), extra);
 }
 
 /** What the person chose on the screen's own links (oauth/authorize/prompt-rules.ts reads it). */
@@ -44,8 +46,8 @@ function signUpFrame(services: Services, pending: PendingAuthorization): SignUpF
   return {
     action: "/oauth/authorize",
     hidden: { client_id: client.clientId, request_uri: pending.requestUri },
-    signInHref: screenAddress(pending, { add: "1" }),
-    handleStepHref: ({ name, domain }) => screenAddress(pending, { create: "1", name, domain }),
+    signInHref: screenAddressOf(pending, { add: "1" }),
+    handleStepHref: ({ name, domain }) => screenAddressOf(pending, { create: "1", name, domain }),
     client: clientIdentity(
       { clientId: client.clientId, name: client.clientName, logoUri: client.logoUri, nameHadHiddenCharacters: client.clientNameHadHiddenCharacters },
       { serviceName: services.config.brand.serviceName, issuer: services.config.issuer },
@@ -112,6 +114,8 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   const account = step.kind === "account" ? step.signedIn.account : undefined;
   const earlierAnswer = account ? await consentOnScreen(services.connectedApps, pending.request, account.did) : { remembered: false, declined: [] };
   const accountDeactivated = account ? await isDeactivated(services, account.did) : false;
+  // A deactivated account is reactivated here, then comes back to this request (issue 28, item 17).
+  const reactivation = step.kind === "account" && accountDeactivated ? await reactivationView(services, step.signedIn, pending) : undefined;
   const headers = new Headers();
   const token = csrfToken(services, request, headers);
   // Offered whenever any passkey is registered here, whatever login_hint says: offering it only for hinted accounts
@@ -134,14 +138,16 @@ async function consentPage(services: Services, request: Request, t: Translate): 
         rememberedConsent: earlierAnswer.remembered,
         declinedBefore: earlierAnswer.declined,
         accountDeactivated,
+        reactivation,
+        notice: screenNoticeOf(url, t),
         passkeyOptions,
         chooser: step.kind === "choose" ? step.accounts.map((signedIn) => ({ handle: signedIn.account.handle, did: signedIn.account.did })) : undefined,
         otherAccounts: accounts.filter((signedIn) => signedIn.account.did !== account?.did).length,
         addingAccount: step.kind === "sign-in" && accounts.length > 0,
         links: {
-          useAnother: screenAddress(pending, { add: "1" }),
-          choose: screenAddress(pending, { choose: "1" }),
-          createAccount: signUpOpen ? screenAddress(pending, { create: "1" }) : undefined,
+          useAnother: screenAddressOf(pending, { add: "1" }),
+          choose: screenAddressOf(pending, { choose: "1" }),
+          createAccount: signUpOpen ? screenAddressOf(pending, { create: "1" }) : undefined,
         },
       },
       t,
@@ -159,21 +165,22 @@ async function consentForm(services: Services, request: Request, form: (name: st
   if (intent === "sign-up-handle" || intent === "sign-up") {
     // After the sign-up, this request's consent screen for the new account: never an automatic Allow (docs/decisions/0052).
     const token = csrfToken(services, request, new Headers());
-    return answerSignUp(services, request, form, t, signUpFrame(services, pending), token, (account) => signedUp(services, request, account, screenAddress(pending, { account: account.did })));
+    return answerSignUp(services, request, form, t, signUpFrame(services, pending), token, (account) => signedUp(services, request, account, screenAddressOf(pending, { account: account.did })));
   }
   const decision = form("decision");
   if (decision === "deny") {
     // Denying never needs a password.
     return redirectTo(await services.authorize.reject(pending, "access_denied", "The user denied the request"));
   }
+  if (decision === "reactivate") return reactivateInFlow(services, request, pending, form, t);
   if (decision === "switch_account") {
     // "Use another account" adds one: the accounts signed in here stay signed in (docs/decisions/0020).
-    return redirectTo(screenAddress(pending, { add: "1" }));
+    return redirectTo(screenAddressOf(pending, { add: "1" }));
   }
   // The chooser's buttons name an account; "Choose another account" names none.
   const chosen = form("choose_account");
-  if (chosen) return redirectTo(screenAddress(pending, { account: chosen }));
-  if (decision === "choose") return redirectTo(screenAddress(pending, { choose: "1" }));
+  if (chosen) return redirectTo(screenAddressOf(pending, { account: chosen }));
+  if (decision === "choose") return redirectTo(screenAddressOf(pending, { choose: "1" }));
   if (decision !== "allow") return formErrors("consent", { form: t("errors:form.chooseAllowOrDeny") });
 
   const identifier = form("identifier");
@@ -194,10 +201,9 @@ async function consentForm(services: Services, request: Request, form: (name: st
     account = allowingAccount(pending.request, await signedInAccounts(services, request), form("account"))?.account;
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
-  // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not.
-  if (await isDeactivated(services, account.did)) {
-    return formErrors("consent", { form: t("errors:form.accountDeactivated", { handle: account.handle }) }, { identifier }, 403, headers);
-  }
+  // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not: the
+  // screen, for this account, offers reactivation and then this request again (issue 28, item 17). No code.
+  if (await isDeactivated(services, account.did)) return redirectTo(screenAddressOf(pending, { account: account.did }), headers);
   return redirectTo(await approve(services, pending, account, await declinedByForm(services, pending, account, form)), headers);
 }
 
