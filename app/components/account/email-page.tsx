@@ -21,12 +21,16 @@ export function EmailPage({ view, errorsFor }: { view: EmailView; errorsFor: (fo
   const request = errorsFor("email-request");
   const change = errorsFor("email-change");
   const asking = Object.keys(request.errors).length > 0;
+  const confirmation = view.confirmation ? <ConfirmAddress view={view} confirmation={view.confirmation} {...errorsFor("email-confirmation")} /> : null;
+  // While a new address waits for its code, that code's field comes first (within a phone's first screen); confirming
+  // the current address, after it.
+  const changing = Boolean(view.pendingEmail);
   return (
     <AccountShell base={view} current="/account/email" title={t("account:titles.email")}>
       <p className="text-slate-700 dark:text-slate-200">
         {fill(t("account:emailChange.current", slots("email")), { email: <Identifier text={view.email} className="font-semibold" /> })}
       </p>
-      {view.confirmation ? <ConfirmAddress view={view} confirmation={view.confirmation} {...errorsFor("email-confirmation")} /> : null}
+      {changing ? null : confirmation}
       {!view.available ? (
         <p className="text-slate-700 dark:text-slate-200">{t("account:emailChange.noEmail", { service: view.serviceName })}</p>
       ) : (
@@ -39,6 +43,7 @@ export function EmailPage({ view, errorsFor }: { view: EmailView; errorsFor: (fo
           )}
         </>
       )}
+      {changing ? confirmation : null}
     </AccountShell>
   );
 }
