@@ -1,7 +1,8 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs, MetaFunction } from "@remix-run/node";
 import { useActionData, useLoaderData } from "@remix-run/react";
+import { lazy, Suspense } from "react";
+import type { SignUpView } from "../.server/screens/sign-up/sign-up-page";
 import { ConsentScreen } from "../components/consent/consent-screen";
-import { SignUpScreen } from "../components/sign-up/sign-up-screen";
 import { verifiedNameText } from "../components/consent/client-identity";
 import { pageTitle } from "../components/ui/brand";
 import { metaT } from "../components/ui/i18n";
@@ -9,6 +10,21 @@ import { ErrorPage } from "../components/ui/error-page";
 import { answerConsentForm, showConsentPage } from "../.server/screens/consent/consent-page";
 import { screenI18n } from "../.server/i18n/screen-language";
 import { formFields, respond, screenHeaders } from "../.server/screens/respond";
+
+/**
+ * The sign-up form (docs/decisions/0052) is loaded only by the pages that show it, so that the consent screen's
+ * JavaScript stays within its budget (docs/testing.md). The server renders every page whole before sending it
+ * (screens/stream-page.ts waits for all of it), so the form is in the HTML without JavaScript too.
+ */
+const LazySignUpScreen = lazy(() => import("../components/sign-up/sign-up-screen").then((module) => ({ default: module.SignUpScreen })));
+
+function SignUpScreen({ view }: { view: SignUpView }) {
+  return (
+    <Suspense fallback={null}>
+      <LazySignUpScreen view={view} />
+    </Suspense>
+  );
+}
 
 /** The tab says what the page says: the step and the verified app, or the error's own title. */
 export const meta: MetaFunction<typeof loader> = ({ data, matches }) => {

@@ -94,14 +94,6 @@ function Fields({ view, formError, identifier, passkey, passkeyLabel }: Props & 
       />
       {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
       <StaySignedIn />
-      {view.links.createAccount ? (
-        <p className="text-sm text-slate-700 dark:text-slate-200">
-          {t("consent:newHere")}{" "}
-          <a href={view.links.createAccount} className={linkStyle}>
-            {t("consent:createAccount")}
-          </a>
-        </p>
-      ) : null}
     </fieldset>
   );
 }
