@@ -119,7 +119,8 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   app.use(requestRecord(config.trustProxy, recorder));
   app.use(clientAddressHeader(config.trustProxy));
   app.use(canonicalHost(config));
-  app.use(securityHeaders(options.dev));
+  // docs/decisions/0052: a captcha for sign-up needs its widget's sources in the screens' CSP.
+  app.use(securityHeaders(options.dev, { captcha: config.signUp.captcha !== undefined }));
   app.use(screenOriginCheck(config));
   app.use(responseTimeout(config));
   app.use(compression());

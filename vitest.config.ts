@@ -32,6 +32,9 @@ const SQLITE_ONLY = [
   "tests/integration/offline-start.test.ts",
   // Records checked against their lexicons: decided before the store is reached (docs/decisions/0049).
   "tests/integration/xrpc-record-validation.test.ts",
+  // Sign-up over XRPC: its answers (docs/decisions/0052); the race of an invite code runs on both (sign-up-race).
+  "tests/integration/sign-up-xrpc.test.ts",
+  "tests/integration/sign-up-screens.test.ts",
 ];
 // The load test (a minute of load) is not part of npm test: npm run test:load runs it alone (ATRIUM_LOAD_TEST=1).
 const LOAD_TEST = "tests/integration/load.test.ts";

@@ -40,12 +40,12 @@ async function sendEntryPage(
 }
 
 /** The hardening headers of every answer (server/security-headers.ts), and a CSP with a fresh nonce for the pages. */
-export function securityHeaders(dev: boolean) {
+export function securityHeaders(dev: boolean, options: { captcha?: boolean } = {}) {
   return (_req: Request, res: Response, next: NextFunction) => {
     for (const [name, value] of Object.entries(HARDENING_HEADERS)) res.setHeader(name, value);
     const nonce = randomBytes(16).toString("base64");
     res.locals.cspNonce = nonce;
-    if (!dev) res.setHeader("Content-Security-Policy", contentSecurityPolicy(nonce));
+    if (!dev) res.setHeader("Content-Security-Policy", contentSecurityPolicy(nonce, options));
     next();
   };
 }

@@ -34,14 +34,26 @@ export function preflightHeaders(methods: readonly HttpMethod[]): Record<string,
   };
 }
 
-/** The screens' Content-Security-Policy: scripts only from here with this response's nonce, never framed. */
-export function contentSecurityPolicy(nonce: string): string {
+/**
+ * Where an hCaptcha-compatible widget loads from, frames its challenge and calls home
+ * (https://docs.hcaptcha.com/#content-security-policy-settings): allowed only while the operator set a captcha for
+ * sign-up (docs/decisions/0052).
+ */
+export const CAPTCHA_SOURCES = "https://hcaptcha.com https://*.hcaptcha.com";
+
+/**
+ * The screens' Content-Security-Policy: scripts only from here with this response's nonce, never framed; with a
+ * captcha set, its widget's script (nonce-bound too), frames, styles and calls.
+ */
+export function contentSecurityPolicy(nonce: string, options: { captcha?: boolean } = {}): string {
+  const captcha = options.captcha ? ` ${CAPTCHA_SOURCES}` : "";
   return [
     "default-src 'self'",
-    `script-src 'self' 'nonce-${nonce}'`,
-    "style-src 'self'",
+    `script-src 'self' 'nonce-${nonce}'${captcha}`,
+    `style-src 'self'${captcha}`,
     "img-src 'self' https: data:",
-    "connect-src 'self'",
+    `connect-src 'self'${captcha}`,
+    ...(options.captcha ? [`frame-src${captcha}`] : []),
     "object-src 'none'",
     "base-uri 'none'",
     "frame-ancestors 'none'",

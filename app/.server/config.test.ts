@@ -493,6 +493,34 @@ describe("the operator's brand (docs/decisions/0018)", () => {
   });
 });
 
+describe("sign-up settings (docs/decisions/0052)", () => {
+  const base = { ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com" };
+  it("defaults as the reference: sign-up open with invite codes, no captcha, no admin password, ten accounts per address an hour", () => {
+    const config = loadConfig(base);
+    expect(config.signUp).toEqual({ enabled: true, inviteRequired: true, inviteIntervalMs: undefined, perAddressPerHour: 10, captcha: undefined });
+    expect(config.adminPassword).toBeUndefined();
+    expect(unsafeConfigWarnings(config)).toEqual([]);
+  });
+
+  it("refuses a short admin password, half a captcha, a captcha verify URL in clear off loopback, and a bad interval", () => {
+    expect(() => loadConfig({ ...base, ATRIUM_ADMIN_PASSWORD: "short" })).toThrow(/ATRIUM_ADMIN_PASSWORD.*at least 16/);
+    expect(() => loadConfig({ ...base, ATRIUM_HCAPTCHA_SITE_KEY: "site-key" })).toThrow(/go together/);
+    expect(() => loadConfig({ ...base, ATRIUM_HCAPTCHA_VERIFY_URL: "http://captcha.example.com/siteverify" })).toThrow(/ATRIUM_HCAPTCHA_VERIFY_URL/);
+    expect(() => loadConfig({ ...base, ATRIUM_INVITE_INTERVAL_DAYS: "0" })).toThrow(/ATRIUM_INVITE_INTERVAL_DAYS/);
+    expect(() => loadConfig({ ...base, ATRIUM_CONTACT_EMAIL: "not an address" })).toThrow(/ATRIUM_CONTACT_EMAIL/);
+    const config = loadConfig({ ...base, ATRIUM_HCAPTCHA_SITE_KEY: "site-key", ATRIUM_HCAPTCHA_SECRET: "0xsecret", ATRIUM_INVITE_INTERVAL_DAYS: "7", ATRIUM_SIGNUP: "off" });
+    expect(config.signUp).toMatchObject({ enabled: false, inviteIntervalMs: 7 * 24 * 3600 * 1000, captcha: { siteKey: "site-key", secret: "0xsecret", verifyUrl: "https://api.hcaptcha.com/siteverify" } });
+  });
+
+  it("warns when anyone may sign up without a code, a captcha or not (createAccount asks for none)", () => {
+    const open = unsafeConfigWarnings(loadConfig({ ...base, ATRIUM_INVITE_REQUIRED: "off" })).join("\n");
+    expect(open).toMatch(/Anyone may create accounts here.*no captcha is set/);
+    const withCaptcha = unsafeConfigWarnings(loadConfig({ ...base, ATRIUM_INVITE_REQUIRED: "off", ATRIUM_HCAPTCHA_SITE_KEY: "k", ATRIUM_HCAPTCHA_SECRET: "s" })).join("\n");
+    expect(withCaptcha).toMatch(/guards the sign-up form only, not com\.atproto\.server\.createAccount/);
+    expect(unsafeConfigWarnings(loadConfig({ ...base, ATRIUM_INVITE_REQUIRED: "off", ATRIUM_SIGNUP: "off" }))).toEqual([]);
+  });
+});
+
 describe("the keys that sign for every account (docs/decisions/0050)", () => {
   it("an https issuer without them does not start, and is told each missing one and how to make it", () => {
     const message = configError({ PUBLIC_URL: "https://pds.example.com" }).message;

@@ -184,6 +184,34 @@ const serviceUrlVar = optionalSetting((text) => {
 export const DEFAULT_APPVIEW = { service: "did:web:api.bsky.app#bsky_appview", url: "https://api.bsky.app" };
 export const DEFAULT_REPORT_SERVICE = { service: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler", url: "https://mod.bsky.app" };
 
+/** The fewest characters of ATRIUM_ADMIN_PASSWORD: `openssl rand -hex 16`, as the reference's installer makes it, has 32. */
+export const ADMIN_PASSWORD_MIN_LENGTH = 16;
+
+/**
+ * ATRIUM_ADMIN_PASSWORD: the password of HTTP Basic `admin:<password>` on the admin /xrpc methods (the invite codes'
+ * here: docs/decisions/0052). Unset (or empty): every admin call is refused. Shorter than ADMIN_PASSWORD_MIN_LENGTH,
+ * refused.
+ */
+const adminPasswordVar = optionalSetting((text) =>
+  text.length >= ADMIN_PASSWORD_MIN_LENGTH
+    ? { value: text }
+    : { refused: `must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters (got ${text.length}): it makes invite codes and administers accounts. Make one with openssl rand -hex 16` },
+);
+
+/** The hCaptcha-compatible service's verify endpoint (docs/decisions/0052): https, or http on loopback (tests). */
+export const DEFAULT_HCAPTCHA_VERIFY_URL = "https://api.hcaptcha.com/siteverify";
+
+const captchaVerifyUrlVar = optionalSetting((text) => {
+  const url = parsedUrl(text);
+  const allowed = url && (url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname)));
+  if (url && allowed && !url.username && !url.password && !url.hash) return { value: url.href };
+  return { refused: `must be an https URL (or http on a loopback host, for tests), without credentials (got ${JSON.stringify(text)})` };
+});
+
+/** ATRIUM_CONTACT_EMAIL: describeServer's contact address. */
+const contactEmailVar = optionalSetting((text) =>
+  z.string().email().safeParse(text).success ? { value: text } : { refused: `must be an email address (got ${JSON.stringify(text)})` },
+);
 /** 32 bytes as 64 hexadecimal digits: `openssl rand -hex 32`. */
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;
 
@@ -304,6 +332,18 @@ const envSchema = z.object({
   // docs/decisions/0020: password recovery by email.
   ATRIUM_SMTP_URL: smtpUrlVar,
   ATRIUM_EMAIL_FROM: emailFromVar,
+  // docs/decisions/0052: sign-up (the screens, prompt=create, com.atproto.server.createAccount) and invite codes.
+  ATRIUM_SIGNUP: optionalFlag,
+  ATRIUM_INVITE_REQUIRED: optionalFlag,
+  ATRIUM_INVITE_INTERVAL_DAYS: optionalSetting((text) =>
+    /^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 3650 ? { value: Number(text) } : { refused: `must be a whole number of days from 1 to 3650 (got ${JSON.stringify(text)})` },
+  ),
+  ATRIUM_SIGNUP_PER_ADDRESS_PER_HOUR: integerVar("ATRIUM_SIGNUP_PER_ADDRESS_PER_HOUR", 1, 1_000_000, 10),
+  ATRIUM_HCAPTCHA_SITE_KEY: optionalSetting((text) => (/^[\w-]{1,200}$/.test(text) ? { value: text } : { refused: "must be the site key the captcha service gave you" })),
+  ATRIUM_HCAPTCHA_SECRET: optionalSetting((text) => (/^[\x21-\x7e]{1,200}$/.test(text) ? { value: text } : { refused: "must be the secret the captcha service gave you" })),
+  ATRIUM_HCAPTCHA_VERIFY_URL: captchaVerifyUrlVar,
+  ATRIUM_CONTACT_EMAIL: contactEmailVar,
+  ATRIUM_ADMIN_PASSWORD: adminPasswordVar,
 });
 
 export type DatabaseSettings =
@@ -333,6 +373,20 @@ export type Brand = {
   termsUrl?: string;
   privacyUrl?: string;
   supportUrl?: string;
+};
+
+/** Sign-up and invite codes (docs/decisions/0052). */
+export type SignUpSettings = {
+  /** ATRIUM_SIGNUP: people may create accounts (the screens, prompt=create, createAccount); off, only the operator's tools. */
+  enabled: boolean;
+  /** ATRIUM_INVITE_REQUIRED: a sign-up needs an invite code (the reference's default). */
+  inviteRequired: boolean;
+  /** ATRIUM_INVITE_INTERVAL_DAYS: each account earns an invite code this often; undefined, none. */
+  inviteIntervalMs: number | undefined;
+  /** ATRIUM_SIGNUP_PER_ADDRESS_PER_HOUR: accounts one client address (an IPv6 /64) may create per hour. */
+  perAddressPerHour: number;
+  /** ATRIUM_HCAPTCHA_*: the captcha sign-up on the screens needs; undefined, none. */
+  captcha: { siteKey: string; secret: string; verifyUrl: string } | undefined;
 };
 
 export type Config = {
@@ -442,6 +496,12 @@ export type Config = {
   crawlers: string[];
   /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
   email: { smtpUrl: string; from: string } | undefined;
+  /** Sign-up and invite codes (docs/decisions/0052). */
+  signUp: SignUpSettings;
+  /** describeServer's contact address (ATRIUM_CONTACT_EMAIL). */
+  contactEmail: string | undefined;
+  /** The password of HTTP Basic admin:<password> on the admin /xrpc methods (ATRIUM_ADMIN_PASSWORD); undefined: refused. */
+  adminPassword: string | undefined;
   /**
    * ATRIUM_PASSWORD_SESSIONS (docs/decisions/0047): apps may sign in with com.atproto.server.createSession and app
    * passwords, as with the reference PDS. Off: OAuth only, and those methods say so.
@@ -539,6 +599,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     );
   }
   refuseMissingKeys(publicUrl, loopbackHttp, e);
+  if ((e.ATRIUM_HCAPTCHA_SITE_KEY === undefined) !== (e.ATRIUM_HCAPTCHA_SECRET === undefined)) {
+    throw new ConfigError("ATRIUM_HCAPTCHA_SITE_KEY and ATRIUM_HCAPTCHA_SECRET go together: the site key shows the captcha, the secret checks its answers");
+  }
   if (e.ATRIUM_SMTP_URL && !e.ATRIUM_EMAIL_FROM) {
     throw new ConfigError("ATRIUM_EMAIL_FROM must be set with ATRIUM_SMTP_URL: the address the recovery email comes from, e.g. Atrium <no-reply@example.com>");
   }
@@ -630,6 +693,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     crawlers: e.ATRIUM_CRAWLERS,
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
     passwordSessions: e.ATRIUM_PASSWORD_SESSIONS ?? true,
+    signUp: {
+      enabled: e.ATRIUM_SIGNUP ?? true,
+      inviteRequired: e.ATRIUM_INVITE_REQUIRED ?? true,
+      inviteIntervalMs: e.ATRIUM_INVITE_INTERVAL_DAYS === undefined ? undefined : e.ATRIUM_INVITE_INTERVAL_DAYS * DAY,
+      perAddressPerHour: e.ATRIUM_SIGNUP_PER_ADDRESS_PER_HOUR,
+      captcha:
+        e.ATRIUM_HCAPTCHA_SITE_KEY && e.ATRIUM_HCAPTCHA_SECRET
+          ? { siteKey: e.ATRIUM_HCAPTCHA_SITE_KEY, secret: e.ATRIUM_HCAPTCHA_SECRET, verifyUrl: e.ATRIUM_HCAPTCHA_VERIFY_URL ?? DEFAULT_HCAPTCHA_VERIFY_URL }
+          : undefined,
+    },
+    contactEmail: e.ATRIUM_CONTACT_EMAIL,
+    adminPassword: e.ATRIUM_ADMIN_PASSWORD,
     lifetimes: {
       requestUri: 5 * MINUTE,
       requestRetention: DAY,
@@ -754,6 +829,14 @@ export function unsafeConfigWarnings(config: Config): string[] {
   if (smtp && smtp.protocol === "smtp:" && !isLoopbackHost(smtp.hostname) && smtp.searchParams.get("requireTLS") !== "true") {
     warnings.push(
       `ATRIUM_SMTP_URL reaches ${smtp.hostname} with smtp:// and does not insist on TLS: the SMTP password and the recovery links cross the network in clear if STARTTLS is stripped. Use smtps:// or add ?requireTLS=true.`,
+    );
+  }
+  const { signUp } = config;
+  // A captcha guards the form only: com.atproto.server.createAccount asks for none, as the reference's (docs/decisions/0052).
+  if (signUp.enabled && !signUp.inviteRequired) {
+    const captcha = signUp.captcha ? "the captcha (ATRIUM_HCAPTCHA_SITE_KEY) guards the sign-up form only, not com.atproto.server.createAccount" : "no captcha is set";
+    warnings.push(
+      `Anyone may create accounts here: ATRIUM_INVITE_REQUIRED is off and ${captcha}. Only ${signUp.perAddressPerHour} per hour per client address hold back a script that makes accounts by the thousand. Require invite codes, or turn sign-up off (ATRIUM_SIGNUP=off).`,
     );
   }
   if (config.database.engine === "postgresql" && config.blobStore.kind === "disk") {

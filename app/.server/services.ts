@@ -1,4 +1,4 @@
-import { deletionEmail, emailChangeEmails, keyAddedEmail, plcOperationEmail, recoveryEmail, signInCodeEmail } from "./email/templates.ts";
+import { deletionEmail, emailChangeEmails, emailConfirmationEmail, keyAddedEmail, plcOperationEmail, recoveryEmail, signInCodeEmail } from "./email/templates.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { HandleRules } from "./accounts/handle-rules.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
@@ -82,6 +82,12 @@ import { sessionJwtKeys } from "./accounts/session-jwt.ts";
 import { serverDid } from "./config.ts";
 import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
 import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
+import { InviteCodes } from "./accounts/invite-codes.ts";
+import { SqlInviteStore } from "./stores/sql-invite-store.ts";
+import { EmailConfirmation } from "./accounts/email-confirmation.ts";
+import { SignUp } from "./accounts/sign-up.ts";
+import { Captcha } from "./security/captcha.ts";
+import { AdminBasicAuth } from "./security/admin-basic-auth.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -225,7 +231,8 @@ export async function createServices(
     if (await repo.announceIdentity(did, now())) appended.notify();
   };
   const identity = await plcIdentity(config, db, now());
-  const accounts = new AccountManager(accountStore, identity, { handles: new HandleRules(config.userDomains), signingKeys, now, onIdentityChanged: announceIdentity, repositories: repoWriter });
+  const handleRules = new HandleRules(config.userDomains);
+  const accounts = new AccountManager(accountStore, identity, { handles: handleRules, signingKeys, now, onIdentityChanged: announceIdentity, repositories: repoWriter });
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
@@ -252,6 +259,24 @@ export async function createServices(
   exportWatch.start(EXPORT_SWEEP_MS);
   metrics.watchRepoExports(() => exportWatch.state());
   const proxying = serviceProxying(config, now, log, accounts);
+  const { signUp: signUpSettings } = config;
+  // docs/decisions/0052: invite codes, the address's confirmation by a typed code, sign-up.
+  const invites = new InviteCodes(new SqlInviteStore(db), { hostname: config.publicUrl.hostname, required: signUpSettings.inviteRequired, intervalMs: signUpSettings.inviteIntervalMs, now });
+  const emailConfirmation = new EmailConfirmation(accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "email-confirmation"), {
+    serviceName: config.brand.serviceName,
+    email: emailConfirmationEmail,
+    onSendError: (error) => reportError("Sending the email-confirmation code failed", error),
+  });
+  const signUp = new SignUp(
+    accounts,
+    handleRules,
+    invites,
+    new SqlLimitStore(db),
+    emailConfirmation,
+    signUpSettings.captcha ? new Captcha(signUpSettings.captcha) : undefined,
+    { enabled: signUpSettings.enabled, perAddressPerHour: signUpSettings.perAddressPerHour },
+    now,
+  );
 
   return {
     config,
@@ -279,6 +304,7 @@ export async function createServices(
       pendingPerAddress: config.parPendingPerAddress,
       permissionSets: permissionSetResolver(config, db, log, proxying.dids),
       now,
+      signUp: config.signUp.enabled,
     }),
     authorize: new AuthorizeManager(config.issuer, clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
@@ -321,6 +347,14 @@ export async function createServices(
     passkeys,
     /** Codes emailed for a person to type (docs/decisions/0030). */
     typedCodes,
+    /** Invite codes (docs/decisions/0052). */
+    invites,
+    /** Creating accounts: the screens and createAccount (docs/decisions/0052). */
+    signUp,
+    /** Confirming the account's email address with a mailed code (docs/decisions/0052). */
+    emailConfirmation,
+    /** HTTP Basic admin:<ATRIUM_ADMIN_PASSWORD> on the admin /xrpc methods (docs/decisions/0052). */
+    adminAuth: new AdminBasicAuth(config.adminPassword, new SqlAttemptStore(db), undefined, now),
     signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, appPasswords),
     appPasswords,
     /** com.atproto.server.createSession and the calls made with its tokens (docs/decisions/0047). */

@@ -457,7 +457,7 @@ describe("small things", { timeout: E2E_TIMEOUT }, () => {
     try {
       const consent = async () => (await pushRequest(loopback, app.redirectUri, { scope: GRANULAR })).authorizeUrl;
       for (const { name, url, locale, width, button, below } of [
-        { name: "account sign-in", url: async () => `${server.issuer}/account`, locale: "en-GB", width: 390, button: "Sign in with a passkey", below: { role: "link", name: "about this server" } },
+        { name: "account sign-in", url: async () => `${server.issuer}/account`, locale: "en-GB", width: 390, button: "Sign in with a passkey", below: { role: "link", name: "Create an account" } },
         { name: "consent", url: consent, locale: "en-GB", width: 390, button: "Use a passkey", below: { role: "heading", name: "What it will be able to do" } },
         { name: "consent-es-320", url: consent, locale: "es-ES", width: 320, button: "Llave de acceso", below: { role: "heading", name: "Lo que podrá hacer" } },
       ] as const) {

@@ -36,6 +36,8 @@ export const TABLES = [
   "PasswordRefreshToken",
   "PasswordSession",
   "AppPassword",
+  "InviteCodeUse",
+  "InviteCode",
   "Account",
   "Client",
   "AuthorizationRequest",

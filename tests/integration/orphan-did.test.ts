@@ -9,8 +9,6 @@
  * is decided by the inserts, on each engine, without any timing.
  */
 import { execFile } from "node:child_process";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { loadConfig } from "../../app/.server/config.ts";
@@ -18,44 +16,11 @@ import { sql } from "../../app/.server/db/sql.ts";
 import { plcIdentity } from "../../app/.server/services.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
 import { rowsOf } from "../helpers/databases.ts";
+import { genesisGate, type PlcGate } from "../helpers/plc-gate.ts";
 import { createServerDatabase, type ServerDatabase } from "../helpers/test-database.ts";
 
 const run = promisify(execFile);
 const directoryUrl = inject("plcDirectoryUrl");
-
-type Gate = { url: string; genesisDids: string[]; close(): Promise<void> };
-
-/** Forwards everything to the real directory, holding the first `hold` genesis posts until all of them arrived. */
-async function genesisGate(hold: number): Promise<Gate> {
-  const genesisDids: string[] = [];
-  const waiting: (() => void)[] = [];
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const body = Buffer.concat(chunks);
-      const forward = () => {
-        fetch(`${directoryUrl}${request.url}`, { method: request.method, headers: { "content-type": "application/json" }, body: request.method === "POST" ? body : undefined })
-          .then(async (answer) => {
-            response.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
-            response.end(Buffer.from(await answer.arrayBuffer()));
-          })
-          .catch(() => response.destroy());
-      };
-      const isGenesis = request.method === "POST" && (JSON.parse(body.toString() || "{}") as { prev?: unknown }).prev === null;
-      if (!isGenesis || genesisDids.length >= hold) return forward();
-      genesisDids.push(decodeURIComponent(request.url!.slice(1)));
-      waiting.push(forward);
-      if (waiting.length === hold) waiting.splice(0).forEach((release) => release());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    genesisDids,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 async function createByCli(database: ServerDatabase, directory: string, account: { handle: string; email: string }) {
   const args = ["--import", "tsx", "scripts/account.ts", "create", "--handle", account.handle, "--email", account.email, "--password", "a long enough password"];
@@ -70,14 +35,14 @@ async function createByCli(database: ServerDatabase, directory: string, account:
 }
 
 let database: ServerDatabase;
-let gate: Gate;
+let gate: PlcGate;
 
 beforeAll(async () => {
   database = await createServerDatabase();
   // The command line tool migrates the database itself; one create first, so that the two racing processes do not
   // race the migration as well.
   expect((await createByCli(database, directoryUrl, { handle: "earliest.test", email: "earliest@example.com" })).code).toBe(0);
-  gate = await genesisGate(2);
+  gate = await genesisGate(directoryUrl, 2);
 }, 120_000);
 
 afterAll(async () => {

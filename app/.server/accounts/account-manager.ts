@@ -10,6 +10,12 @@ import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDu
 
 export type AccountSummary = { did: string; handle: string; email: string; createdAt: Date };
 
+/**
+ * A new account, with the password hash it was stored with: what a session made for it at once proves (a sign-up's
+ * browser session, createAccount's password session: docs/decisions/0052).
+ */
+export type CreatedAccount = AccountSummary & { proof: { passwordHash: string } };
+
 export { AccountError, type AccountErrorCode, type AccountField };
 
 const passwordSchema = z
@@ -20,8 +26,15 @@ const passwordSchema = z
 /** `recoveryKey`: a did:key the person holds, placed above this server's rotation key (docs/decisions/0050). */
 export type NewAccount = { handle: string; email: string; password: string; recoveryKey?: string };
 
+/**
+ * What a sign-up adds to a plain create (docs/decisions/0052): an invite code, one use of which the store spends in
+ * the step that stores the account, and checks to run once the fields are checked and the handle and email found free,
+ * before anything is registered at the PLC directory (the invite's availability, a captcha, the address's budget).
+ */
+export type CreateOptions = { inviteCode?: string; beforeRegistering?: (checked: { handle: string; email: string }) => Promise<void> };
+
 /** A recovery key as the person gave it: a did:key of a curve did:plc accepts, or refused at its field. */
-function parseRecoveryKeyField(text: string): string {
+export function parseRecoveryKeyField(text: string): string {
   const parsed = parseRecoveryKey(text);
   if (!parsed.ok) throw new AccountError("recoveryKey_invalid", `recoveryKey ${parsed.reason}`, "recoveryKey");
   return parsed.didKey;
@@ -81,20 +94,21 @@ export class AccountManager {
    * after that check gets its registered DID tombstoned (`insertRegistered`). The signing key is sealed for the DID
    * once the DID is known (docs/decisions/0050); a `recoveryKey` goes above this server's rotation key.
    */
-  async create(input: NewAccount): Promise<AccountSummary> {
+  async create(input: NewAccount, options: CreateOptions = {}): Promise<CreatedAccount> {
     const handle = this.handles.check(input.handle);
     const email = parseField(emailSchema, input.email, "email");
     const password = parseField(passwordSchema, input.password, "password");
     const recoveryKey = input.recoveryKey === undefined ? undefined : parseRecoveryKeyField(input.recoveryKey);
     await this.refuseTaken(handle, email);
+    await options.beforeRegistering?.({ handle, email });
     const passwordHash = await hashPassword(password);
     const privateJwk = await generateSigningKey();
     const did = await this.identity.register({ handle, signingKey: (await accountKeypair(privateJwk)).did(), recoveryKey });
     const signingKey = this.signingKeys.seal(did, privateJwk);
     const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
-    await this.insertRegistered(account);
+    await this.insertRegistered(account, options.inviteCode);
     await this.startRepository(account);
-    return summary(account);
+    return { ...summary(account), proof: { passwordHash } };
   }
 
   /**
@@ -132,13 +146,14 @@ export class AccountManager {
 
   /**
    * Stores an account whose DID was just registered. When the insert fails — a concurrent create took the handle or
-   * the email between `refuseTaken` and here (issue 18), or the database failed — that DID would stay registered at
+   * the email between `refuseTaken` and here (issue 18), or the last use of its invite code (docs/decisions/0052),
+   * or the database failed — that DID would stay registered at
    * the directory, naming this PDS, for an account that never existed: it is tombstoned before the refusal goes out
    * (docs/decisions/0030). Should the tombstone fail too, the refusal says which DID was left behind.
    */
-  private async insertRegistered(account: StoredAccount): Promise<void> {
+  private async insertRegistered(account: StoredAccount, inviteCode?: string): Promise<void> {
     try {
-      await this.insert(account);
+      await this.insert(account, inviteCode);
     } catch (error) {
       throw await this.abandonRegisteredDid(account.did, error);
     }
@@ -155,8 +170,9 @@ export class AccountManager {
     }
   }
 
-  private async insert(account: StoredAccount): Promise<void> {
-    const clash = await this.store.insert(account);
+  private async insert(account: StoredAccount, inviteCode?: string): Promise<void> {
+    const clash = await this.store.insert(account, inviteCode === undefined ? undefined : { code: inviteCode });
+    if (clash === "invite") throw new AccountError("inviteCode_invalid", "Provided invite code not available", "inviteCode");
     if (clash === "handle") throw new AccountError("handle_taken", `handle ${account.handle} is already taken`, "handle");
     if (clash === "email") throw new AccountError("email_taken", `email ${account.email} is already in use`, "email");
     if (clash === "did") throw new AccountError("did_taken", `did ${account.did} already has an account`, "did");
@@ -214,6 +230,11 @@ export class AccountManager {
   async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean; emailAuthFactor: boolean } | undefined> {
     const settings = await this.store.emailSettings(did);
     return settings ? { email: settings.email, emailConfirmed: settings.emailConfirmedAt !== null, emailAuthFactor: settings.emailAuthFactor } : undefined;
+  }
+
+  /** Marks the address confirmed if the account still has it (docs/decisions/0052); false otherwise. */
+  async confirmEmail(did: string, email: string): Promise<boolean> {
+    return this.store.confirmEmail(did, email, this.now());
   }
 
   /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */

@@ -23,22 +23,33 @@ export type AccountProfile = Omit<StoredAccount, "passwordHash" | "signingKey">;
 /** What getSession tells an app allowed to read the email: the address, whether confirmed, the emailed sign-in code. */
 export type EmailSettings = { email: string; emailConfirmedAt: number | null; emailAuthFactor: boolean };
 
-/** Which unique field a new account or handle collided with. */
-export type AccountClash = "did" | "handle" | "email";
+/** Which unique field a new account or handle collided with; `invite`: its invite code could admit no more accounts. */
+export type AccountClash = "did" | "handle" | "email" | "invite";
+
+/** The invite code a new account spends one use of, in the step that stores it (docs/decisions/0052). */
+export type SpentInvite = { code: string };
 
 /** What "Secure your account" removed (docs/decisions/0007). */
 export type LockdownResult = { passkeys: number; otherSessions: number; apps: number };
 
 /** Accounts, and the steps that span an account's rows. */
 export interface AccountStore {
-  /** Creates the account unless its DID, handle or email is taken; then says which (checked and written atomically). */
-  insert(account: StoredAccount): Promise<AccountClash | undefined>;
+  /**
+   * Creates the account unless its DID, handle or email is taken, or `invite` can admit no more accounts; then says
+   * which (checked and written atomically: the invite's use is spent in the same step, docs/decisions/0052).
+   */
+  insert(account: StoredAccount, invite?: SpentInvite): Promise<AccountClash | undefined>;
   /** The whole row, password hash and private signing key included: only for the steps that check or sign. */
   find(by: "did" | "handle" | "email", value: string): Promise<StoredAccount | undefined>;
   /** Who the account is, reading neither the password hash nor the signing key (every lookup that needs no secret). */
   profile(by: "did" | "handle" | "email", value: string): Promise<AccountProfile | undefined>;
   /** The account's email settings (getSession, the emailed sign-in code: docs/decisions/0047). */
   emailSettings(did: string): Promise<EmailSettings | undefined>;
+  /**
+   * Marks the account's address confirmed, if it still is `email` (the address a confirmation code was sent to:
+   * docs/decisions/0052); false otherwise.
+   */
+  confirmEmail(did: string, email: string, now: number): Promise<boolean>;
   /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */
   setEmailAuthFactor(did: string, on: boolean, now: number): Promise<void>;
   /** Every account, oldest first. */

@@ -3,7 +3,7 @@
  * code emailed to delete an account never resets a password. `plc-operation`: the code that lets this server sign an
  * operation on the account's DID (com.atproto.identity.signPlcOperation, docs/decisions/0050).
  */
-export type CodePurpose = "recovery" | "email-update" | "account-deletion" | "sign-in" | "plc-operation";
+export type CodePurpose = "recovery" | "email-update" | "account-deletion" | "sign-in" | "plc-operation" | "email-confirmation";
 
 /** A typed code as stored: only its keyed hash. Times are epoch milliseconds. */
 export type StoredTypedCode = {

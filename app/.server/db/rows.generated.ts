@@ -15,6 +15,7 @@ export type AccountRow = {
   signingKeyEncryptedWith: string | null;
   deactivatedAt: number | null;
   emailAuthFactor: boolean;
+  invitesDisabled: boolean;
   createdAt: number;
   updatedAt: number;
 };
@@ -309,6 +310,24 @@ export type PasswordRefreshTokenRow = {
   usedAt: number | null;
 };
 
+/** A row of "InviteCode". */
+export type InviteCodeRow = {
+  code: string;
+  availableUses: number;
+  usedCount: number;
+  disabled: boolean;
+  forAccount: string;
+  createdBy: string;
+  createdAt: number;
+};
+
+/** A row of "InviteCodeUse". */
+export type InviteCodeUseRow = {
+  code: string;
+  usedBy: string;
+  usedAt: number;
+};
+
 /** Every table's row shape: `get(tables.Account, …)`, `get(tables.Account.pick("did", "handle"), …)`. */
 export const tables = {
   Account: table<AccountRow>("Account", {
@@ -321,6 +340,7 @@ export const tables = {
     signingKeyEncryptedWith: "string?",
     deactivatedAt: "time?",
     emailAuthFactor: "boolean",
+    invitesDisabled: "boolean",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -555,5 +575,19 @@ export const tables = {
     sessionId: "string",
     expiresAt: "time",
     usedAt: "time?",
+  }),
+  InviteCode: table<InviteCodeRow>("InviteCode", {
+    code: "string",
+    availableUses: "integer",
+    usedCount: "integer",
+    disabled: "boolean",
+    forAccount: "string",
+    createdBy: "string",
+    createdAt: "time",
+  }),
+  InviteCodeUse: table<InviteCodeUseRow>("InviteCodeUse", {
+    code: "string",
+    usedBy: "string",
+    usedAt: "time",
   }),
 };

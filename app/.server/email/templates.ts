@@ -1,4 +1,5 @@
 import type { DeletionEmail } from "../accounts/account-deletion.ts";
+import type { ConfirmationEmail } from "../accounts/email-confirmation.ts";
 import type { SignInCodeEmail } from "../accounts/email-auth-factor.ts";
 import type { EmailUpdateEmails } from "../accounts/email-update.ts";
 import type { RecoveryEmail } from "../accounts/password-recovery.ts";
@@ -52,4 +53,10 @@ export const plcOperationEmail: PlcOperationEmail = ({ service, code, minutes, h
 export const keyAddedEmail: KeyAddedEmail = ({ service, handle, key }, language) => {
   const t = translatorFor(language);
   return { subject: t("account:ownKey.addedEmail.subject", { service }), text: t("account:ownKey.addedEmail.text", { service, handle, key }) };
+};
+
+/** The code that confirms the account's address, at sign-up and when asked (docs/decisions/0052). */
+export const emailConfirmationEmail: ConfirmationEmail = ({ service, code, minutes, handle }, language) => {
+  const t = translatorFor(language);
+  return { subject: t("account:emailConfirmation.email.subject", { service }), text: t("account:emailConfirmation.email.text", { service, code, handle, count: minutes }) };
 };

@@ -54,6 +54,9 @@ export class PasswordSessionPermissions {
 
   requirePasswordSession(): void {}
 
+  /** As the reference's: every password session may confirm the account's address (it changes nothing but the flag). */
+  requireEmailManagement(): void {}
+
   requireAccountManagement(nsid: string): void {
     if (this.scope !== FULL_ACCESS) throw badToken(`Bad token scope: ${nsid} needs a session signed in with the account's password, not an app password`);
   }

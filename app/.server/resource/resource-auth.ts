@@ -16,6 +16,11 @@ export interface CallerPermissions {
   requireRpc(lxm: string, aud: string): void;
   requireIdentity(attr: "handle" | "*"): void;
   canReadEmail(): boolean;
+  /**
+   * Confirming the account's email address (requestEmailConfirmation, confirmEmail: docs/decisions/0052):
+   * `account:email?action=manage` for an OAuth token, as the reference asks; any password session.
+   */
+  requireEmailManagement(): void;
   /** Managing the account itself (creating app passwords…): the account's own password session only, never an OAuth token. */
   requireAccountManagement(nsid: string): void;
   /** Any password session, an app password's too (listing and revoking app passwords, as the reference allows); never an OAuth token. */
@@ -61,6 +66,10 @@ export class ResourceCaller {
 
   requireAccountManagement(nsid: string): void {
     this.permissions.requireAccountManagement(nsid);
+  }
+
+  requireEmailManagement(): void {
+    this.permissions.requireEmailManagement();
   }
 
   requirePasswordSession(nsid: string): void {

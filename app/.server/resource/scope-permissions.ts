@@ -68,6 +68,10 @@ export class OAuthPermissions {
     return this.scope.allowsAccount({ attr: "email", action: "read" });
   }
 
+  requireEmailManagement(): void {
+    requirePermission(() => this.scope.assertAccount({ attr: "email", action: "manage" }));
+  }
+
   requirePasswordSession(nsid: string): void {
     this.requireAccountManagement(nsid);
   }

@@ -61,7 +61,7 @@ export type ClaimedAttempt = { readonly keys: readonly string[] };
  * failure keeps the counters remembered for `memoryMs` after it.
  */
 /** Whose counters these are: each purpose counts under its own keys (see the constructor). */
-export type ThrottlePurpose = "sign-in" | "recovery" | "deletion" | "email-change" | "sign-in-code" | "plc-operation";
+export type ThrottlePurpose = "sign-in" | "recovery" | "deletion" | "email-change" | "sign-in-code" | "plc-operation" | "email-confirmation";
 
 export class SignInThrottle {
   private readonly rule: AttemptRule;
@@ -132,6 +132,7 @@ export class SignInThrottle {
         "email-change": "requests for an email-change code",
         "sign-in-code": "requests for a sign-in code",
         "plc-operation": "requests for an identity operation code",
+        "email-confirmation": "requests for an email confirmation code",
       }[this.purpose];
       throw new TooManyRequestsError(`Too many ${what}. Wait ${formatWait(seconds)} and try again.`, seconds, waitWords(this.purpose, seconds));
     }
@@ -182,6 +183,7 @@ function waitWords(purpose: ThrottlePurpose, seconds: number) {
     "email-change": "emailChange",
     "sign-in-code": "signInCode",
     "plc-operation": "plcOperation",
+    "email-confirmation": "emailConfirmation",
   }[purpose];
   return seconds < 60
     ? { messageKey: `errors:${section}.waitSeconds`, messageValues: { count: seconds } }

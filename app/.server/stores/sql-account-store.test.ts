@@ -93,6 +93,15 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(await store.find("did", BOB)).toMatchObject({ handle: "bob.test" });
   });
 
+  it("confirms the address a confirmation code was sent to, and only while the account still has it (docs/decisions/0052)", async () => {
+    await store.insert(accountFor(ALICE));
+    expect(await store.confirmEmail(ALICE, "old-alice@example.com", NOW)).toBe(false);
+    expect(await store.find("did", ALICE)).toMatchObject({ emailConfirmedAt: null });
+    expect(await store.confirmEmail(BOB, "alice@example.com", NOW)).toBe(false);
+    expect(await store.confirmEmail(ALICE, "alice@example.com", NOW)).toBe(true);
+    expect(await store.find("did", ALICE)).toMatchObject({ emailConfirmedAt: NOW });
+  });
+
   it("sets a password hash", async () => {
     await store.insert(accountFor(ALICE));
     await store.setPasswordHash(ALICE, "scrypt$new", NOW);

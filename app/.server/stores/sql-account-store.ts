@@ -1,9 +1,10 @@
-import type { AccountClash, AccountProfile, AccountStore, EmailSettings, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import type { AccountClash, AccountProfile, AccountStore, EmailSettings, LockdownResult, SpentInvite, StoredAccount } from "../accounts/account-store.ts";
 import { sealedKeyId } from "../accounts/key-encryption.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
 import { releaseBlobsOfAccount } from "./sql-blob-store.ts";
+import { spendInviteUse } from "./sql-invite-store.ts";
 
 /** What an account is, without its password hash or private signing key (AccountStore.profile). */
 const PROFILE_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt");
@@ -63,12 +64,14 @@ export function* lockdown(
 export class SqlAccountStore implements AccountStore {
   constructor(private readonly db: Database) {}
 
-  async insert(account: StoredAccount) {
+  async insert(account: StoredAccount, invite?: SpentInvite) {
     return this.db.transaction(function* (): Program<AccountClash | undefined> {
       yield* lockIdentifiers(account.did, account.handle, account.email);
       const clash = yield* get(tables.Account.pick("did", "handle", "email"), sql`SELECT "did", "handle", "email" FROM "Account"
         WHERE "did" = ${account.did} OR "handle" = ${account.handle} OR "email" = ${account.email} LIMIT 1`);
       if (clash) return clash.handle === account.handle ? "handle" : clash.email === account.email ? "email" : "did";
+      // Last of the checks, so that a refusal for a taken handle spends no use; nothing is written before it.
+      if (invite && !(yield* spendInviteUse(invite.code, account.did, account.createdAt))) return "invite";
       yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "createdAt", "updatedAt")
         VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},
           ${account.signingKey}, ${sealedKeyId(account.signingKey)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
@@ -95,6 +98,13 @@ export class SqlAccountStore implements AccountStore {
   async emailSettings(did: string) {
     return this.db.execute(function* (): Program<EmailSettings | undefined> {
       return yield* get(tables.Account.pick("email", "emailConfirmedAt", "emailAuthFactor"), sql`SELECT "email", "emailConfirmedAt", "emailAuthFactor" FROM "Account" WHERE "did" = ${did}`);
+    });
+  }
+
+  async confirmEmail(did: string, email: string, now: number) {
+    return this.db.execute(function* (): Program<boolean> {
+      // One conditional statement: a code sent to an address the account no longer has confirms nothing.
+      return (yield* run(sql`UPDATE "Account" SET "emailConfirmedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "email" = ${email}`)) > 0;
     });
   }
 

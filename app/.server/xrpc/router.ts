@@ -19,9 +19,13 @@ import { accountDeactivated } from "../accounts/account-status.ts";
 import { firstWithControlCharacter } from "../util/control-characters.ts";
 import { appPasswordMethods } from "./handlers/app-passwords.ts";
 import { passwordSessionMethods } from "./handlers/password-sessions.ts";
+import { signUpMethods } from "./handlers/sign-up.ts";
+import { inviteMethods } from "./handlers/invites.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
+  ...signUpMethods,
+  ...inviteMethods,
   ...passwordSessionMethods,
   ...appPasswordMethods,
   ...identityMethods,
@@ -103,6 +107,13 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
     // Procedures answer sessions and their tokens: never stored by a cache.
     const result = method.input === "none" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
     return jsonResponse(result, 200, { "Cache-Control": "no-store" });
+  }
+  if (method.auth === "admin") {
+    // docs/decisions/0052: HTTP Basic admin:<password>, throttled, before the input is read.
+    await services.adminAuth.verifyBasic(request.headers.get("Authorization"), request.clientAddress);
+    const ctx = { services, request, params };
+    const result = method.type === "query" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
+    return jsonResponse(result ?? {}, 200, { "Cache-Control": "no-store" });
   }
 
   const caller = await authenticate(services, request, nsid);

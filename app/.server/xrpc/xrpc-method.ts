@@ -12,9 +12,16 @@ export type XrpcContext = {
 
 export type AuthenticatedContext = XrpcContext & { caller: ResourceCaller };
 
-/** One XRPC method: queries are GET, procedures POST (atproto XRPC conventions). */
+/**
+ * One XRPC method: queries are GET, procedures POST (atproto XRPC conventions). `auth`: "none" (public, or a credential
+ * its handler checks), "required" (an account's token), "admin" (HTTP Basic admin:<password>, checked before the input
+ * is read: security/admin-basic-auth.ts, docs/decisions/0052).
+ */
 export type XrpcMethod =
   | { type: "query"; auth: "none"; handler: (ctx: XrpcContext) => unknown }
+  | { type: "query"; auth: "admin"; handler: (ctx: XrpcContext) => unknown }
+  | { type: "procedure"; auth: "admin"; input: "json"; handler: (ctx: XrpcContext, body: unknown) => unknown }
+  | { type: "procedure"; auth: "required"; input: "none"; handler: (ctx: AuthenticatedContext) => unknown }
   /** A procedure whose credential is in its input or header, checked by the handler (createSession, refreshSession…). */
   | { type: "procedure"; auth: "none"; input: "json"; handler: (ctx: XrpcContext, body: unknown) => unknown }
   | { type: "procedure"; auth: "none"; input: "none"; handler: (ctx: XrpcContext) => unknown }

@@ -6,7 +6,8 @@ import { Identifier } from "../ui/identifier";
 import { Field } from "../ui/field";
 import { slots, useT } from "../ui/i18n";
 import { ErrorMessage } from "../ui/messages";
-import { inputStyle, primaryButton } from "../ui/styles";
+import { DomainSelect } from "../ui/domain-select";
+import { primaryButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 import { ConfirmIdentity } from "./confirm-identity";
 import { SignedInFormFields } from "./form-account";
@@ -64,32 +65,14 @@ export function HandlePage({ view, errorsFor }: Props) {
           {single ? (
             <input type="hidden" name="domain" value={single} />
           ) : (
-            <div className="flex flex-col gap-1">
-              <label htmlFor="domain" className="font-medium">
-                {t("account:handle.domain")}
-              </label>
-              <select
-                id="domain"
-                name="domain"
-                defaultValue={values.domain ?? view.domains[0]}
-                onChange={(event) => setDomain(event.target.value)}
-                className={inputStyle}
-                aria-invalid={errors.domain ? true : undefined}
-                aria-describedby={errors.domain ? "domain-error" : undefined}
-                autoFocus={focus === "domain"}
-              >
-                {view.domains.map((domain) => (
-                  <option key={domain} value={domain}>
-                    {domain}
-                  </option>
-                ))}
-              </select>
-              {errors.domain ? (
-                <p id="domain-error" className="text-sm text-red-800 dark:text-red-300">
-                  {errors.domain}
-                </p>
-              ) : null}
-            </div>
+            <DomainSelect
+              label={t("account:handle.domain")}
+              domains={view.domains}
+              value={values.domain}
+              error={errors.domain}
+              autoFocus={focus === "domain"}
+              onChange={(event) => setDomain(event.target.value)}
+            />
           )}
           {formError ? <ErrorMessage id="handle-form-error">{formError}</ErrorMessage> : null}
           <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:handle.whatChanges")}</p>

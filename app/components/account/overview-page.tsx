@@ -46,8 +46,17 @@ export function AccountOverview({ view }: { view: OverviewView }) {
             </a>
           </dd>
           <dt className="font-semibold">{t("account:overview.email")}</dt>
-          <dd>
+          <dd className="flex flex-wrap items-baseline gap-x-3">
             <Identifier text={view.email} />
+            {/* docs/decisions/0052: until the address is confirmed, the way to confirm it. */}
+            {view.emailConfirmed ? null : (
+              <>
+                <span className="text-sm font-medium text-amber-800 dark:text-amber-300">{t("account:overview.emailUnconfirmed")}</span>
+                <a href="/account/email#confirm-email" className={`${linkStyle} text-sm`}>
+                  {t("account:overview.confirmEmail")}
+                </a>
+              </>
+            )}
           </dd>
           <dt className="font-semibold">{t("account:overview.accountId")}</dt>
           <dd className="font-mono text-sm">

@@ -67,12 +67,21 @@ export function AccountSignIn({ view, errors, values }: Props) {
           {t("account:signIn.backToAccounts")}
         </a>
       ) : null}
-      <p className="text-sm text-slate-600 dark:text-slate-300">
-        {t("account:newHere")}{" "}
-        <a href="/" className={linkStyle}>
-          {t("account:aboutServer")}
-        </a>
-      </p>
+      {view.signUpOpen ? (
+        <p className="text-sm text-slate-600 dark:text-slate-300">
+          {t("account:newHereSignUp")}{" "}
+          <a href="/account/sign-up" className={linkStyle}>
+            {t("account:signUpLink")}
+          </a>
+        </p>
+      ) : (
+        <p className="text-sm text-slate-600 dark:text-slate-300">
+          {t("account:newHere")}{" "}
+          <a href="/" className={linkStyle}>
+            {t("account:aboutServer")}
+          </a>
+        </p>
+      )}
     </SignedOutPage>
   );
 }

@@ -4,7 +4,7 @@ import { Card } from "../ui/card";
 import { ActionNotice } from "../ui/messages";
 
 type Props = {
-  title: string;
+  title: ReactNode;
   intro?: ReactNode;
   notice?: string;
   children: ReactNode;

@@ -119,6 +119,15 @@ export function ConsentScreen({ view, formError, identifier, passwordError }: Pr
           </div>
         </form>
         {/* After the answer, not before it: what comes later does not push Allow down on a phone. */}
+        {view.links.createAccount && !view.chooser && !signedIn ? (
+          // docs/decisions/0052: signing up instead of in, while sign-up is open here.
+          <p className="px-2 pt-3 text-sm text-slate-700 dark:text-slate-200">
+            {t("consent:newHere")}{" "}
+            <a href={view.links.createAccount} className={linkStyle}>
+              {t("consent:createAccount")}
+            </a>
+          </p>
+        ) : null}
         <p className="px-2 pt-3 text-sm text-slate-600 dark:text-slate-300">
           {fill(t("consent:takeBack", slots("link")), {
             link: (

@@ -91,6 +91,22 @@ describe("the screen's step", () => {
     expect(setAsideByPromptLogin(request(), screenStep(request(), [], NO_CHOICE), NO_CHOICE)).toBe(false);
   });
 
+  it("prompt=create (docs/decisions/0052): the sign-up form until an account signs up or in on this screen, then that account's consent", () => {
+    const create = request({ prompt: "create" }, NOW - 1000);
+    expect(screenStep(create, [], NO_CHOICE, true)).toEqual({ kind: "sign-up" });
+    // A session from before the request is set aside, as under prompt=login: the person asked to sign up.
+    expect(screenStep(create, [alice], NO_CHOICE, true)).toEqual({ kind: "sign-up" });
+    const created = signedIn("newcomer", { signedInAt: NOW });
+    expect(screenStep(create, [alice, created], NO_CHOICE, true)).toEqual({ kind: "account", signedIn: created });
+    expect(allowingAccount(create, [alice, created], alice.account.did)).toBeUndefined();
+    // "Sign in instead", and sign-up closed meanwhile: the sign-in form.
+    expect(screenStep(create, [], { ...NO_CHOICE, add: true }, true)).toEqual({ kind: "sign-in" });
+    expect(screenStep(create, [], NO_CHOICE, false)).toEqual({ kind: "sign-in" });
+    // "Create an account" on any request, while sign-up is open.
+    expect(screenStep(request(), [alice], { ...NO_CHOICE, create: true }, true)).toEqual({ kind: "sign-up" });
+    expect(screenStep(request(), [alice], { ...NO_CHOICE, create: true }, false)).toEqual({ kind: "account", signedIn: alice });
+  });
+
   it("Allow without a password acts for the account the screen named, only when it may answer; a form naming none, for the only one", () => {
     expect(allowingAccount(request(), [alice, bob], bob.account.did)).toBe(bob);
     expect(allowingAccount(request({ login_hint: "alice.test" }), [alice, bob], bob.account.did)).toBeUndefined();

@@ -86,7 +86,9 @@ export function hintNames(hint: string, account: BrowserAccount["account"], opti
 /**
  * The accounts signed in here that may answer this request (docs/decisions/0020):
  * - OIDC Core §3.1.2.1: prompt=login "SHOULD prompt the End-User for reauthentication": a session from before the
- *   request does not count, one started on this screen (password or passkey) does.
+ *   request does not count, one started on this screen (password or passkey) does. So with prompt=create (Initiating
+ *   User Registration via OpenID Connect 1.0: the client "desires that the user be shown the account creation UI",
+ *   docs/decisions/0052): the account made on this screen answers, or one signed in here instead.
  * - OIDC Core §3.1.2.1: login_hint is a "hint to the Authorization Server about the login identifier the End-User
  *   might use": a session of another account is not the one the app asked for, so the person signs in (and
  *   prompt=none gets login_required) instead of the app silently receiving a code for someone else.
@@ -95,30 +97,36 @@ export function accountsThatMayAnswer<A extends BrowserAccount>(accounts: readon
   const { parameters, createdAt } = request;
   return accounts.filter(
     (signedIn) =>
-      (parameters.prompt !== "login" || signedIn.signedInAt.getTime() >= createdAt) &&
+      ((parameters.prompt !== "login" && parameters.prompt !== "create") || signedIn.signedInAt.getTime() >= createdAt) &&
       (parameters.login_hint === undefined || hintNames(parameters.login_hint, signedIn.account, { byEmail: parameters.prompt !== "none" })),
   );
 }
 
-/** What the screen asks of the person: to allow as one account, to choose among several, or to sign in. */
-export type ScreenStep<A extends BrowserAccount> = { kind: "account"; signedIn: A } | { kind: "choose"; accounts: A[] } | { kind: "sign-in" };
+/** What the screen asks of the person: to allow as one account, to choose among several, to sign in, or to sign up. */
+export type ScreenStep<A extends BrowserAccount> = { kind: "account"; signedIn: A } | { kind: "choose"; accounts: A[] } | { kind: "sign-in" } | { kind: "sign-up" };
 
-/** What the person chose on the screen's own links: "Use another account" (`add`), an account of the chooser, the chooser itself. */
-export type ScreenChoice = { add: boolean; account: string | null; choose: boolean };
+/**
+ * What the person chose on the screen's own links: "Use another account" (`add`), an account of the chooser, the
+ * chooser itself, "Create an account" (`create`).
+ */
+export type ScreenChoice = { add: boolean; account: string | null; choose: boolean; create?: boolean };
 
 /**
  * The screen's step for this browser. "Use another account" asks for a sign-in that adds an account; an account
  * chosen on the chooser counts only when it is signed in here and may answer; prompt=select_account ("The
  * Authorization Server SHOULD prompt the End-User to select a user account", OIDC Core §3.1.2.1) and the chooser
  * link show the chooser whenever there is an account to choose; otherwise one account is used as it is, and several
- * are offered to choose from.
+ * are offered to choose from. While sign-up is open here (`signUpOpen`), "Create an account" shows the sign-up form, and
+ * so does prompt=create when no account may answer yet (docs/decisions/0052): never an automatic Allow for the new
+ * account, whose consent screen comes next.
  */
-export function screenStep<A extends BrowserAccount>(request: PromptRequest, accounts: readonly A[], choice: ScreenChoice): ScreenStep<A> {
+export function screenStep<A extends BrowserAccount>(request: PromptRequest, accounts: readonly A[], choice: ScreenChoice, signUpOpen = false): ScreenStep<A> {
   if (choice.add) return { kind: "sign-in" };
+  if (choice.create && signUpOpen) return { kind: "sign-up" };
   const candidates = accountsThatMayAnswer(accounts, request);
   const chosen = candidates.find((signedIn) => signedIn.account.did === choice.account);
   if (chosen) return { kind: "account", signedIn: chosen };
-  if (candidates.length === 0) return { kind: "sign-in" };
+  if (candidates.length === 0) return request.parameters.prompt === "create" && signUpOpen ? { kind: "sign-up" } : { kind: "sign-in" };
   const wantsChooser = request.parameters.prompt === "select_account" || choice.choose;
   if (candidates.length === 1 && !wantsChooser) return { kind: "account", signedIn: candidates[0]! };
   return { kind: "choose", accounts: candidates };

@@ -26,6 +26,12 @@ export type EndpointName = "token_endpoint" | "pushed_authorization_request_endp
 /** The sign-in and consent screen: the one endpoint that is a page, served by Remix rather than the route table. */
 export const AUTHORIZATION_ENDPOINT_PATH = "/oauth/authorize";
 
+/** The prompt values PAR takes: OIDC Core's four, and "create" while people may sign up (docs/decisions/0052). */
+export function promptValues(config: Pick<Config, "signUp">): string[] {
+  const values = ["none", "login", "consent", "select_account"];
+  return config.signUp.enabled ? [...values, "create"] : values;
+}
+
 /** RFC 8414 authorization server metadata, with the atproto profile's fields; `endpoints` come from the route table. */
 export function authorizationServerMetadata(config: Config, endpoints: Partial<Record<EndpointName, string>>) {
   const at = (name: EndpointName) => {
@@ -59,7 +65,9 @@ export function authorizationServerMetadata(config: Config, endpoints: Partial<R
     request_parameter_supported: false,
     request_uri_parameter_supported: true,
     require_request_uri_registration: true,
-    prompt_values_supported: ["none", "login", "consent", "select_account"],
+    // Initiating User Registration via OpenID Connect 1.0 §4.1: "create" is listed when sign-up is open here
+    // (docs/decisions/0052); PAR refuses it otherwise.
+    prompt_values_supported: promptValues(config),
     // OIDC Discovery §3: the languages the screens ship, each with its full catalogue (docs/decisions/0019).
     ui_locales_supported: [...LANGUAGES],
   };

@@ -57,6 +57,8 @@ export class ParManager {
       pendingPerAddress: number;
       permissionSets?: PermissionSetResolver;
       now?: () => number;
+      /** People may sign up here: prompt=create is taken (docs/decisions/0052). */
+      signUp?: boolean;
     },
   ) {}
 
@@ -69,7 +71,7 @@ export class ParManager {
     };
     const auth = await this.clients.authenticate(client, credentials);
     assertDistinctDpopKey(auth, dpopJkt);
-    const parameters = validateAuthorizationParameters(input, client, dpopJkt);
+    const parameters = validateAuthorizationParameters(input, client, dpopJkt, this.options.signUp ?? false);
     const { scope, permissionSets } = await resolveRequestedScope(input.scope, client.scopes, this.options.permissionSets);
     parameters.scope = scope;
     if (permissionSets.length) parameters.permission_sets = permissionSets;
@@ -100,7 +102,7 @@ export class ParManager {
 }
 
 /** Checks everything but the scope, which needs the (asynchronous) permission-set resolver. */
-function validateAuthorizationParameters(input: ParInput, client: OAuthClient, dpopJkt: string): AuthorizationParameters {
+function validateAuthorizationParameters(input: ParInput, client: OAuthClient, dpopJkt: string, signUp: boolean): AuthorizationParameters {
   // RFC 9126 §2.1: "The request_uri authorization request parameter MUST NOT be provided in this case"
   if (input.request_uri !== undefined) throw new InvalidRequestError("request_uri must not be sent to the PAR endpoint");
   if (input.request !== undefined) throw new InvalidRequestError("Request objects (JAR) are not supported");
@@ -124,7 +126,7 @@ function validateAuthorizationParameters(input: ParInput, client: OAuthClient, d
     code_challenge_method: "S256",
     response_mode: responseMode,
     login_hint: input.login_hint?.trim() || undefined,
-    prompt: parsePrompt(input.prompt),
+    prompt: parsePrompt(input.prompt, signUp),
     ui_locales: input.ui_locales || undefined,
   };
 }
@@ -141,8 +143,12 @@ function chooseRedirectUri(requested: string | undefined, client: OAuthClient): 
   return requested;
 }
 
-function parsePrompt(prompt: string | undefined): AuthorizationParameters["prompt"] {
+function parsePrompt(prompt: string | undefined, signUp: boolean): AuthorizationParameters["prompt"] {
   if (prompt === undefined || prompt === "") return undefined;
   if (prompt === "none" || prompt === "login" || prompt === "consent" || prompt === "select_account") return prompt;
-  throw new InvalidRequestError('prompt must be one of "none", "login", "consent" or "select_account"');
+  // Initiating User Registration via OpenID Connect 1.0 §4.1: "If the OpenID Provider receives a prompt value that it
+  // does not support (not declared in the prompt_values_supported metadata field) the OP SHOULD respond with an HTTP
+  // 400 (Bad Request) status code and an error value of invalid_request."
+  if (prompt === "create" && signUp) return prompt;
+  throw new InvalidRequestError(`prompt must be one of "none", "login", "consent", "select_account"${signUp ? ' or "create"' : ' (sign-up is closed here: "create" is not taken)'}`);
 }

@@ -12,7 +12,7 @@ export type AuthorizationParameters = {
   code_challenge_method: "S256";
   response_mode: "query" | "fragment";
   login_hint?: string;
-  prompt?: "none" | "login" | "consent" | "select_account";
+  prompt?: "none" | "login" | "consent" | "select_account" | "create";
   /** OIDC Core §3.1.2.1: the languages the app asks the screen to use, by preference (space-separated BCP 47 tags). */
   ui_locales?: string;
   /** Permission sets requested with include:, already expanded into `scope`. */

@@ -22,6 +22,7 @@ export async function showEmailPage(services: Services, request: Request, t: Tra
     kind: "email",
     available: services.emailUpdate.available,
     email: (await services.accounts.findByDid(signedIn.account.did))?.email ?? "",
+    confirmation: await confirmationOf(services, signedIn.account.did),
     pendingEmail: await services.emailUpdate.pendingAddress(signedIn.account.did),
     minutes: Math.round(services.config.lifetimes.typedCode / 60_000),
     serviceName: services.config.brand.serviceName,
@@ -29,7 +30,17 @@ export async function showEmailPage(services: Services, request: Request, t: Tra
   }));
 }
 
-/** POST /account/email: intent=request sends a code to the new address, intent=change confirms it, intent=confirm is "Confirm it's you". */
+/** "Confirm your email address" while it is not (docs/decisions/0052): whether a code for it is out. */
+async function confirmationOf(services: Services, did: string): Promise<EmailView["confirmation"]> {
+  if ((await services.accounts.emailOf(did))?.emailConfirmed !== false) return undefined;
+  return { codeSent: await services.emailConfirmation.isPending(did) };
+}
+
+/**
+ * POST /account/email: intent=request sends a code to the new address, intent=change confirms it, intent=confirm is
+ * "Confirm it's you"; intent=confirmation-request and confirmation-code confirm the current address (docs/decisions/0052),
+ * which needs no recent authentication: the code goes to the account's own address and changes nothing but the flag.
+ */
 export async function answerEmailPage(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
   return signedInAction(services, request, form, t, async (signedIn) => {
     switch (form("intent")) {
@@ -39,6 +50,10 @@ export async function answerEmailPage(services: Services, request: Request, form
         return changeEmail(services, signedIn, form, t);
       case "confirm":
         return confirmWithPassword(services, request, signedIn, form("password"), "/account/email", t);
+      case "confirmation-request":
+        return requestConfirmation(services, request, signedIn, t);
+      case "confirmation-code":
+        return confirmAddress(services, signedIn, form("code").trim(), t);
     }
     return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noIntent"));
   });
@@ -68,4 +83,23 @@ async function changeEmail(services: Services, { account }: SignedIn, form: (nam
     return formErrorOf(error, t, "email-change", "code", { code }, ["code"]);
   }
   return redirectTo(withNotice("/account/email", "email-changed"));
+}
+
+async function requestConfirmation(services: Services, request: Request, { account }: SignedIn, t: Translate): Promise<PageOutcome<FormErrors>> {
+  try {
+    await services.emailConfirmation.request(account.did, languageOf(t), requestClientAddress(request));
+  } catch (error) {
+    return formErrorOf(error, t, "email-confirmation", "form");
+  }
+  return redirectTo(withNotice("/account/email", "email-confirmation-sent"));
+}
+
+async function confirmAddress(services: Services, { account }: SignedIn, code: string, t: Translate): Promise<PageOutcome<FormErrors>> {
+  if (!code) return formErrors("email-confirmation", { code: t("errors:form.enterCode") });
+  try {
+    await services.emailConfirmation.confirm(account.did, code);
+  } catch (error) {
+    return formErrorOf(error, t, "email-confirmation", "code", { code }, ["code"]);
+  }
+  return redirectTo(withNotice("/account", "email-address-confirmed"));
 }

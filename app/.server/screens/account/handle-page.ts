@@ -66,7 +66,7 @@ async function changeHandle(services: Services, signedIn: SignedIn, typedName: s
 }
 
 /** A refused handle, in the words of the field it concerns (a name past the length is too long, whatever else). */
-function refusalOf(reason: HandleRefusal, name: string, t: Translate): Record<string, string> {
+export function refusalOf(reason: HandleRefusal, name: string, t: Translate): Record<string, string> {
   const length = { name: t("errors:form.handleLength", { min: HANDLE_NAME_MIN, max: HANDLE_NAME_MAX }) };
   switch (reason) {
     case "too_short":

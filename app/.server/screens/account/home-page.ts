@@ -21,7 +21,7 @@ export async function showAccountHome(services: Services, request: Request, t: T
   if (accounts.length === 0 || url.searchParams.get("add") === "1") {
     // A passkey sign-in here is bound to no authorization request.
     const passkey = (await services.passkeys.offerPasskeys()) ? { options: await services.passkeys.authenticationOptions({}) } : undefined;
-    return view<SignInView>({ kind: "sign-in", csrfToken: token, next, passkey, notice, accounts: browserAccounts(accounts) }, headers);
+    return view<SignInView>({ kind: "sign-in", csrfToken: token, next, passkey, notice, accounts: browserAccounts(accounts), signUpOpen: services.signUp.enabled }, headers);
   }
   const selected = selectedAccountDid(services, request, accounts);
   if (url.searchParams.get("choose") === "1" || (!selected && accounts.length > 1)) {
@@ -29,12 +29,13 @@ export async function showAccountHome(services: Services, request: Request, t: T
   }
   const signedIn = (await currentSession(services, request))!;
   const { account } = signedIn;
-  const [apps, passwordSessions, sessions, passkeys, status] = await Promise.all([
+  const [apps, passwordSessions, sessions, passkeys, status, email] = await Promise.all([
     services.connectedApps.list(account.did),
     services.passwordSessions.list(account.did),
     services.sessions.list(account.did),
     services.passkeys.list(account.did),
     services.accountStatus.statusOf(account.did),
+    services.accounts.emailOf(account.did),
   ]);
   return view<OverviewView>(
     {
@@ -42,6 +43,7 @@ export async function showAccountHome(services: Services, request: Request, t: T
       account: { handle: account.handle, did: account.did },
       accounts: browserAccounts(accounts),
       email: account.email,
+      emailConfirmed: email?.emailConfirmed ?? true,
       deactivated: status?.active === false,
       csrfToken: token,
       notice,

@@ -38,6 +38,9 @@ const NOTICES = [
   "password-session-ended",
   "own-key-added",
   "own-key-removed",
+  "signed-up",
+  "email-confirmation-sent",
+  "email-address-confirmed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

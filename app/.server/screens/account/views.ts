@@ -25,6 +25,8 @@ export type SignInView = {
   notice?: string;
   /** Accounts already signed in here: the form adds one ("Use another account"). */
   accounts: BrowserAccount[];
+  /** People may create accounts here: the page links to the sign-up form (docs/decisions/0052). */
+  signUpOpen: boolean;
 };
 
 /** "Choose an account": the accounts signed in in this browser, and "Use another account". */
@@ -33,6 +35,8 @@ export type ChooserView = { kind: "chooser"; csrfToken: string; next: string; ac
 export type OverviewView = SignedInBase & {
   kind: "overview";
   email: string;
+  /** The address is not confirmed yet: the overview offers to (docs/decisions/0052). */
+  emailConfirmed: boolean;
   /** The account is deactivated: the overview says so first and offers reactivation (docs/decisions/0031). */
   deactivated: boolean;
   counts: { apps: number; sessions: number; passkeys: number };
@@ -170,6 +174,8 @@ export type EmailView = SignedInBase & {
   serviceName: string;
   /** Present when asking for a code first needs "Confirm it's you". */
   confirm?: ConfirmView;
+  /** The address is not confirmed yet: "Confirm your email address", and whether a code for it is out (docs/decisions/0052). */
+  confirmation?: { codeSent: boolean };
 };
 
 /**

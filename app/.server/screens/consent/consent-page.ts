@@ -16,6 +16,8 @@ import {
 import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
 import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
+import { clientIdentity } from "../client-identity.ts";
+import { answerSignUp, firstStepValues, signedUp, signUpView, type SignUpFrame, type SignUpView } from "../sign-up/sign-up-page.ts";
 import { screenAddress, screenNoticeOf } from "./consent-address.ts";
 import { reactivateInFlow, reactivationView, screenRequest } from "./consent-reactivation.ts";
 
@@ -32,7 +34,25 @@ function screenAddressOf(pending: PendingAuthorization, extra: Record<string, st
 
 /** What the person chose on the screen's own links (oauth/authorize/prompt-rules.ts reads it). */
 function choiceOf(url: URL): ScreenChoice {
-  return { add: url.searchParams.get("add") === "1", account: url.searchParams.get("account"), choose: url.searchParams.get("choose") === "1" };
+  return { add: url.searchParams.get("add") === "1", account: url.searchParams.get("account"), choose: url.searchParams.get("choose") === "1", create: url.searchParams.get("create") === "1" };
+}
+
+/**
+ * The sign-up form as a step of this request (docs/decisions/0052): it posts here, names the app as the consent screen
+ * does, and "Sign in instead" is the screen's sign-in form.
+ */
+function signUpFrame(services: Services, pending: PendingAuthorization): SignUpFrame {
+  const { client } = pending;
+  return {
+    action: "/oauth/authorize",
+    hidden: { client_id: client.clientId, request_uri: pending.requestUri },
+    signInHref: screenAddressOf(pending, { add: "1" }),
+    handleStepHref: ({ name, domain }) => screenAddressOf(pending, { create: "1", name, domain }),
+    client: clientIdentity(
+      { clientId: client.clientId, name: client.clientName, logoUri: client.logoUri, nameHadHiddenCharacters: client.clientNameHadHiddenCharacters },
+      { serviceName: services.config.brand.serviceName, issuer: services.config.issuer },
+    ),
+  };
 }
 
 /** Only request_uris issued by /oauth/par are accepted here (RFC 9126 §4; `require_pushed_authorization_requests`). */
@@ -57,16 +77,16 @@ async function orBackToApp<V>(t: Translate, outcome: () => Promise<PageOutcome<V
 }
 
 /** GET /oauth/authorize. */
-export async function showConsentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView>> {
+export async function showConsentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView | SignUpView>> {
   return orBackToApp(t, () => consentPage(services, request, t));
 }
 
 /** POST /oauth/authorize: the screen's own form (Origin and CSRF checked first). */
-export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+export async function answerConsentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors | SignUpView>> {
   return orBackToApp(t, () => consentForm(services, request, form, t));
 }
 
-async function consentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView>> {
+async function consentPage(services: Services, request: Request, t: Translate): Promise<PageOutcome<ConsentView | SignUpView>> {
   const url = new URL(request.url);
   if (!url.searchParams.get("request_uri")) refuseConventionalRequest(url);
   const pending = await services.authorize.load(url.searchParams.get("client_id"), url.searchParams.get("request_uri"), browserOf(services, request));
@@ -85,7 +105,12 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   }
 
   const choice = choiceOf(url);
-  const step = screenStep(pending.request, accounts, choice);
+  const signUpOpen = services.signUp.enabled;
+  const step = screenStep(pending.request, accounts, choice, signUpOpen);
+  if (step.kind === "sign-up") {
+    const headers = new Headers();
+    return view(signUpView(services, signUpFrame(services, pending), csrfToken(services, request, headers), { step: "handle", values: firstStepValues(url) }), headers);
+  }
   const account = step.kind === "account" ? step.signedIn.account : undefined;
   const earlierAnswer = account ? await consentOnScreen(services.connectedApps, pending.request, account.did) : { remembered: false, declined: [] };
   const accountDeactivated = account ? await isDeactivated(services, account.did) : false;
@@ -122,6 +147,7 @@ async function consentPage(services: Services, request: Request, t: Translate): 
         links: {
           useAnother: screenAddressOf(pending, { add: "1" }),
           choose: screenAddressOf(pending, { choose: "1" }),
+          createAccount: signUpOpen ? screenAddressOf(pending, { create: "1" }) : undefined,
         },
       },
       t,
@@ -130,11 +156,17 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   );
 }
 
-async function consentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
+async function consentForm(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors | SignUpView>> {
   if (!isTrustedPost(services, request, form("csrf_token"))) {
     return forbiddenForm(t);
   }
   const pending = await services.authorize.load(form("client_id"), form("request_uri"), browserOf(services, request));
+  const intent = form("intent");
+  if (intent === "sign-up-handle" || intent === "sign-up") {
+    // After the sign-up, this request's consent screen for the new account: never an automatic Allow (docs/decisions/0052).
+    const token = csrfToken(services, request, new Headers());
+    return answerSignUp(services, request, form, t, signUpFrame(services, pending), token, (account) => signedUp(services, request, account, screenAddressOf(pending, { account: account.did })));
+  }
   const decision = form("decision");
   if (decision === "deny") {
     // Denying never needs a password.

@@ -67,8 +67,11 @@ export type ConsentView = {
   otherAccounts: number;
   /** The sign-in form adds an account: others stay signed in here. */
   addingAccount: boolean;
-  /** The screen's own addresses for "Use another account" and "Choose another account" (no JavaScript needed). */
-  links: { useAnother: string; choose: string };
+  /**
+   * The screen's own addresses for "Use another account", "Choose another account" and, while sign-up is open,
+   * "Create an account" (no JavaScript needed).
+   */
+  links: { useAnother: string; choose: string; createAccount?: string };
   /** The request asks for the email address, which the person may decline while allowing the rest (issue 19). */
   emailOptional: boolean;
   /** The person declined it the last time this app asked (docs/decisions/0032): the box shows unticked, as they left it. */
@@ -93,7 +96,7 @@ export type ConsentContext = {
   chooser?: { handle: string; did: string }[];
   otherAccounts: number;
   addingAccount: boolean;
-  links: { useAnother: string; choose: string };
+  links: { useAnother: string; choose: string; createAccount?: string };
   /** The signed-in account is deactivated: no Allow, and the screen says why (docs/decisions/0031). */
   accountDeactivated?: boolean;
   reactivation?: ReactivationView;

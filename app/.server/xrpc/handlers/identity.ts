@@ -11,7 +11,7 @@ import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 const updateHandleInput = z.object({ handle: z.string().max(253) });
 
 /** The reference PDS's error names for a refused handle (accounts/handle-rules.ts decides). */
-const HANDLE_ERROR_NAMES: Record<HandleRefusal, string> = {
+export const HANDLE_ERROR_NAMES: Record<HandleRefusal, string> = {
   syntax: "InvalidHandle",
   disallowed_tld: "InvalidHandle",
   characters: "InvalidHandle",

@@ -6,7 +6,6 @@ import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { DEACTIVATED } from "../../accounts/account-status.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
-import { serverDid } from "../../config.ts";
 import { isProtectedMethod } from "../protected-methods.ts";
 
 const serviceAuthParams = z.object({
@@ -21,19 +20,6 @@ const MAX_SERVICE_TOKEN_LIFETIME = 60 * MINUTE;
 const MAX_UNBOUND_SERVICE_TOKEN_LIFETIME = MINUTE;
 
 export const serverMethods: XrpcMethods = {
-  "com.atproto.server.describeServer": {
-    type: "query",
-    auth: "none",
-    handler: ({ services }) => ({
-      did: serverDid(services.config),
-      availableUserDomains: services.config.userDomains,
-      inviteCodeRequired: true,
-      phoneVerificationRequired: false,
-      links: {},
-      contact: {},
-    }),
-  },
-
   /**
    * Any valid token reads its own session; email only with account:email (or transition:email), or a password
    * session (docs/decisions/0047). A deactivated
@@ -113,6 +99,4 @@ export const METHODS_REFUSED_FOR_OAUTH = new Set([
   "com.atproto.server.requestAccountDelete",
   "com.atproto.server.requestEmailUpdate",
   "com.atproto.server.updateEmail",
-  "com.atproto.server.requestEmailConfirmation",
-  "com.atproto.server.confirmEmail",
 ]);
