@@ -22,6 +22,7 @@ export const TABLES = [
   "Blob",
   "Preferences",
   "Passkey",
+  "AppActivity",
   "AuthorizedClient",
   "AccessToken",
   "RefreshToken",
@@ -167,6 +168,7 @@ export function newGrant(id: string, overrides: Partial<Grant> = {}): Grant {
     lastUsedAt: createdAt,
     expiresAt: createdAt + 7 * 86_400_000,
     endsAt: createdAt + 30 * 86_400_000,
+    withdrawn: "",
     ...overrides,
   };
 }

@@ -14,6 +14,7 @@ export type AccountRow = {
   signingKey: string;
   deactivatedAt: number | null;
   emailAuthFactor: boolean;
+  securityNotices: boolean;
   createdAt: number;
   updatedAt: number;
 };
@@ -90,6 +91,7 @@ export type GrantRow = {
   lastUsedAt: number;
   expiresAt: number;
   endsAt: number;
+  withdrawn: string;
 };
 
 /** A row of "AccessToken". */
@@ -216,8 +218,20 @@ export type AuthorizedClientRow = {
   clientId: string;
   scope: string;
   declined: string;
+  withdrawn: string;
   createdAt: number;
   updatedAt: number;
+};
+
+/** A row of "AppActivity". */
+export type AppActivityRow = {
+  accountDid: string;
+  app: string;
+  dayStart: number;
+  kind: string;
+  target: string;
+  count: number;
+  lastAt: number;
 };
 
 /** A row of "RateLimit". */
@@ -297,6 +311,7 @@ export const tables = {
     signingKey: "string",
     deactivatedAt: "time?",
     emailAuthFactor: "boolean",
+    securityNotices: "boolean",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -363,6 +378,7 @@ export const tables = {
     lastUsedAt: "time",
     expiresAt: "time",
     endsAt: "time",
+    withdrawn: "string",
   }),
   AccessToken: table<AccessTokenRow>("AccessToken", {
     tokenHash: "string",
@@ -461,8 +477,18 @@ export const tables = {
     clientId: "string",
     scope: "string",
     declined: "string",
+    withdrawn: "string",
     createdAt: "time",
     updatedAt: "time",
+  }),
+  AppActivity: table<AppActivityRow>("AppActivity", {
+    accountDid: "string",
+    app: "string",
+    dayStart: "time",
+    kind: "string",
+    target: "string",
+    count: "integer",
+    lastAt: "time",
   }),
   RateLimit: table<RateLimitRow>("RateLimit", {
     key: "string",

@@ -108,6 +108,7 @@ async function consentPage(services: Services, request: Request, t: Translate): 
         csrfToken: token,
         rememberedConsent: earlierAnswer.remembered,
         declinedBefore: earlierAnswer.declined,
+        askedAgain: earlierAnswer.askedAgain,
         accountDeactivated,
         passkeyOptions,
         chooser: step.kind === "choose" ? step.accounts.map((signedIn) => ({ handle: signedIn.account.handle, did: signedIn.account.did })) : undefined,

@@ -47,6 +47,11 @@ export type ConsentView = {
   /** The signed-in account already allowed this client all of this (remembered consent): one click. */
   rememberedConsent: boolean;
   /**
+   * The signed-in account allowed this client part of the request before: the permissions shown are only the rest
+   * (more than before, or what the person took back since: docs/decisions/0053).
+   */
+  askingAgain: boolean;
+  /**
    * The signed-in account is deactivated (docs/decisions/0031): the screen says so and offers reactivation on the
    * account pages instead of Allow; an app never receives a code for it.
    */
@@ -81,6 +86,8 @@ export type ConsentContext = {
   rememberedConsent: boolean;
   /** The optional values of this request the account declined before (oauth/authorize/prompt-rules.ts, consentOnScreen). */
   declinedBefore: readonly string[];
+  /** What of the request the account has not allowed this client now, when it allowed it part before (consentOnScreen). */
+  askedAgain?: readonly string[];
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
   chooser?: { handle: string; did: string }[];
   otherAccounts: number;
@@ -97,6 +104,9 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
   // The caller passes no account when prompt=login and the session predates the request.
   const requireLogin = !account && !context.chooser;
   const fromSets = new Set((parameters.permission_sets ?? []).flatMap((set) => set.scopes));
+  // Allowed part of this before: only the rest is asked, flat (docs/decisions/0053).
+  const askingAgain = Boolean(account) && context.askedAgain !== undefined && context.askedAgain.length > 0;
+  const shown = askingAgain ? context.askedAgain!.join(" ") : directScope(parameters.scope, fromSets);
   return {
     kind: "consent",
     requestUri: pending.requestUri,
@@ -112,9 +122,9 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
       policyUri: client.policyUri,
     },
     step: context.chooser ? "choose" : requireLogin ? (parameters.prompt === "login" ? "sign-in-again" : "sign-in") : context.rememberedConsent ? "continue" : "allow",
-    permissions: describeScope(directScope(parameters.scope, fromSets), t),
-    groups: groupPermissions(directScope(parameters.scope, fromSets), t),
-    permissionSets: (parameters.permission_sets ?? []).map((set) => ({
+    permissions: describeScope(shown, t),
+    groups: groupPermissions(shown, t),
+    permissionSets: (askingAgain ? [] : (parameters.permission_sets ?? [])).map((set) => ({
       nsid: set.nsid,
       title: set.title ?? set.nsid,
       detail: set.detail,
@@ -128,6 +138,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     freshSignIn: requireLogin && parameters.prompt === "login" ? { handle: context.earlierAccount?.handle } : undefined,
     csrfToken,
     rememberedConsent: Boolean(account) && !requireLogin && context.rememberedConsent,
+    askingAgain: askingAgain && !requireLogin,
     passkey: context.passkeyOptions ? { options: context.passkeyOptions } : undefined,
     chooser: context.chooser,
     otherAccounts: context.otherAccounts,

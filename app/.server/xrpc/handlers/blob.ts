@@ -43,6 +43,8 @@ export const blobMethods: XrpcMethods = {
       const outcome = await services.blobs.putBlob(caller.did, { cid: rawCid(bytes), declaredType, detectedType, mimeType, bytes }, services.now());
       if (outcome.kind === "over-quota") throw quotaExceeded(outcome, bytes.byteLength, services.config.blobUnreferencedGraceMs);
       const { blob } = outcome;
+      // What the app did (docs/decisions/0053): a blob stored, by the media type it was stored as.
+      await services.activity.countBlob(caller, blob.mimeType);
       return { blob: { $type: "blob", ref: { $link: blob.cid }, mimeType: blob.mimeType, size: blob.size } };
     },
   },
