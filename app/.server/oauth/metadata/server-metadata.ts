@@ -26,6 +26,17 @@ export type EndpointName = "token_endpoint" | "pushed_authorization_request_endp
 /** The sign-in and consent screen: the one endpoint that is a page, served by Remix rather than the route table. */
 export const AUTHORIZATION_ENDPOINT_PATH = "/oauth/authorize";
 
+/** Where a person manages the apps they allowed (the account area's Connected apps): the metadata names it. */
+export const APPS_PAGE_PATH = "/account/apps";
+
+/**
+ * One app's page, a stable address an app can link to (docs/decisions/0053): the management page, then the app's
+ * client_id as one path segment (encodeURIComponent).
+ */
+export function appPagePath(clientId: string): string {
+  return `${APPS_PAGE_PATH}/${encodeURIComponent(clientId)}`;
+}
+
 /** RFC 8414 authorization server metadata, with the atproto profile's fields; `endpoints` come from the route table. */
 export function authorizationServerMetadata(config: Config, endpoints: Partial<Record<EndpointName, string>>) {
   const at = (name: EndpointName) => {
@@ -62,6 +73,12 @@ export function authorizationServerMetadata(config: Config, endpoints: Partial<R
     prompt_values_supported: ["none", "login", "consent", "select_account"],
     // OIDC Discovery §3: the languages the screens ship, each with its full catalogue (docs/decisions/0019).
     ui_locales_supported: [...LANGUAGES],
+    // draft-emelia-oauth-user-authorization-mgmt-uri-00 (October 2026): "a URI through which the user may manage the
+    // authorized clients that have access to their account". And the name of the draft it replaced
+    // (draft-emelia-oauth-authorization-management-uri-00, expired), which clients written against it read
+    // (docs/decisions/0053). An app's own page is this URI, a slash, and its encoded client_id.
+    user_authorization_management_uri: `${config.issuer}${APPS_PAGE_PATH}`,
+    authorization_management_uri: `${config.issuer}${APPS_PAGE_PATH}`,
   };
 }
 
