@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../config.ts";
-import { appPagePath, authorizationServerMetadata } from "./server-metadata.ts";
+import { appPagePath, authorizationServerMetadata, clientIdOfAppPage } from "./server-metadata.ts";
 
 const config = loadConfig({ PUBLIC_URL: "https://pds.example.com" });
 const ENDPOINTS = {
@@ -22,7 +22,9 @@ describe("authorization server metadata: where a person manages their apps (docs
     const clientId = "http://localhost?redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&scope=atproto";
     const path = appPagePath(clientId);
     expect(path.split("/")).toHaveLength(4);
-    expect(decodeURIComponent(path.slice("/account/apps/".length))).toBe(clientId);
+    expect(clientIdOfAppPage(path)).toBe(clientId);
+    expect(clientIdOfAppPage("/account/apps/%E0%A4%A")).toBeUndefined();
+    expect(clientIdOfAppPage("/account/apps/")).toBeUndefined();
     expect(appPagePath("https://app.example/client-metadata.json")).toBe("/account/apps/https%3A%2F%2Fapp.example%2Fclient-metadata.json");
   });
 });

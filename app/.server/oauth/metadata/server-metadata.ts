@@ -37,6 +37,23 @@ export function appPagePath(clientId: string): string {
   return `${APPS_PAGE_PATH}/${encodeURIComponent(clientId)}`;
 }
 
+/**
+ * The client_id an app's page address names, read from the raw path: the router's own parameter turns an encoded "/"
+ * back into "%2F" (so that a segment stays one), which a client_id holding both cannot survive. Undefined when the
+ * path is not an app's page or its encoding is broken.
+ */
+export function clientIdOfAppPage(pathname: string): string | undefined {
+  const prefix = `${APPS_PAGE_PATH}/`;
+  if (!pathname.startsWith(prefix)) return undefined;
+  const segment = pathname.slice(prefix.length);
+  if (segment === "" || segment.includes("/")) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** RFC 8414 authorization server metadata, with the atproto profile's fields; `endpoints` come from the route table. */
 export function authorizationServerMetadata(config: Config, endpoints: Partial<Record<EndpointName, string>>) {
   const at = (name: EndpointName) => {

@@ -36,6 +36,7 @@ const NOTICES = [
   "sign-in-code-on",
   "sign-in-code-off",
   "password-session-ended",
+  "permission-taken-back",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];
