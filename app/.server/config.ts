@@ -282,7 +282,6 @@ const envSchema = z.object({
   // docs/decisions/0047: com.atproto.server.createSession and app passwords, on unless turned off.
   ATRIUM_PASSWORD_SESSIONS: optionalFlag,
   ATRIUM_APP_ACTIVITY: optionalFlag,
-  ATRIUM_COUNTRY_DATABASE: z.string().trim().min(1).optional(),
   // docs/decisions/0042: repository exports (getRepo, getBlocks, a record's proof from a snapshot).
   ATRIUM_REPO_EXPORTS_PER_ADDRESS: integerVar("ATRIUM_REPO_EXPORTS_PER_ADDRESS", 1, 10_000, 4),
   ATRIUM_REPO_EXPORTS_MAX: integerVar("ATRIUM_REPO_EXPORTS_MAX", 1, 10_000, 8),
@@ -426,11 +425,6 @@ export type Config = {
    * page in the account area. Off: nothing is counted, and the pages say so.
    */
   appActivity: boolean;
-  /**
-   * ATRIUM_COUNTRY_DATABASE (docs/decisions/0053): a local file mapping address ranges to countries (CSV: first
-   * address, last address, country code), so that sign-in notices can say roughly where from; undefined: they do not.
-   */
-  countryDatabase: string | undefined;
   /** Lifetimes (docs/configuration.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
@@ -605,7 +599,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
     passwordSessions: e.ATRIUM_PASSWORD_SESSIONS ?? true,
     appActivity: e.ATRIUM_APP_ACTIVITY ?? true,
-    countryDatabase: e.ATRIUM_COUNTRY_DATABASE,
     lifetimes: {
       requestUri: 5 * MINUTE,
       requestRetention: DAY,

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DpopClient, TokenSet } from "../../scripts/lib/dpop-client.ts";
 import { openPage, postForm, type Browser } from "../helpers/account.ts";
 import { openConsentPage, visibleText } from "../helpers/consent.ts";
+import { rowsOf } from "../helpers/databases.ts";
+import { sql } from "../../app/.server/db/sql.ts";
+import { MAX_TARGETS_PER_KIND } from "../../app/.server/activity/activity-lines.ts";
 import { createAlice, obtainTokens } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { loopbackClient, missingPermission, pushScope, SAMPLES, uploadBlob } from "../helpers/xrpc-extra.ts";
@@ -146,5 +149,26 @@ describe("an app's page shows what it did, and narrows it without a new sign-in"
     expect(visibleText(notGranted.html)).toContain("This app was not allowed that permission.");
     const unknown = await openPage(browser, await appPagePath("https://unknown.example/client-metadata.json"));
     expect(unknown.status).toBe(404);
+  });
+
+  it("1,000 writes of one app in a day, over 50 collections, keep 21 rows for that day: 20 collections and the overflow", async () => {
+    const scope = "atproto transition:generic";
+    const busy = await loopbackClient(server, scope);
+    const busyTokens = (await obtainTokens(server, busy, { scope })).tokens;
+    for (let batch = 0; batch < 5; batch++) {
+      const writes = Array.from({ length: 200 }, (_, index) => {
+        const collection = `com.example.activity.c${index % 50}`;
+        return { $type: "com.atproto.repo.applyWrites#create", collection, value: { $type: collection, n: batch * 200 + index } };
+      });
+      const applied = await busy.xrpc(busyTokens.access_token, "com.atproto.repo.applyWrites", { json: { repo: alice.did, writes } });
+      expect(applied.status, JSON.stringify(applied.body)).toBe(200);
+    }
+    const rows = await rowsOf<{ target: string; count: number | string }>(
+      server.database(),
+      sql`SELECT "target", "count" FROM "AppActivity" WHERE "accountDid" = ${alice.did} AND "app" = ${`oauth:${busy.clientId}`}`,
+    );
+    expect(rows).toHaveLength(MAX_TARGETS_PER_KIND + 1);
+    expect(rows.reduce((sum, row) => sum + Number(row.count), 0)).toBe(1000);
+    expect(Number(rows.find((row) => row.target === "")?.count)).toBe(1000 - MAX_TARGETS_PER_KIND * 20);
   });
 });

@@ -22,6 +22,8 @@ export async function showAppPage(services: Services, request: Request, t: Trans
   const outcome = await signedInPage(services, request, t, async ({ account }, base): Promise<AppPageView | undefined> => {
     const app = await services.connectedApps.find(account.did, clientId);
     if (!app) return undefined;
+    // Reading the history is when the account's days past the kept ones go (activity/app-activity.ts).
+    if (services.activity.enabled) await services.activity.dropExpired(account.did);
     const activity = services.activity.enabled ? await services.activity.history(account.did, oauthApp(clientId)) : undefined;
     const permissions = permissionViews(app, t);
     const takeBack = new URL(request.url).searchParams.get("take-back");
