@@ -64,13 +64,22 @@ function AppSummary({ view }: { view: AppPageView }) {
   );
 }
 
+/** One of the page's parts, under its heading. */
+function Part({ id, title, children }: { id: string; title: string; children: React.ReactNode }) {
+  return (
+    <section aria-labelledby={id} className="flex flex-col gap-3">
+      <h2 id={id} className="text-xl font-semibold">
+        {title}
+      </h2>
+      {children}
+    </section>
+  );
+}
+
 function Activity({ view }: { view: AppPageView }) {
   const { t } = useT();
   return (
-    <section aria-labelledby="app-activity" className="flex flex-col gap-3">
-      <h2 id="app-activity" className="text-xl font-semibold">
-        {t("account:app.activity.title")}
-      </h2>
+    <Part id="app-activity" title={t("account:app.activity.title")}>
       {!view.activityEnabled ? (
         <p className={mutedText}>{t("account:app.activity.off")}</p>
       ) : view.activity.length === 0 ? (
@@ -105,7 +114,7 @@ function Activity({ view }: { view: AppPageView }) {
           </details>
         </>
       )}
-    </section>
+    </Part>
   );
 }
 
@@ -152,18 +161,17 @@ function ActivityLine({ view, line, id }: { view: AppPageView; line: ActivityLin
 
 /** One permission's control: a broad one asks to confirm first (a GET to this page), a narrow one is taken back at once. */
 function TakeBackForm({ view, item, describedBy, label, broad = false }: { view: AppPageView; item: string; describedBy: string; label: string; broad?: boolean }) {
-  return broad ? (
-    <form method="get">
-      <input type="hidden" name="take-back" value={item} />
-      <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={describedBy}>
-        {label}
-      </button>
-    </form>
-  ) : (
-    <form method="post">
-      <SignedInFormFields csrfToken={view.csrfToken} />
-      <input type="hidden" name="intent" value="take-back" />
-      <input type="hidden" name="permission" value={item} />
+  return (
+    <form method={broad ? "get" : "post"}>
+      {broad ? (
+        <input type="hidden" name="take-back" value={item} />
+      ) : (
+        <>
+          <SignedInFormFields csrfToken={view.csrfToken} />
+          <input type="hidden" name="intent" value="take-back" />
+          <input type="hidden" name="permission" value={item} />
+        </>
+      )}
       <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={describedBy}>
         {label}
       </button>
@@ -174,10 +182,7 @@ function TakeBackForm({ view, item, describedBy, label, broad = false }: { view:
 function Permissions({ view }: { view: AppPageView }) {
   const { t } = useT();
   return (
-    <section aria-labelledby="app-permissions" className="flex flex-col gap-3">
-      <h2 id="app-permissions" className="text-xl font-semibold">
-        {t("account:app.permissions.title")}
-      </h2>
+    <Part id="app-permissions" title={t("account:app.permissions.title")}>
       <p className={mutedText}>{t("account:app.permissions.intro")}</p>
       {view.app.emailDeclined ? <p className="text-sm">{t("account:apps.emailDeclined")}</p> : null}
       <ul className="flex flex-col gap-3" data-testid="permissions">
@@ -187,7 +192,7 @@ function Permissions({ view }: { view: AppPageView }) {
           </li>
         ))}
       </ul>
-    </section>
+    </Part>
   );
 }
 
