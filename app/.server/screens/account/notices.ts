@@ -37,6 +37,7 @@ const NOTICES = [
   "sign-in-code-off",
   "password-session-ended",
   "permission-taken-back",
+  "app-password-chat-taken-back",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];
