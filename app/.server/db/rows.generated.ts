@@ -12,9 +12,9 @@ export type AccountRow = {
   passwordHash: string;
   emailConfirmedAt: number | null;
   signingKey: string;
+  signingKeyEncryptedWith: string | null;
   deactivatedAt: number | null;
   emailAuthFactor: boolean;
-  securityNotices: boolean;
   createdAt: number;
   updatedAt: number;
 };
@@ -175,6 +175,28 @@ export type BlobRow = {
   unreferencedSince: number | null;
 };
 
+/** A row of "BlobContent". */
+export type BlobContentRow = {
+  key: string;
+  cid: string | null;
+  state: string;
+  dueAt: number | null;
+};
+
+/** A row of "BlobChunk". */
+export type BlobChunkRow = {
+  key: string;
+  index: number;
+  bytes: Uint8Array;
+};
+
+/** A row of "BlobRelease". */
+export type BlobReleaseRow = {
+  releasedAt: number;
+  did: string;
+  cid: string;
+};
+
 /** A row of "RecordBlob". */
 export type RecordBlobRow = {
   did: string;
@@ -309,9 +331,9 @@ export const tables = {
     passwordHash: "string",
     emailConfirmedAt: "time?",
     signingKey: "string",
+    signingKeyEncryptedWith: "string?",
     deactivatedAt: "time?",
     emailAuthFactor: "boolean",
-    securityNotices: "boolean",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -442,6 +464,22 @@ export const tables = {
     bytes: "bytes",
     createdAt: "time",
     unreferencedSince: "time?",
+  }),
+  BlobContent: table<BlobContentRow>("BlobContent", {
+    key: "string",
+    cid: "string?",
+    state: "string",
+    dueAt: "time?",
+  }),
+  BlobChunk: table<BlobChunkRow>("BlobChunk", {
+    key: "string",
+    index: "integer",
+    bytes: "bytes",
+  }),
+  BlobRelease: table<BlobReleaseRow>("BlobRelease", {
+    releasedAt: "time",
+    did: "string",
+    cid: "string",
   }),
   RecordBlob: table<RecordBlobRow>("RecordBlob", {
     did: "string",

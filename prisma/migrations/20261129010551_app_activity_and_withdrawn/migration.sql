@@ -15,24 +15,6 @@ CREATE TABLE "AppActivity" (
 -- RedefineTables
 PRAGMA defer_foreign_keys=ON;
 PRAGMA foreign_keys=OFF;
-CREATE TABLE "new_Account" (
-    "did" TEXT NOT NULL PRIMARY KEY,
-    "handle" TEXT NOT NULL,
-    "email" TEXT NOT NULL,
-    "passwordHash" TEXT NOT NULL,
-    "emailConfirmedAt" DATETIME,
-    "signingKey" TEXT NOT NULL,
-    "deactivatedAt" DATETIME,
-    "emailAuthFactor" BOOLEAN NOT NULL DEFAULT false,
-    "securityNotices" BOOLEAN NOT NULL DEFAULT true,
-    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "updatedAt" DATETIME NOT NULL
-);
-INSERT INTO "new_Account" ("createdAt", "deactivatedAt", "did", "email", "emailAuthFactor", "emailConfirmedAt", "handle", "passwordHash", "signingKey", "updatedAt") SELECT "createdAt", "deactivatedAt", "did", "email", "emailAuthFactor", "emailConfirmedAt", "handle", "passwordHash", "signingKey", "updatedAt" FROM "Account";
-DROP TABLE "Account";
-ALTER TABLE "new_Account" RENAME TO "Account";
-CREATE UNIQUE INDEX "Account_handle_key" ON "Account"("handle");
-CREATE UNIQUE INDEX "Account_email_key" ON "Account"("email");
 CREATE TABLE "new_Grant" (
     "id" TEXT NOT NULL PRIMARY KEY,
     "clientId" TEXT NOT NULL,

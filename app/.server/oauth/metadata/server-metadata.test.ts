@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../config.ts";
 import { appPagePath, authorizationServerMetadata, clientIdOfAppPage } from "./server-metadata.ts";
 
-const config = loadConfig({ PUBLIC_URL: "https://pds.example.com" });
+const config = loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_PLC_ROTATION_KEY: "11".repeat(32), ATRIUM_KEY_ENCRYPTION_KEY: "22".repeat(32) });
 const ENDPOINTS = {
   token_endpoint: "/oauth/token",
   pushed_authorization_request_endpoint: "/oauth/par",

@@ -1,7 +1,4 @@
 -- AlterTable
-ALTER TABLE "Account" ADD COLUMN     "securityNotices" BOOLEAN NOT NULL DEFAULT true;
-
--- AlterTable
 ALTER TABLE "Grant" ADD COLUMN     "withdrawn" TEXT NOT NULL DEFAULT '';
 
 -- AlterTable
