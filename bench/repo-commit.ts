@@ -70,12 +70,12 @@ async function xrpc(driver: Driver, accessToken: string, nsid: string, json: unk
 
 type ServerFigures = Pick<RepoCommitResult, "serverCpuMs" | "batchServerCpuMs" | "wallMs" | "postgresCpuMs" | "statementsPerCommit" | "statements" | "window">;
 
-/** Server CPU (ms) per single-record createRecord on a repository of RECORDS records. */
-async function serverCommits(options: { postgres?: BenchPostgres; nodeFlags?: string[] }): Promise<ServerFigures> {
+/** Server CPU (ms) per single-record createRecord on a repository of RECORDS records; `env`: settings of the server. */
+export async function serverCommits(options: { postgres?: BenchPostgres; nodeFlags?: string[]; env?: Record<string, string> }): Promise<ServerFigures> {
   const pg = options.postgres;
   const database = `atrium_repo_commit_${Date.now()}`;
   const databaseUrl = pg ? await pg.createDatabase(database) : undefined;
-  const server = await startServer({ databaseUrl, nodeFlags: options.nodeFlags });
+  const server = await startServer({ databaseUrl, nodeFlags: options.nodeFlags, env: options.env });
   try {
     const driver = await Driver.create(server);
     const { access_token: token } = await driver.obtainTokens();

@@ -324,6 +324,7 @@ const envSchema = z.object({
   ATRIUM_CRAWLERS: crawlersVar,
   // docs/decisions/0047: com.atproto.server.createSession and app passwords, on unless turned off.
   ATRIUM_PASSWORD_SESSIONS: optionalFlag,
+  ATRIUM_APP_ACTIVITY: optionalFlag,
   // docs/decisions/0042: repository exports (getRepo, getBlocks, a record's proof from a snapshot).
   ATRIUM_REPO_EXPORTS_PER_ADDRESS: integerVar("ATRIUM_REPO_EXPORTS_PER_ADDRESS", 1, 10_000, 4),
   ATRIUM_REPO_EXPORTS_MAX: integerVar("ATRIUM_REPO_EXPORTS_MAX", 1, 10_000, 8),
@@ -507,6 +508,11 @@ export type Config = {
    * passwords, as with the reference PDS. Off: OAuth only, and those methods say so.
    */
   passwordSessions: boolean;
+  /**
+   * ATRIUM_APP_ACTIVITY (docs/decisions/0053): what each app did with its access is counted per day and shown on its
+   * page in the account area. Off: nothing is counted, and the pages say so.
+   */
+  appActivity: boolean;
   /** Lifetimes (docs/configuration.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
@@ -705,6 +711,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     },
     contactEmail: e.ATRIUM_CONTACT_EMAIL,
     adminPassword: e.ATRIUM_ADMIN_PASSWORD,
+    appActivity: e.ATRIUM_APP_ACTIVITY ?? true,
     lifetimes: {
       requestUri: 5 * MINUTE,
       requestRetention: DAY,

@@ -88,6 +88,8 @@ import { EmailConfirmation } from "./accounts/email-confirmation.ts";
 import { SignUp } from "./accounts/sign-up.ts";
 import { Captcha } from "./security/captcha.ts";
 import { AdminBasicAuth } from "./security/admin-basic-auth.ts";
+import { AppActivity } from "./activity/app-activity.ts";
+import { SqlActivityStore } from "./stores/sql-activity-store.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -336,6 +338,8 @@ export async function createServices(
     repoExports: new RepoExports(repo, exportWatch, metrics, { maxHoldMs: config.repoExports.maxMs }),
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,
+    /** What each app did with its access, counted per day (docs/decisions/0053). */
+    activity: new AppActivity(new SqlActivityStore(db), { enabled: config.appActivity, now }),
     /** Each account's repository writes per hour and per day, decided in the database (docs/decisions/0045). */
     writeBudget: new WriteBudget(new SqlLimitStore(db), config.writeBudget, now),
     /** The sequencer's log, which subscribeRepos replays and tails. */

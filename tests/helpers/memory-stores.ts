@@ -8,6 +8,7 @@
  */
 import { mergedConsent, type ConsentAnswer, type ConsentStore, type StoredConsent } from "../../app/.server/accounts/consent-store.ts";
 import { ClientManager } from "../../app/.server/oauth/client/client-manager.ts";
+import { joinItems, type PermissionItem } from "../../app/.server/oauth/scopes/permission-items.ts";
 import type { CachedClient, ClientStore } from "../../app/.server/oauth/client/client-store.ts";
 import type { ReplayStore } from "../../app/.server/oauth/replay/replay-store.ts";
 import type { Created, FoundRequest, PendingBound, RequestStore, ReturnAddress, Showing, StoredAuthorizationRequest } from "../../app/.server/oauth/request/request-store.ts";
@@ -17,6 +18,7 @@ import type {
   GrantStore,
   IssuedTokenHashes,
   NewAuthorizationCode,
+  RotatedGrant,
   StoredAuthorizationCode,
   StoredRefreshToken,
 } from "../../app/.server/oauth/token/grant-store.ts";
@@ -175,16 +177,16 @@ export class MemoryGrantStore implements GrantStore {
     return { tokenHash, expiresAt: row.expiresAt, usedAt: row.usedAt, grant: { ...grant } };
   }
 
-  async rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): Promise<boolean> {
+  async rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): Promise<RotatedGrant | undefined> {
     const row = this.refresh.get(tokenHash);
     const grant = this.grants.get(grantId);
-    if (!row || !grant || row.grantId !== grantId || row.usedAt !== null || row.expiresAt <= now) return false;
+    if (!row || !grant || row.grantId !== grantId || row.usedAt !== null || row.expiresAt <= now) return undefined;
     row.usedAt = now;
     for (const [hash, access] of this.access) if (access.grantId === grantId) this.access.delete(hash);
     this.insertTokens(grantId, tokens);
     grant.lastUsedAt = now;
     grant.expiresAt = Math.min(tokens.refreshExpiresAt, grant.endsAt);
-    return true;
+    return { withdrawn: grant.withdrawn };
   }
 
   async findAccessToken(tokenHash: string, now: number): Promise<AccessTokenOwner | undefined> {
@@ -226,6 +228,14 @@ export class MemoryGrantStore implements GrantStore {
     const grantId = this.access.get(tokenHash)?.grantId ?? this.refresh.get(tokenHash)?.grantId;
     const grant = grantId ? this.grants.get(grantId) : undefined;
     return grant && { ...grant };
+  }
+
+  /** What SqlConsentStore.withdraw does to the grants: each takes the items back, and the codes not yet redeemed end. */
+  withdraw(accountDid: string, clientId: string, items: readonly PermissionItem[]): number {
+    const own = [...this.grants.values()].filter((grant) => grant.accountDid === accountDid && grant.clientId === clientId);
+    for (const grant of own) grant.withdrawn = joinItems(grant.withdrawn, items);
+    for (const [hash, code] of this.codes) if (code.accountDid === accountDid && code.clientId === clientId && code.usedAt === null) this.codes.delete(hash);
+    return own.length;
   }
 
   private insertTokens(grantId: string, tokens: IssuedTokenHashes): void {
@@ -309,15 +319,16 @@ export class MemoryConsentStore implements ConsentStore {
 
   constructor(private readonly grants?: MemoryGrantStore) {}
 
-  async remember(accountDid: string, clientId: string, answer: ConsentAnswer, now: number): Promise<void> {
+  async remember(accountDid: string, clientId: string, answer: ConsentAnswer, now: number): Promise<{ firstTime: boolean }> {
     const id = `${accountDid}\u0000${clientId}`;
     const existing = this.rows.get(id);
     this.rows.set(id, { accountDid, clientId, ...mergedConsent(existing, answer), createdAt: existing?.createdAt ?? now, updatedAt: now });
+    return { firstTime: existing === undefined };
   }
 
   async find(accountDid: string, clientId: string): Promise<StoredConsent | undefined> {
     const row = this.rows.get(`${accountDid}\u0000${clientId}`);
-    return row && { clientId: row.clientId, scope: row.scope, declined: row.declined, createdAt: row.createdAt, updatedAt: row.updatedAt };
+    return row && { clientId: row.clientId, scope: row.scope, declined: row.declined, withdrawn: row.withdrawn, createdAt: row.createdAt, updatedAt: row.updatedAt };
   }
 
   async list(accountDid: string): Promise<StoredConsent[]> {
@@ -329,5 +340,13 @@ export class MemoryConsentStore implements ConsentStore {
   async forget(accountDid: string, clientId: string): Promise<{ grants: number; consent: boolean }> {
     const grants = (await this.grants?.revokeClientGrants(accountDid, clientId)) ?? 0;
     return { grants, consent: this.rows.delete(`${accountDid}\u0000${clientId}`) };
+  }
+
+  async withdraw(accountDid: string, clientId: string, items: readonly PermissionItem[], now: number): Promise<{ grants: number } | undefined> {
+    const row = this.rows.get(`${accountDid}\u0000${clientId}`);
+    if (!row) return undefined;
+    row.withdrawn = joinItems(row.withdrawn, items);
+    row.updatedAt = now;
+    return { grants: this.grants?.withdraw(accountDid, clientId, items) ?? 0 };
   }
 }

@@ -26,6 +26,7 @@ export const TABLES = [
   "BlobContent",
   "Preferences",
   "Passkey",
+  "AppActivity",
   "AuthorizedClient",
   "AccessToken",
   "RefreshToken",
@@ -173,6 +174,7 @@ export function newGrant(id: string, overrides: Partial<Grant> = {}): Grant {
     lastUsedAt: createdAt,
     expiresAt: createdAt + 7 * 86_400_000,
     endsAt: createdAt + 30 * 86_400_000,
+    withdrawn: "",
     ...overrides,
   };
 }

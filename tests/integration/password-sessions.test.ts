@@ -272,6 +272,30 @@ describe("a bot with an app password", () => {
     await owner.com.atproto.server.revokeAppPassword({ name: "chat app" });
   });
 
+  it("taking the chat back from a privileged app password (its page's button) refuses its live session the chat at its next call and refresh, the rest kept (docs/decisions/0053)", async () => {
+    const created = await owner.com.atproto.server.createAppPassword({ name: "narrowed chat app", privileged: true });
+    const chat = agent();
+    await chat.login({ identifier: CAROL.handle, password: created.data.password });
+    const chatToken = () => chat.com.atproto.server.getServiceAuth({ aud: "did:web:api.bsky.chat", lxm: "chat.bsky.convo.listConvos" });
+    expect((await chatToken()).success).toBe(true);
+
+    const browser = await signedIn(server, CAROL.handle, CAROL.password);
+    const page = await openPage(browser, "/account/app-passwords");
+    expect(pageText(page.html)).toContain("Take back chat access");
+    const taken = await postForm(browser, "/account/app-passwords", { csrf_token: page.csrfToken!, intent: "drop-privilege", name: "narrowed chat app" });
+    expect(taken.status).toBe(303);
+    expect(taken.location).toBe("/account/app-passwords?notice=app-password-chat-taken-back");
+
+    // The same access token, unchanged in the app: the chat is refused, the rest works.
+    expect(await refusal(chatToken())).toMatchObject({ status: 400, message: expect.stringContaining("Bad token method") });
+    expect((await chat.com.atproto.server.getSession()).data.handle).toBe(CAROL.handle);
+    const refreshed = await fetch(`${server.issuer}/xrpc/com.atproto.server.refreshSession`, { method: "POST", headers: { Authorization: `Bearer ${chat.session!.refreshJwt}` } });
+    expect(refreshed.status).toBe(200);
+    expect(decodeJwt(((await refreshed.json()) as { accessJwt: string }).accessJwt).scope).toBe("com.atproto.appPass");
+    expect(pageText((await openPage(browser, "/account/app-passwords")).html)).not.toContain("Take back chat access");
+    await owner.com.atproto.server.revokeAppPassword({ name: "narrowed chat app" });
+  });
+
   it("is listed under Connected apps; revoking its app password ends its session at once, and the password signs in no more", async () => {
     const browser = await signedIn(server, CAROL.handle, CAROL.password);
     expect(pageText((await openPage(browser, "/account/apps")).html)).toContain("Signed in with the app password “my bot”");

@@ -22,4 +22,10 @@ export interface AppPasswordStore {
   list(accountDid: string): Promise<ListedAppPassword[]>;
   /** Deletes the app password named so, and with it every session it signed in (at once); whether there was one. */
   revoke(accountDid: string, name: string): Promise<boolean>;
+  /**
+   * Takes the privilege back from a privileged app password (docs/decisions/0053), with its sessions' at once: their
+   * next call and refresh are an app password's. Under the credentials lock that a sign-in and a refresh take, so that
+   * neither can hand out the privilege after it; false when there was no privileged app password of that id.
+   */
+  dropPrivilege(accountDid: string, id: string): Promise<boolean>;
 }

@@ -87,6 +87,15 @@ export class AppPasswords {
   }
 
   /**
+   * Takes the chat back from the privileged app password of that name (docs/decisions/0053): its sessions keep the
+   * rest, from their next call and refresh. False when the account has no privileged app password of that name.
+   */
+  async dropPrivilege(accountDid: string, name: string): Promise<boolean> {
+    const appPassword = (await this.store.list(accountDid)).find((one) => one.name === name);
+    return appPassword ? this.store.dropPrivilege(accountDid, appPassword.id) : false;
+  }
+
+  /**
    * The account's app password that `typed` is, if any. Something that cannot be an app password costs nothing, for
    * every account alike (its shape is what the caller typed); anything else costs one scrypt hash, for an
    * identifier that names no account (`accountDid` undefined) too.

@@ -20,8 +20,12 @@ export type StoredPasswordSession = {
  */
 export type SessionAccount = { handle: string; email: string; emailConfirmedAt: number | null; emailAuthFactor: boolean; deactivatedAt: number | null };
 
-/** What a sign-in proved: the account's password hash it matched, or the app password it was. Checked again where the session is stored. */
-export type SessionProof = { passwordHash: string } | { appPasswordId: string };
+/**
+ * What a sign-in proved: the account's password hash it matched, or the app password it was, with the privilege it
+ * had then. Checked again where the session is stored: a privilege taken back meanwhile (docs/decisions/0053) fails it
+ * as a revocation does.
+ */
+export type SessionProof = { passwordHash: string } | { appPasswordId: string; privileged: boolean };
 
 /** The SHA-256 of a new access token's and refresh token's jti, with their expiries. */
 export type IssuedTokenHashes = { accessHash: string; accessExpiresAt: number; refreshHash: string; refreshExpiresAt: number };

@@ -119,7 +119,8 @@ export class PasswordSessions {
     };
     const access = newJti();
     const refresh = newJti();
-    const proof: SessionProof = "appPassword" in credential ? { appPasswordId: credential.appPassword.id } : { passwordHash: credential.passwordHash };
+    const proof: SessionProof =
+      "appPassword" in credential ? { appPasswordId: credential.appPassword.id, privileged: credential.appPassword.privileged } : { passwordHash: credential.passwordHash };
     const tokens = { accessHash: sha256Base64url(access), accessExpiresAt: now + this.accessLifetimeMs, refreshHash: sha256Base64url(refresh), refreshExpiresAt: session.expiresAt };
     const account = await this.store.create(session, proof, tokens);
     if (!account) return undefined;

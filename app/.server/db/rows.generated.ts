@@ -92,6 +92,7 @@ export type GrantRow = {
   lastUsedAt: number;
   expiresAt: number;
   endsAt: number;
+  withdrawn: string;
 };
 
 /** A row of "AccessToken". */
@@ -240,8 +241,20 @@ export type AuthorizedClientRow = {
   clientId: string;
   scope: string;
   declined: string;
+  withdrawn: string;
   createdAt: number;
   updatedAt: number;
+};
+
+/** A row of "AppActivity". */
+export type AppActivityRow = {
+  accountDid: string;
+  app: string;
+  dayStart: number;
+  kind: string;
+  target: string;
+  count: number;
+  lastAt: number;
 };
 
 /** A row of "RateLimit". */
@@ -407,6 +420,7 @@ export const tables = {
     lastUsedAt: "time",
     expiresAt: "time",
     endsAt: "time",
+    withdrawn: "string",
   }),
   AccessToken: table<AccessTokenRow>("AccessToken", {
     tokenHash: "string",
@@ -521,8 +535,18 @@ export const tables = {
     clientId: "string",
     scope: "string",
     declined: "string",
+    withdrawn: "string",
     createdAt: "time",
     updatedAt: "time",
+  }),
+  AppActivity: table<AppActivityRow>("AppActivity", {
+    accountDid: "string",
+    app: "string",
+    dayStart: "time",
+    kind: "string",
+    target: "string",
+    count: "integer",
+    lastAt: "time",
   }),
   RateLimit: table<RateLimitRow>("RateLimit", {
     key: "string",

@@ -1,4 +1,5 @@
 import type { ReadableBlockstore } from "@atproto/repo";
+import type { CommitActivity } from "../activity/activity-lines.ts";
 import type { NewEvent } from "../sync/event-log.ts";
 
 export type StoredRecord = { collection: string; rkey: string; cid: string; value: unknown; createdAt: number; updatedAt: number };
@@ -30,6 +31,8 @@ export type PreparedCommit = {
   records: readonly RecordChange[];
   /** Appended to the event log in order, in the same transaction. */
   events: readonly NewEvent[];
+  /** The app whose writes these are, counted in the same transaction (docs/decisions/0053); none: not counted. */
+  activity?: CommitActivity;
 };
 
 /** `active` false: the account is deactivated (docs/decisions/0031). */

@@ -11,6 +11,7 @@ import { isNsid, isRecordKey } from "./identifiers.ts";
 import { recordData, RecordDataError, type RecordData } from "./record-data.ts";
 import { checkNewRecord, InvalidRecordError, type ValidationStatus } from "./record-lexicons.ts";
 import type { PreparedCommit, RecordChange, RepoHead, RepoStore } from "./repo-store.ts";
+import { dayOf, writeCounts, type ActivityApp, type CommitActivity } from "../activity/activity-lines.ts";
 
 /** com.atproto.repo.applyWrites: "Bulk write operations are limited to 200" (and the reference PDS's 2 MB commit). */
 export const MAX_COMMIT_OPS = 200;
@@ -46,7 +47,12 @@ export type WriteResult = { action: "create" | "update" | "delete"; collection: 
  * How a call is written. `validate` as com.atproto.repo.applyWrites defines it (record-lexicons.ts): true requires
  * a known lexicon, unset validates known collections only, false validates none.
  */
-export type WriteOptions = { swapCommit?: string; validate?: boolean };
+export type WriteOptions = {
+  swapCommit?: string;
+  validate?: boolean;
+  /** The app whose activity the writes count as, in the commit's own transaction (docs/decisions/0053); none: not counted. */
+  activity?: ActivityApp;
+};
 
 /** A record ready for the commit: its block, and what its lexicon check said. */
 type PreparedRecord = RecordData & { validationStatus: ValidationStatus | undefined };
@@ -200,7 +206,8 @@ export class RepoWriter {
           time,
         }),
       };
-      if (await this.apply(prepared(did, head, commit, resolved.changes, [event]))) {
+      const activity: CommitActivity | undefined = options.activity && { app: options.activity, day: dayOf(this.now()), counts: writeCounts(resolved.results) };
+      if (await this.apply({ ...prepared(did, head, commit, resolved.changes, [event]), activity })) {
         this.trees.keep(did, repo, formatted.next, base.signingKey);
         return { commit: { cid: commit.cid.toString(), rev: commit.rev }, results: resolved.results };
       }

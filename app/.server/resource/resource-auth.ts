@@ -3,6 +3,7 @@ import { FULL_ACCESS, looksLikeJwt, type AccessScope } from "../accounts/session
 import type { AccessTokenVerifier } from "../oauth/token/access-token-verifier.ts";
 import type { Grant } from "../oauth/token/grant-store.ts";
 import { OAuthPermissions } from "./scope-permissions.ts";
+import { appPasswordApp, oauthApp, type ActivityApp } from "../activity/activity-lines.ts";
 import { PasswordSessionPermissions } from "./password-session-permissions.ts";
 
 /**
@@ -28,7 +29,9 @@ export interface CallerPermissions {
 }
 
 /** How the caller signed in: an OAuth grant's DPoP-bound token, or a password session's bearer JWT. */
-export type CallerCredentials = { kind: "oauth"; grant: Grant; scope: string } | { kind: "password"; sessionId: string; scope: AccessScope };
+export type CallerCredentials =
+  | { kind: "oauth"; grant: Grant; scope: string }
+  | { kind: "password"; sessionId: string; scope: AccessScope; /** The app password it signed in with; null: the account's own. */ appPasswordId: string | null };
 
 /** The caller of an authenticated /xrpc request. */
 export class ResourceCaller {
@@ -41,7 +44,8 @@ export class ResourceCaller {
     /** The account is deactivated: the router refuses every call but getSession (docs/decisions/0031). */
     readonly accountDeactivated = false,
   ) {
-    this.permissions = credentials.kind === "oauth" ? OAuthPermissions.of(credentials.scope) : PasswordSessionPermissions.of(credentials.scope);
+    // An OAuth token's scope, less what the person took back from the app since (docs/decisions/0053).
+    this.permissions = credentials.kind === "oauth" ? OAuthPermissions.of(credentials.scope, credentials.grant.withdrawn) : PasswordSessionPermissions.of(credentials.scope);
   }
 
   requireRepo(collection: string, action: "create" | "update" | "delete"): void {
@@ -77,6 +81,16 @@ export class ResourceCaller {
   }
 
   /**
+   * The app whose activity this caller's calls count as (docs/decisions/0053): an OAuth client, or an app password;
+   * none for a session signed in with the account's own password, which is the person, not an app.
+   */
+  get activityApp(): ActivityApp | undefined {
+    const { credentials } = this;
+    if (credentials.kind === "oauth") return oauthApp(credentials.grant.clientId);
+    return credentials.appPasswordId === null ? undefined : appPasswordApp(credentials.appPasswordId);
+  }
+
+  /**
    * Whether the caller is a full-access session, which alone may read and set what only the account holder sees (the
    * birth date among the preferences: repo/preferences.ts). As in the reference PDS, only a session signed in with
    * the account's own password is (docs/decisions/0047); an app password's is not, and an OAuth app never is,
@@ -101,7 +115,7 @@ export async function authenticateCaller(verifiers: CallerVerifiers, request: Re
   const bearer = bearerJwt(request.authorization);
   if (bearer !== undefined) {
     const { session, handle, accountDeactivated } = await verifiers.passwordSessions.authenticate(bearer);
-    return new ResourceCaller(session.accountDid, handle, { kind: "password", sessionId: session.id, scope: session.scope }, accountDeactivated);
+    return new ResourceCaller(session.accountDid, handle, { kind: "password", sessionId: session.id, scope: session.scope, appPasswordId: session.appPasswordId }, accountDeactivated);
   }
   const subject = await verifiers.accessTokens.verify(request);
   return new ResourceCaller(subject.did, subject.handle, { kind: "oauth", grant: subject.grant, scope: subject.scope }, subject.accountDeactivated);

@@ -1,6 +1,23 @@
-import { ScopeMissingError, ScopePermissionsTransition, type IdentityPermissionMatch } from "@atproto/oauth-scopes";
+import {
+  BlobPermission,
+  IdentityPermission,
+  RepoPermission,
+  RpcPermission,
+  ScopeMissingError,
+  ScopePermissionsTransition,
+  type IdentityPermissionMatch,
+} from "@atproto/oauth-scopes";
 import { AtriumError } from "../errors/atrium-error.ts";
 import { InsufficientScopeError } from "../oauth/errors/oauth-error.ts";
+import {
+  parseItems,
+  withdrawsAccount,
+  withdrawsBlob,
+  withdrawsIdentity,
+  withdrawsRepo,
+  withdrawsRpc,
+  type PermissionItem,
+} from "../oauth/scopes/permission-items.ts";
 
 /**
  * The permissions a token's scope grants (docs/architecture.md, "Scopes and the data server"). The library's
@@ -27,45 +44,59 @@ export function requirePermission(check: () => void): void {
   }
 }
 
-/** Parsed permissions per scope string: grants share few distinct scopes, and parsing is per request otherwise. */
+/** The 403 for a permission the account holder took back (docs/decisions/0053), naming it as a missing one is named. */
+function takenBack(needed: string): InsufficientScopeError {
+  return new InsufficientScopeError(`Missing permission: ${needed} (the account holder took it back from this app)`);
+}
+
+/** Parsed permissions per scope and taken-back list: grants share few distinct ones, and parsing is per request otherwise. */
 const permissionsByScope = new Map<string, OAuthPermissions>();
 const MAX_CACHED_SCOPES = 1000;
 
 /**
- * An OAuth token's permissions (resource/resource-auth.ts's CallerPermissions): its scope, matched by the library.
- * A missing permission is 403 with the DPoP `insufficient_scope` challenge.
+ * An OAuth token's permissions (resource/resource-auth.ts's CallerPermissions): its scope, matched by the library,
+ * less what the account holder took back from the app since (`withdrawn`, docs/decisions/0053), which is refused
+ * whatever the scope says. A missing permission is 403 with the DPoP `insufficient_scope` challenge.
  */
 export class OAuthPermissions {
-  private constructor(readonly scope: AtriumScopePermissions) {}
+  private constructor(
+    readonly scope: AtriumScopePermissions,
+    private readonly withdrawn: readonly PermissionItem[],
+  ) {}
 
-  static of(scope: string): OAuthPermissions {
-    let permissions = permissionsByScope.get(scope);
+  static of(scope: string, withdrawn = ""): OAuthPermissions {
+    const key = withdrawn === "" ? scope : `${scope}\n${withdrawn}`;
+    let permissions = permissionsByScope.get(key);
     if (!permissions) {
-      permissions = new OAuthPermissions(new AtriumScopePermissions(scope));
+      permissions = new OAuthPermissions(new AtriumScopePermissions(scope), parseItems(withdrawn));
       if (permissionsByScope.size >= MAX_CACHED_SCOPES) permissionsByScope.clear();
-      permissionsByScope.set(scope, permissions);
+      permissionsByScope.set(key, permissions);
     }
     return permissions;
   }
 
   requireRepo(collection: string, action: "create" | "update" | "delete"): void {
+    if (withdrawsRepo(this.withdrawn, collection, action)) throw takenBack(RepoPermission.scopeNeededFor({ collection, action }));
     requirePermission(() => this.scope.assertRepo({ collection, action }));
   }
 
   requireBlob(mime: string): void {
+    if (withdrawsBlob(this.withdrawn, mime)) throw takenBack(BlobPermission.scopeNeededFor({ mime }));
     requirePermission(() => this.scope.assertBlob({ mime }));
   }
 
   requireRpc(lxm: string, aud: string): void {
+    if (withdrawsRpc(this.withdrawn, lxm, aud)) throw takenBack(RpcPermission.scopeNeededFor({ lxm, aud }));
     requirePermission(() => this.scope.assertRpc({ lxm, aud }));
   }
 
   requireIdentity(attr: "handle" | "*"): void {
+    if (withdrawsIdentity(this.withdrawn, attr)) throw takenBack(IdentityPermission.scopeNeededFor({ attr }));
     requirePermission(() => this.scope.assertIdentity({ attr }));
   }
 
   canReadEmail(): boolean {
-    return this.scope.allowsAccount({ attr: "email", action: "read" });
+    return !withdrawsAccount(this.withdrawn, "email", "read") && this.scope.allowsAccount({ attr: "email", action: "read" });
   }
 
   requireEmailManagement(): void {
@@ -84,3 +115,4 @@ export class OAuthPermissions {
     });
   }
 }
+

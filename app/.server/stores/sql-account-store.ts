@@ -57,6 +57,8 @@ export function* lockdown(
     // Apps signed in with a password are apps too: their app passwords go, and with them their sessions.
     yield* run(sql`DELETE FROM "AppPassword" WHERE "accountDid" = ${did}`);
     yield* endPasswordSessions(did);
+    // Their histories go with their access (docs/decisions/0053).
+    yield* run(sql`DELETE FROM "AppActivity" WHERE "accountDid" = ${did}`);
   }
   return { passkeys, otherSessions, apps };
 }

@@ -2,6 +2,7 @@ import type { AppPasswordStore, ListedAppPassword, StoredAppPassword } from "../
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { lockCredentials } from "./sql-account-store.ts";
+import { APP_PASSWORD_ACCESS, PRIVILEGED_APP_PASSWORD_ACCESS } from "../accounts/session-jwt.ts";
 
 const LISTED_ROW = tables.AppPassword.pick("id", "name", "privileged", "createdAt", "lastUsedAt");
 
@@ -41,7 +42,21 @@ export class SqlAppPasswordStore implements AppPasswordStore {
       // Under the credentials lock that a sign-in with it takes to store its session (SqlPasswordSessionStore): the
       // sign-in is ended with the rest, or finds the app password gone. Its sessions and tokens go by cascade.
       yield* lockCredentials(accountDid);
+      // Its history goes with its access (docs/decisions/0053).
+      yield* run(sql`DELETE FROM "AppActivity" WHERE "accountDid" = ${accountDid}
+        AND "app" = (SELECT 'app-password:' || "id" FROM "AppPassword" WHERE "accountDid" = ${accountDid} AND "name" = ${name})`);
       return (yield* run(sql`DELETE FROM "AppPassword" WHERE "accountDid" = ${accountDid} AND "name" = ${name}`)) > 0;
+    });
+  }
+
+  async dropPrivilege(accountDid: string, id: string) {
+    return this.db.transaction(function* (): Program<boolean> {
+      yield* lockCredentials(accountDid);
+      const dropped = yield* run(sql`UPDATE "AppPassword" SET "privileged" = ${false} WHERE "accountDid" = ${accountDid} AND "id" = ${id} AND "privileged" = ${true}`);
+      if (dropped === 0) return false;
+      // Its sessions at once: every call reads its session's scope, and a refresh issues the session's (docs/decisions/0047).
+      yield* run(sql`UPDATE "PasswordSession" SET "scope" = ${APP_PASSWORD_ACCESS} WHERE "appPasswordId" = ${id} AND "scope" = ${PRIVILEGED_APP_PASSWORD_ACCESS}`);
+      return true;
     });
   }
 }

@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, raceOn } from "../../../tests/helpers/databases.ts";
 import { raceAgainstGatedTransaction } from "../../../tests/helpers/postgres.ts";
-import { countOf, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import { countOf, insertAccount, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
+import { parseItem, withdrawsRepo, parseItems, type PermissionItem } from "../oauth/scopes/permission-items.ts";
+import { DAY } from "../util/time.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import type { ConsentStore } from "../accounts/consent-store.ts";
 import { sql, type Database } from "../db/sql.ts";
@@ -15,6 +17,9 @@ const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
 const APP = "https://app.example/client-metadata.json";
 const EMAIL = "transition:email";
+const POSTS = "repo:app.bsky.feed.post";
+const LIKES = "repo:app.bsky.feed.like";
+const item = (text: string): PermissionItem => parseItem(text)!;
 
 /** An approval that granted `values` and declined nothing. */
 const granted = (...values: string[]) => ({ granted: values, declined: [] });
@@ -73,6 +78,74 @@ describe.each(ENGINES)("SqlConsentStore on %s", (engine) => {
       expect(scope.filter((value) => value !== EMAIL).sort()).toEqual(["atproto", ...values].sort());
       expect([scope.includes(EMAIL), consent.declined === EMAIL].filter(Boolean)).toHaveLength(1);
     });
+
+    /** A connected app with a grant per round: likes and posts, one refresh token each. */
+    const connectRounds = async (rounds: number) => {
+      const grants = new SqlGrantStore(shared.db);
+      await store.remember(ALICE, APP, granted("atproto", POSTS, LIKES), NOW);
+      for (let round = 0; round < rounds; round++) {
+        await grants.insertCode(newCode(`code-${round}`, { accountDid: ALICE, clientId: APP }));
+        await grants.redeemCode(`code-${round}`, NOW, newGrant(`grant-${round}`, { accountDid: ALICE, clientId: APP, scope: `atproto ${POSTS} ${LIKES}` }), issuedTokens(`${round}`));
+      }
+    };
+
+    it(`RACE: narrowings from several tabs at once ${raceOn(engine, 4)}: every permission taken back holds on the consent and every grant`, async () => {
+      await connectRounds(3);
+      const stores = shared.others(4).map((db) => new SqlConsentStore(db));
+      const taken = ["create", "update", "delete"].flatMap((action) => [`${LIKES}?action=${action}`, `${POSTS}?action=${action}`]);
+      await Promise.all(taken.map((text, i) => stores[i % 4]!.withdraw(ALICE, APP, [item(text)], NOW + i)));
+      expect(parseItems((await store.find(ALICE, APP))!.withdrawn).length).toBe(taken.length);
+      const grants = new SqlGrantStore(shared.db);
+      for (let round = 0; round < 3; round++) expect(parseItems((await grants.findAccessToken(`access-${round}`, NOW))!.grant.withdrawn).length).toBe(taken.length);
+    });
+
+    it(`RACE: 20 refreshes, each racing a narrowing of its app ${raceOn(engine, 4)}: no token issued may use what was taken back, and an answer naming it came first`, async () => {
+      const rounds = 20;
+      await connectRounds(rounds);
+      const connections = shared.others(4);
+      const later = NOW + DAY;
+      const likeCreate = item(`${LIKES}?action=create`);
+      const outcomes = await Promise.all(
+        Array.from({ length: rounds }, async (_, round) => {
+          const [, rotated] = await Promise.all([
+            new SqlConsentStore(connections[round % 4]!).withdraw(ALICE, APP, [likeCreate], later),
+            new SqlGrantStore(connections[(round + 1) % 4]!).rotateRefreshToken(`refresh-${round}`, `grant-${round}`, later, issuedTokens(`${round}-next`, later)),
+          ]);
+          return { round, rotated };
+        }),
+      );
+      const grants = new SqlGrantStore(shared.db);
+      for (const { round, rotated } of outcomes) {
+        expect(rotated).toBeDefined();
+        // The token the refresh issued is refused likes, whichever step went first.
+        const owner = (await grants.findAccessToken(`access-${round}-next`, later))!;
+        expect(withdrawsRepo(parseItems(owner.grant.withdrawn), "app.bsky.feed.like", "create")).toBe(true);
+      }
+    });
+  });
+});
+
+/**
+ * Taking a permission back racing the app's refresh (docs/decisions/0053): the refresh's answer names the scope as the
+ * rotation saw its grant. A narrowing that committed first must be in it: on PostgreSQL the rotation's update of the
+ * grant waits for the narrowing's row lock and then reads the narrowed row.
+ */
+describe("SqlConsentStore on postgresql: a narrowing racing a refresh of its app", () => {
+  const shared = useSharedDatabase("postgresql");
+
+  it("RACE (two connections): the refresh waits for the narrowing and answers what it took back", async () => {
+    const { store } = await sqlConsentStore(shared.db);
+    const grants = new SqlGrantStore(shared.db);
+    await store.remember(ALICE, APP, granted("atproto", POSTS, LIKES), NOW);
+    await grants.insertCode(newCode("code", { accountDid: ALICE, clientId: APP }));
+    await grants.redeemCode("code", NOW, newGrant("grant", { accountDid: ALICE, clientId: APP, scope: `atproto ${POSTS} ${LIKES}` }), issuedTokens("first"));
+    const [narrowed, rotated] = await raceAgainstGatedTransaction(
+      shared.db as PostgresDatabase,
+      (gated) => new SqlConsentStore(gated).withdraw(ALICE, APP, [item(`${LIKES}?action=create`)], NOW + 1),
+      () => grants.rotateRefreshToken("refresh-first", "grant", NOW + 2, issuedTokens("second", NOW + 2)),
+    );
+    expect(narrowed).toEqual({ grants: 1 });
+    expect(rotated).toEqual({ withdrawn: `${LIKES}?action=create` });
   });
 });
 

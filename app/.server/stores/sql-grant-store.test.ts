@@ -67,7 +67,7 @@ describe.each(ENGINES)("SqlGrantStore on %s", (engine) => {
         Array.from({ length: 40 }, (_, i) => stores[i % 4]!.redeemCode("contested", now + 1_000, newGrant(`grant-${i}`), issuedTokens(`${i}`, now + 1_000))),
       );
       expect(results.filter(Boolean)).toHaveLength(1);
-      const winner = results.indexOf(true);
+      const winner = results.findIndex(Boolean);
       expect(await countRows(shared.db, "Grant")).toBe(1);
       expect(await countRows(shared.db, "AccessToken")).toBe(1);
       expect(await countRows(shared.db, "RefreshToken")).toBe(1);
@@ -82,7 +82,7 @@ describe.each(ENGINES)("SqlGrantStore on %s", (engine) => {
       const results = await Promise.all(Array.from({ length: 40 }, (_, i) => stores[i % 4]!.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens(`r${i}`, later))));
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await tokensOf("g")).toEqual({ access: 1, refresh: 2 });
-      expect(await store.findAccessToken(`access-r${results.indexOf(true)}`, later)).toBeDefined();
+      expect(await store.findAccessToken(`access-r${results.findIndex(Boolean)}`, later)).toBeDefined();
     });
 
     it("deleting the account ends its grants, tokens and codes (cascade)", async () => {

@@ -7,6 +7,7 @@ import type {
   GrantStore,
   IssuedTokenHashes,
   NewAuthorizationCode,
+  RotatedGrant,
   StoredAuthorizationCode,
   StoredRefreshToken,
 } from "../oauth/token/grant-store.ts";
@@ -17,12 +18,14 @@ import { CLEANUP_BATCH, expiredRowsCleanup, STILL_EXPIRES_AT } from "./expired-r
 const REFRESH_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenHash: "string", tokenExpiresAt: "time", usedAt: "time?" });
 /** How many rows a one-statement step changed (PostgreSQL, docs/decisions/0035). */
 const COUNT_ROW = shape({ n: "integer" });
+/** A rotation's answer on PostgreSQL: whether the token was spent, and its grant's taken-back permissions as the step saw them. */
+const ROTATED_ROW = shape({ n: "integer", withdrawn: "string?" });
 /** An access token's columns beside its grant's, the account's handle and whether it is deactivated. */
 const ACCESS_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenExpiresAt: "time", accessScope: "string?", handle: "string", deactivatedAt: "time?" });
 
 function toGrant(row: GrantRow): Grant {
-  const { id, clientId, accountDid, scope, dpopJkt, createdAt, lastUsedAt, expiresAt, endsAt } = row;
-  return { id, clientId, accountDid, scope, dpopJkt, clientKey: clientKeyFromColumns(row), createdAt, lastUsedAt, expiresAt, endsAt };
+  const { id, clientId, accountDid, scope, dpopJkt, createdAt, lastUsedAt, expiresAt, endsAt, withdrawn } = row;
+  return { id, clientId, accountDid, scope, dpopJkt, clientKey: clientKeyFromColumns(row), createdAt, lastUsedAt, expiresAt, endsAt, withdrawn };
 }
 
 const cleanupCodes = expiredRowsCleanup("AuthorizationCode", "codeHash");
@@ -98,10 +101,10 @@ export class SqlGrantStore implements GrantStore {
           "expiredGrants" AS (DELETE FROM "Grant" WHERE ${STILL_EXPIRES_AT} <= ${at(now)} AND "id" IN (SELECT "id" FROM "Grant" WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH})
             AND EXISTS (SELECT 1 FROM "used")),
           "grant" AS (INSERT INTO "Grant"
-              ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt")
+              ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt", "withdrawn")
             SELECT ${grant.id}, ${grant.clientId}, ${grant.accountDid}, ${grant.scope}, ${grant.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
               ${key.clientKeyJkt}, CAST(${at(grant.createdAt)} AS TIMESTAMP(3)), CAST(${at(grant.lastUsedAt)} AS TIMESTAMP(3)),
-              CAST(${at(grant.expiresAt)} AS TIMESTAMP(3)), CAST(${at(grant.endsAt)} AS TIMESTAMP(3))
+              CAST(${at(grant.expiresAt)} AS TIMESTAMP(3)), CAST(${at(grant.endsAt)} AS TIMESTAMP(3)), ${grant.withdrawn}
             FROM "used" RETURNING "id"),
           "expiredRefreshTokens" AS (DELETE FROM "RefreshToken" WHERE ${STILL_EXPIRES_AT} <= ${at(now)} AND "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
               WHERE "expiresAt" <= ${at(now)} LIMIT ${CLEANUP_BATCH}) AND EXISTS (SELECT 1 FROM "used")),
@@ -120,9 +123,9 @@ export class SqlGrantStore implements GrantStore {
         if (used !== 1) return 0;
         yield* run(cleanupGrants(now));
         yield* run(sql`INSERT INTO "Grant"
-            ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt")
+            ("id", "clientId", "accountDid", "scope", "dpopJkt", "clientKeyId", "clientKeyAlg", "clientKeyJkt", "createdAt", "lastUsedAt", "expiresAt", "endsAt", "withdrawn")
           VALUES (${grant.id}, ${grant.clientId}, ${grant.accountDid}, ${grant.scope}, ${grant.dpopJkt}, ${key.clientKeyId}, ${key.clientKeyAlg},
-            ${key.clientKeyJkt}, ${at(grant.createdAt)}, ${at(grant.lastUsedAt)}, ${at(grant.expiresAt)}, ${at(grant.endsAt)})`);
+            ${key.clientKeyJkt}, ${at(grant.createdAt)}, ${at(grant.lastUsedAt)}, ${at(grant.expiresAt)}, ${at(grant.endsAt)}, ${grant.withdrawn})`);
         yield* insertTokens(grant.id, now, tokens);
         return 1;
       },
@@ -136,7 +139,8 @@ export class SqlGrantStore implements GrantStore {
       const row = yield* get(REFRESH_TOKEN_ROW, sql`SELECT r."tokenHash" AS "tokenHash", r."expiresAt" AS "tokenExpiresAt", r."usedAt" AS "usedAt", 
           g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
           g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
-          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt"
+          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt",
+          g."withdrawn" AS "withdrawn"
         FROM "RefreshToken" r JOIN "Grant" g ON g."id" = r."grantId" WHERE r."tokenHash" = ${tokenHash}`);
       if (!row) return undefined;
       if (row.expiresAt <= now || row.endsAt <= now) {
@@ -157,10 +161,13 @@ export class SqlGrantStore implements GrantStore {
     // The grant lives as long as its newest refresh token, but never past its absolute end.
     const until = at(tokens.refreshExpiresAt);
     // The conditional UPDATE decides the race on either engine. PostgreSQL: one statement, each write reading the
-    // "spent" row, so nothing is written unless the token was spent here (docs/decisions/0035).
-    const rotated = await this.db.atomicStep({
-      *postgresql(): Program<number> {
-        const row = yield* get(COUNT_ROW, sql`WITH "spent" AS (UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
+    // "spent" row, so nothing is written unless the token was spent here (docs/decisions/0035). The grant's row is
+    // updated in the same step and its taken-back permissions read from that update: a narrowing that committed first
+    // (it updates the same row) is what the answer names; one that waits for this step narrows the token at its next
+    // call (docs/decisions/0053).
+    return this.db.atomicStep({
+      *postgresql(): Program<RotatedGrant | undefined> {
+        const row = yield* get(ROTATED_ROW, sql`WITH "spent" AS (UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
             WHERE "tokenHash" = ${tokenHash} AND "grantId" = ${grantId} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "grantId"),
           "ended" AS (DELETE FROM "AccessToken" WHERE "grantId" = (SELECT "grantId" FROM "spent")),
           "expired" AS (DELETE FROM "RefreshToken" WHERE ${STILL_EXPIRES_AT} <= ${at(now)} AND "tokenHash" IN (SELECT "tokenHash" FROM "RefreshToken"
@@ -171,23 +178,23 @@ export class SqlGrantStore implements GrantStore {
           "refresh" AS (INSERT INTO "RefreshToken" ("tokenHash", "grantId", "createdAt", "expiresAt")
             SELECT ${tokens.refreshTokenHash}, "grantId", CAST(${at(now)} AS TIMESTAMP(3)), CAST(${until} AS TIMESTAMP(3)) FROM "spent"),
           "extended" AS (UPDATE "Grant" SET "lastUsedAt" = ${at(now)}, "expiresAt" = CASE WHEN "endsAt" < ${until} THEN "endsAt" ELSE ${until} END
-            WHERE "id" = (SELECT "grantId" FROM "spent"))
-          SELECT COUNT(*) AS "n" FROM "spent"`);
-        return row?.n ?? 0;
+            WHERE "id" = (SELECT "grantId" FROM "spent") RETURNING "withdrawn")
+          SELECT (SELECT COUNT(*) FROM "spent") AS "n", (SELECT "withdrawn" FROM "extended") AS "withdrawn"`);
+        return row && row.n === 1 ? { withdrawn: row.withdrawn ?? "" } : undefined;
       },
-      *sqlite(): Program<number> {
+      *sqlite(): Program<RotatedGrant | undefined> {
         const spent = yield* run(sql`UPDATE "RefreshToken" SET "usedAt" = ${at(now)}
           WHERE "tokenHash" = ${tokenHash} AND "grantId" = ${grantId} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)}`);
-        if (spent !== 1) return 0;
+        if (spent !== 1) return undefined;
         // One live access token per grant: a refresh ends the previous one.
         yield* run(sql`DELETE FROM "AccessToken" WHERE "grantId" = ${grantId}`);
         yield* insertTokens(grantId, now, tokens);
         yield* run(sql`UPDATE "Grant" SET "lastUsedAt" = ${at(now)}, "expiresAt" = CASE WHEN "endsAt" < ${until} THEN "endsAt" ELSE ${until} END
           WHERE "id" = ${grantId}`);
-        return 1;
+        const grant = yield* get(tables.Grant.pick("withdrawn"), sql`SELECT "withdrawn" FROM "Grant" WHERE "id" = ${grantId}`);
+        return { withdrawn: grant?.withdrawn ?? "" };
       },
     });
-    return rotated === 1;
   }
 
   async findAccessToken(tokenHash: string, now: number) {
@@ -195,7 +202,7 @@ export class SqlGrantStore implements GrantStore {
       const row = yield* get(ACCESS_TOKEN_ROW, sql`SELECT a."expiresAt" AS "tokenExpiresAt", a."scope" AS "accessScope", 
           g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
           g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
-          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", acc."handle" AS "handle",
+          g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", g."withdrawn" AS "withdrawn", acc."handle" AS "handle",
           acc."deactivatedAt" AS "deactivatedAt"
         FROM "AccessToken" a JOIN "Grant" g ON g."id" = a."grantId" JOIN "Account" acc ON acc."did" = g."accountDid"
         WHERE a."tokenHash" = ${tokenHash}`);

@@ -54,11 +54,11 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
     expect(await store.create(session("s1"), passwordOf(ALICE), tokens("1"))).toEqual(ALICE_ACCOUNT);
     expect(await store.create(session("old-hash"), { passwordHash: "scrypt$an-old-hash" }, tokens("2"))).toBeUndefined();
     expect(await store.create(session("bobs-hash"), { passwordHash: "scrypt$bobs-own" }, tokens("3"))).toBeUndefined();
-    expect(await store.create(session("gone"), { appPasswordId: "app-revoked" }, tokens("4"))).toBeUndefined();
+    expect(await store.create(session("gone"), { appPasswordId: "app-revoked", privileged: false }, tokens("4"))).toBeUndefined();
     expect(await appPasswords.insert(appPassword("app-bobs", { accountDid: BOB }))).toBe(true);
-    expect(await store.create(session("bobs-app", { appPasswordId: "app-bobs" }), { appPasswordId: "app-bobs" }, tokens("5"))).toBeUndefined();
+    expect(await store.create(session("bobs-app", { appPasswordId: "app-bobs" }), { appPasswordId: "app-bobs", privileged: false }, tokens("5"))).toBeUndefined();
     expect(await appPasswords.insert(appPassword("app-alices"))).toBe(true);
-    expect(await store.create(session("alices-app", { appPasswordId: "app-alices" }), { appPasswordId: "app-alices" }, tokens("6"))).toEqual(ALICE_ACCOUNT);
+    expect(await store.create(session("alices-app", { appPasswordId: "app-alices" }), { appPasswordId: "app-alices", privileged: false }, tokens("6"))).toEqual(ALICE_ACCOUNT);
     expect(await countRows(shared.db, "PasswordSession")).toBe(2);
     expect(await countRows(shared.db, "PasswordAccessToken")).toBe(2);
     expect(await countRows(shared.db, "PasswordRefreshToken")).toBe(2);
@@ -117,7 +117,7 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
   it("lists the account's live sessions, most recently used first, with their app password's name; touch records use on both", async () => {
     await appPasswords.insert(appPassword("app-1", { name: "my bot" }));
     await store.create(session("full", { lastUsedAt: NOW - HOUR }), passwordOf(ALICE), tokens("1"));
-    await store.create(session("bot", { appPasswordId: "app-1", scope: "com.atproto.appPass" }), { appPasswordId: "app-1" }, tokens("2"));
+    await store.create(session("bot", { appPasswordId: "app-1", scope: "com.atproto.appPass" }), { appPasswordId: "app-1", privileged: false }, tokens("2"));
     await store.create(session("expired", { expiresAt: NOW }), passwordOf(ALICE), tokens("3"));
     await store.create(session("bobs", { accountDid: BOB }), passwordOf(BOB), tokens("4"));
     expect((await store.list(ALICE, NOW)).map((listed) => [listed.id, listed.appPasswordName])).toEqual([
@@ -136,8 +136,8 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
   it("revoking an app password ends its sessions at once, and only its own", async () => {
     await appPasswords.insert(appPassword("app-1", { name: "one" }));
     await appPasswords.insert(appPassword("app-2", { name: "two", passwordHash: "scrypt$other" }));
-    await store.create(session("by-one", { appPasswordId: "app-1" }), { appPasswordId: "app-1" }, tokens("1"));
-    await store.create(session("by-two", { appPasswordId: "app-2" }), { appPasswordId: "app-2" }, tokens("2"));
+    await store.create(session("by-one", { appPasswordId: "app-1" }), { appPasswordId: "app-1", privileged: false }, tokens("1"));
+    await store.create(session("by-two", { appPasswordId: "app-2" }), { appPasswordId: "app-2", privileged: false }, tokens("2"));
     await store.create(session("full"), passwordOf(ALICE), tokens("3"));
     expect(await appPasswords.revoke(ALICE, "one")).toBe(true);
     expect(await appPasswords.revoke(ALICE, "one")).toBe(false);
@@ -150,12 +150,12 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
     const accounts = new SqlAccountStore(shared.db);
     await appPasswords.insert(appPassword("app-1"));
     await store.create(session("full"), passwordOf(ALICE), tokens("1"));
-    await store.create(session("bot", { appPasswordId: "app-1" }), { appPasswordId: "app-1" }, tokens("2"));
+    await store.create(session("bot", { appPasswordId: "app-1" }), { appPasswordId: "app-1", privileged: false }, tokens("2"));
     await accounts.setPasswordHash(ALICE, "scrypt$new", NOW);
     expect(await countRows(shared.db, "PasswordSession")).toBe(0);
     expect(await appPasswords.list(ALICE)).toHaveLength(1);
 
-    await store.create(session("bot-again", { appPasswordId: "app-1" }), { appPasswordId: "app-1" }, tokens("3"));
+    await store.create(session("bot-again", { appPasswordId: "app-1" }), { appPasswordId: "app-1", privileged: false }, tokens("3"));
     await accounts.secure(ALICE, "no-browser", false);
     expect(await store.findAccess("access-3", NOW)).toBeDefined();
     await accounts.secure(ALICE, "no-browser", true);
@@ -222,12 +222,39 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
       const [revoked, created] = await raceAgainstGatedTransaction(
         shared.db as PostgresDatabase,
         (gated) => new SqlAppPasswordStore(gated).revoke(ALICE, "app-1"),
-        () => store.create(session("with-revoked", { appPasswordId: "app-1" }), { appPasswordId: "app-1" }, tokens("1")),
+        () => store.create(session("with-revoked", { appPasswordId: "app-1" }), { appPasswordId: "app-1", privileged: false }, tokens("1")),
       );
       expect([revoked, created]).toEqual([true, undefined]);
       expect(await countRows(shared.db, "PasswordSession")).toBe(0);
     });
+
+    it("a refresh racing the privilege taken back from its app password gets the lesser scope (docs/decisions/0053)", async () => {
+      await appPasswords.insert(appPassword("chat", { privileged: true }));
+      await store.create(session("s1", { appPasswordId: "chat", scope: "com.atproto.appPassPrivileged" }), { appPasswordId: "chat", privileged: true }, tokens("1"));
+      const [dropped, outcome] = await raceAgainstGatedTransaction(
+        shared.db as PostgresDatabase,
+        (gated) => new SqlAppPasswordStore(gated).dropPrivilege(ALICE, "chat"),
+        () => store.refresh(refreshStep("refresh-1", "refresh-2", "access-2", NOW)),
+      );
+      expect(dropped).toBe(true);
+      expect(outcome).toMatchObject({ kind: "rotated", session: { scope: "com.atproto.appPass" } });
+    });
   }
+
+  it("taking the privilege back from an app password narrows its sessions at once, and a sign-in that saw it privileged stores nothing", async () => {
+    await appPasswords.insert(appPassword("chat", { privileged: true }));
+    await appPasswords.insert(appPassword("other", { privileged: true, passwordHash: "scrypt$other" }));
+    await store.create(session("s1", { appPasswordId: "chat", scope: "com.atproto.appPassPrivileged" }), { appPasswordId: "chat", privileged: true }, tokens("1"));
+    await store.create(session("s2", { appPasswordId: "other", scope: "com.atproto.appPassPrivileged" }), { appPasswordId: "other", privileged: true }, tokens("2"));
+    expect(await appPasswords.dropPrivilege(ALICE, "chat")).toBe(true);
+    expect(await appPasswords.dropPrivilege(ALICE, "chat")).toBe(false);
+    expect(await appPasswords.dropPrivilege(BOB, "other")).toBe(false);
+    expect((await store.findAccess("access-1", NOW))?.session.scope).toBe("com.atproto.appPass");
+    expect((await store.findAccess("access-2", NOW))?.session.scope).toBe("com.atproto.appPassPrivileged");
+    expect((await appPasswords.list(ALICE)).map(({ id, privileged }) => ({ id, privileged }))).toEqual(expect.arrayContaining([{ id: "chat", privileged: false }, { id: "other", privileged: true }]));
+    // A sign-in checked while it was privileged: the proof no longer holds.
+    expect(await store.create(session("late", { appPasswordId: "chat", scope: "com.atproto.appPassPrivileged" }), { appPasswordId: "chat", privileged: true }, tokens("3"))).toBeUndefined();
+  });
 });
 
 describe.each(ENGINES)("SqlAppPasswordStore on %s", (engine) => {

@@ -37,14 +37,18 @@ function toSession(row: PasswordSessionRow): StoredPasswordSession {
   return { id, accountDid, appPasswordId, scope: scope as AccessScope, userAgent, createdAt, lastUsedAt, expiresAt };
 }
 
-/** The account, when the proof still holds: its password hash is the one the sign-in matched, or the app password is its own still. */
+/**
+ * The account, when the proof still holds: its password hash is the one the sign-in matched, or the app password is
+ * its own still, with the privilege the sign-in saw (a narrowing since fails it: docs/decisions/0053).
+ */
 function* accountIfProofHolds(accountDid: string, proof: SessionProof): Program<SessionAccount | undefined> {
   return "passwordHash" in proof
     ? yield* get(ACCOUNT_ROW, sql`SELECT "handle", "email", "emailConfirmedAt", "emailAuthFactor", "deactivatedAt" FROM "Account"
         WHERE "did" = ${accountDid} AND "passwordHash" = ${proof.passwordHash}`)
     : yield* get(ACCOUNT_ROW, sql`SELECT a."handle" AS "handle", a."email" AS "email", a."emailConfirmedAt" AS "emailConfirmedAt",
           a."emailAuthFactor" AS "emailAuthFactor", a."deactivatedAt" AS "deactivatedAt"
-        FROM "Account" a JOIN "AppPassword" p ON p."accountDid" = a."did" WHERE a."did" = ${accountDid} AND p."id" = ${proof.appPasswordId}`);
+        FROM "Account" a JOIN "AppPassword" p ON p."accountDid" = a."did" WHERE a."did" = ${accountDid} AND p."id" = ${proof.appPasswordId}
+          AND p."privileged" = ${proof.privileged}`);
 }
 
 function toAccount(row: SessionAccount): SessionAccount {

@@ -13,6 +13,8 @@ import { appendEvent, sendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
 import { openRepoSnapshot } from "./sql-repo-snapshot.ts";
+import { cleanupExpiredActivity, countActivity } from "./sql-activity-store.ts";
+import { expiredDay } from "../activity/activity-lines.ts";
 
 const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
 type RecordRow = ShapeRow<typeof RECORD_ROW>;
@@ -156,8 +158,12 @@ export class SqlRepoStore implements RepoStore {
         yield* insertBlocks(commit);
         for (const change of commit.records) yield* applyRecordChange(commit.did, change, commit.head.rev, now);
         yield* removeBlocks(commit);
+        // The app's counts land with its commit or not at all; under the account lock, so the day's cap holds
+        // (docs/decisions/0053). Sent ahead: on PostgreSQL no round trip of their own.
+        if (commit.activity) yield* countActivity(commit.did, commit.activity.app, commit.activity.day, commit.activity.counts, now);
         for (const event of commit.events) yield* sendEvent(event, now, eventRetentionMs, prune);
         if (prune) yield* removeExpiredBlobs(now, blobGraceMs);
+        if (prune && commit.activity) yield* cleanupExpiredActivity(expiredDay(now));
       });
     } catch (error) {
       // Thrown inside the transaction: nothing was written, the cleanup included.

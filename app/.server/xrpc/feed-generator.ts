@@ -23,6 +23,8 @@ export async function getFeedCall(services: Services, caller: ResourceCaller, ta
   caller.requireRpc(GET_FEED_SKELETON, target.service);
   const feed = feedUri(request);
   const upstream = await services.serviceDirectory.upstreamOf(target);
+  // What the app did (docs/decisions/0053), as for every proxied call.
+  await services.activity.countCall(caller, GET_FEED, target.service);
   const generator = await generatorDid(services, upstream, feed);
   const answer = await callUpstream(services, caller, request, upstream, { aud: generator, lxm: GET_FEED_SKELETON, path: upstreamPath(GET_FEED, request) });
   return passedOn(upstream, answer);

@@ -30,6 +30,8 @@ export async function proxyCall(services: Services, nsid: string, request: ApiRe
   if (nsid === GET_FEED) return getFeedCall(services, caller, target, request);
   caller.requireRpc(nsid, target.service);
   const upstream = await services.serviceDirectory.upstreamOf(target);
+  // What the app did (docs/decisions/0053): a call allowed and about to be sent, by method and service.
+  await services.activity.countCall(caller, nsid, target.service);
   if (READ_AFTER_WRITE.has(nsid)) return readAfterWriteCall(services, caller, nsid, target, upstream, request);
   const answer = await callUpstream(services, caller, request, upstream, { aud: target.did, lxm: nsid, path: upstreamPath(nsid, request) });
   return passedOn(upstream, answer);

@@ -68,7 +68,7 @@ function AppPasswordList({ view }: { view: AppPasswordsView }) {
         <ul className="flex flex-col gap-3">
           {view.appPasswords.map((appPassword, index) => (
             <li key={appPassword.name}>
-              <AppPasswordItem appPassword={appPassword} index={index} />
+              <AppPasswordItem appPassword={appPassword} index={index} csrfToken={view.csrfToken} />
             </li>
           ))}
         </ul>
@@ -77,7 +77,7 @@ function AppPasswordList({ view }: { view: AppPasswordsView }) {
   );
 }
 
-function AppPasswordItem({ appPassword, index }: { appPassword: AppPasswordView; index: number }) {
+function AppPasswordItem({ appPassword, index, csrfToken }: { appPassword: AppPasswordView; index: number; csrfToken: string }) {
   const { t } = useT();
   const headingId = `app-password-${index}`;
   return (
@@ -96,13 +96,26 @@ function AppPasswordItem({ appPassword, index }: { appPassword: AppPasswordView;
           <dd>{appPassword.lastUsedAt ? <DateTime iso={appPassword.lastUsedAt} /> : t("account:appPasswords.list.notYet")}</dd>
         </dl>
       </div>
-      {/* A second step, not the revocation itself: the confirmation says what ends (no JavaScript needed). */}
-      <form method="get" className="shrink-0">
-        <input type="hidden" name="revoke" value={appPassword.name} />
-        <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={headingId}>
-          {t("account:appPasswords.list.revoke")}
-        </button>
-      </form>
+      <div className="flex shrink-0 flex-wrap gap-2">
+        {/* Narrowing, not ending: its apps keep everything but the chat from their next call (docs/decisions/0053). */}
+        {appPassword.privileged ? (
+          <form method="post">
+            <SignedInFormFields csrfToken={csrfToken} />
+            <input type="hidden" name="intent" value="drop-privilege" />
+            <input type="hidden" name="name" value={appPassword.name} />
+            <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={headingId}>
+              {t("account:appPasswords.list.takeBackChat")}
+            </button>
+          </form>
+        ) : null}
+        {/* A second step, not the revocation itself: the confirmation says what ends (no JavaScript needed). */}
+        <form method="get">
+          <input type="hidden" name="revoke" value={appPassword.name} />
+          <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={headingId}>
+            {t("account:appPasswords.list.revoke")}
+          </button>
+        </form>
+      </div>
     </article>
   );
 }

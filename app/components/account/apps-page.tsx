@@ -166,6 +166,10 @@ function ConnectedApp({ app, index }: { app: ConnectedAppView; index: number }) 
         </div>
       </dl>
       {app.emailDeclined ? <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:apps.emailDeclined")}</p> : null}
+      <a href={app.pagePath} className={linkStyle}>
+        {t("account:apps.details")}
+        <span className="sr-only"> {t("account:apps.detailsOf", { name: app.name ?? verifiedNameText(t, app) })}</span>
+      </a>
       <details className="text-sm">
         <summary className={summaryStyle}>{t("account:apps.whatItCanDo")}</summary>
         <div className="mt-3 text-base">

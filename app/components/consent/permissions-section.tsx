@@ -23,8 +23,10 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
   return (
     <section aria-labelledby="permissions-heading" className="flex flex-col gap-3">
       <h2 id="permissions-heading" className="text-lg font-semibold">
-        {view.rememberedConsent ? t("consent:permissionsHeadingRemembered") : t("consent:permissionsHeading")}
+        {view.rememberedConsent ? t("consent:permissionsHeadingRemembered") : view.askingAgain ? t("consent:permissionsHeadingAgain") : t("consent:permissionsHeading")}
       </h2>
+      {/* Allowed part of it before: only the rest is listed (docs/decisions/0053). */}
+      {view.askingAgain ? <p className="text-sm text-slate-700 dark:text-slate-200">{t("consent:allowedBeforeStays")}</p> : null}
 
       {groups.general.length ? <PermissionList permissions={groups.general} /> : null}
       <PermissionSummary lines={view.summary} />

@@ -166,7 +166,7 @@ describe("a declined email (issue 19, item 8; docs/decisions/0032)", () => {
   it("the latest answer wins: ticked later, the email is granted and no longer declined; unticked later, it is taken out of the consent", async () => {
     await apps.remember(alice.account.did, CLIENT, SCOPE, ["transition:email"]);
     await apps.remember(alice.account.did, CLIENT, WITH_EMAIL);
-    expect(await apps.consentFor(alice.account.did, CLIENT, WITH_EMAIL)).toEqual({ status: "covers", declined: [] });
+    expect(await apps.consentFor(alice.account.did, CLIENT, WITH_EMAIL)).toEqual({ status: "covers", declined: [], askedAgain: [] });
     expect((await consents.find(alice.account.did, CLIENT))?.declined).toBe("");
     await apps.remember(alice.account.did, CLIENT, SCOPE, ["transition:email"]);
     expect(await consents.find(alice.account.did, CLIENT)).toMatchObject({ scope: SCOPE, declined: "transition:email" });

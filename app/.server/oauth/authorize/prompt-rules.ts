@@ -25,10 +25,12 @@ export type PromptRequest = {
 
 /**
  * What an account has answered a client, measured against a request: nothing ever, less than this request asks, or
- * all of it (`covers`: each value allowed, or an optional one declined); `declined`, the values of this request the
- * person said no to before (docs/decisions/0032).
+ * all of it (`covers`: each value allowed and nothing of it taken back since, or an optional one declined);
+ * `declined`, the values of this request the person said no to before (docs/decisions/0032); `askedAgain`, what of
+ * the request is not allowed now: values never allowed, and the parts of allowed ones taken back since, as scope
+ * values (docs/decisions/0053).
  */
-export type RememberedConsent = { status: "never" | "narrower" | "covers"; declined: string[] };
+export type RememberedConsent = { status: "never" | "narrower" | "covers"; declined: string[]; askedAgain: string[] };
 
 /** Remembered consent, as the rules ask for it (ConnectedApps.consentFor). */
 export type ConsentLookup = { consentFor(accountDid: string, clientId: string, scope: string): Promise<RememberedConsent> };
@@ -143,13 +145,21 @@ export function setAsideByPromptLogin(request: PromptRequest, step: ScreenStep<B
 /**
  * What the screen says of the account's earlier answers: `remembered`, whether it may say the app was allowed before
  * (and so offer a shorter screen); `declined`, the optional values the person said no to, which the screen shows
- * unticked as they were left. OIDC Core §3.1.2.1: prompt=consent "SHOULD prompt the End-User for consent before
+ * unticked as they were left; `askedAgain`, when the app was allowed part of the request before, the rest, which is
+ * all the screen asks for. OIDC Core §3.1.2.1: prompt=consent "SHOULD prompt the End-User for consent before
  * returning information to the Client": remembered consent is then not claimed, but the boxes still show the
  * person's last answer.
  */
-export async function consentOnScreen(consents: ConsentLookup, request: PromptRequest, accountDid: string): Promise<{ remembered: boolean; declined: string[] }> {
+export async function consentOnScreen(
+  consents: ConsentLookup,
+  request: PromptRequest,
+  accountDid: string,
+): Promise<{ remembered: boolean; declined: string[]; askedAgain?: string[] }> {
   const consent = await consents.consentFor(accountDid, request.clientId, request.parameters.scope);
-  return { remembered: request.parameters.prompt !== "consent" && consent.status === "covers", declined: consent.declined };
+  // Allowed before, but not all of it (more asked, or a part taken back since): the screen asks for just what is not
+  // allowed now (docs/decisions/0053); prompt=consent asks for all of it.
+  const askedAgain = consent.status === "narrower" && request.parameters.prompt !== "consent" ? { askedAgain: consent.askedAgain } : {};
+  return { remembered: request.parameters.prompt !== "consent" && consent.status === "covers", declined: consent.declined, ...askedAgain };
 }
 
 /** The account an Allow without a password acts for: the one the screen named (its hidden field), or, for a form naming none, the only one that may answer. */

@@ -32,6 +32,34 @@ export function promptValues(config: Pick<Config, "signUp">): string[] {
   return config.signUp.enabled ? [...values, "create"] : values;
 }
 
+/** Where a person manages the apps they allowed (the account area's Connected apps): the metadata names it. */
+export const APPS_PAGE_PATH = "/account/apps";
+
+/**
+ * One app's page, a stable address an app can link to (docs/decisions/0053): the management page, then the app's
+ * client_id as one path segment (encodeURIComponent).
+ */
+export function appPagePath(clientId: string): string {
+  return `${APPS_PAGE_PATH}/${encodeURIComponent(clientId)}`;
+}
+
+/**
+ * The client_id an app's page address names, read from the raw path: the router's own parameter turns an encoded "/"
+ * back into "%2F" (so that a segment stays one), which a client_id holding both cannot survive. Undefined when the
+ * path is not an app's page or its encoding is broken.
+ */
+export function clientIdOfAppPage(pathname: string): string | undefined {
+  const prefix = `${APPS_PAGE_PATH}/`;
+  if (!pathname.startsWith(prefix)) return undefined;
+  const segment = pathname.slice(prefix.length);
+  if (segment === "" || segment.includes("/")) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** RFC 8414 authorization server metadata, with the atproto profile's fields; `endpoints` come from the route table. */
 export function authorizationServerMetadata(config: Config, endpoints: Partial<Record<EndpointName, string>>) {
   const at = (name: EndpointName) => {
@@ -70,6 +98,12 @@ export function authorizationServerMetadata(config: Config, endpoints: Partial<R
     prompt_values_supported: promptValues(config),
     // OIDC Discovery §3: the languages the screens ship, each with its full catalogue (docs/decisions/0019).
     ui_locales_supported: [...LANGUAGES],
+    // draft-emelia-oauth-user-authorization-mgmt-uri-00 (October 2026): "a URI through which the user may manage the
+    // authorized clients that have access to their account". And the name of the draft it replaced
+    // (draft-emelia-oauth-authorization-management-uri-00, expired), which clients written against it read
+    // (docs/decisions/0053). An app's own page is this URI, a slash, and its encoded client_id.
+    user_authorization_management_uri: `${config.issuer}${APPS_PAGE_PATH}`,
+    authorization_management_uri: `${config.issuer}${APPS_PAGE_PATH}`,
   };
 }
 

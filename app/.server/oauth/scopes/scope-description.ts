@@ -85,6 +85,9 @@ export function describeScope(scope: string, t: Translate): PermissionDescriptio
 
 const CREATE_ACCOUNT = "com.atproto.server.createAccount";
 
+/** Every service's methods but the chat's: transition:generic's calls, which no rpc: value writes (permission-items.ts). */
+const GENERIC_CALLS = "rpc:*?aud=*";
+
 /**
  * An rpc: permission that covers com.atproto.server.createAccount lets the app obtain a service token with which
  * that service opens an account in the person's name: the first step of moving the account away (getServiceAuth,
@@ -278,7 +281,8 @@ export function groupPermissions(scope: string, t: Translate): PermissionGroups 
       for (const accept of blob.accept) uploads.add(accept);
       continue;
     }
-    const rpc = RpcPermission.fromString(value);
+    // transition:generic's calls, as a permission asked again once taken back (oauth/scopes/permission-items.ts).
+    const rpc = value === GENERIC_CALLS ? { aud: "*", lxm: ["*"] } : RpcPermission.fromString(value);
     if (rpc) {
       const methods = calls.get(rpc.aud) ?? new Set<string>();
       for (const lxm of rpc.lxm) methods.add(lxm);

@@ -29,6 +29,11 @@ export type Grant = {
   expiresAt: number;
   /** The grant's absolute end, fixed when it was made (docs/decisions/0010). */
   endsAt: number;
+  /**
+   * Permissions the account holder took back from the app since (space-separated, oauth/scopes/permission-items.ts):
+   * refused to every token of the grant whatever its scope says (docs/decisions/0053). Empty for a new grant.
+   */
+  withdrawn: string;
 };
 
 export type IssuedTokenHashes = {
@@ -39,6 +44,9 @@ export type IssuedTokenHashes = {
   refreshTokenHash: string;
   refreshExpiresAt: number;
 };
+
+/** What a rotation read of its grant in its own step. */
+export type RotatedGrant = { withdrawn: string };
 
 export type StoredRefreshToken = { tokenHash: string; grant: Grant; expiresAt: number; usedAt: number | null };
 
@@ -58,9 +66,11 @@ export interface GrantStore {
   findRefreshToken(tokenHash: string, now: number): Promise<StoredRefreshToken | undefined>;
   /**
    * Atomically spends the refresh token and issues the next pair; the grant's
-   * earlier access tokens end. False when the token was already spent.
+   * earlier access tokens end. Undefined when the token was already spent; otherwise what the grant's holder had
+   * taken back from the app as the rotation saw it, in the same step (a narrowing racing the refresh is either
+   * before it, and named in its answer, or after it: docs/decisions/0053).
    */
-  rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): Promise<boolean>;
+  rotateRefreshToken(tokenHash: string, grantId: string, now: number, tokens: IssuedTokenHashes): Promise<RotatedGrant | undefined>;
   findAccessToken(tokenHash: string, now: number): Promise<AccessTokenOwner | undefined>;
   /** Ends a grant and every token it produced. */
   revokeGrant(grantId: string): Promise<void>;

@@ -8,6 +8,7 @@ import { DAY, HOUR, MINUTE } from "../../util/time.ts";
 import { CLIENT_ASSERTION_TYPE_JWT_BEARER, type ClientKeyBinding } from "../client/client-manager.ts";
 import type { OAuthClient } from "../client/client-metadata.ts";
 import { TokenManager, type TokenRequest } from "./token-manager.ts";
+import { parseItem } from "../scopes/permission-items.ts";
 
 /**
  * The token endpoint's logic (RFC 6749 §4.1.3 and §6, RFC 7636, RFC 7009,
@@ -230,5 +231,31 @@ describe("TokenManager: revocation (RFC 7009)", () => {
     const issued = await exchange(issueCode());
     expect(await refusal(tokens.revoke({ token: issued.refresh_token, client_id: "http://localhost?scope=atproto" }))).toMatch(/not issued to this client/);
     expect(grants.grants.size).toBe(1);
+  });
+});
+
+describe("TokenManager: permissions taken back from the app (docs/decisions/0053)", () => {
+  const SCOPE = "atproto repo:app.bsky.feed.post repo:app.bsky.feed.like";
+  const LIKES_TAKEN = ["create", "update", "delete"].map((action) => parseItem(`repo:app.bsky.feed.like?action=${action}`)!);
+
+  it("the next refresh's scope leaves them out; asked for at refresh, they are dropped, not an error", async () => {
+    const issued = await exchange(issueCode({ scope: SCOPE }));
+    grants.withdraw("did:plc:alice", PUBLIC_CLIENT, LIKES_TAKEN);
+    const refreshed = await refresh(issued.refresh_token);
+    expect(refreshed.scope).toBe("atproto repo:app.bsky.feed.post");
+    // An app that sends the scope it was granted keeps working: what was taken back is left out of the answer.
+    expect((await refresh(refreshed.refresh_token, { scope: SCOPE })).scope).toBe("atproto repo:app.bsky.feed.post");
+  });
+
+  it("a narrowing between the refresh's read of its grant and its rotation is in the answer: the rotation's own read decides", async () => {
+    const issued = await exchange(issueCode({ scope: SCOPE }));
+    // The narrowing lands after the token manager read the grant (findRefreshToken), before it rotates.
+    const read = grants.findRefreshToken.bind(grants);
+    grants.findRefreshToken = async (hash, at) => {
+      const found = await read(hash, at);
+      grants.withdraw("did:plc:alice", PUBLIC_CLIENT, LIKES_TAKEN);
+      return found;
+    };
+    expect((await refresh(issued.refresh_token)).scope).toBe("atproto repo:app.bsky.feed.post");
   });
 });

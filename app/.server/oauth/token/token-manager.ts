@@ -11,6 +11,7 @@ import type { OAuthClient } from "../client/client-metadata.ts";
 import { randomToken, safeEqual, sha256Base64url } from "../../util/crypto.ts";
 import { SECOND } from "../../util/time.ts";
 import type { Grant, GrantStore, IssuedTokenHashes } from "./grant-store.ts";
+import { narrowScope, parseItems } from "../scopes/permission-items.ts";
 import { NO_METRICS, type Metrics } from "../../observability/metrics.ts";
 
 const clientAuthFields = {
@@ -140,6 +141,7 @@ export class TokenManager {
       lastUsedAt: now,
       expiresAt: Math.min(now + this.lifetimes.refreshTokenMs, endsAt),
       endsAt,
+      withdrawn: "",
     };
     const { hashes, response } = this.newTokens(now, grant, null);
     if (!(await this.grants.redeemCode(codeHash, now, grant, hashes))) {
@@ -169,11 +171,14 @@ export class TokenManager {
     const accessScope = narrowedScope(input.scope, grant.scope);
 
     const { hashes, response } = this.newTokens(now, grant, accessScope);
-    if (!(await this.grants.rotateRefreshToken(tokenHash, grant.id, now, hashes))) {
+    const rotated = await this.grants.rotateRefreshToken(tokenHash, grant.id, now, hashes);
+    if (!rotated) {
       await this.grants.revokeGrant(grant.id);
       throw new InvalidGrantError("Refresh token was already used; the grant is revoked");
     }
-    return response;
+    // RFC 6749 §5.1: the answer's scope is what the token may do: less what the person took back from the app, as the
+    // rotation itself read it (docs/decisions/0053), so that a narrowing before the rotation is always named.
+    return { ...response, scope: narrowScope(response.scope, parseItems(rotated.withdrawn)) };
   }
 
   /**

@@ -41,7 +41,7 @@ export async function showAppPasswords(services: Services, request: Request, t: 
 
 /**
  * POST /account/app-passwords: intent=create answers the new password (shown once, in this answer), intent=revoke
- * (the confirmation's button), intent=sign-in-code turns the emailed code on or off, intent=confirm is "Confirm it's you".
+ * (the confirmation's button), intent=drop-privilege takes the chat back from a privileged one, intent=sign-in-code turns the emailed code on or off, intent=confirm is "Confirm it's you".
  */
 export async function answerAppPasswords(
   services: Services,
@@ -57,6 +57,11 @@ export async function answerAppPasswords(
         if (!form("name")) return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noAppPasswordToRevoke"));
         await services.appPasswords.revoke(signedIn.account.did, form("name"));
         return redirectTo(withNotice(PATH, "app-password-revoked"));
+      case "drop-privilege":
+        // docs/decisions/0053: the chat taken back from a privileged app password, its sessions' at their next call.
+        if (!form("name")) return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noAppPasswordToRevoke"));
+        await services.appPasswords.dropPrivilege(signedIn.account.did, form("name"));
+        return redirectTo(withNotice(PATH, "app-password-chat-taken-back"));
       case "sign-in-code":
         return setSignInCode(services, signedIn, form("on") === "1", t);
       case "confirm":

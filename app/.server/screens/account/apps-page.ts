@@ -9,6 +9,7 @@ import { clientIdentity } from "../client-identity.ts";
 import type { AppsView, ConnectedAppView, PasswordSessionView } from "./views.ts";
 import type { ListedPasswordSession } from "../../accounts/password-session-store.ts";
 import { withNotice } from "./notices.ts";
+import { appPagePath } from "../../oauth/metadata/server-metadata.ts";
 import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
@@ -65,13 +66,14 @@ function passwordSessionView(session: ListedPasswordSession): PasswordSessionVie
   };
 }
 
-async function appView(services: Services, app: ConnectedApp, t: Translate): Promise<ConnectedAppView> {
+export async function appView(services: Services, app: ConnectedApp, t: Translate): Promise<ConnectedAppView> {
   // A loopback app has no document to look up: it is known by its client_id alone.
   const client = isLoopbackClientId(app.clientId) ? undefined : await lookupClient(services, app.clientId);
   const service = { serviceName: services.config.brand.serviceName, issuer: services.config.issuer };
   return {
     ...clientIdentity({ clientId: app.clientId, name: client?.clientName, logoUri: client?.logoUri, nameHadHiddenCharacters: client?.clientNameHadHiddenCharacters }, service),
     clientId: app.clientId,
+    pagePath: appPagePath(app.clientId),
     clientUri: client?.clientUri,
     scope: app.scope,
     groups: groupPermissions(app.scope, t),

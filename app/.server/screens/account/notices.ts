@@ -41,6 +41,8 @@ const NOTICES = [
   "signed-up",
   "email-confirmation-sent",
   "email-address-confirmed",
+  "permission-taken-back",
+  "app-password-chat-taken-back",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

@@ -45,6 +45,8 @@ export type OverviewView = SignedInBase & {
 /** An app with access: who it is (verified first, then its claims: screens/client-identity.ts), what it may do. */
 export type ConnectedAppView = ClientIdentityView & {
   clientId: string;
+  /** The app's own page (docs/decisions/0053): what it did, and its permissions one by one. */
+  pagePath: string;
   clientUri?: string;
   scope: string;
   groups: PermissionGroups;
@@ -67,6 +69,50 @@ export type AppsView = SignedInBase & {
   passwordSessions: PasswordSessionView[];
   /** The one whose Sign out was pressed (`?sign-out=<id>`): the page asks to confirm first. */
   signingOut?: PasswordSessionView;
+};
+
+/** One permission an app holds (docs/decisions/0053): its text as the take-back form sends it, in plain words. */
+export type PermissionItemView = {
+  item: string;
+  title: string;
+  /** Taking it back cuts a wide reach: its button asks to confirm first. */
+  broad: boolean;
+  takenBack: boolean;
+};
+
+/** One line of what an app did (docs/decisions/0053): a kind of act on one target, how often and when last. */
+export type ActivityLineView = {
+  kind: "create" | "update" | "delete" | "blob" | "call";
+  /** A collection, a media type or a method; "" for the acts past the day's cap of targets. */
+  target: string;
+  /** A call's service (`did#service`). */
+  service?: string;
+  count: number;
+  lastAt: string;
+  /** The permission it used, in plain words. */
+  permission?: string;
+  /** What taking this line's act back sends (permission-items.ts); undefined for the overflow line. */
+  item?: string;
+  takenBack: boolean;
+};
+
+/**
+ * /account/apps/<client_id> (docs/decisions/0053): one app, what it did in the kept days with the permission each
+ * line used, and every permission it holds, each with a control to take it back. `takingBack`: the broad permission
+ * whose button was pressed (`?take-back=`), confirmed first.
+ */
+export type AppPageView = SignedInBase & {
+  kind: "app";
+  app: ConnectedAppView;
+  /** This page's stable address, which apps may link to. */
+  address: string;
+  /** ATRIUM_APP_ACTIVITY: off, nothing is counted and the page says so. */
+  activityEnabled: boolean;
+  activity: ActivityLineView[];
+  days: Array<{ day: string; lines: ActivityLineView[] }>;
+  lastActivityAt?: string;
+  permissions: PermissionItemView[];
+  takingBack?: PermissionItemView;
 };
 
 /** An app signed in with a password (com.atproto.server.createSession, docs/decisions/0047). */
@@ -211,7 +257,7 @@ export type DeleteAccountView = SignedInBase & {
  */
 export type HandleView = SignedInBase & { kind: "handle"; domains: string[]; limits: { min: number; max: number }; confirm?: ConfirmView };
 
-export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView | AppPasswordsView;
+export type AccountView = SignInView | ChooserView | OverviewView | AppsView | AppPageView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView | AppPasswordsView;
 
 /** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
 export type RecoverView = {

@@ -137,6 +137,7 @@ async function consentPage(services: Services, request: Request, t: Translate): 
         csrfToken: token,
         rememberedConsent: earlierAnswer.remembered,
         declinedBefore: earlierAnswer.declined,
+        askedAgain: earlierAnswer.askedAgain,
         accountDeactivated,
         reactivation,
         notice: screenNoticeOf(url, t),

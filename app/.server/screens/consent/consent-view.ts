@@ -51,6 +51,11 @@ export type ConsentView = {
   /** The signed-in account already allowed this client all of this (remembered consent): one click. */
   rememberedConsent: boolean;
   /**
+   * The signed-in account allowed this client part of the request before: the permissions shown are only the rest
+   * (more than before, or what the person took back since: docs/decisions/0053).
+   */
+  askingAgain: boolean;
+  /**
    * The signed-in account is deactivated (docs/decisions/0031): the screen says so and offers "Reactivate and
    * continue" instead of Allow (`reactivation`); an app never receives a code for it.
    */
@@ -92,6 +97,8 @@ export type ConsentContext = {
   rememberedConsent: boolean;
   /** The optional values of this request the account declined before (oauth/authorize/prompt-rules.ts, consentOnScreen). */
   declinedBefore: readonly string[];
+  /** What of the request the account has not allowed this client now, when it allowed it part before (consentOnScreen). */
+  askedAgain?: readonly string[];
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
   chooser?: { handle: string; did: string }[];
   otherAccounts: number;
@@ -110,7 +117,10 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
   // The caller passes no account when prompt=login and the session predates the request.
   const requireLogin = !account && !context.chooser;
   const fromSets = new Set((parameters.permission_sets ?? []).flatMap((set) => set.scopes));
-  const groups = groupPermissions(directScope(parameters.scope, fromSets), t);
+  // Allowed part of this before: only the rest is asked, flat (docs/decisions/0053).
+  const askingAgain = Boolean(account) && context.askedAgain !== undefined && context.askedAgain.length > 0;
+  const shown = askingAgain ? context.askedAgain!.join(" ") : directScope(parameters.scope, fromSets);
+  const groups = groupPermissions(shown, t);
   const emailOptional = asksForOptional(parameters.scope);
   return {
     kind: "consent",
@@ -127,10 +137,10 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
       policyUri: client.policyUri,
     },
     step: stepOf(context, requireLogin, parameters.prompt),
-    permissions: describeScope(directScope(parameters.scope, fromSets), t),
+    permissions: describeScope(shown, t),
     groups,
     summary: summarizePermissions(groups, t, { hideEmail: emailOptional }),
-    permissionSets: (parameters.permission_sets ?? []).map((set) => ({
+    permissionSets: (askingAgain ? [] : (parameters.permission_sets ?? [])).map((set) => ({
       nsid: set.nsid,
       title: set.title ?? set.nsid,
       detail: set.detail,
@@ -144,6 +154,7 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     freshSignIn: requireLogin && parameters.prompt === "login" ? { handle: context.earlierAccount?.handle } : undefined,
     csrfToken,
     rememberedConsent: Boolean(account) && !requireLogin && context.rememberedConsent,
+    askingAgain: askingAgain && !requireLogin,
     passkey: context.passkeyOptions ? { options: context.passkeyOptions } : undefined,
     chooser: context.chooser,
     otherAccounts: context.otherAccounts,

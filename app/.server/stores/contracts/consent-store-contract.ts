@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { FIXTURE_TIME, issuedTokens, newCode, newGrant } from "../../../../tests/helpers/store-fixtures.ts";
 import type { ConsentStore } from "../../accounts/consent-store.ts";
 import type { GrantStore } from "../../oauth/token/grant-store.ts";
+import { parseItem, type PermissionItem } from "../../oauth/scopes/permission-items.ts";
 
 const NOW = FIXTURE_TIME;
 const ALICE = "did:plc:alice";
@@ -12,6 +13,8 @@ const EMAIL = "transition:email";
 
 /** An approval that granted `values` and declined nothing. */
 const granted = (...values: string[]) => ({ granted: values, declined: [] });
+const item = (text: string): PermissionItem => parseItem(text)!;
+const LIKES = "repo:app.bsky.feed.like";
 
 /**
  * A consent store under test, empty, beside the grant store its `forget` disconnects apps in; the accounts
@@ -56,6 +59,7 @@ export function consentStoreContract(name: string, open: () => Promise<ConsentSt
         clientId: APP,
         scope: "atproto repo:app.bsky.feed.post rpc:app.bsky.feed.getTimeline?aud=*",
         declined: "",
+        withdrawn: "",
         createdAt: NOW,
         updatedAt: NOW + 10,
       });
@@ -103,6 +107,47 @@ export function consentStoreContract(name: string, open: () => Promise<ConsentSt
       expect(await keptOfApp(BOB, APP)).toMatchObject({ grants: 1, codes: 2 });
       // Nothing left to forget.
       expect(await store.forget(ALICE, APP)).toEqual({ grants: 0, consent: false });
+    });
+
+    it("taking a permission back marks it on the remembered consent and on every grant of the app, and ends its codes not yet redeemed (docs/decisions/0053)", async () => {
+      await connect(ALICE, APP, "a1");
+      await connect(ALICE, APP, "a2");
+      await connect(ALICE, OTHER_APP, "o1");
+      await store.remember(ALICE, APP, granted("atproto", LIKES), NOW);
+      expect(await store.withdraw(ALICE, APP, [item(`${LIKES}?action=create`)], NOW + 1)).toEqual({ grants: 2 });
+      expect(await store.withdraw(ALICE, APP, [item(`${LIKES}?action=delete`), item(`${LIKES}?action=create`)], NOW + 2)).toEqual({ grants: 2 });
+      const both = `${LIKES}?action=create ${LIKES}?action=delete`;
+      expect(await store.find(ALICE, APP)).toMatchObject({ scope: `atproto ${LIKES}`, withdrawn: both, updatedAt: NOW + 2 });
+      for (const tag of ["a1", "a2"]) expect((await subject.grants.findAccessToken(`access-${tag}`, NOW))?.grant.withdrawn).toBe(both);
+      // The codes approved before it would make grants without it: they end. The other app is untouched.
+      expect(await keptOfApp(ALICE, APP)).toEqual({ grants: 2, codes: 2, consent: true });
+      expect(await subject.grants.redeemCode("pending-a1", NOW, newGrant("late", { clientId: APP }), issuedTokens("late"))).toBe(false);
+      expect((await subject.grants.findAccessToken("access-o1", NOW))?.grant.withdrawn).toBe("");
+      expect(await keptOfApp(ALICE, OTHER_APP)).toMatchObject({ grants: 1, codes: 2 });
+      // An app not connected: nothing to narrow.
+      expect(await store.withdraw(BOB, APP, [item(`${LIKES}?action=create`)], NOW)).toBeUndefined();
+      expect(await store.find(BOB, APP)).toBeUndefined();
+    });
+
+    it("an approval gives back a permission taken back when it covers all of it, and leaves one it covers in part", async () => {
+      await store.remember(ALICE, APP, granted("atproto", "transition:generic"), NOW);
+      await store.withdraw(ALICE, APP, [item("repo:*?action=create"), item(`${LIKES}?action=delete`), item("identity:*")], NOW + 1);
+      // Posts only: covers none of them whole.
+      expect(await store.remember(ALICE, APP, granted("atproto", "repo:app.bsky.feed.post"), NOW + 2)).toEqual({ firstTime: false });
+      expect((await store.find(ALICE, APP))?.withdrawn).toBe(`repo:*?action=create ${LIKES}?action=delete identity:*`);
+      // Likes: covers deleting likes, not creating every kind of record.
+      await store.remember(ALICE, APP, granted("atproto", LIKES), NOW + 3);
+      expect((await store.find(ALICE, APP))?.withdrawn).toBe("repo:*?action=create identity:*");
+      // transition:generic again: everything it covers is given back.
+      await store.remember(ALICE, APP, granted("atproto", "transition:generic"), NOW + 4);
+      expect((await store.find(ALICE, APP))?.withdrawn).toBe("");
+    });
+
+    it("the first approval of an app says so; later ones, and one after forgetting it, as the case is", async () => {
+      expect(await store.remember(ALICE, APP, granted("atproto"), NOW)).toEqual({ firstTime: true });
+      expect(await store.remember(ALICE, APP, granted("atproto", LIKES), NOW + 1)).toEqual({ firstTime: false });
+      await store.forget(ALICE, APP);
+      expect(await store.remember(ALICE, APP, granted("atproto"), NOW + 2)).toEqual({ firstTime: true });
     });
   });
 }

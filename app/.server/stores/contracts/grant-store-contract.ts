@@ -114,26 +114,33 @@ export function grantStoreContract(name: string, open: () => Promise<GrantStoreS
       it("rotates once: the old token is spent, the old access token ends, the new pair works, the grant slides", async () => {
         await grantWithTokens("g");
         const later = now + DAY;
-        expect(await store.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens("g-2", later))).toBe(true);
+        expect(await store.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens("g-2", later))).toEqual({ withdrawn: "" });
         expect(await store.findRefreshToken("refresh-g-1", later)).toMatchObject({ usedAt: later });
         expect(await store.findAccessToken("access-g-1", later)).toBeUndefined();
         expect(await store.findAccessToken("access-g-2", later)).toMatchObject({ grant: { id: "g", lastUsedAt: later, expiresAt: later + 7 * DAY } });
         expect(await tokensOf("g")).toEqual({ access: 1, refresh: 2 });
         // Spent: a second rotation of the same token, or one naming another grant, does nothing.
-        expect(await store.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens("g-3", later))).toBe(false);
-        expect(await store.rotateRefreshToken("refresh-g-2", "other-grant", later, issuedTokens("g-4", later))).toBe(false);
+        expect(await store.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens("g-3", later))).toBeUndefined();
+        expect(await store.rotateRefreshToken("refresh-g-2", "other-grant", later, issuedTokens("g-4", later))).toBeUndefined();
         expect(await tokensOf("g")).toEqual({ access: 1, refresh: 2 });
+      });
+
+      it("a rotation answers what the grant's holder took back, as it read the grant (docs/decisions/0053)", async () => {
+        await grantWithTokens("g", { withdrawn: "repo:app.bsky.feed.like?action=create" });
+        const later = now + DAY;
+        expect(await store.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens("g-2", later))).toEqual({ withdrawn: "repo:app.bsky.feed.like?action=create" });
+        expect((await store.findAccessToken("access-g-2", later))?.grant.withdrawn).toBe("repo:app.bsky.feed.like?action=create");
       });
 
       it("refuses an expired refresh token", async () => {
         await grantWithTokens("g", {}, issuedTokens("g-1", now, { refreshExpiresAt: now + 1_000 }));
-        expect(await store.rotateRefreshToken("refresh-g-1", "g", now + 1_000, issuedTokens("g-2", now + 1_000))).toBe(false);
+        expect(await store.rotateRefreshToken("refresh-g-1", "g", now + 1_000, issuedTokens("g-2", now + 1_000))).toBeUndefined();
       });
 
       it("a grant's expiry slides with each refresh but never past its absolute end", async () => {
         await grantWithTokens("g", { endsAt: now + 10 * DAY });
         const later = now + 5 * DAY;
-        expect(await store.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens("g-2", later))).toBe(true);
+        expect(await store.rotateRefreshToken("refresh-g-1", "g", later, issuedTokens("g-2", later))).toEqual({ withdrawn: "" });
         // The new refresh token would live to day 12; the grant ends on day 10.
         const found = await store.findRefreshToken("refresh-g-2", later);
         expect(found?.grant).toMatchObject({ expiresAt: now + 10 * DAY, endsAt: now + 10 * DAY, lastUsedAt: later });

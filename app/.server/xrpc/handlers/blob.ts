@@ -61,6 +61,8 @@ export const blobMethods: XrpcMethods = {
       }
       if (outcome.kind === "over-quota") throw quotaExceeded(outcome, blobUnreferencedGraceMs);
       const { blob } = outcome;
+      // What the app did (docs/decisions/0053): a blob stored, by the media type it was stored as.
+      await services.activity.countBlob(caller, blob.mimeType);
       return { blob: { $type: "blob", ref: { $link: blob.cid }, mimeType: blob.mimeType, size: blob.size } };
     },
   },

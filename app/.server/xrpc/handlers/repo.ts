@@ -70,11 +70,12 @@ function normalizeRecord(coll: string, value: Record<string, unknown>): Record<s
 /**
  * One commit holding exactly this call's writes (docs/decisions/0027), each new record checked as `validate` says
  * (docs/decisions/0049), once the account's write budget has room for every one of them (docs/decisions/0045: 429
- * RateLimitExceeded otherwise, and nothing written).
+ * RateLimitExceeded otherwise, and nothing written), counted as the calling app's activity.
  */
-async function commitWrites(services: Services, did: string, writes: WriteRequest[], options: WriteOptions): Promise<Committed> {
-  await services.writeBudget.spend(did, writes);
-  return services.repoWriter.write(did, writes, options);
+async function commitWrites(services: Services, caller: ResourceCaller, writes: WriteRequest[], options: WriteOptions): Promise<Committed> {
+  await services.writeBudget.spend(caller.did, writes);
+  // What the app did, counted in the commit's own transaction (docs/decisions/0053).
+  return services.repoWriter.write(caller.did, writes, { ...options, activity: services.activity.commitApp(caller) });
 }
 
 /** com.atproto.repo.defs#commitMeta: the commit a write made. */
@@ -114,7 +115,7 @@ export const repoMethods: XrpcMethods = {
       caller.requireRepo(input.collection, "create");
       const value = normalizeRecord(input.collection, input.record);
       const key = input.rkey ?? nextTid(services.now());
-      const committed = await commitWrites(services, caller.did, [{ action: "create", collection: input.collection, rkey: key, value }], { swapCommit: input.swapCommit, validate: input.validate });
+      const committed = await commitWrites(services, caller, [{ action: "create", collection: input.collection, rkey: key, value }], { swapCommit: input.swapCommit, validate: input.validate });
       return { uri: recordUri(caller.did, input.collection, key), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: committed.results[0]!.validationStatus };
     },
   },
@@ -131,7 +132,7 @@ export const repoMethods: XrpcMethods = {
       caller.requireRepo(input.collection, "update");
       const value = normalizeRecord(input.collection, input.record);
       const write: WriteRequest = { action: "put", collection: input.collection, rkey: input.rkey, value, swapRecord: input.swapRecord };
-      const committed = await commitWrites(services, caller.did, [write], { swapCommit: input.swapCommit, validate: input.validate });
+      const committed = await commitWrites(services, caller, [write], { swapCommit: input.swapCommit, validate: input.validate });
       return { uri: recordUri(caller.did, input.collection, input.rkey), cid: committed.results[0]!.cid, ...commitMeta(committed), validationStatus: committed.results[0]!.validationStatus };
     },
   },
@@ -145,7 +146,7 @@ export const repoMethods: XrpcMethods = {
       assertOwnRepo(caller, input.repo);
       caller.requireRepo(input.collection, "delete");
       const write: WriteRequest = { action: "delete", collection: input.collection, rkey: input.rkey, swapRecord: input.swapRecord };
-      return commitMeta(await commitWrites(services, caller.did, [write], { swapCommit: input.swapCommit }));
+      return commitMeta(await commitWrites(services, caller, [write], { swapCommit: input.swapCommit }));
     },
   },
 
@@ -167,7 +168,7 @@ export const repoMethods: XrpcMethods = {
         const value = normalizeRecord(item.collection, item.value);
         return { action: isCreate ? "create" : "update", collection: item.collection, rkey: item.rkey ?? nextTid(services.now()), value };
       });
-      const committed = await commitWrites(services, caller.did, writes, { swapCommit: input.swapCommit, validate: input.validate });
+      const committed = await commitWrites(services, caller, writes, { swapCommit: input.swapCommit, validate: input.validate });
       return { ...commitMeta(committed), results: committed.results.map((result) => writeResult(caller.did, result)) };
     },
   },

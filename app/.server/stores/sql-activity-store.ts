@@ -1,0 +1,103 @@
+import { expiredDay, MAX_TARGETS_PER_KIND, type ActivityApp, type ActivityCount, type ActivityKind, type ActivityRow } from "../activity/activity-lines.ts";
+import type { ActivityStore } from "../activity/activity-store.ts";
+import { tables } from "../db/rows.generated.ts";
+import { all, at, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { expiredRowsCleanup } from "./expired-rows.ts";
+
+/** Expired counters deleted per cleanup, across all accounts: more than one day of one app's rows adds (the lazy-expiry convention). */
+const ACTIVITY_CLEANUP_BATCH = 200;
+const cleanupActivity = expiredRowsCleanup("AppActivity", ["accountDid", "app", "dayStart", "kind", "target"], "dayStart", ACTIVITY_CLEANUP_BATCH);
+
+const ACTIVITY_ROW = tables.AppActivity.pick("dayStart", "kind", "target", "count", "lastAt");
+
+/** The most counts one statement takes (a commit of 200 writes to distinct collections and actions): more go in further statements. */
+const COUNTS_PER_STATEMENT = 50;
+
+const countStatements = new Map<number, ReturnType<typeof statementOf>>();
+
+/**
+ * One statement that adds `rows` counts to an app's counters of a day, on both engines. Each count keeps its target
+ * when the day already has it, or when the kind's targets that day, with this count's place among the call's targets
+ * of its kind, stay within the cap; otherwise it goes to the kind's overflow (target ""). Counts that meet on one row are summed first
+ * (GROUP BY), so that the upsert touches each row once. The day's targets are read in the statement itself: the
+ * caller holds the lock that takes counts of the app in turns (RepoStore.applyCommit's account lock, or this store's),
+ * so the cap is exact. Times and integers are cast, so that PostgreSQL types the bound values as the columns'.
+ */
+function countStatement(rows: number) {
+  let statement = countStatements.get(rows);
+  if (!statement) {
+    const values = Array.from({ length: rows }, () => "(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS INTEGER))").join(", ");
+    statement = statementOf(`INSERT INTO "AppActivity" ("accountDid", "app", "dayStart", "kind", "target", "count", "lastAt")
+      SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TIMESTAMP(3)), v."kind", v."target", SUM(v."count"), CAST(? AS TIMESTAMP(3))
+      FROM (SELECT c."column1" AS "kind", c."column3" AS "count",
+          CASE WHEN EXISTS (SELECT 1 FROM "AppActivity" e WHERE e."accountDid" = ? AND e."app" = ? AND e."dayStart" = ? AND e."kind" = c."column1" AND e."target" = c."column2")
+            OR (SELECT COUNT(*) FROM "AppActivity" n WHERE n."accountDid" = ? AND n."app" = ? AND n."dayStart" = ? AND n."kind" = c."column1" AND n."target" <> '')
+              + c."column4" <= CAST(? AS INTEGER)
+          THEN c."column2" ELSE '' END AS "target"
+        FROM (VALUES ${values}) c) v
+      WHERE 1 = 1
+      GROUP BY v."kind", v."target"
+      ON CONFLICT ("accountDid", "app", "dayStart", "kind", "target") DO UPDATE SET "count" = "AppActivity"."count" + excluded."count", "lastAt" = excluded."lastAt"`);
+    countStatements.set(rows, statement);
+  }
+  return statement;
+}
+
+/**
+ * Adds counts to an app's counters of a day (ActivityStore.count), as a program: RepoStore.applyCommit runs it inside
+ * the commit's transaction, after its account lock, so that a commit and its counts land together or not at all, and
+ * with `send`, so that on PostgreSQL counting adds no round trip (docs/decisions/0053).
+ */
+export function* countActivity(accountDid: string, app: ActivityApp, day: number, counts: readonly ActivityCount[], now: number): Program<void> {
+  // A count's place among the new targets of its kind, for the cap (the targets it already has do not count).
+  const places = new Map<ActivityKind, number>();
+  const numbered = counts.map((count) => {
+    const place = count.target === "" ? 0 : (places.get(count.kind) ?? 0) + 1;
+    if (count.target !== "") places.set(count.kind, place);
+    return { ...count, place };
+  });
+  for (let start = 0; start < numbered.length; start += COUNTS_PER_STATEMENT) {
+    const chunk = numbered.slice(start, start + COUNTS_PER_STATEMENT);
+    const values = chunk.flatMap((count) => [count.kind, count.target, count.count, count.place]);
+    yield* send(countStatement(chunk.length)(accountDid, app, at(day), at(now), accountDid, app, at(day), accountDid, app, at(day), MAX_TARGETS_PER_KIND, ...values));
+  }
+}
+
+/** Deletes a batch of counters, of any app, of days no longer kept (those up to `expiredDay`). */
+export function* cleanupExpiredActivity(expiredDay: number): Program<void> {
+  yield* send(cleanupActivity(expiredDay));
+}
+
+/** Deletes an app's whole history: a step of ending its access (the consent store's forget, an app password's revocation). */
+export function* forgetActivity(accountDid: string, app: ActivityApp): Program<void> {
+  yield* run(sql`DELETE FROM "AppActivity" WHERE "accountDid" = ${accountDid} AND "app" = ${app}`);
+}
+
+/** Every app's counters (docs/decisions/0053). */
+export class SqlActivityStore implements ActivityStore {
+  constructor(private readonly db: Database) {}
+
+  async count(accountDid: string, app: ActivityApp, day: number, counts: readonly ActivityCount[], now: number, cleanup: boolean) {
+    if (counts.length === 0 && !cleanup) return;
+    return this.db.transaction(function* (): Program<void> {
+      // Counts of one app take turns, so that the day's cap of targets holds (countActivity reads it in its statement).
+      yield* lock(`activity:${accountDid}:${app}`);
+      yield* countActivity(accountDid, app, day, counts, now);
+      if (cleanup) yield* cleanupExpiredActivity(expiredDay(now));
+    });
+  }
+
+  async history(accountDid: string, app: ActivityApp, before: number) {
+    return this.db.execute(function* (): Program<ActivityRow[]> {
+      const rows = yield* all(ACTIVITY_ROW, sql`SELECT "dayStart", "kind", "target", "count", "lastAt" FROM "AppActivity"
+        WHERE "accountDid" = ${accountDid} AND "app" = ${app} AND "dayStart" > ${at(before)} ORDER BY "dayStart" DESC`);
+      return rows.map(({ dayStart, kind, target, count, lastAt }) => ({ day: dayStart, kind: kind as ActivityKind, target, count, lastAt }));
+    });
+  }
+
+  async dropExpired(accountDid: string, before: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`DELETE FROM "AppActivity" WHERE "accountDid" = ${accountDid} AND "dayStart" <= ${at(before)}`);
+    });
+  }
+}
