@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import path from "node:path";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
@@ -186,6 +187,9 @@ const serviceUrlVar = optionalSetting((text) => {
 export const DEFAULT_APPVIEW = { service: "did:web:api.bsky.app#bsky_appview", url: "https://api.bsky.app" };
 export const DEFAULT_REPORT_SERVICE = { service: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler", url: "https://mod.bsky.app" };
 
+/** 32 bytes as 64 hexadecimal digits: `openssl rand -hex 32`. */
+const HEX_KEY = /^[0-9a-fA-F]{64}$/;
+
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -233,6 +237,8 @@ const envSchema = z.object({
   // docs/decisions/0008: why 1 GiB per account and an hour's grace for unreferenced blobs.
   ATRIUM_BLOB_QUOTA_BYTES: integerVar("ATRIUM_BLOB_QUOTA_BYTES", 1024, 2 ** 40, 2 ** 30),
   ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS: integerVar("ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", 1, 30 * 24 * 3600, 3600),
+  // docs/decisions/0043: where the blobs' bytes are kept.
+  ATRIUM_BLOB_DIRECTORY: z.string().trim().min(1).optional(),
   ATRIUM_CLIENT_CACHE_MAX_ENTRIES: integerVar("ATRIUM_CLIENT_CACHE_MAX_ENTRIES", 1, 10_000_000, 5_000),
   ATRIUM_CLIENT_CACHE_MAX_BYTES: integerVar("ATRIUM_CLIENT_CACHE_MAX_BYTES", 64 * 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS: integerVar("ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS", 1, 3650, 90),
@@ -248,8 +254,17 @@ const envSchema = z.object({
     return { refused: `must be an https URL (or http on a loopback host, for development and tests), without credentials (got ${JSON.stringify(text)})` };
   }),
   ATRIUM_PLC_ROTATION_KEY: optionalSetting((text) =>
-    /^[0-9a-fA-F]{64}$/.test(text) ? { value: text.toLowerCase() } : { refused: "must be a secp256k1 private key written as 64 hexadecimal digits" },
+    /^[0-9a-fA-F]{64}$/.test(text) ? { value: text.toLowerCase() } : { refused: "must be a secp256k1 private key written as 64 hexadecimal digits (make one with: openssl rand -hex 32)" },
   ),
+  // docs/decisions/0050: the key that seals the accounts' signing keys in the database, and the keys it replaced.
+  ATRIUM_KEY_ENCRYPTION_KEY: optionalSetting((text) =>
+    HEX_KEY.test(text) ? { value: text.toLowerCase() } : { refused: "must be 32 random bytes written as 64 hexadecimal digits (make one with: openssl rand -hex 32)" },
+  ),
+  ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS: optionalSetting((text) => {
+    const keys = text.split(",").map((key) => key.trim()).filter(Boolean);
+    if (keys.every((key) => HEX_KEY.test(key))) return { value: [...new Set(keys.map((key) => key.toLowerCase()))] };
+    return { refused: "must be keys of 64 hexadecimal digits, separated by commas: the earlier values of ATRIUM_KEY_ENCRYPTION_KEY" };
+  }),
   NODE_ENV: z.string().optional(),
   ATRIUM_LOG_LEVEL: logLevelVar,
   ATRIUM_LOG_REQUESTS: optionalFlag,
@@ -306,6 +321,11 @@ export type DatabaseSettings =
       /** And for the snapshots its repository exports hold, at most one each (docs/decisions/0042). */
       snapshotPoolSize: number;
     };
+
+/**
+ * The blob content store (docs/decisions/0043): a folder (an absolute path) of files, or the database's BlobChunk rows.
+ */
+export type BlobStoreSettings = { kind: "disk"; folder: string } | { kind: "database" };
 
 /** The operator's brand (docs/decisions/0018): shown on every screen. */
 export type Brand = {
@@ -371,6 +391,8 @@ export type Config = {
   blobQuotaBytes: number;
   /** How long an uploaded or dereferenced blob may stay unreferenced before it is deleted. */
   blobUnreferencedGraceMs: number;
+  /** Where the blobs' bytes are kept (docs/decisions/0043): files under a folder, or chunks in the database. */
+  blobStore: BlobStoreSettings;
   /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
@@ -387,6 +409,12 @@ export type Config = {
    * the permission sets' too) and the rotation key's hex, or undefined: generated and kept in the database.
    */
   plc: { directoryUrl: string; rotationKeyHex: string | undefined };
+  /**
+   * The key that seals the accounts' signing keys in the database (docs/decisions/0050): ATRIUM_KEY_ENCRYPTION_KEY's
+   * hex, or undefined (plain http on loopback only: generated and kept in the database); and the earlier keys, which
+   * open what they sealed until `npm run account -- rotate-key-encryption` seals it again.
+   */
+  keyEncryption: { keyHex: string | undefined; previousKeysHex: string[] };
   brand: Brand;
   /** com.atproto.sync.subscribeRepos (docs/decisions/0029). */
   firehose: {
@@ -445,7 +473,14 @@ export type Config = {
   };
 };
 
-export class ConfigError extends Error {}
+/** A setting that stops the start, with a message naming it. Named, so that it is known across module copies (Vite's development server). */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function isConfigError(error: unknown): error is Error {
+  return error instanceof Error && error.name === "ConfigError";
+}
 
 /** This server's own DID, as describeServer names it: the `aud` of its password sessions' tokens (docs/decisions/0047). */
 export function serverDid(config: Pick<Config, "publicUrl">): string {
@@ -508,6 +543,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       `ATRIUM_TEST_FAST_PASSWORD_HASHES is set: it weakens new password hashes and exists for the tests only. It is refused for any issuer but plain http on loopback (got ${publicUrl.origin}); never set it in production.`,
     );
   }
+  refuseMissingKeys(publicUrl, loopbackHttp, e);
   if (e.ATRIUM_SMTP_URL && !e.ATRIUM_EMAIL_FROM) {
     throw new ConfigError("ATRIUM_EMAIL_FROM must be set with ATRIUM_SMTP_URL: the address the recovery email comes from, e.g. Atrium <no-reply@example.com>");
   }
@@ -545,6 +581,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
     blobQuotaBytes: e.ATRIUM_BLOB_QUOTA_BYTES,
     blobUnreferencedGraceMs: e.ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS * SECOND,
+    blobStore: blobStoreSettings(e.ATRIUM_BLOB_DIRECTORY, e.DATABASE_URL),
     clientCache: { maxEntries: e.ATRIUM_CLIENT_CACHE_MAX_ENTRIES, maxBytes: e.ATRIUM_CLIENT_CACHE_MAX_BYTES },
     signInThrottle: {
       ...DEFAULT_SIGN_IN_THROTTLE,
@@ -573,6 +610,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       plcDirectoryUrl: e.ATRIUM_PLC_DIRECTORY_URL ?? DEFAULT_PLC_DIRECTORY_URL,
     },
     plc: { directoryUrl: e.ATRIUM_PLC_DIRECTORY_URL ?? DEFAULT_PLC_DIRECTORY_URL, rotationKeyHex: e.ATRIUM_PLC_ROTATION_KEY },
+    keyEncryption: { keyHex: e.ATRIUM_KEY_ENCRYPTION_KEY, previousKeysHex: (e.ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS ?? []).filter((key) => key !== e.ATRIUM_KEY_ENCRYPTION_KEY) },
     brand: {
       serviceName: e.ATRIUM_SERVICE_NAME ?? publicUrl.hostname,
       logoUrl: e.ATRIUM_LOGO_URL,
@@ -622,6 +660,48 @@ function pinnedUrl(service: string, url: string | undefined, installer: { servic
   return service === installer.service ? { [service]: installer.url } : {};
 }
 
+/**
+ * ATRIUM_BLOB_DIRECTORY, or the default of the engine (docs/decisions/0043): on SQLite a `blobs` folder beside the
+ * database file, the data folder of a one-machine server; on PostgreSQL, whose processes may run on several machines,
+ * the database itself, which every one of them reaches. A folder given with PostgreSQL must be one every process sees
+ * (a shared file system): unsafeConfigWarnings says so.
+ */
+function blobStoreSettings(directory: string | undefined, databaseUrl: string): BlobStoreSettings {
+  if (directory !== undefined) return { kind: "disk", folder: path.resolve(directory) };
+  if (databaseUrl.startsWith("file:")) return { kind: "disk", folder: path.resolve(path.dirname(databaseUrl.slice("file:".length)), "blobs") };
+  return { kind: "database" };
+}
+
+/**
+ * docs/decisions/0050: the keys that sign for every account come from the environment on a server others use. An
+ * https issuer does not start without them, and is told which are missing and how to make each; plain http on
+ * loopback (development, tests) may go without, and they are generated into the database, with a warning.
+ */
+function refuseMissingKeys(publicUrl: URL, loopbackHttp: boolean, e: { ATRIUM_PLC_ROTATION_KEY?: string; ATRIUM_KEY_ENCRYPTION_KEY?: string; ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS?: string[] }): void {
+  if (e.ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS?.length && !e.ATRIUM_KEY_ENCRYPTION_KEY) {
+    throw new ConfigError("ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS is set without ATRIUM_KEY_ENCRYPTION_KEY: the previous keys only open what they sealed; the current key seals (docs/decisions/0050)");
+  }
+  if (loopbackHttp) return;
+  const missing: string[] = [];
+  if (!e.ATRIUM_PLC_ROTATION_KEY) {
+    missing.push(
+      "  ATRIUM_PLC_ROTATION_KEY: the secp256k1 key that signs the accounts' DID operations. Make one with `openssl rand -hex 32`; " +
+        "but if this server ran before and generated one into its database, set that one instead (docs/data-server.md, \"Identity\", says how to read it): " +
+        "the DIDs registered with it can be changed only with it.",
+    );
+  }
+  if (!e.ATRIUM_KEY_ENCRYPTION_KEY) {
+    missing.push(
+      "  ATRIUM_KEY_ENCRYPTION_KEY: the key that seals the accounts' signing keys in the database, so that a copy of it signs nothing. " +
+        "Make one with `openssl rand -hex 32` and keep a copy apart from the database's backups.",
+    );
+  }
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    `The issuer ${publicUrl.origin} is not plain http on loopback, and the keys that sign for every account must then come from the environment, not the database. Missing:\n${missing.join("\n")}`,
+  );
+}
+
 const proxyServicesSchema = z.record(
   z.string().regex(SERVICE_REF, "keys must be did#service"),
   z.string().url("values must be base URLs"),
@@ -659,6 +739,16 @@ export function unsafeConfigWarnings(config: Config): string[] {
       warnings.push(`Calls for ${service} go to ${url} over plain http: the service tokens and what the apps read cross the network in clear. Use https unless that network is private to you.`);
     }
   }
+  if (config.plc.rotationKeyHex === undefined) {
+    warnings.push(
+      "ATRIUM_PLC_ROTATION_KEY is not set: the rotation key that can rewrite every account's DID document is generated and kept in the database, so a copy of the database can. A development setting; an https issuer refuses to start without it.",
+    );
+  }
+  if (config.keyEncryption.keyHex === undefined) {
+    warnings.push(
+      "ATRIUM_KEY_ENCRYPTION_KEY is not set: the key that seals the accounts' signing keys is generated and kept in the database beside them, so a copy of the database signs as every account. A development setting; an https issuer refuses to start without it.",
+    );
+  }
   if (config.plc.directoryUrl.startsWith("http:")) {
     warnings.push(`ATRIUM_PLC_DIRECTORY_URL is ${config.plc.directoryUrl}: a development PLC directory on loopback. Accounts registered there exist nowhere else on the network.`);
   }
@@ -669,6 +759,11 @@ export function unsafeConfigWarnings(config: Config): string[] {
   if (smtp && smtp.protocol === "smtp:" && !isLoopbackHost(smtp.hostname) && smtp.searchParams.get("requireTLS") !== "true") {
     warnings.push(
       `ATRIUM_SMTP_URL reaches ${smtp.hostname} with smtp:// and does not insist on TLS: the SMTP password and the recovery links cross the network in clear if STARTTLS is stripped. Use smtps:// or add ?requireTLS=true.`,
+    );
+  }
+  if (config.database.engine === "postgresql" && config.blobStore.kind === "disk") {
+    warnings.push(
+      `ATRIUM_BLOB_DIRECTORY is ${config.blobStore.folder} with PostgreSQL: every server process, on every machine, must see this same folder (a shared file system); a blob uploaded through a machine that keeps it elsewhere is missing on the others. Unset it to keep the blobs in the database, which every process reaches.`,
     );
   }
   const plaintextDatabase = plaintextDatabaseHost(config.database);

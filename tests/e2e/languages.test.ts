@@ -213,7 +213,15 @@ describe("every screen in every language", () => {
 
         await page.goto(`${server.issuer}/account/sessions`);
         await hydrated(page);
-        await visibleText(page.getByText(t("account:sessions.thisBrowser")));
+        // The pill is one piece on a phone, however its language wraps (issue 28, item 21).
+        const pill = page.getByText(t("account:sessions.thisBrowser"));
+        await visibleText(pill);
+        expect(await pill.evaluate((element) => element.getClientRects().length)).toBe(1);
+        // Every account page is in the navigation, Handle and Deactivate included.
+        const nav = page.getByRole("navigation", { name: t("account:navLabel") });
+        for (const key of ["overview", "apps", "sessions", "passkeys", "password", "email", "handle", "deactivate", "delete"] as const) {
+          expect(await nav.getByRole("link", { name: t(`account:nav.${key}`), exact: true }).count(), key).toBe(1);
+        }
         await audit(page, language, "account-sessions");
 
         await page.goto(`${server.issuer}/account/passkeys`);

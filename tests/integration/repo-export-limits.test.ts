@@ -142,10 +142,11 @@ const getBlocks = () => `/xrpc/com.atproto.sync.getBlocks?${new URLSearchParams(
 
 const exportsOpen = async () => valueOf(await scrape(metricsPort), "atrium_repo_exports_open");
 
-/** The sessions of held snapshots inside a transaction (PostgreSQL: pg_stat_activity). */
+/** The sessions of held snapshots: snapshot connections inside a transaction (PostgreSQL: pg_stat_activity). */
 async function snapshotSessions(): Promise<number> {
   const { rows } = await holder!.query<{ n: number }>(
-    `SELECT COUNT(*)::int AS "n" FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND state LIKE 'idle in transaction%'`,
+    // In a transaction, whether idle between pages or reading one at this moment (a page in flight is 'active').
+    `SELECT COUNT(*)::int AS "n" FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND xact_start IS NOT NULL`,
     [SNAPSHOT_APPLICATION_NAME],
   );
   return rows[0]!.n;

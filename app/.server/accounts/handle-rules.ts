@@ -1,3 +1,4 @@
+import { HANDLE_NAME_MAX, HANDLE_NAME_MIN } from "../../lib/handle-name.ts";
 import { InvalidHandleError, isValidTld, normalizeAndEnsureValidHandle } from "@atproto/syntax";
 import { AccountError } from "./account-errors.ts";
 import { RESERVED_HANDLE_NAMES } from "./reserved-handle-names.ts";
@@ -11,8 +12,7 @@ import { RESERVED_HANDLE_NAMES } from "./reserved-handle-names.ts";
  * A handle on any other domain would have to be proved by DNS or HTTPS (https://atproto.com/specs/handle#handle-resolution),
  * which this server does not do yet: it is refused as an unsupported domain.
  */
-export const HANDLE_NAME_MIN = 3;
-export const HANDLE_NAME_MAX = 18;
+export { HANDLE_NAME_MAX, HANDLE_NAME_MIN };
 
 /** Why a handle was refused: the account page says each in words of its own, XRPC by the reference's error names. */
 export type HandleRefusal = "syntax" | "disallowed_tld" | "unsupported_domain" | "characters" | "too_short" | "too_long" | "reserved";

@@ -12,6 +12,7 @@ export type AccountRow = {
   passwordHash: string;
   emailConfirmedAt: number | null;
   signingKey: string;
+  signingKeyEncryptedWith: string | null;
   deactivatedAt: number | null;
   emailAuthFactor: boolean;
   createdAt: number;
@@ -173,6 +174,28 @@ export type BlobRow = {
   unreferencedSince: number | null;
 };
 
+/** A row of "BlobContent". */
+export type BlobContentRow = {
+  key: string;
+  cid: string | null;
+  state: string;
+  dueAt: number | null;
+};
+
+/** A row of "BlobChunk". */
+export type BlobChunkRow = {
+  key: string;
+  index: number;
+  bytes: Uint8Array;
+};
+
+/** A row of "BlobRelease". */
+export type BlobReleaseRow = {
+  releasedAt: number;
+  did: string;
+  cid: string;
+};
+
 /** A row of "RecordBlob". */
 export type RecordBlobRow = {
   did: string;
@@ -295,6 +318,7 @@ export const tables = {
     passwordHash: "string",
     emailConfirmedAt: "time?",
     signingKey: "string",
+    signingKeyEncryptedWith: "string?",
     deactivatedAt: "time?",
     emailAuthFactor: "boolean",
     createdAt: "time",
@@ -426,6 +450,22 @@ export const tables = {
     bytes: "bytes",
     createdAt: "time",
     unreferencedSince: "time?",
+  }),
+  BlobContent: table<BlobContentRow>("BlobContent", {
+    key: "string",
+    cid: "string?",
+    state: "string",
+    dueAt: "time?",
+  }),
+  BlobChunk: table<BlobChunkRow>("BlobChunk", {
+    key: "string",
+    index: "integer",
+    bytes: "bytes",
+  }),
+  BlobRelease: table<BlobReleaseRow>("BlobRelease", {
+    releasedAt: "time",
+    did: "string",
+    cid: "string",
   }),
   RecordBlob: table<RecordBlobRow>("RecordBlob", {
     did: "string",

@@ -121,7 +121,6 @@ export interface RepoStore {
   listRepos(options: { cursor?: string; limit: number }): Promise<RepoListing[]>;
   /** Accounts that have no repository yet (made before repositories existed, or interrupted at creation). */
   accountsWithoutRepository(limit: number): Promise<Array<{ did: string; signingKey: string }>>;
-  getBlob(did: string, cid: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined>;
   /** CIDs of the blobs the account's records reference, in CID order after `cursor`; with `since`, of records written after that revision. */
   listBlobs(did: string, options: { since?: string; cursor?: string; limit: number }): Promise<string[]>;
 }

@@ -226,12 +226,6 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
-  async getBlob(did: string, cid: string) {
-    return this.db.execute(function* (): Program<{ mimeType: string; bytes: Uint8Array } | undefined> {
-      return yield* get(tables.Blob.pick("mimeType", "bytes"), sql`SELECT "mimeType", "bytes" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${cid}`);
-    });
-  }
-
   async listBlobs(did: string, options: { since?: string; cursor?: string; limit: number }) {
     const { since, limit } = options;
     const cursor = options.cursor ?? "";

@@ -9,7 +9,7 @@ import { identityMethods } from "./handlers/identity.ts";
 import { preferenceMethods } from "./handlers/preferences.ts";
 import { repoMethods } from "./handlers/repo.ts";
 import { syncMethods } from "./handlers/sync.ts";
-import { isBytesAnswer } from "./bytes-answer.ts";
+import { BytesAnswer } from "./bytes-answer.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
 import { proxyCall } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
@@ -108,8 +108,8 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
   let result: unknown;
-  if (method.type === "query") result = await method.handler(ctx);
-  else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
+  if (method.type === "query" || method.input === "none") result = await method.handler(ctx);
+  else if (method.input === "stream") result = await method.handler(ctx, request.chunks());
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
 }
@@ -125,7 +125,7 @@ function refuseControlCharacters(params: URLSearchParams): void {
 
 /** JSON, unless the method built its own answer (a CAR file, a blob). */
 function answerOf(result: unknown): ApiResponse {
-  return isBytesAnswer(result) ? result : jsonResponse(result);
+  return result instanceof BytesAnswer ? result : jsonResponse(result);
 }
 
 /**
@@ -141,11 +141,22 @@ async function authenticate(services: Services, request: ApiRequest, nsid: strin
     method: request.method,
     url: publicRequestUrl(services.config.issuer, request),
   });
-  if (caller.accountDeactivated && nsid !== GET_SESSION) throw accountDeactivated();
+  if (caller.accountDeactivated && !ALLOWED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
   return caller;
 }
 
-const GET_SESSION = "com.atproto.server.getSession";
+/**
+ * What a deactivated account's callers may still call: getSession, and the identity methods, which the reference
+ * PDS allows a deactivated account since moving an account happens while one end of it is deactivated (the account
+ * being moved here is deactivated until it is activated, after its DID names this server: docs/decisions/0050).
+ */
+const ALLOWED_WHILE_DEACTIVATED = new Set([
+  "com.atproto.server.getSession",
+  "com.atproto.identity.getRecommendedDidCredentials",
+  "com.atproto.identity.requestPlcOperationSignature",
+  "com.atproto.identity.signPlcOperation",
+  "com.atproto.identity.submitPlcOperation",
+]);
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
@@ -162,10 +173,3 @@ async function readJson(request: ApiRequest): Promise<unknown> {
   return body;
 }
 
-async function readBytes(request: ApiRequest, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
-  return bytes;
-}

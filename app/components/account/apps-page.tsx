@@ -4,6 +4,7 @@ import { ClaimedIdentity, IdentityCaution, VerifiedName, verifiedNameText } from
 import { ScopeList } from "../consent/scope-list";
 import { PermissionGroupsView } from "../consent/permission-groups";
 import { DateTime } from "../ui/date-time";
+import { ListFilter, useListFilter } from "../ui/list-filter";
 import { useT } from "../ui/i18n";
 import { dangerButton, linkStyle, smallButton, summaryStyle } from "../ui/styles";
 import { AccountShell } from "./account-shell";
@@ -11,6 +12,8 @@ import { AccountShell } from "./account-shell";
 /** /account/apps: every app with access, what it may do, and Revoke; after Revoke, its confirmation first. */
 export function ConnectedAppsPage({ view }: { view: AppsView }) {
   const { t } = useT();
+  // A long list gets a filter: by the verified host or "an app on this device", the app's own name, its client_id.
+  const filter = useListFilter(view.apps, (app) => [verifiedNameText(t, app), app.name ?? "", app.clientId].join(" "));
   if (view.revoking) return <ConfirmRevoke view={view} app={view.revoking} />;
   if (view.signingOut) return <ConfirmSignOut view={view} session={view.signingOut} />;
   return (
@@ -20,13 +23,16 @@ export function ConnectedAppsPage({ view }: { view: AppsView }) {
           {t("account:apps.none")}
         </p>
       ) : (
-        <ul className="flex flex-col gap-4">
-          {view.apps.map((app, index) => (
-            <li key={app.clientId}>
-              <ConnectedApp app={app} index={index} />
-            </li>
-          ))}
-        </ul>
+        <>
+          <ListFilter id="apps-filter" label={t("account:filter.apps")} filter={filter} total={view.apps.length} />
+          <ul className="flex flex-col gap-4">
+            {filter.shown.map((app) => (
+              <li key={app.clientId}>
+                <ConnectedApp app={app} index={view.apps.indexOf(app)} />
+              </li>
+            ))}
+          </ul>
+        </>
       )}
       {view.passwordSessions.length > 0 ? <PasswordSessions view={view} /> : null}
     </AccountShell>

@@ -8,6 +8,7 @@ import { withNotice } from "./notices.ts";
 import { errorOutcome, formErrorOf, formErrors, redirectTo, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { confirmView, confirmWithPassword } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
+import { normalizeHandleName } from "../../../lib/handle-name.ts";
 
 const PATH = "/account/handle";
 
@@ -46,7 +47,7 @@ export async function answerHandlePage(services: Services, request: Request, for
  */
 async function changeHandle(services: Services, signedIn: SignedIn, typedName: string, typedDomain: string, t: Translate): Promise<PageOutcome<FormErrors>> {
   if (!signedIn.recentlyAuthenticated) return formErrors("handle", { form: t("errors:form.confirmFirst") }, { name: typedName }, 403);
-  const name = typedName.normalize("NFKC").trim().replace(/^@/, "").toLowerCase();
+  const name = normalizeHandleName(typedName);
   const domain = services.config.userDomains.map(withDot).find((known) => known === typedDomain.trim().toLowerCase());
   const values = { name: typedName, domain: typedDomain };
   if (!name) return formErrors("handle", { name: t("errors:form.handleEnter") }, values);

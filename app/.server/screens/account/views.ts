@@ -114,7 +114,14 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email" | "/account/deactivate" | "/account/handle" | "/account/app-passwords";
+export type ConfirmReturnPath =
+  | "/account/passkeys"
+  | "/account/password"
+  | "/account/email"
+  | "/account/deactivate"
+  | "/account/handle"
+  | "/account/app-passwords"
+  | "/account/identity";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -122,7 +129,8 @@ export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/ac
  * passkey, offered when the account has one, is bound to this browser session.
  */
 export type ConfirmView = {
-  next: ConfirmReturnPath;
+  /** Where a passkey's confirmation returns: a ConfirmReturnPath, or the consent screen's address (reactivating in the flow). */
+  next: string;
   windowMinutes: number;
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
 };
@@ -156,8 +164,8 @@ export type EmailView = SignedInBase & {
   /** This server can send the code. */
   available: boolean;
   email: string;
-  /** A code was sent to a new address and may still be typed. */
-  pending: boolean;
+  /** The new address a code was sent to, while that code may still be typed (the code form names it: issue 28, item 21). */
+  pendingEmail?: string;
   minutes: number;
   serviceName: string;
   /** Present when asking for a code first needs "Confirm it's you". */
@@ -184,6 +192,8 @@ export type DeleteAccountView = SignedInBase & {
   kind: "delete";
   available: boolean;
   codeSent: boolean;
+  /** This server's key is the DID's only rotation key: the form offers to end the DID too (docs/decisions/0050). */
+  canEndIdentity: boolean;
   minutes: number;
   serviceName: string;
   supportUrl?: string;
@@ -218,3 +228,24 @@ export type RecoverView = {
 
 /** The link from the email: choose a new password for the account it names, or say the link no longer works. */
 export type ResetView = { kind: "reset"; csrfToken: string; code: string; minLength: number; handle: string } | { kind: "reset-invalid" };
+
+/**
+ * /account/identity, "Keep a key of your own" (docs/decisions/0050): what the DID document says now, the keys of the
+ * person's own in it, and the form that adds one. `state` undefined: the directory did not answer (or never saw the
+ * DID). `confirm` stands in for the forms until the browser has recently proved the password or a passkey.
+ */
+export type IdentityKeysView = SignedInBase & {
+  kind: "identity";
+  state?: {
+    control: "sole" | "shared" | "elsewhere" | "ended" | "unknown";
+    handles: string[];
+    pdsEndpoint?: string;
+    /** The #atproto key is this account's signing key here. */
+    signingKeyHere: boolean;
+    rotationKeys: Array<{ didKey: string; server: boolean }>;
+  };
+  /** The PLC directory whose record the page shows. */
+  directoryUrl: string;
+  maxRotationKeys: number;
+  confirm?: ConfirmView;
+};

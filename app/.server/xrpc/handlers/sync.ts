@@ -1,6 +1,6 @@
 import { isValidDid, isValidTid } from "@atproto/syntax";
 import { z } from "zod";
-import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identifiers.ts";
+import { canonicalNsid, isNsid, isRecordKey, isCidString } from "../../repo/identifiers.ts";
 import type { ApiRequest } from "../../http/api-request.ts";
 import { limitBucketOf } from "../../http/forwarded-address.ts";
 import { headOf, SyncError } from "../../sync/repo-sync.ts";
@@ -9,9 +9,10 @@ import type { XrpcMethods } from "../xrpc-method.ts";
 import { DEACTIVATED } from "../../accounts/account-status.ts";
 
 /**
- * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027). Public, as on
- * every PDS, and counted by the per-address /xrpc limit like every other method; the exports (getRepo, getBlocks, a
- * proof read from a snapshot) are also capped at once per address and in all (docs/decisions/0042). A repository is `active` unless
+ * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027); getBlob is with
+ * the blobs' other method (blob.ts). Public, as on every PDS, and counted by the per-address /xrpc limit like every
+ * other method; the exports (getRepo, getBlocks, a proof read from a snapshot) are also capped at once per address and
+ * in all (docs/decisions/0042). A repository is `active` unless
  * its account is deactivated (docs/decisions/0031): then the methods that serve its data answer RepoDeactivated
  * (repo-sync.ts headOf), listRepos and getRepoStatus say `active: false, status: "deactivated"`. Accounts here are
  * never taken down or suspended, so RepoTakendown and RepoSuspended do not arise.
@@ -20,7 +21,7 @@ const CAR = "application/vnd.ipld.car";
 
 const did = z.string().refine(isValidDid, "did must be a DID");
 const tid = z.string().refine(isValidTid, "must be a revision (TID)");
-const cid = z.string().refine((value) => parseCid(value) !== undefined, "must be a CID");
+const cid = z.string().refine(isCidString, "must be a CID");
 const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 const paramsOf = (params: URLSearchParams) => Object.fromEntries(params);
@@ -75,19 +76,6 @@ export const syncMethods: XrpcMethods = {
     handler: async ({ services, params, request }) => {
       const input = z.object({ did, cids: z.array(cid).min(1).max(1000) }).parse({ did: params.get("did") ?? undefined, cids: params.getAll("cids") });
       return bytesAnswer(CAR, await services.repoExports.blocks(input.did, input.cids, exportBucketOf(request)));
-    },
-  },
-
-  /** A blob of the account's, with its stored media type; never rendered by a browser on this origin. */
-  "com.atproto.sync.getBlob": {
-    type: "query",
-    auth: "none",
-    handler: async ({ services, params }) => {
-      const input = z.object({ did, cid }).parse(paramsOf(params));
-      await headOf(services.repo, input.did);
-      const blob = await services.repo.getBlob(input.did, input.cid);
-      if (!blob) throw new SyncError("BlobNotFound", `Could not find blob: ${input.cid}`);
-      return bytesAnswer(blob.mimeType, blob.bytes, { "Content-Security-Policy": "default-src 'none'; sandbox", "Cache-Control": "public, max-age=300" });
     },
   },
 
