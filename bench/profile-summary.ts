@@ -21,7 +21,14 @@ type CallFrame = { functionName: string; url: string; lineNumber: number; column
 type ProfileNode = { id: number; callFrame: CallFrame; children?: number[] };
 type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] };
 /** The load window on the monotonic clock (µs), and a folder with the source maps of the build the server ran (paths as under build/server). */
-export type ProfileWindow = { startMicros: number; endMicros: number; requests: number; bundleMaps?: string };
+export type ProfileWindow = {
+  startMicros: number;
+  endMicros: number;
+  requests: number;
+  bundleMaps?: string;
+  /** Stretches inside the window that are not the requests counted (bench/repo-commit.ts: its getSession batches). */
+  excluded?: { startMicros: number; endMicros: number }[];
+};
 
 type Row = { functionName: string; location: string; bucket: string; self: number; total: number };
 type Located = { location: string; bucket: string };
@@ -107,6 +114,7 @@ export function summarize(profilePath: string, options: { top?: number; window?:
   for (let i = 0; i < profile.samples.length; i++) {
     const at = times[i]!;
     if (window && (at < window.startMicros || at > window.endMicros)) continue;
+    if (window?.excluded?.some((span) => at >= span.startMicros && at <= span.endMicros)) continue;
     const duration = (times[i + 1] ?? at) - at;
     sampled += duration;
     const node = byId.get(profile.samples[i]!)!;

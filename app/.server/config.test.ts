@@ -260,6 +260,15 @@ describe("loadConfig: each account's write budget (docs/decisions/0045)", () => 
     expect(configError({ ATRIUM_WRITE_POINTS_PER_DAY: "4999" }).message).toMatch(/ATRIUM_WRITE_POINTS_PER_DAY \(4999\) must be at least ATRIUM_WRITE_POINTS_PER_HOUR \(5000\)/);
     expect(configError({ ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 27) }).message).toMatch(/ATRIUM_WRITE_BYTES_PER_DAY \(67108864\) must be at least ATRIUM_WRITE_BYTES_PER_HOUR/);
   });
+
+  // Found by the benchmark, which set 2^40: on PostgreSQL every write then failed with a 500 ("out of range for type
+  // integer"), the budgets' counts being INTEGER columns. A larger limit is refused where it is set.
+  it("refuses a byte budget beyond what the budget's count holds on PostgreSQL (2^31 - 1), and takes that one", () => {
+    const most = String(2 ** 31 - 1);
+    expect(loadConfig({ ATRIUM_WRITE_BYTES_PER_HOUR: most, ATRIUM_WRITE_BYTES_PER_DAY: most }).writeBudget.bytesPerDay).toBe(2 ** 31 - 1);
+    expect(configError({ ATRIUM_WRITE_BYTES_PER_DAY: String(2 ** 31) }).message).toMatch(/ATRIUM_WRITE_BYTES_PER_DAY/);
+    expect(configError({ ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 40), ATRIUM_WRITE_BYTES_PER_DAY: String(2 ** 40) }).message).toMatch(/ATRIUM_WRITE_BYTES_PER_HOUR/);
+  });
 });
 
 describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {

@@ -66,6 +66,9 @@ const workersVar = z
   });
 
 /** ATRIUM_TRUST_PROXY: off, a number of proxy hops, or the proxies' addresses (docs/decisions/0006). */
+/** The largest count a budget's row holds: PostgreSQL's INTEGER (prisma/schema.prisma, RateLimit.count). */
+const MAX_BUDGET_COUNT = 2 ** 31 - 1;
+
 const trustProxyVar = z
   .string()
   .optional()
@@ -246,8 +249,10 @@ const envSchema = z.object({
   // docs/decisions/0045: each account's repository writes, in the reference PDS's points and in bytes of records.
   ATRIUM_WRITE_POINTS_PER_HOUR: integerVar("ATRIUM_WRITE_POINTS_PER_HOUR", 1, 100_000_000, DEFAULT_WRITE_BUDGET.pointsPerHour),
   ATRIUM_WRITE_POINTS_PER_DAY: integerVar("ATRIUM_WRITE_POINTS_PER_DAY", 1, 100_000_000, DEFAULT_WRITE_BUDGET.pointsPerDay),
-  ATRIUM_WRITE_BYTES_PER_HOUR: integerVar("ATRIUM_WRITE_BYTES_PER_HOUR", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerHour),
-  ATRIUM_WRITE_BYTES_PER_DAY: integerVar("ATRIUM_WRITE_BYTES_PER_DAY", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerDay),
+  // At most PostgreSQL's INTEGER: the budgets are counted in the RateLimit rows' "count", and a larger limit, bound
+  // beside it, made every write a 500 there (out of range for type integer).
+  ATRIUM_WRITE_BYTES_PER_HOUR: integerVar("ATRIUM_WRITE_BYTES_PER_HOUR", 2 ** 20, MAX_BUDGET_COUNT, DEFAULT_WRITE_BUDGET.bytesPerHour),
+  ATRIUM_WRITE_BYTES_PER_DAY: integerVar("ATRIUM_WRITE_BYTES_PER_DAY", 2 ** 20, MAX_BUDGET_COUNT, DEFAULT_WRITE_BUDGET.bytesPerDay),
   ATRIUM_USER_DOMAINS: z.string().default(".test"),
   // docs/decisions/0048: service proxying's default services, resolved from their DID documents unless a URL is set.
   ATRIUM_APPVIEW: z.string().regex(SERVICE_REF, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default(DEFAULT_APPVIEW.service),

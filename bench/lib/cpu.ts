@@ -81,3 +81,26 @@ export function machineBusyTicks(): number {
   const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
   return user! + nice! + system! + irq! + softirq! + (steal ?? 0);
 }
+
+/**
+ * CPU time of a process (all its threads, user and system), in nanoseconds, from the scheduler's own count
+ * (/proc/<pid>/task/<tid>/schedstat: time spent on a CPU). Unlike /proc/<pid>/stat's clock ticks (10 ms), exact to the
+ * nanosecond for a process that is not running at the moment it is read (a server waiting for its next request), so a
+ * batch of a few hundred requests resolves differences of a few microseconds a request. Threads that have exited are
+ * not counted (a Node process keeps its threads). Falls back to the clock ticks where the kernel keeps no schedstat.
+ */
+export function processCpuNanos(pid: number, ticksPerSecond: number): number {
+  let total = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ", 1)[0]);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    throw new Error(`process ${pid} is gone`);
+  }
+  return total > 0 ? total : (processCpuTicks(pid) * 1e9) / ticksPerSecond;
+}

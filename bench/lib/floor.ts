@@ -101,24 +101,10 @@ export async function measurePostgresFloor(
   iterations = 1500,
   batches = 5,
 ): Promise<PostgresFloor> {
-  const verifyOnce = verification();
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  pool.on("error", () => undefined);
+  const work = await postgresFloorWork(url);
   try {
-    await pool.query("CREATE TABLE IF NOT EXISTS item (id TEXT PRIMARY KEY, value TEXT NOT NULL, created_at BIGINT NOT NULL)");
-    const backendPid = (await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
-    const insert = "INSERT INTO item (id, value, created_at) VALUES ($1, $2, $3)";
-    const select = "SELECT id, value, created_at FROM item WHERE id = $1";
-    const value = randomBytes(48).toString("base64url");
-    const prefix = randomBytes(4).toString("hex");
-
-    let counter = 0;
-    const once = async () => {
-      verifyOnce();
-      const id = `item-${prefix}-${counter++}`;
-      await pool.query({ name: "floor_insert", text: insert, values: [id, value, Date.now()] });
-      if (!(await pool.query({ name: "floor_select", text: select, values: [id] })).rows[0]) throw new Error("floor: row not found");
-    };
+    const backendPid = await work.backendPid();
+    const once = () => work.once();
 
     for (let i = 0; i < Math.min(200, iterations); i++) await once();
     const size = Math.ceil(iterations / batches);
@@ -147,6 +133,39 @@ export async function measurePostgresFloor(
     const mid = (values: number[]) => median([...values].sort((a, b) => a - b));
     return { clientCpuMicros: mid(client), postgresCpuMicros: mid(postgres), backendCpuMicros: mid(backend), wallMicros: mid(wall) };
   } finally {
-    await pool.end();
+    await work.close();
   }
+}
+
+/**
+ * The PostgreSQL floor's work, once per call: one ES256 verification, then one INSERT and one SELECT by primary key
+ * through node-postgres as the server sends them (named prepared statements through a pool of one connection, each
+ * statement autocommitted: a durable commit for the INSERT), to the database `url` names. Also what the HTTP floor's
+ * server does per request on PostgreSQL (bench/lib/http-floor.ts).
+ */
+export async function postgresFloorWork(url: string): Promise<{ once(): Promise<void>; backendPid(): Promise<number>; close(): Promise<void> }> {
+  const verifyOnce = verification();
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pool.on("error", () => undefined);
+  await pool.query("CREATE TABLE IF NOT EXISTS item (id TEXT PRIMARY KEY, value TEXT NOT NULL, created_at BIGINT NOT NULL)").catch(async (error: unknown) => {
+    await pool.end();
+    throw error;
+  });
+  const insert = "INSERT INTO item (id, value, created_at) VALUES ($1, $2, $3)";
+  const select = "SELECT id, value, created_at FROM item WHERE id = $1";
+  const value = randomBytes(48).toString("base64url");
+  const prefix = randomBytes(4).toString("hex");
+  let counter = 0;
+  return {
+    async once() {
+      verifyOnce();
+      const id = `item-${prefix}-${counter++}`;
+      await pool.query({ name: "floor_insert", text: insert, values: [id, value, Date.now()] });
+      if (!(await pool.query({ name: "floor_select", text: select, values: [id] })).rows[0]) throw new Error("floor: row not found");
+    },
+    async backendPid() {
+      return (await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+    },
+    close: () => pool.end(),
+  };
 }

@@ -1,7 +1,7 @@
 import type { BenchCase, Prepared } from "./cases.ts";
 import { machineBusyTicks } from "./cpu.ts";
 import type { Driver } from "./driver.ts";
-import { statementDelta, type StatementCounts } from "./postgres.ts";
+import { statementDelta, stepStatements, type StatementCounts } from "./postgres.ts";
 import { median, percentile } from "./stats.ts";
 
 /** Concurrent workers of the throughput runs. */
@@ -139,6 +139,8 @@ export type SequentialResult = {
   postgresCpuMicrosPerRequest?: number;
   /** Statements per request over all batches (PostgreSQL with pg_stat_statements only). */
   statementsPerRequest?: number;
+  /** The same less the request limiter's once-a-second writes (postgres.ts, stepStatements): the step's own. */
+  stepStatementsPerRequest?: number;
   /** The statements behind that figure, most frequent first, with calls per request. */
   statements?: { query: string; perRequest: number }[];
   /** Median batch's cores kept busy by the rest of the machine. */
@@ -198,6 +200,7 @@ export async function runSequential(driver: Driver, benchCase: BenchCase, ticksP
     const total = batches.reduce((sum, b) => sum + b.statements!.total, 0);
     const requests = batches.reduce((sum, b) => sum + b.requests, 0);
     result.statementsPerRequest = total / requests;
+    result.stepStatementsPerRequest = stepStatements(byQuery) / requests;
     result.statements = [...byQuery.values()]
       .sort((a, b) => b.calls - a.calls)
       .map(({ calls, query }) => ({ query: query.replace(/\s+/g, " ").slice(0, 200), perRequest: calls / requests }));

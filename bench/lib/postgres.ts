@@ -120,3 +120,22 @@ export function statementDelta(before: StatementCounts, after: StatementCounts):
   }
   return { total, byQuery };
 }
+
+/**
+ * The steps' own statements among `byQuery`: all of them less the request limiter's, as
+ * tests/integration/statements-per-step.test.ts leaves them out. The limiter writes its counters in a transaction of
+ * their own (its once-a-second flush, and a key's first request of a window: BEGIN, the cleanup of expired counters,
+ * the upserts, COMMIT), whatever the request; its statements name "RateLimit" (an account's write budget, which a
+ * write pays, also does, and is kept: its spending returns the budgets' keys), and its transactions are counted by their
+ * cleanup, one each.
+ */
+export function stepStatements(byQuery: Map<string, { calls: number; query: string }>): number {
+  let total = 0;
+  for (const { calls, query } of byQuery.values()) {
+    const limiter = query.includes('"RateLimit"') && !query.includes('RETURNING "key", "count", "windowEndsAt"');
+    if (!limiter) total += calls;
+    // The limiter's BEGIN and COMMIT were counted above with everyone else's: one pair per cleanup.
+    else if (/^\s*DELETE FROM "RateLimit"/.test(query)) total -= 2 * calls;
+  }
+  return total;
+}

@@ -73,8 +73,9 @@ export async function startServer(
       // write, as deployed, and never refuses (docs/decisions/0045).
       ATRIUM_WRITE_POINTS_PER_HOUR: "100000000",
       ATRIUM_WRITE_POINTS_PER_DAY: "100000000",
-      ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 40),
-      ATRIUM_WRITE_BYTES_PER_DAY: String(2 ** 40),
+      // At most PostgreSQL's INTEGER, the budgets' count column: a larger limit makes every write a 500 there.
+      ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 31 - 1),
+      ATRIUM_WRITE_BYTES_PER_DAY: String(2 ** 31 - 1),
       // Password sessions (docs/decisions/0047): concurrent sign-ins to the one account are all checked.
       ATRIUM_SIGN_IN_FREE_ATTEMPTS: "1000",
       ATRIUM_WORKERS: String(workers),

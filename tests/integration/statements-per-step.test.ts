@@ -1,9 +1,9 @@
+import diagnostics_channel from "node:diagnostics_channel";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import net from "node:net";
-import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../app/.server/config.ts";
+import { STATEMENT_CHANNEL, type StatementReport } from "../../app/.server/db/statement-reports.ts";
 import type * as ServerEntry from "../../server.ts";
 import type { Started } from "../../server.ts";
 import { createLogger } from "../../server/logger.ts";
@@ -15,133 +15,41 @@ import { createAccountFor, freePort } from "../helpers/test-server.ts";
 import { createPkce, DpopClient, generateDpopKey, type TokenSet } from "../../scripts/lib/dpop-client.ts";
 
 /**
- * Statements per step, counted through the drivers (docs/decisions/0035): on PostgreSQL every round trip of the
- * server's pool (BEGIN, COMMIT and advisory locks included), on SQLite every statement
- * better-sqlite3 runs (BEGIN and COMMIT included). The built server runs in this process, on the Vitest project's
- * engine, so the counts are those of the hot paths as deployed. Counts are deterministic, unlike times: a step that
- * gains a statement fails here. The request limiter's writes (the once-a-second flush of its in-memory counts, and a
- * key's first request of a window) are left out: they are not per request.
+ * Statements per step, counted through the driver (docs/decisions/0035, 0054): every statement the server's database
+ * driver sends, as it reports them (app/.server/db/statement-reports.ts, a diagnostics channel this process
+ * subscribes to by name, which the built server's own copy of the driver publishes on): on PostgreSQL every round
+ * trip's statements (BEGIN, COMMIT and advisory locks included), on SQLite every statement (BEGIN and COMMIT
+ * included). The built server runs in this process, on the Vitest project's engine, so the counts are those of the
+ * hot paths as deployed. Counts are deterministic, unlike times: a step that gains a statement fails here. The request
+ * limiter's writes (the once-a-second flush of its in-memory counts, and a key's first request of a window) are left
+ * out: they are not per request.
  */
 
-type Recorded = { connection: object; text: string };
-/**
- * What the spies know of one PostgreSQL socket: the text of each statement it prepared, the one its last Bind runs, and
- * whether it is in a transaction, and whether what it writes next is the request limiter's: a statement of it, or
- * anything of its flush's transaction up to its COMMIT.
- */
-type SocketTexts = { byName: Map<string, string>; bound: string; inTransaction: boolean; limiterStatement: boolean; limiterTransaction: boolean };
+/** A report, and the counted window it was sent in (undefined outside any). */
+type Recorded = StatementReport & { window: number | undefined };
 
 const recorded: Recorded[] = [];
-let counting = false;
-/** Writes to PostgreSQL's sockets while counting: each one a round trip's worth of the server's sending. */
-const writes = { count: 0 };
-
-/** The PostgreSQL server's port, once the test database is made: only sockets to it are counted. */
-let postgresPort: number | undefined;
+let windows = 0;
+let window: number | undefined;
+const record = (message: unknown) => recorded.push({ ...(message as StatementReport), window });
 
 /**
- * Wraps the drivers once. PostgreSQL: the built server carries its own copy of `pg` (docs/decisions/0025b), so its
- * statements are counted where they leave this process, on the socket: every message of the frontend protocol is one
- * `write`, a simple Query ('Q', BEGIN and COMMIT) and a Sync ('S', which ends each extended-protocol statement) are
- * one statement each, and a Parse ('P') names the text a later Bind ('B') runs. (Statements, not round trips: a
- * transaction's statements sent ahead with `send` share the socket's write and round trip with the next one it waits
- * for, docs/decisions/0037, second amendment; each still carries its own Sync.) SQLite: every statement
- * better-sqlite3 runs (a native module, loaded from node_modules by the build too).
+ * The step's statements among those recorded: those sent inside the window, less the request limiter's (the whole of
+ * a transaction with a statement of it, BEGIN and COMMIT too) and less any unit that began before the window (the
+ * end of a transaction that began before the count did, landing on the window's edge on a busy machine, is not the
+ * step's, whose units all begin inside the window).
  */
-function installSpies(): () => void {
-  const restore: (() => void)[] = [];
-  const texts = new WeakMap<object, SocketTexts>();
-  const socketWrite = net.Socket.prototype.write;
-  net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
-    const chunk = args[0];
-    // Parses are read whether or not a step is being counted: a statement prepared before the count began (pg prepares
-    // a named statement once per connection) is named by its text when a counted Bind runs it.
-    if (postgresPort !== undefined && this.remotePort === postgresPort && Buffer.isBuffer(chunk) && chunk.length >= 5) {
-      const socket = texts.get(this) ?? { byName: new Map<string, string>(), bound: "", inTransaction: false, limiterStatement: false, limiterTransaction: false };
-      texts.set(this, socket);
-      const cstrings = (from: number, count: number) => {
-        const found: string[] = [];
-        for (let start = from; found.length < count; ) {
-          const end = chunk.indexOf(0, start);
-          found.push(chunk.toString("utf8", start, end));
-          start = end + 1;
-        }
-        return found;
-      };
-      const type = String.fromCharCode(chunk[0]!);
-      const query = type === "Q" ? cstrings(5, 1)[0]! : undefined;
-      if (query !== undefined && counting) recorded.push({ connection: this, text: query });
-      if (type === "P") {
-        const [name, text] = cstrings(5, 2);
-        socket.byName.set(name!, text!);
-        socket.bound = text!;
-      }
-      if (type === "B") socket.bound = socket.byName.get(cstrings(5, 2)[1]!) ?? socket.bound;
-      if (type === "S" && chunk.length === 5 && counting) recorded.push({ connection: this, text: socket.bound });
-      // Whether what the socket writes now is the request limiter's: its statement (from its Parse, Bind or Query to
-      // the next statement's), or anything of its flush's transaction, up to the write of its COMMIT.
-      if (type === "P" || type === "B" || query !== undefined) socket.limiterStatement = isLimiter(query ?? socket.bound);
-      if (socket.limiterStatement && socket.inTransaction) socket.limiterTransaction = true;
-      if (query !== undefined && /^\s*BEGIN\b/i.test(query)) socket.inTransaction = true;
-      if (query !== undefined && /^\s*(COMMIT|ROLLBACK)\b/i.test(query)) socket.inTransaction = false;
-    }
-    return (socketWrite as (...a: unknown[]) => boolean).apply(this, args);
-  } as typeof socketWrite;
-  restore.push(() => (net.Socket.prototype.write = socketWrite));
-  // What leaves the socket: a corked socket hands several messages to one _writev (docs/decisions/0037, second amendment).
-  const prototype = net.Socket.prototype as unknown as Record<"_write" | "_writev", (...a: unknown[]) => unknown>;
-  for (const method of ["_write", "_writev"] as const) {
-    const original = prototype[method];
-    prototype[method] = function (this: net.Socket, ...args: unknown[]) {
-      if (postgresPort === undefined || this.remotePort !== postgresPort) return original.apply(this, args);
-      const socket = texts.get(this);
-      // The request limiter's once-a-second flush lands in the window more often the slower the machine: not the step's.
-      if (counting && !socket?.limiterStatement && !socket?.limiterTransaction) writes.count++;
-      if (socket && !socket.inTransaction) socket.limiterTransaction = false;
-      return original.apply(this, args);
-    };
-    restore.push(() => (prototype[method] = original));
+function stepStatements(reports: Recorded[], counted: number): Recorded[] {
+  const limiterUnits = new Set<object>();
+  const unitsBegunBefore = new Set<object>();
+  const seen = new Set<object>();
+  for (const report of reports) {
+    if (!report.unit) continue;
+    if (isLimiter(report.text)) limiterUnits.add(report.unit);
+    if (!seen.has(report.unit) && report.window !== counted) unitsBegunBefore.add(report.unit);
+    seen.add(report.unit);
   }
-
-  const probe = new BetterSqlite3(":memory:");
-  const statementPrototype = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, (...a: unknown[]) => unknown>;
-  probe.close();
-  for (const method of ["run", "get", "all", "iterate"]) {
-    const original = statementPrototype[method]!;
-    statementPrototype[method] = function (this: { source: string; database: object }, ...args: unknown[]) {
-      if (counting) recorded.push({ connection: this.database, text: this.source });
-      return original.apply(this, args);
-    };
-    restore.push(() => (statementPrototype[method] = original));
-  }
-  return () => restore.forEach((undo) => undo());
-}
-
-/** The statements of a stretch, less the request limiter's (whole transactions of it, BEGIN and COMMIT too). */
-function perRequestStatements(statements: Recorded[]): string[] {
-  const kept: string[] = [];
-  const open = new Map<object, string[]>();
-  for (const { connection, text } of statements) {
-    const trimmed = text.trim().toUpperCase();
-    const transaction = open.get(connection);
-    if (trimmed.startsWith("BEGIN")) {
-      open.set(connection, [text]);
-      continue;
-    }
-    if (transaction) {
-      transaction.push(text);
-      if (trimmed === "COMMIT" || trimmed === "ROLLBACK") {
-        open.delete(connection);
-        if (!transaction.some(isLimiter)) kept.push(...transaction);
-      }
-      continue;
-    }
-    // The end of a transaction that began before the count did (the limiter's flush, landing on the window's edge on a
-    // busy machine): not the step's, whose transactions all begin inside the window.
-    if (trimmed === "COMMIT" || trimmed === "ROLLBACK") continue;
-    if (!isLimiter(text)) kept.push(text);
-  }
-  return kept;
+  return reports.filter((report) => report.window === counted && (report.unit ? !limiterUnits.has(report.unit) && !unitsBegunBefore.has(report.unit) : !isLimiter(report.text)));
 }
 
 /**
@@ -151,15 +59,16 @@ function perRequestStatements(statements: Recorded[]): string[] {
 const isLimiter = (text: string) => text.includes('"RateLimit"') && !text.includes('RETURNING "key", "count", "windowEndsAt"');
 
 async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statements: string[]; writes: number }> {
-  recorded.length = 0;
-  writes.count = 0;
-  counting = true;
+  const counted = (window = ++windows);
+  let result: T;
   try {
-    const result = await step();
-    return { result, statements: perRequestStatements(recorded), writes: writes.count };
+    result = await step();
   } finally {
-    counting = false;
+    window = undefined;
   }
+  const kept = stepStatements(recorded, counted);
+  // A write to PostgreSQL: a statement that leaves at once, with those sent ahead of it (statement-reports.ts).
+  return { result, statements: kept.map((report) => report.text), writes: kept.filter((report) => !report.sentAhead).length };
 }
 
 /**
@@ -204,14 +113,12 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
   let database: ServerDatabase;
   let started: Started;
   let issuer: string;
-  let uninstall: () => void;
   const counts: Record<string, string[]> = {};
   let createRecordWrites = 0;
 
   beforeAll(async () => {
-    uninstall = installSpies();
+    diagnostics_channel.subscribe(STATEMENT_CHANNEL, record);
     database = await createServerDatabase();
-    if (engine === "postgresql") postgresPort = Number(new URL(database.url).port);
     const port = await freePort();
     issuer = `http://127.0.0.1:${port}`;
     const config = loadConfig({
@@ -275,7 +182,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
     if (started) await new Promise<void>((resolve) => started.server.close(() => resolve()));
     await started?.shutdown();
     await database?.remove();
-    uninstall?.();
+    diagnostics_channel.unsubscribe(STATEMENT_CHANNEL, record);
   });
 
   for (const step of ["par", "code-exchange", "refresh", "getSession", "createRecord"] as const) {
@@ -289,7 +196,7 @@ describe(`statements per step on ${testEngine()}, counted through the driver`, (
   }
 
   it.runIf(engine === "postgresql")(`createRecord: at most ${CREATE_RECORD_WRITES} writes to PostgreSQL for ${COMMITS_PER_CLEANUP} commits`, () => {
-    // None would mean the spy no longer sees the sockets' writes.
+    // None would mean the driver no longer reports what it writes.
     expect(createRecordWrites).toBeGreaterThan(0);
     expect(createRecordWrites).toBeLessThanOrEqual(CREATE_RECORD_WRITES);
   });

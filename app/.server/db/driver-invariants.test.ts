@@ -1,3 +1,4 @@
+import diagnostics_channel from "node:diagnostics_channel";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
@@ -5,6 +6,7 @@ import { shape } from "./row-shape.ts";
 import { tables } from "./rows.generated.ts";
 import { PostgresDatabase, SNAPSHOT_APPLICATION_NAME } from "./postgres-database.ts";
 import { all, at, Fragment, get, isUniqueViolation, lock, run, send, SnapshotReleased, sql, TransactionAborted, type Program } from "./sql.ts";
+import { STATEMENT_CHANNEL, type StatementReport } from "./statement-reports.ts";
 
 /**
  * The driver's promises (docs/decisions/0034), on both engines: rows arrive as their shape says or not at all, a
@@ -236,6 +238,70 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
       // The connection went back to the pool in a clean state: the next transaction commits.
       await test.db.transaction(() => sendAccount("did:plc:dave", "dave.test"));
       expect(await didOf("did:plc:dave")).toEqual({ did: "did:plc:dave" });
+    });
+  });
+
+  /**
+   * What the driver reports of the statements it sends (statement-reports.ts, docs/decisions/0054): what the
+   * statements-per-step test counts, so every statement the engine runs, the driver's own included, in order.
+   */
+  describe("statement reports", () => {
+    let reports: StatementReport[];
+    const record = (message: unknown) => reports.push(message as StatementReport);
+    beforeEach(() => {
+      reports = [];
+      diagnostics_channel.subscribe(STATEMENT_CHANNEL, record);
+    });
+    afterEach(() => void diagnostics_channel.unsubscribe(STATEMENT_CHANNEL, record));
+    /** Each statement's first two words. */
+    const texts = () => reports.map((report) => report.text.trim().split(/\s+/).slice(0, 2).join(" "));
+    const begin = engine === "sqlite" ? "BEGIN IMMEDIATE" : "BEGIN";
+
+    it("name a transaction's statements in order, BEGIN and COMMIT included, as one unit; a statement on its own as none", async () => {
+      await test.db.execute(() => numberOf(ONE_A));
+      await test.db.transaction(function* (): Program<unknown> {
+        yield* insertAccount("did:plc:carol", "carol.test");
+        return yield* numberOf(ONE_A);
+      });
+      expect(texts()).toEqual(["SELECT 1", begin, "INSERT INTO", "SELECT 1", "COMMIT"]);
+      expect(reports.every((report) => report.engine === engine)).toBe(true);
+      expect(reports[0]!.unit).toBeUndefined();
+      const unit = reports[1]!.unit;
+      expect(unit).toBeDefined();
+      expect(reports.slice(1).every((report) => report.unit === unit)).toBe(true);
+    });
+
+    it("end a failed transaction with its ROLLBACK, in its unit", async () => {
+      await expect(Promise.resolve().then(() => test.db.transaction(() => insertAccount("did:plc:alice", "alice.test")))).rejects.toThrow();
+      expect(texts()).toEqual([begin, "INSERT INTO", "ROLLBACK"]);
+      expect(new Set(reports.map((report) => report.unit)).size).toBe(1);
+    });
+
+    it.runIf(engine === "postgresql")("tell PostgreSQL's statements sent ahead from those that leave, with them, in one write", async () => {
+      await test.db.transaction(function* (): Program<unknown> {
+        yield* lock("some-key");
+        yield* send(sql`UPDATE "Account" SET "handle" = "handle" WHERE "did" = ${"did:plc:alice"}`);
+        return yield* numberOf(ONE_A);
+      });
+      // BEGIN, the lock and the sent UPDATE wait in the corked socket for the SELECT; the COMMIT leaves on its own.
+      expect(reports.map((report) => [report.text.split(" ")[0], report.sentAhead])).toEqual([
+        ["BEGIN", true],
+        ["SELECT", true],
+        ["UPDATE", true],
+        ["SELECT", false],
+        ["COMMIT", false],
+      ]);
+    });
+
+    it.runIf(engine === "postgresql")("name an atomic step's session lock, its statement and the unlock as one unit", async () => {
+      function* locked(): Program<number | undefined> {
+        yield* lock("some-key");
+        return yield* numberOf(ONE_A);
+      }
+      await test.db.atomicStep({ sqlite: () => numberOf(ONE_A), postgresql: locked });
+      expect(texts()).toEqual(["SELECT pg_advisory_lock(hashtextextended($1,", "SELECT 1", "SELECT pg_advisory_unlock_all()"]);
+      expect(reports[0]!.unit).toBeDefined();
+      expect(new Set(reports.map((report) => report.unit)).size).toBe(1);
     });
   });
 

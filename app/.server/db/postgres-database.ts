@@ -1,6 +1,7 @@
 import pg from "pg";
 import { SerialSnapshot } from "./held-snapshot.ts";
 import { RowCheck } from "./row-shape.ts";
+import { reportStatement, statementsReported } from "./statement-reports.ts";
 import {
   boundValues,
   checkSameFragments,
@@ -115,7 +116,7 @@ export class PostgresDatabase implements Database {
   }
 
   execute<T>(program: () => Program<T>): Promise<T> {
-    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation).catch(rethrowFromDatabase));
+    return runProgramAsync(program(), (operation) => this.perform(this.pool, operation, undefined).catch(rethrowFromDatabase));
   }
 
   async transaction<T>(program: () => Program<T>): Promise<T> {
@@ -125,14 +126,14 @@ export class PostgresDatabase implements Database {
       let broken: Error | undefined;
       try {
         // BEGIN leaves with the first statement, in one write.
-        pipeline.send(() => client.query("BEGIN"));
+        pipeline.send("BEGIN", () => client.query("BEGIN"));
         const result = await runTransactionAsync(program(), (operation) => this.performIn(pipeline, client, operation).catch(rethrowFromDatabase));
         // A statement sent ahead that failed has aborted the transaction, which COMMIT then silently rolls back: wait() throws its error.
-        await pipeline.wait(() => client.query("COMMIT")).catch(rethrowFromDatabase);
+        await pipeline.wait(() => reported(client.query("COMMIT"), "COMMIT", pipeline)).catch(rethrowFromDatabase);
         return result;
       } catch (error) {
         pipeline.flush();
-        broken = await resetError(client, "ROLLBACK");
+        broken = await resetError(client, "ROLLBACK", pipeline);
         if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) {
           await pause(attempt);
           continue;
@@ -152,13 +153,13 @@ export class PostgresDatabase implements Database {
     try {
       // PostgreSQL, "Transaction Isolation": a repeatable read transaction "only sees data committed before the
       // transaction began", i.e. before its first statement. BEGIN leaves with that statement, in one write.
-      pipeline.send(() => client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+      pipeline.send(SNAPSHOT_BEGIN, () => client.query(SNAPSHOT_BEGIN));
       const result = await runProgramAsync(program(), (operation) => this.performIn(pipeline, client, operation).catch(rethrowFromDatabase));
-      await pipeline.wait(() => client.query("COMMIT")).catch(rethrowFromDatabase);
+      await pipeline.wait(() => reported(client.query("COMMIT"), "COMMIT", pipeline)).catch(rethrowFromDatabase);
       return result;
     } catch (error) {
       pipeline.flush();
-      broken = await resetError(client, "ROLLBACK");
+      broken = await resetError(client, "ROLLBACK", pipeline);
       throw error;
     } finally {
       client.release(broken);
@@ -174,19 +175,21 @@ export class PostgresDatabase implements Database {
    */
   async holdSnapshot(options: { maxHoldMs: number }): Promise<HeldSnapshot> {
     const client = await this.snapshotPool.connect().catch(rethrowFromDatabase);
+    // Its statements are one unit (statement-reports.ts): the transaction, from BEGIN to the ROLLBACK that ends it.
+    const pipeline = new Pipeline(client);
     try {
-      const pipeline = new Pipeline(client);
-      pipeline.send(() => client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
-      await pipeline.wait(() => client.query({ name: "atrium_snapshot_bound", text: SNAPSHOT_BOUND, values: [String(Math.max(1, Math.round(options.maxHoldMs)))] }));
+      pipeline.send(SNAPSHOT_BEGIN, () => client.query(SNAPSHOT_BEGIN));
+      const bound = { name: "atrium_snapshot_bound", text: SNAPSHOT_BOUND, values: [String(Math.max(1, Math.round(options.maxHoldMs)))] };
+      await pipeline.wait(() => reported(client.query(bound), SNAPSHOT_BOUND, pipeline));
     } catch (error) {
       // A connection that could not begin is in an unknown state: the pool drops it.
       client.release(error instanceof Error ? error : new Error(String(error)));
       rethrowFromDatabase(error);
     }
     return new SerialSnapshot({
-      run: (program) => runProgramAsync(program, (operation) => this.perform(client, operation).catch(rethrowFromDatabase)),
+      run: (program) => runProgramAsync(program, (operation) => this.perform(client, operation, pipeline).catch(rethrowFromDatabase)),
       // A read-only transaction has nothing to commit: ROLLBACK ends it either way, and a connection it fails on is dropped.
-      end: async () => client.release(await resetError(client, "ROLLBACK")),
+      end: async () => client.release(await resetError(client, "ROLLBACK", pipeline)),
     });
   }
 
@@ -213,25 +216,27 @@ export class PostgresDatabase implements Database {
   private async runStep<T>(program: Program<T>): Promise<T> {
     let client: pg.PoolClient | undefined;
     let statements = 0;
+    // The step's statements are one unit (statement-reports.ts): its locks, its statement and the unlock.
+    const unit = {};
     try {
       return await runProgramAsync(program, async (operation) => {
         if (operation.kind === "lock") {
           if (statements > 0) throw new Error("atomicStep: locks must come before the statement");
           client ??= await this.pool.connect().catch(rethrowFromDatabase);
-          await client.query({ name: "atrium_session_lock", text: SESSION_LOCK, values: [operation.key] }).catch(rethrowFromDatabase);
+          await reported(client.query({ name: "atrium_session_lock", text: SESSION_LOCK, values: [operation.key] }), SESSION_LOCK, unit).catch(rethrowFromDatabase);
           return undefined;
         }
         // More than one statement would not be atomic without a transaction: a mistake in the store, refused before it runs.
         if (++statements > 1) throw new Error("atomicStep: the PostgreSQL program must be one statement");
-        return this.perform(client ?? this.pool, operation).catch(rethrowFromDatabase);
+        return this.perform(client ?? this.pool, operation, client ? unit : undefined).catch(rethrowFromDatabase);
       });
     } finally {
-      if (client) client.release(await resetError(client, "SELECT pg_advisory_unlock_all()"));
+      if (client) client.release(await resetError(client, "SELECT pg_advisory_unlock_all()", unit));
     }
   }
 
   async ping(): Promise<void> {
-    await this.pool.query("SELECT 1").catch(rethrowFromDatabase);
+    await reported(this.pool.query("SELECT 1"), "SELECT 1", undefined).catch(rethrowFromDatabase);
   }
 
   async close(): Promise<void> {
@@ -254,18 +259,21 @@ export class PostgresDatabase implements Database {
       } catch (error) {
         return Promise.reject(error);
       }
-      pipeline.send(() => client.query(query));
+      pipeline.send(query.text, () => client.query(query));
       return Promise.resolve(undefined);
     }
-    return pipeline.wait(() => this.perform(client, operation));
+    return pipeline.wait(() => this.perform(client, operation, pipeline));
   }
 
-  /** A statement on its own, or one a transaction waits for (performIn); a transaction's locks never come here. */
-  private async perform(target: Queryable, operation: Operation): Promise<unknown> {
+  /**
+   * A statement on its own, or one a transaction waits for (performIn), as part of `unit` (statement-reports.ts:
+   * undefined for a statement on its own); a transaction's locks never come here.
+   */
+  private async perform(target: Queryable, operation: Operation, unit: object | undefined): Promise<unknown> {
     if (operation.kind === "lock") throw new Error("lock() is only meaningful inside a transaction");
     const compiled = this.compile(operation.statement);
     const { text } = compiled;
-    const result = await target.query<Record<string, unknown>>(queryFor(compiled, operation.statement));
+    const result = await reported(target.query<Record<string, unknown>>(queryFor(compiled, operation.statement)), text, unit);
     if (operation.kind === "run") return result.rowCount ?? 0;
     if (operation.kind === "send") return undefined;
     const rows = operation.kind === "get" ? result.rows.slice(0, 1) : result.rows;
@@ -323,16 +331,21 @@ class Pipeline {
     this.stream = corkableStream(client);
   }
 
-  /** Writes a query (buffered until the next wait or flush), its answer read at the next wait. */
-  send(query: () => Promise<unknown>): void {
+  /** Writes a query (buffered until the next wait or flush), its answer read at the next wait. `text` is its SQL, reported. */
+  send(text: string, query: () => Promise<unknown>): void {
     this.cork();
+    // Without a socket to cork, each query leaves on its own.
+    if (statementsReported()) reportStatement({ engine: "postgresql", text, unit: this, sentAhead: this.stream !== undefined });
     const sent = query();
     // Read at the next wait; until then (or if the transaction ends first, having failed) not an unhandled rejection.
     sent.catch(() => undefined);
     this.ahead.push(sent);
   }
 
-  /** Writes a query after those sent ahead, in one write, and waits for all of them: their first failure, else its answer. */
+  /**
+   * Writes a query after those sent ahead, in one write, and waits for all of them: their first failure, else its
+   * answer. The query reports itself (`reported`, with this pipeline as its unit).
+   */
   async wait<T>(query: () => Promise<T>): Promise<T> {
     this.cork();
     const last = query();
@@ -377,6 +390,18 @@ function rethrowFromDatabase(error: unknown): never {
   throw fromDatabase(error);
 }
 
+/** The first statement of a snapshot's transaction. */
+const SNAPSHOT_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+/**
+ * A query that has just been made, reported (statement-reports.ts) as one that leaves at once, with whatever was sent
+ * ahead of it: the report follows the call that writes it, and precedes its answer.
+ */
+function reported<T>(query: Promise<T>, text: string, unit: object | undefined): Promise<T> {
+  if (statementsReported()) reportStatement({ engine: "postgresql", text, unit, sentAhead: false });
+  return query;
+}
+
 /** A held snapshot's bound, in milliseconds, local to its transaction (set_config's third argument). */
 const SNAPSHOT_BOUND = "SELECT set_config('idle_in_transaction_session_timeout', $1, true)";
 
@@ -389,9 +414,9 @@ const SESSION_LOCK = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
  * what the connection is released with, so the pool drops it, and PostgreSQL ends a closed session's transaction and
  * locks.
  */
-async function resetError(client: pg.PoolClient, reset: "ROLLBACK" | "SELECT pg_advisory_unlock_all()"): Promise<Error | undefined> {
+async function resetError(client: pg.PoolClient, reset: "ROLLBACK" | "SELECT pg_advisory_unlock_all()", unit: object): Promise<Error | undefined> {
   try {
-    await client.query(reset);
+    await reported(client.query(reset), reset, unit);
     return undefined;
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));

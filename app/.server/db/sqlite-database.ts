@@ -1,6 +1,7 @@
 import BetterSqlite3 from "better-sqlite3";
 import { SerialSnapshot } from "./held-snapshot.ts";
 import { columnsOfKind, RowCheck, type RowShape } from "./row-shape.ts";
+import { reportStatement, statementsReported } from "./statement-reports.ts";
 import {
   boundValues,
   checkSameFragments,
@@ -58,16 +59,19 @@ export class SqliteDatabase implements Database {
   }
 
   execute<T>(program: () => Program<T>): T {
+    if (statementsReported()) return runProgramSync(program(), this.statements.performIn(undefined));
     return runProgramSync(program(), this.perform);
   }
 
   transaction<T>(program: () => Program<T>): T {
+    if (statementsReported()) return reportedTransaction("BEGIN IMMEDIATE", (perform) => this.connection.transaction(() => runTransactionSync(program(), perform)).immediate(), this.statements);
     return this.connection.transaction(() => runTransactionSync(program(), this.perform)).immediate();
   }
 
   snapshot<T>(program: () => Program<T>): T {
     // Nothing of this process interleaves with a synchronous program; DEFERRED takes no write lock, so writers in
     // other processes go on (WAL) while this one reads the state of its first statement.
+    if (statementsReported()) return reportedTransaction("BEGIN DEFERRED", (perform) => this.connection.transaction(() => runProgramSync(program(), perform)).deferred(), this.statements);
     return this.connection.transaction(() => runProgramSync(program(), this.perform)).deferred();
   }
 
@@ -92,7 +96,8 @@ export class SqliteDatabase implements Database {
     }
     const statements = new SqliteStatements(connection);
     return new SerialSnapshot({
-      run: async (program) => runProgramSync(program, statements.perform),
+      // Its reads reported as one unit (statement-reports.ts) while someone listens.
+      run: async (program) => runProgramSync(program, statementsReported() ? statements.performIn(statements) : statements.perform),
       // Closing the connection ends its read transaction.
       end: async () => {
         connection.close();
@@ -123,11 +128,36 @@ export class SqliteDatabase implements Database {
 /** A held snapshot's page cache, KiB (SQLite's default is 2,000). */
 const SNAPSHOT_CACHE_KIB = 256;
 
+/**
+ * A transaction reported statement by statement (statement-reports.ts): better-sqlite3 runs its BEGIN and its COMMIT
+ * or ROLLBACK itself, so they are reported here around it, with its statements, as one unit.
+ */
+function reportedTransaction<T>(begin: string, run: (perform: (operation: Operation) => unknown) => T, statements: SqliteStatements): T {
+  const unit = {};
+  reportStatement({ engine: "sqlite", text: begin, unit, sentAhead: false });
+  let ended = "ROLLBACK";
+  try {
+    const result = run(statements.performIn(unit));
+    ended = "COMMIT";
+    return result;
+  } finally {
+    reportStatement({ engine: "sqlite", text: ended, unit, sentAhead: false });
+  }
+}
+
 /** One connection's prepared statements, and how an operation runs on it. */
 class SqliteStatements {
   private readonly prepared = new WeakMap<TemplateStringsArray, Prepared>();
 
   constructor(private readonly connection: BetterSqlite3.Database) {}
+
+  /** `perform`, each statement reported as part of `unit` (statement-reports.ts): used only while someone listens. */
+  performIn(unit: object | undefined): (operation: Operation) => unknown {
+    return (operation) => {
+      if (operation.kind !== "lock") reportStatement({ engine: "sqlite", text: this.preparedFor(operation.statement).statement.source, unit, sentAhead: false });
+      return this.perform(operation);
+    };
+  }
 
   readonly perform = (operation: Operation): unknown => {
     if (operation.kind === "lock") {
