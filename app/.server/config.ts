@@ -166,6 +166,29 @@ const crawlersVar = z
     return [...new Set(urls)];
   });
 
+/** The fewest characters of ATRIUM_ADMIN_PASSWORD: `openssl rand -hex 16`, as the reference's installer makes it, has 32. */
+export const ADMIN_PASSWORD_MIN_LENGTH = 16;
+
+/**
+ * ATRIUM_ADMIN_PASSWORD (docs/decisions/0051): the password of HTTP Basic `admin:<password>` for the admin /xrpc
+ * methods and of the operator page, /admin. Unset (or empty): every admin call is refused. Taken as it is, spaces
+ * included; shorter than ADMIN_PASSWORD_MIN_LENGTH, refused.
+ */
+const adminPasswordVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === "") return undefined;
+    if (value.length < ADMIN_PASSWORD_MIN_LENGTH) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `ATRIUM_ADMIN_PASSWORD must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters (got ${value.length}): it opens every account's administration. Make one with openssl rand -hex 16`,
+      });
+      return z.NEVER;
+    }
+    return value;
+  });
+
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -255,6 +278,8 @@ const envSchema = z.object({
   // docs/decisions/0020: password recovery by email.
   ATRIUM_SMTP_URL: smtpUrlVar,
   ATRIUM_EMAIL_FROM: emailFromVar,
+  // docs/decisions/0051: the operator's password (admin XRPC calls, pdsadmin, /admin).
+  ATRIUM_ADMIN_PASSWORD: adminPasswordVar,
 });
 
 export type DatabaseSettings =
@@ -345,6 +370,11 @@ export type Config = {
   };
   /** Relays told with requestCrawl after writes, at most every 20 minutes each (ATRIUM_CRAWLERS). */
   crawlers: string[];
+  /**
+   * The operator's password (ATRIUM_ADMIN_PASSWORD, docs/decisions/0051): HTTP Basic admin:<password> on the admin
+   * /xrpc methods, and the operator page's sign-in. Undefined: both refused.
+   */
+  adminPassword: string | undefined;
   /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
   email: { smtpUrl: string; from: string } | undefined;
   /** Lifetimes (docs/configuration.md lists them), fixed except the grants' (docs/decisions/0010). */
@@ -489,6 +519,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       pollIntervalMs: e.ATRIUM_FIREHOSE_POLL_MS,
     },
     crawlers: e.ATRIUM_CRAWLERS,
+    adminPassword: e.ATRIUM_ADMIN_PASSWORD,
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
     lifetimes: {
       requestUri: 5 * MINUTE,

@@ -31,6 +31,11 @@ import { loadOrCreateSecret } from "./stores/secrets.ts";
 import { challengeMacKey, SignedChallengeStore } from "./stores/signed-challenge-store.ts";
 import { SqlAccountStore } from "./stores/sql-account-store.ts";
 import { AccountStatusManager } from "./accounts/account-status.ts";
+import { SqlTakedownStore } from "./stores/sql-takedown-store.ts";
+import { SqlAdminSessionStore } from "./stores/sql-admin-session-store.ts";
+import { AdminAuth, DEFAULT_ADMIN_THROTTLE } from "./admin/admin-auth.ts";
+import { AdminSessions } from "./admin/admin-sessions.ts";
+import { hmacBase64url } from "./util/crypto.ts";
 import { SqlAttemptStore } from "./stores/sql-attempt-store.ts";
 import { SqlBlobStore } from "./stores/sql-blob-store.ts";
 import { SqlClientStore } from "./stores/sql-client-store.ts";
@@ -136,6 +141,7 @@ export async function createServices(
     now,
   });
   const { repo, repoWriter, eventLog, appended } = repositories(config, db, now);
+  const takedowns = new SqlTakedownStore(db, config.firehose.backfillMs);
   const accountStore = new SqlAccountStore(db);
   // docs/decisions/0028a: a handle change is announced on the firehose as an #identity event (none once deleted).
   const announceIdentity = async (did: string) => {
@@ -155,6 +161,9 @@ export async function createServices(
   // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
   const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
   const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
+  const accountStatus = new AccountStatusManager(repo, takedowns, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify());
+  // docs/decisions/0051: HTTP Basic admin:<ATRIUM_ADMIN_PASSWORD>, throttled per address and for the whole server.
+  const adminAuth = new AdminAuth(config.adminPassword, new SqlAttemptStore(db), DEFAULT_ADMIN_THROTTLE, now);
 
   return {
     config,
@@ -174,8 +183,16 @@ export async function createServices(
     dpop,
     clients,
     accounts,
-    /** Deactivation and reactivation (docs/decisions/0031). */
-    accountStatus: new AccountStatusManager(repo, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify()),
+    /** Deactivation and reactivation (docs/decisions/0031), takedowns (docs/decisions/0051). */
+    accountStatus,
+    /** Takedowns of records and blobs, and the takedown state of each (docs/decisions/0051). */
+    takedowns,
+    /** The operator's credential (docs/decisions/0051). */
+    adminAuth,
+    /** The operator page's sign-in (docs/decisions/0051). */
+    adminSessions: new AdminSessions(adminAuth, new SqlAdminSessionStore(db), hmacBase64url(cookieSecret, "admin-session-password-tag"), now),
+    /** The operator's email (com.atproto.admin.sendEmail); undefined without ATRIUM_SMTP_URL. */
+    mailer,
     sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
@@ -212,7 +229,7 @@ export async function createServices(
     passkeys,
     /** Codes emailed for a person to type (docs/decisions/0030). */
     typedCodes,
-    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics),
+    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, async (did) => (await accountStatus.stateOf(did)) === "takendown"),
     recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
       issuer: config.issuer,
       serviceName: config.brand.serviceName,

@@ -8,6 +8,7 @@ import type { AccountManager, AccountSummary } from "./account-manager.ts";
 import type { CredentialProof } from "./session-store.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
 import { PasskeyError, type PasskeyBinding, type PasskeyManager } from "./passkey-manager.ts";
+import { accountTakenDown } from "./account-status.ts";
 
 /** A wrong password: the message never says which part was wrong (code `sign_in_failed`). */
 export class SignInError extends AtriumError {
@@ -33,6 +34,8 @@ export class SignIn {
     private readonly passkeys: PasskeyManager,
     private readonly throttle: SignInThrottle,
     private readonly metrics: Pick<Metrics, "signInFailed" | "rateLimited"> = NO_METRICS,
+    /** Whether the operator took the account down (docs/decisions/0051): its password or passkey then signs in nobody. */
+    private readonly isTakenDown: (did: string) => Promise<boolean> = async () => false,
   ) {}
 
   /**
@@ -53,6 +56,7 @@ export class SignIn {
     const attempt = device ? await this.claim({ device: { account: account!.did, id: device } }, address) : await this.claimPassword(identifier, password, account?.did, address);
     const proof = await this.check(attempt, () => this.accounts.passwordProof(account?.did, password));
     // No account matches no password (passwordProof checks a dummy hash then), so `check` has thrown without one.
+    await this.refuseTakenDown(account!.did);
     return { ...account!, proof };
   }
 
@@ -125,6 +129,16 @@ export class SignIn {
       this.metrics.signInFailed("passkey");
       throw new PasskeyError("accountGone");
     }
+    await this.refuseTakenDown(account.did);
     return { ...account, proof: { passkey: signed.credentialId } };
+  }
+
+  /**
+   * A taken-down account signs in nowhere on the screens: told so only once the password or passkey proved right, as
+   * the reference's OAuth sign-in says "Account was taken down" (the session store refuses it too, should the takedown
+   * land meanwhile: SessionStore.create).
+   */
+  private async refuseTakenDown(did: string): Promise<void> {
+    if (await this.isTakenDown(did)) throw accountTakenDown();
   }
 }

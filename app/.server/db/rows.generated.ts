@@ -13,6 +13,9 @@ export type AccountRow = {
   emailConfirmedAt: number | null;
   signingKey: string;
   deactivatedAt: number | null;
+  takendownAt: number | null;
+  takedownRef: string | null;
+  lastSignInAt: number | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -130,6 +133,7 @@ export type RecordRow = {
   cid: string;
   value: string;
   repoRev: string | null;
+  takedownRef: string | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -170,6 +174,7 @@ export type BlobRow = {
   bytes: Uint8Array;
   createdAt: number;
   unreferencedSince: number | null;
+  takedownRef: string | null;
 };
 
 /** A row of "RecordBlob". */
@@ -247,6 +252,14 @@ export type RecoveryCodeRow = {
   usedAt: number | null;
 };
 
+/** A row of "AdminSession". */
+export type AdminSessionRow = {
+  idHash: string;
+  passwordTag: string;
+  createdAt: number;
+  expiresAt: number;
+};
+
 /** Every table's row shape: `get(tables.Account, …)`, `get(tables.Account.pick("did", "handle"), …)`. */
 export const tables = {
   Account: table<AccountRow>("Account", {
@@ -257,6 +270,9 @@ export const tables = {
     emailConfirmedAt: "time?",
     signingKey: "string",
     deactivatedAt: "time?",
+    takendownAt: "time?",
+    takedownRef: "string?",
+    lastSignInAt: "time?",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -354,6 +370,7 @@ export const tables = {
     cid: "string",
     value: "string",
     repoRev: "string?",
+    takedownRef: "string?",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -386,6 +403,7 @@ export const tables = {
     bytes: "bytes",
     createdAt: "time",
     unreferencedSince: "time?",
+    takedownRef: "string?",
   }),
   RecordBlob: table<RecordBlobRow>("RecordBlob", {
     did: "string",
@@ -445,5 +463,11 @@ export const tables = {
     createdAt: "time",
     expiresAt: "time",
     usedAt: "time?",
+  }),
+  AdminSession: table<AdminSessionRow>("AdminSession", {
+    idHash: "string",
+    passwordTag: "string",
+    createdAt: "time",
+    expiresAt: "time",
   }),
 };

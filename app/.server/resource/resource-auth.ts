@@ -1,3 +1,4 @@
+import type { AccountState } from "../accounts/account-status.ts";
 import type { AccessTokenVerifier } from "../oauth/token/access-token-verifier.ts";
 import type { Grant } from "../oauth/token/grant-store.ts";
 import { AtriumScopePermissions, requirePermission } from "./scope-permissions.ts";
@@ -26,8 +27,12 @@ export class ResourceCaller {
     readonly grant: Grant,
     /** What the presented access token may do (its grant's scope, or a narrower one). */
     readonly scope: string,
-    /** The account is deactivated: the router refuses every call but getSession (docs/decisions/0031). */
-    readonly accountDeactivated = false,
+    /**
+     * The account's state (accounts/account-status.ts): the router refuses a deactivated account's calls but
+     * getSession (docs/decisions/0031), a taken-down account's but those a takedown leaves the person
+     * (docs/decisions/0051).
+     */
+    readonly accountState: AccountState = "active",
   ) {
     this.permissions = permissionsFor(scope);
   }
@@ -58,5 +63,5 @@ export type ResourceRequest = { authorization: string | null; dpop: string | nul
 /** Verifies the DPoP-bound access token of a data-server request (docs/architecture.md, "DPoP", RFC 9449 §7). */
 export async function authenticateCaller(verifier: AccessTokenVerifier, request: ResourceRequest): Promise<ResourceCaller> {
   const subject = await verifier.verify(request);
-  return new ResourceCaller(subject.did, subject.handle, subject.grant, subject.scope, subject.accountDeactivated);
+  return new ResourceCaller(subject.did, subject.handle, subject.grant, subject.scope, subject.accountState);
 }

@@ -1,10 +1,21 @@
-import type { AccountClash, AccountProfile, AccountStore, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import type { AccountClash, AccountPageQuery, AccountProfile, AccountStore, LockdownResult, OperatorAccountRow, StoredAccount } from "../accounts/account-store.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import { all, at, BYTEWISE, Fragment, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
+import { forgetTypedCode } from "./sql-typed-code-store.ts";
 
 /** What an account is, without its password hash or private signing key (AccountStore.profile). */
 const PROFILE_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt");
+/** What the operator sees of an account (docs/decisions/0051). */
+const OPERATOR_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt", "lastSignInAt", "deactivatedAt", "takendownAt", "takedownRef");
+const OPERATOR_TEXT = '"did", "handle", "email", "emailConfirmedAt", "createdAt", "lastSignInAt", "deactivatedAt", "takendownAt", "takedownRef"';
+const OPERATOR_COLUMNS = new Fragment({ sqlite: OPERATOR_TEXT, postgresql: OPERATOR_TEXT });
+
+/**
+ * Above every character an identifier holds (handles and DIDs are ASCII, emails nearly always): `prefix` to
+ * `prefix + LAST` is the range of the values that start with `prefix`, compared bytewise on both engines.
+ */
+const LAST = "\uffff";
 
 
 /** Locks the unique values an account claims, so that two processes cannot both find one free and take it. */
@@ -20,6 +31,17 @@ export function* lockIdentifiers(...values: string[]): Program<void> {
  */
 export function* lockCredentials(did: string): Program<void> {
   yield* lock(`account-credentials:${did}`);
+}
+
+/**
+ * Ends every way in the account has open, as a step of a caller's transaction that holds the credentials lock: every
+ * browser session, and every app's grant with its tokens and unredeemed codes (codes first: a code exchange that
+ * holds a code's row finishes before the grants are deleted, so its grant goes too). A takedown and the operator's
+ * password reset run it (docs/decisions/0051).
+ */
+export function* endSignIns(did: string): Program<void> {
+  yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did}`);
+  yield* revokeAccountGrants(did);
 }
 
 /**
@@ -78,9 +100,50 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
-  async list() {
-    return this.db.execute(function* (): Program<StoredAccount[]> {
-      return yield* all(tables.Account, sql`SELECT * FROM "Account" ORDER BY "createdAt" ASC, "did" ASC`);
+  async page(query: AccountPageQuery) {
+    const after = query.afterHandle ?? "";
+    const { limit } = query;
+    return this.db.execute(function* (): Program<OperatorAccountRow[]> {
+      // Keyset paging on the handle (unique, indexed): each page is one statement that reads `limit` rows, however
+      // many accounts there are, and a page never repeats or skips an account when others are added meanwhile.
+      if (query.prefix === undefined) {
+        return yield* all(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" ${BYTEWISE} > ${after}
+          ORDER BY "handle" ${BYTEWISE} LIMIT ${limit}`);
+      }
+      const from = query.prefix;
+      const to = query.prefix + LAST;
+      return yield* all(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" ${BYTEWISE} > ${after}
+          AND (("handle" ${BYTEWISE} >= ${from} AND "handle" ${BYTEWISE} < ${to}) OR ("email" ${BYTEWISE} >= ${from} AND "email" ${BYTEWISE} < ${to})
+            OR ("did" ${BYTEWISE} >= ${from} AND "did" ${BYTEWISE} < ${to}))
+        ORDER BY "handle" ${BYTEWISE} LIMIT ${limit}`);
+    });
+  }
+
+  async operatorView(dids: readonly string[]) {
+    return this.db.execute(function* (): Program<OperatorAccountRow[]> {
+      const found: OperatorAccountRow[] = [];
+      for (const did of new Set(dids)) {
+        const row = yield* get(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "did" = ${did}`);
+        if (row) found.push(row);
+      }
+      return found;
+    });
+  }
+
+  async setEmailByOperator(did: string, email: string, now: number) {
+    return this.db.transaction(function* (): Program<"updated" | "taken" | "no-account"> {
+      // The lock account creation and an email change take for the address (SqlEmailUpdateStore.confirm).
+      yield* lockIdentifiers(email);
+      const holder = yield* get(tables.Account.pick("did"), sql`SELECT "did" FROM "Account" WHERE "email" = ${email}`);
+      if (holder && holder.did !== did) return "taken";
+      const changed = yield* run(sql`UPDATE "Account" SET "email" = ${email}, "emailConfirmedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      if (changed === 0) return "no-account";
+      // What was mailed to the old address stops working with it, as after the person's own change.
+      yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${did} AND "usedAt" IS NULL`);
+      yield* forgetTypedCode(did, "recovery");
+      yield* forgetTypedCode(did, "account-deletion");
+      yield* forgetTypedCode(did, "email-update");
+      return "updated";
     });
   }
 
@@ -99,6 +162,18 @@ export class SqlAccountStore implements AccountStore {
       yield* lockCredentials(did);
       yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
       if (signOut) yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${signOut.keepSessionIdHash}`);
+    });
+  }
+
+  async resetPasswordByOperator(did: string, passwordHash: string, now: number) {
+    return this.db.transaction(function* (): Program<boolean> {
+      // The lock a sign-in stores its session under (SqlSessionStore.create): one on the old password that is still
+      // being checked signs in nobody.
+      yield* lockCredentials(did);
+      const changed = yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      if (changed === 0) return false;
+      yield* endSignIns(did);
+      return true;
     });
   }
 

@@ -2,6 +2,7 @@ import { parseCid } from "@atproto/lex-data";
 import { blocksToCarFile, BlockMap, concatBytesAsync, getRecords, MemoryBlockstore, writeCarStream, type CarBlock } from "@atproto/repo";
 import { AtriumError } from "../errors/atrium-error.ts";
 import type { BlockRow, RepoHead, RepoStore } from "../repo/repo-store.ts";
+import { accountStateOf, type AccountState } from "../accounts/account-status.ts";
 
 /**
  * What com.atproto.sync.* serves from the repositories: CAR files that @atproto/repo (or any atproto
@@ -18,21 +19,31 @@ export class SyncError extends AtriumError {
 }
 
 /**
- * The repository's head, or the lexicons' error: RepoNotFound for an unknown DID (or an account without a repository
- * yet), RepoDeactivated while its account is deactivated (docs/decisions/0031; getRepo, getRecord, getLatestCommit,
- * getBlocks, getBlob and listBlobs all list it). Sync is public: unlike the reference, which still serves the
- * account's own signed-in requests, nobody here is told more than the network is.
+ * Who asks for a repository's data: the network (anyone), or the account's own owner or the operator, who are served
+ * it while the account is deactivated or taken down, as the reference PDS serves them (its isUserOrAdmin), so that a
+ * taken-down person can still export their data (docs/decisions/0051).
  */
-export async function headOf(store: RepoStore, did: string): Promise<RepoHead> {
+export type SyncReader = "public" | "owner-or-admin";
+
+/**
+ * The repository's head, or the lexicons' error: RepoNotFound for an unknown DID (or an account without a repository
+ * yet), RepoTakendown while the operator has taken it down, RepoDeactivated while its account is deactivated
+ * (docs/decisions/0031, 0051; getRepo, getRecord, getLatestCommit, getBlocks, getBlob and listBlobs all list them).
+ * The owner and the operator are told the head whatever the state (`reader`).
+ */
+export async function headOf(store: RepoStore, did: string, reader: SyncReader = "public"): Promise<RepoHead> {
   const availability = await store.availability(did);
   const head = availability?.head;
-  refuseUnavailable(did, head, availability?.deactivatedAt != null);
+  refuseUnavailable(did, head, availability ? accountStateOf(availability) : "active", reader);
   return head;
 }
 
-function refuseUnavailable(did: string, head: RepoHead | undefined, deactivated: boolean): asserts head is RepoHead {
+function refuseUnavailable(did: string, head: RepoHead | undefined, state: AccountState, reader: SyncReader): asserts head is RepoHead {
   if (!head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${did}`);
-  if (deactivated) throw new SyncError("RepoDeactivated", `Repo has been deactivated: ${did}`);
+  if (reader === "owner-or-admin") return;
+  // The reference's wording, ranked as its assertRepoAvailability ranks them.
+  if (state === "takendown") throw new SyncError("RepoTakendown", `Repo has been takendown: ${did}`);
+  if (state === "deactivated") throw new SyncError("RepoDeactivated", `Repo has been deactivated: ${did}`);
 }
 
 /**
@@ -43,10 +54,10 @@ function refuseUnavailable(did: string, head: RepoHead | undefined, deactivated:
  * (docs/decisions/0027, amendment). The snapshot is read at once and streamed from memory: no database connection
  * or read transaction waits on a slow client.
  */
-export async function repositoryCar(store: RepoStore, did: string, since?: string): Promise<AsyncIterable<Uint8Array>> {
-  const snapshot = await store.repositorySnapshot(did, { since });
-  // RepoNotFound or RepoDeactivated, as every other method that serves the repository's data answers.
-  refuseUnavailable(did, snapshot?.head, snapshot?.deactivated ?? false);
+export async function repositoryCar(store: RepoStore, did: string, since?: string, reader: SyncReader = "public"): Promise<AsyncIterable<Uint8Array>> {
+  const snapshot = await store.repositorySnapshot(did, { since, evenIfUnavailable: reader === "owner-or-admin" });
+  // RepoNotFound, RepoTakendown or RepoDeactivated, as every other method that serves the repository's data answers.
+  refuseUnavailable(did, snapshot?.head, snapshot?.state ?? "active", reader);
   return writeCarStream(parseCid(snapshot.head.cid), carBlocks(snapshot.blocks));
 }
 
@@ -80,7 +91,7 @@ export async function recordProofCar(store: RepoStore, did: string, collection: 
     }
   }
   const snapshot = await store.repositorySnapshot(did, {});
-  refuseUnavailable(did, snapshot?.head, snapshot?.deactivated ?? false);
+  refuseUnavailable(did, snapshot?.head, snapshot?.state ?? "active", "public");
   const blocks = new BlockMap();
   for (const block of snapshot.blocks) blocks.set(parseCid(block.cid), block.bytes);
   return concatBytesAsync(getRecords(new MemoryBlockstore(blocks), parseCid(snapshot.head.cid), wanted));

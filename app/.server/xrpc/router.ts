@@ -15,7 +15,9 @@ import { proxyCall, proxyTarget } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
 import { xrpcErrorAnswer } from "../http/error-answers.ts";
 import { invalidRequest, XrpcError } from "./xrpc-error.ts";
-import { accountDeactivated } from "../accounts/account-status.ts";
+import { accountDeactivated, accountTakenDown } from "../accounts/account-status.ts";
+import { adminMethods } from "./handlers/admin.ts";
+import type { Viewer } from "./xrpc-method.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
@@ -24,6 +26,7 @@ const methods: Record<string, XrpcMethod> = {
   ...blobMethods,
   ...preferenceMethods,
   ...syncMethods,
+  ...adminMethods,
 };
 
 const MAX_JSON_BYTES = 1024 * 1024;
@@ -91,6 +94,14 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const query = request.url.indexOf("?");
   const params = new URLSearchParams(query === -1 ? "" : request.url.slice(query + 1));
   if (method.auth === "none") return answerOf(await method.handler({ services, request, params }));
+  if (method.auth === "optional") return answerOf(await method.handler({ services, request, params, viewer: await viewerOf(services, request) }));
+  if (method.auth === "admin") {
+    // docs/decisions/0051: HTTP Basic admin:<password>, throttled, before the input is read.
+    await services.adminAuth.verifyBasic(request.headers.get("Authorization"), request.clientAddress);
+    const ctx = { services, request, params };
+    const result = method.type === "query" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
+    return jsonResponse(result ?? {}, 200, { "Cache-Control": "no-store" });
+  }
 
   const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
@@ -110,20 +121,50 @@ function answerOf(result: unknown): ApiResponse {
  * The caller of an authenticated method. A deactivated account's apps keep their tokens but may call nothing until
  * the person reactivates it (docs/decisions/0031), except getSession, which tells them why (`active: false`,
  * `status: "deactivated"`): the reference answers writes this way, and here reads and proxied calls too, since the
- * person was told that apps lose access.
+ * person was told that apps lose access. A taken-down account's tokens are gone (docs/decisions/0051); a credential it
+ * holds after the takedown (the reference's takedown-only password session) may only do what a takedown leaves the
+ * person: `mayCallWhileTakenDown`.
  */
 async function authenticate(services: Services, request: ApiRequest, nsid: string): Promise<ResourceCaller> {
-  const caller = await authenticateCaller(services.accessTokens, {
-    authorization: request.headers.get("Authorization"),
-    dpop: request.headers.get("DPoP"),
-    method: request.method,
-    url: publicRequestUrl(services.config.issuer, request),
-  });
-  if (caller.accountDeactivated && nsid !== GET_SESSION) throw accountDeactivated();
+  const caller = await authenticateCaller(services.accessTokens, resourceRequestOf(services, request));
+  if (caller.accountState === "takendown" && !mayCallWhileTakenDown(nsid)) throw accountTakenDown();
+  if (caller.accountState === "deactivated" && nsid !== GET_SESSION) throw accountDeactivated();
   return caller;
 }
 
+function resourceRequestOf(services: Services, request: ApiRequest) {
+  return { authorization: request.headers.get("Authorization"), dpop: request.headers.get("DPoP"), method: request.method, url: publicRequestUrl(services.config.issuer, request) };
+}
+
+/**
+ * Who calls a method whose credentials are optional: nobody named; the operator, by HTTP Basic (checked and
+ * throttled as every admin call); or an account, by any of its tokens whatever the account's state (the method
+ * decides what each is served). A credential that fails its check is refused, as the reference refuses it.
+ */
+async function viewerOf(services: Services, request: ApiRequest): Promise<Viewer> {
+  const authorization = request.headers.get("Authorization");
+  if (authorization === null) return { kind: "anonymous" };
+  if (/^basic\b/i.test(authorization.trim())) {
+    await services.adminAuth.verifyBasic(authorization, request.clientAddress);
+    return { kind: "admin" };
+  }
+  const caller = await authenticateCaller(services.accessTokens, resourceRequestOf(services, request));
+  return { kind: "account", did: caller.did };
+}
+
 const GET_SESSION = "com.atproto.server.getSession";
+
+/**
+ * What the reference PDS leaves a taken-down account's own takedown-only session (its AuthScope.Takendown): reading
+ * its session, appealing (com.atproto.moderation.createReport, proxied to the moderation service) and a service token
+ * to move to another server (getServiceAuth for com.atproto.server.createAccount only: server.ts). Its repository
+ * export (getRepo, getBlob, listBlobs) is served to it through those methods' optional credentials.
+ */
+const TAKEDOWN_METHODS = new Set([GET_SESSION, "com.atproto.server.getServiceAuth", "com.atproto.moderation.createReport"]);
+
+export function mayCallWhileTakenDown(nsid: string): boolean {
+  return TAKEDOWN_METHODS.has(nsid);
+}
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

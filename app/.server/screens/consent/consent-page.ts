@@ -74,9 +74,11 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   // The prompt, login_hint and remembered-consent rules are oauth/authorize/prompt-rules.ts's; this renders them.
   if (parameters.prompt === "none") {
     const answer = await silentAnswer(services.connectedApps, pending.request, accounts);
-    if (answer.kind === "approve" && (await isDeactivated(services, answer.signedIn.account.did))) {
-      // The reference's answer: an app never silently receives a code for a deactivated account (docs/decisions/0031).
-      return redirectTo(await services.authorize.reject(pending, "access_denied", "This account has been deactivated"));
+    const state = answer.kind === "approve" ? await services.accountStatus.stateOf(answer.signedIn.account.did) : undefined;
+    if (state === "deactivated" || state === "takendown") {
+      // The reference's answer: an app never silently receives a code for a deactivated account (docs/decisions/0031),
+      // nor for one the operator took down (docs/decisions/0051).
+      return redirectTo(await services.authorize.reject(pending, "access_denied", state === "takendown" ? "This account has been taken down" : "This account has been deactivated"));
     }
     if (answer.kind === "approve") return redirectTo(await approve(services, pending, answer.signedIn.account, answer.declined));
     return redirectTo(await services.authorize.reject(pending, answer.error, answer.description));
@@ -162,7 +164,9 @@ async function consentForm(services: Services, request: Request, form: (name: st
     account = allowingAccount(pending.request, await signedInAccounts(services, request), form("account"))?.account;
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
-  // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not.
+  // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not. A
+  // taken-down account signs in nowhere (SignIn), and its sessions are gone; one taken down since the screen was shown
+  // is refused its code by the store (docs/decisions/0051).
   if (await isDeactivated(services, account.did)) {
     return formErrors("consent", { form: t("errors:form.accountDeactivated", { handle: account.handle }) }, { identifier }, 403, headers);
   }

@@ -1,10 +1,23 @@
 import { z } from "zod";
 import { hasCode } from "../../errors/atrium-error.ts";
 import { isHandle } from "../../accounts/identifiers.ts";
+import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
 const updateHandleInput = z.object({ handle: z.string().max(253) });
+
+/**
+ * A handle this server may give an account (the person's updateHandle, the operator's updateAccountHandle): a domain
+ * name under one of its own domains, since proving control of another domain (DNS/HTTP) is not offered.
+ */
+export function requireHostedHandle(services: Services, handle: string): void {
+  if (!isHandle(handle)) throw new XrpcError(400, "InvalidHandle", "handle must be a domain name such as alice.example.com");
+  const domains = services.config.userDomains;
+  if (!domains.some((domain) => handle.toLowerCase().endsWith(domain.startsWith(".") ? domain : `.${domain}`))) {
+    throw new XrpcError(400, "UnsupportedDomain", `Handles on this server must end with ${domains.join(" or ")}`);
+  }
+}
 
 export const identityMethods: XrpcMethods = {
   /** The DID of a handle hosted here; 400 InvalidRequest when unknown (as the reference PDS answers). */
@@ -28,12 +41,7 @@ export const identityMethods: XrpcMethods = {
     handler: async ({ services, caller }, body) => {
       caller.requireIdentity("handle");
       const { handle } = updateHandleInput.parse(body);
-      if (!isHandle(handle)) throw new XrpcError(400, "InvalidHandle", "handle must be a domain name such as alice.example.com");
-      // Only handles under this server's own domains: proving control of another domain (DNS/HTTP) is not offered.
-      const domains = services.config.userDomains;
-      if (!domains.some((domain) => handle.toLowerCase().endsWith(domain.startsWith(".") ? domain : `.${domain}`))) {
-        throw new XrpcError(400, "UnsupportedDomain", `Handles on this server must end with ${domains.join(" or ")}`);
-      }
+      requireHostedHandle(services, handle);
       try {
         await services.accounts.updateHandle(caller.did, handle);
       } catch (error) {

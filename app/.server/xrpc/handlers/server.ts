@@ -4,7 +4,7 @@ import { canonicalNsid, isNsid } from "../../repo/identifiers.ts";
 import { MINUTE, SECOND } from "../../util/time.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
-import { DEACTIVATED } from "../../accounts/account-status.ts";
+import { statusFields } from "../../accounts/account-status.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
 const serviceAuthParams = z.object({
@@ -40,7 +40,7 @@ export const serverMethods: XrpcMethods = {
     type: "query",
     auth: "required",
     handler: async ({ services, caller }) => {
-      const status = caller.accountDeactivated ? { active: false, status: DEACTIVATED } : { active: true };
+      const status = statusFields(caller.accountState);
       const session: Record<string, unknown> = { did: caller.did, handle: caller.handle, ...status };
       if (caller.canReadEmail()) {
         const account = await services.accounts.emailOf(caller.did);
@@ -59,6 +59,10 @@ export const serverMethods: XrpcMethods = {
     auth: "required",
     handler: async ({ services, caller, params }) => {
       const input = serviceAuthParams.parse(Object.fromEntries(params));
+      // A taken-down account may only move away (docs/decisions/0051), as the reference's takedown scope allows.
+      if (caller.accountState === "takendown" && input.lxm !== "com.atproto.server.createAccount") {
+        throw new XrpcError(400, "InvalidToken", "Bad token scope: a taken-down account may only ask for a service token to create its account elsewhere");
+      }
       // A service token must never let an app reach account management it may not do here.
       if (input.lxm && PROTECTED_METHODS.has(input.lxm)) {
         throw new XrpcError(403, "Forbidden", `Service tokens for ${input.lxm} are not available to OAuth apps`);

@@ -1,17 +1,20 @@
 import { isValidDid, isValidTid } from "@atproto/syntax";
 import { z } from "zod";
 import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identifiers.ts";
-import { blocksCar, headOf, recordProofCar, repositoryCar, SyncError } from "../../sync/repo-sync.ts";
+import { blocksCar, headOf, recordProofCar, repositoryCar, SyncError, type SyncReader } from "../../sync/repo-sync.ts";
 import { bytesAnswer, streamOf } from "../bytes-answer.ts";
-import type { XrpcMethods } from "../xrpc-method.ts";
-import { DEACTIVATED } from "../../accounts/account-status.ts";
+import type { Viewer, XrpcMethods } from "../xrpc-method.ts";
+import { accountStateOf, statusFields } from "../../accounts/account-status.ts";
+import type { TakedownStore } from "../../accounts/takedown-store.ts";
 
 /**
  * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027). Public, as on
  * every PDS, and counted by the per-address /xrpc limit like every other method. A repository is `active` unless
- * its account is deactivated (docs/decisions/0031): then the methods that serve its data answer RepoDeactivated
- * (repo-sync.ts headOf), listRepos and getRepoStatus say `active: false, status: "deactivated"`. Accounts here are
- * never taken down or suspended, so RepoTakendown and RepoSuspended do not arise.
+ * its account is deactivated (docs/decisions/0031) or taken down by the operator (docs/decisions/0051): then the
+ * methods that serve its data answer RepoDeactivated or RepoTakendown (repo-sync.ts headOf), listRepos and
+ * getRepoStatus say `active: false` with the status. The export methods (getRepo, getBlob, listBlobs) still serve
+ * the account's own credentials and the operator's, as the reference does, so that a taken-down person can take their
+ * data away. Accounts here are never suspended, so RepoSuspended does not arise.
  */
 const CAR = "application/vnd.ipld.car";
 
@@ -22,19 +25,34 @@ const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).
 
 const paramsOf = (params: URLSearchParams) => Object.fromEntries(params);
 
-/** listRepos' and getRepoStatus' `active`, and `status` ("a possible reason for why the account is not active"). */
-function statusFields(active: boolean): { active: boolean; status?: typeof DEACTIVATED } {
-  return active ? { active } : { active, status: DEACTIVATED };
+/** The owner of `did` and the operator are served its export whatever its state; anyone else as the network is. */
+function readerOf(viewer: Viewer, did: string): SyncReader {
+  return viewer.kind === "admin" || (viewer.kind === "account" && viewer.did === did) ? "owner-or-admin" : "public";
+}
+
+/** An answer served only because of who asked is never kept by a shared cache. */
+function cacheControl(reader: SyncReader, publicValue: string): string {
+  return reader === "public" ? publicValue : "private, no-store";
+}
+
+/**
+ * A blob the operator took down is served to nobody, its owner and the operator included (the reference
+ * quarantines its bytes): BlobNotFound, as for a blob that is not there (docs/decisions/0051).
+ */
+export async function refuseTakenDownBlob(takedowns: TakedownStore, did: string, cid: string): Promise<void> {
+  if ((await takedowns.blobTakedown(did, cid))?.ref != null) throw new SyncError("BlobNotFound", `Could not find blob: ${cid}`);
 }
 
 export const syncMethods: XrpcMethods = {
   /** "Download a repository export as CAR file", streamed; `since`: only blocks added after that revision. */
   "com.atproto.sync.getRepo": {
     type: "query",
-    auth: "none",
-    handler: async ({ services, params }) => {
+    auth: "optional",
+    handler: async ({ services, params, viewer }) => {
       const input = z.object({ did, since: tid.optional() }).parse(paramsOf(params));
-      return bytesAnswer(CAR, streamOf(await repositoryCar(services.repo, input.did, input.since)));
+      const reader = readerOf(viewer, input.did);
+      const car = streamOf(await repositoryCar(services.repo, input.did, input.since, reader));
+      return bytesAnswer(CAR, car, reader === "public" ? {} : { "Cache-Control": "private, no-store" });
     },
   },
 
@@ -56,6 +74,11 @@ export const syncMethods: XrpcMethods = {
       const input = z
         .object({ did, collection: z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid), rkey: z.string().refine(isRecordKey, "rkey must be a record key") })
         .parse(paramsOf(params));
+      // A record the operator took down is not served (docs/decisions/0051); the repository keeps it, so no proof of
+      // its absence can be made either.
+      if ((await services.takedowns.recordTakedown(input.did, input.collection, input.rkey))?.ref != null) {
+        throw new SyncError("RecordNotFound", `Could not locate record: at://${input.did}/${input.collection}/${input.rkey}`);
+      }
       return bytesAnswer(CAR, await recordProofCar(services.repo, input.did, input.collection, input.rkey));
     },
   },
@@ -72,22 +95,24 @@ export const syncMethods: XrpcMethods = {
   /** A blob of the account's, with its stored media type; never rendered by a browser on this origin. */
   "com.atproto.sync.getBlob": {
     type: "query",
-    auth: "none",
-    handler: async ({ services, params }) => {
+    auth: "optional",
+    handler: async ({ services, params, viewer }) => {
       const input = z.object({ did, cid }).parse(paramsOf(params));
-      await headOf(services.repo, input.did);
+      const reader = readerOf(viewer, input.did);
+      await headOf(services.repo, input.did, reader);
+      await refuseTakenDownBlob(services.takedowns, input.did, input.cid);
       const blob = await services.repo.getBlob(input.did, input.cid);
       if (!blob) throw new SyncError("BlobNotFound", `Could not find blob: ${input.cid}`);
-      return bytesAnswer(blob.mimeType, blob.bytes, { "Content-Security-Policy": "default-src 'none'; sandbox", "Cache-Control": "public, max-age=300" });
+      return bytesAnswer(blob.mimeType, blob.bytes, { "Content-Security-Policy": "default-src 'none'; sandbox", "Cache-Control": cacheControl(reader, "public, max-age=300") });
     },
   },
 
   "com.atproto.sync.listBlobs": {
     type: "query",
-    auth: "none",
-    handler: async ({ services, params }) => {
+    auth: "optional",
+    handler: async ({ services, params, viewer }) => {
       const input = z.object({ did, since: tid.optional(), limit: limit(1000, 500), cursor: z.string().max(256).optional() }).parse(paramsOf(params));
-      await headOf(services.repo, input.did);
+      await headOf(services.repo, input.did, readerOf(viewer, input.did));
       const cids = await services.repo.listBlobs(input.did, input);
       return { cids, ...(cids.length === input.limit ? { cursor: cids.at(-1) } : {}) };
     },
@@ -100,7 +125,7 @@ export const syncMethods: XrpcMethods = {
       const input = z.object({ limit: limit(1000, 500), cursor: z.string().max(2048).optional() }).parse(paramsOf(params));
       const repos = await services.repo.listRepos(input);
       return {
-        repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, ...statusFields(repo.active) })),
+        repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, ...statusFields(repo.state) })),
         ...(repos.length === input.limit ? { cursor: repos.at(-1)!.did } : {}),
       };
     },
@@ -114,8 +139,9 @@ export const syncMethods: XrpcMethods = {
       const availability = await services.repo.availability(input.did);
       if (!availability?.head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${input.did}`);
       // The lexicon: rev is "the current rev of the repo, if active=true" (the reference leaves it out otherwise).
-      if (availability.deactivatedAt !== null) return { did: input.did, ...statusFields(false) };
-      return { did: input.did, ...statusFields(true), rev: availability.head.rev };
+      const state = accountStateOf(availability);
+      if (state !== "active") return { did: input.did, ...statusFields(state) };
+      return { did: input.did, ...statusFields(state), rev: availability.head.rev };
     },
   },
 };
