@@ -1,0 +1,252 @@
+/**
+ * An account taken down by the operator (com.atproto.admin.updateSubjectStatus, as pdsadmin sends it), against a
+ * started server, on SQLite and, in the postgresql project, on PostgreSQL (docs/decisions/0051): every surface at once
+ * (the app's OAuth token and refresh token, every browser's session and chooser, the sign-in form, a consent screen
+ * already open, sync, listRepos and getRepoStatus, the firehose's #account), the operator's export still served, and
+ * the untakedown that restores the account but not its old tokens. Then records and blobs taken down one by one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DpopClient } from "../../scripts/lib/dpop-client.ts";
+import { sql } from "../../app/.server/db/sql.ts";
+import { adminCall, basicAuthorization, takedownAccount, ADMIN_PASSWORD } from "../helpers/admin.ts";
+import { newBrowser, openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
+import { approveWithPassword, CookieJar, openConsentPage, submitConsent, visibleText } from "../helpers/consent.ts";
+import { countOf } from "../helpers/store-fixtures.ts";
+import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
+import { ALICE, createAlice, createPkce, generateDpopKey } from "../helpers/flow.ts";
+import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { call, callAnonymous, expectXrpcError } from "../helpers/xrpc.ts";
+import { loopbackClientId, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
+import type { Frame } from "../helpers/subscribe-repos-lexicon.ts";
+
+/** A collection without a lexicon here: the record keys name the writes (docs/decisions/0049). */
+const NOTE = "com.example.note";
+const SCOPE = "atproto transition:generic";
+const BOB = { handle: "bob.test", email: "bob@example.com", password: "another good password" };
+
+let server: TestServer;
+let alice: { did: string; handle: string };
+let bob: { did: string; handle: string };
+let session: ScopedSession;
+let blobCid: string;
+let recordCid: string;
+let firehose: FirehoseConsumer;
+/** A browser signed in to Alice and Bob both (the chooser lists them). */
+let both: Browser & { csrfToken: string };
+
+beforeAll(async () => {
+  server = await startTestServer({ ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD });
+  alice = await createAlice(server);
+  bob = await createAccount(server, BOB);
+  session = await scopedSession(server, SCOPE);
+  const upload = await uploadBlob<{ blob: { ref: { $link: string } } }>(session, SAMPLES.png, "image/png");
+  blobCid = upload.body.blob.ref.$link;
+  const image = { $type: "blob", ref: { $link: blobCid }, mimeType: "image/png", size: SAMPLES.png.byteLength };
+  recordCid = (await post("kept", { embed: { $type: "app.bsky.embed.images", images: [{ alt: "", image }] } })).body.cid;
+  await post("other");
+  both = await signedIn(server, ALICE.handle, ALICE.password);
+  const added = await postForm(both, "/account", { csrf_token: both.csrfToken, identifier: BOB.handle, password: BOB.password, next: "/account" });
+  expect(added.status).toBe(303);
+  firehose = new FirehoseConsumer(`${server.issuer.replace(/^http/, "ws")}/xrpc/com.atproto.sync.subscribeRepos?cursor=0`);
+  await firehose.opened;
+});
+afterAll(async () => {
+  firehose?.close();
+  await server?.stop();
+});
+
+function post(rkey: string, extra: Record<string, unknown> = {}) {
+  return call<{ cid: string; commit: { cid: string; rev: string } }>(session, "com.atproto.repo.createRecord", {
+    json: { repo: alice.did, collection: NOTE, rkey, record: { text: rkey, createdAt: "2026-11-28T00:00:00.000Z", ...extra } },
+  });
+}
+
+type Message = Extract<Frame, { kind: "message" }>;
+const aliceMessages = () => firehose.frames.filter((frame): frame is Message => frame.kind === "message" && (frame.body.did ?? frame.body.repo) === alice.did);
+const isTakedown = (frame: Message) => frame.type === "#account" && frame.body.status === "takendown";
+
+const SYNC_READS: Array<[string, () => Record<string, string>]> = [
+  ["com.atproto.sync.getRepo", () => ({ did: alice.did })],
+  ["com.atproto.sync.getLatestCommit", () => ({ did: alice.did })],
+  ["com.atproto.sync.getRecord", () => ({ did: alice.did, collection: NOTE, rkey: "kept" })],
+  ["com.atproto.sync.getBlocks", () => ({ did: alice.did, cids: recordCid })],
+  ["com.atproto.sync.getBlob", () => ({ did: alice.did, cid: blobCid })],
+  ["com.atproto.sync.listBlobs", () => ({ did: alice.did })],
+];
+
+async function repoStatus() {
+  return (await callAnonymous<Record<string, unknown>>(server, "com.atproto.sync.getRepoStatus", { params: { did: alice.did } })).body;
+}
+
+async function listed() {
+  return (await callAnonymous<{ repos: Array<Record<string, unknown>> }>(server, "com.atproto.sync.listRepos")).body.repos.find((repo) => repo.did === alice.did);
+}
+
+/** A new sign-in request of the app, with its consent screen's address. */
+async function newRequest(extra: Record<string, string> = {}) {
+  const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
+  const pkce = createPkce();
+  const par = await client.pushAuthorizationRequest({ redirect_uri: "http://127.0.0.1/callback", scope: SCOPE, state: "s1", code_challenge: pkce.challenge, code_challenge_method: "S256", ...extra });
+  expect(par.status).toBe(201);
+  return client.authorizeUrl(par.body.request_uri);
+}
+
+/** The handles the browser's account chooser offers. */
+async function chooserHandles(browser: Browser): Promise<string[]> {
+  const page = await openPage(browser, "/account?choose=1");
+  return [...pageText(page.html).matchAll(/@([a-z0-9.-]+\.test)/g)].map((match) => match[1]!).filter((handle, index, all) => all.indexOf(handle) === index).sort();
+}
+
+describe("an account taken down by the operator", () => {
+  /** A browser with a consent screen open for the app, signed in as Alice, from before the takedown. */
+  let openScreen: { jar: CookieJar; authorizeUrl: string; csrfToken: string };
+
+  it("before: served, active, in the chooser; the consent screen offers Allow", async () => {
+    for (const [nsid, params] of SYNC_READS) expect((await fetch(`${server.issuer}/xrpc/${nsid}?${new URLSearchParams(params())}`)).status, nsid).toBe(200);
+    expect(await repoStatus()).toMatchObject({ active: true });
+    expect(await chooserHandles(both)).toEqual([ALICE.handle, BOB.handle]);
+    const jar = new CookieJar();
+    const first = await newRequest();
+    await approveWithPassword(first, jar, ALICE.handle, ALICE.password);
+    const authorizeUrl = await newRequest({ prompt: "consent" });
+    const page = await openConsentPage(authorizeUrl, jar);
+    expect(page.html).toContain('value="allow"');
+    openScreen = { jar, authorizeUrl, csrfToken: page.csrfToken! };
+  });
+
+  it("the takedown: one #account {active: false, status: takendown} after every commit of the account", async () => {
+    const answer = await takedownAccount(server, alice.did, true, "spam, report 42");
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ subject: { $type: "com.atproto.admin.defs#repoRef", did: alice.did }, takedown: { applied: true, ref: "spam, report 42" } });
+    await firehose.until(() => aliceMessages().some(isTakedown));
+    const own = aliceMessages();
+    const event = own.find(isTakedown)!;
+    expect(event.body).toMatchObject({ did: alice.did, active: false, status: "takendown" });
+    expect(own.filter((frame) => frame.type === "#commit").every((commit) => (commit.body.seq as number) < (event.body.seq as number))).toBe(true);
+  });
+
+  it("every OAuth token stops at once: the access token, and the refresh token", async () => {
+    const me = await call(session, "com.atproto.server.getSession");
+    expect(me.status).toBe(401);
+    expect((await post("refused")).status).toBe(401);
+    const refreshed = await session.client.refresh(session.tokens.refresh_token);
+    expect(refreshed.status).toBe(400);
+    expect(refreshed.body).toMatchObject({ error: "invalid_grant" });
+    expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Grant" WHERE "accountDid" = ${alice.did}`)).toBe(0);
+  });
+
+  it("the account leaves every browser's chooser; the other account stays", async () => {
+    expect(await chooserHandles(both)).toEqual([BOB.handle]);
+    expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "BrowserSession" WHERE "accountDid" = ${alice.did}`)).toBe(0);
+  });
+
+  it("signing in says the account is taken down, once the password is right; a wrong one says only that it is wrong", async () => {
+    const browser = await newBrowser(server);
+    const refused = await postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: ALICE.handle, password: ALICE.password, next: "/account" });
+    expect(refused.location).toBeNull();
+    expect(pageText(refused.html)).toContain("taken down by the operator");
+    expect(browser.jar.get("atrium_session")).toBeUndefined();
+    const wrong = await postForm(browser, "/account", { csrf_token: browser.csrfToken, identifier: ALICE.handle, password: "not her password", next: "/account" });
+    expect(pageText(wrong.html)).not.toContain("taken down");
+    // On a consent screen too.
+    const authorizeUrl = await newRequest();
+    const jar = new CookieJar();
+    const shown = await openConsentPage(authorizeUrl, jar);
+    const consent = await submitConsent(authorizeUrl, jar, { decision: "allow", identifier: ALICE.email, password: ALICE.password, csrfToken: shown.csrfToken });
+    expect(consent.headers.get("location")).toBeNull();
+    expect(visibleText(await consent.text())).toContain("taken down");
+  });
+
+  it("a consent screen already open cannot complete: no code", async () => {
+    const { jar, authorizeUrl, csrfToken } = openScreen;
+    const answer = await submitConsent(authorizeUrl, jar, { decision: "allow", account: alice.did, csrfToken });
+    const location = answer.headers.get("location");
+    expect(location === null || !new URL(location, server.issuer).searchParams.has("code")).toBe(true);
+    expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "AuthorizationCode" WHERE "accountDid" = ${alice.did}`)).toBe(0);
+  });
+
+  it("sync answers RepoTakendown; listRepos and getRepoStatus say takendown; repo reads serve nothing", async () => {
+    for (const [nsid, params] of SYNC_READS) expectXrpcError(await callAnonymous(server, nsid, { params: params() }), 400, "RepoTakendown");
+    expect(await repoStatus()).toEqual({ did: alice.did, active: false, status: "takendown" });
+    expect(await listed()).toMatchObject({ did: alice.did, active: false, status: "takendown" });
+    expectXrpcError(await callAnonymous(server, "com.atproto.repo.getRecord", { params: { repo: alice.handle, collection: NOTE, rkey: "kept" } }), 400, "RecordNotFound");
+    expectXrpcError(await callAnonymous(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: NOTE } }), 400, "InvalidRequest");
+  });
+
+  it("the operator is still served the export, not cached; a wrong admin password is refused", async () => {
+    const car = await fetch(`${server.issuer}/xrpc/com.atproto.sync.getRepo?did=${alice.did}`, { headers: { Authorization: basicAuthorization() } });
+    expect(car.status).toBe(200);
+    expect(car.headers.get("content-type")).toBe("application/vnd.ipld.car");
+    expect(car.headers.get("cache-control")).toBe("private, no-store");
+    expect((await car.arrayBuffer()).byteLength).toBeGreaterThan(100);
+    const wrong = await fetch(`${server.issuer}/xrpc/com.atproto.sync.getRepo?did=${alice.did}`, { headers: { Authorization: basicAuthorization("a wrong admin password") } });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("the operator sees the takedown with its reference", async () => {
+    const status = await adminCall(server, "com.atproto.admin.getSubjectStatus", { params: { did: alice.did } });
+    expect(status.body).toEqual({ subject: { $type: "com.atproto.admin.defs#repoRef", did: alice.did }, takedown: { applied: true, ref: "spam, report 42" }, deactivated: { applied: false } });
+  });
+
+  it("the untakedown: #account active; served again; signing in works; the old tokens stay dead", async () => {
+    const answer = await takedownAccount(server, alice.did, false);
+    expect(answer.status).toBe(200);
+    const takedown = aliceMessages().find(isTakedown)!.body.seq as number;
+    await firehose.until(() => aliceMessages().some((frame) => (frame.body.seq as number) > takedown && frame.type === "#account"));
+    const restored = aliceMessages().find((frame) => (frame.body.seq as number) > takedown && frame.type === "#account")!;
+    expect(restored.body).toMatchObject({ did: alice.did, active: true });
+    expect(restored.body.status).toBeUndefined();
+    for (const [nsid, params] of SYNC_READS) expect((await fetch(`${server.issuer}/xrpc/${nsid}?${new URLSearchParams(params())}`)).status, nsid).toBe(200);
+    expect(await repoStatus()).toMatchObject({ active: true });
+    expect((await call(session, "com.atproto.server.getSession")).status).toBe(401);
+    expect((await session.client.refresh(session.tokens.refresh_token)).status).toBe(400);
+    const browser = await signedIn(server, ALICE.handle, ALICE.password);
+    expect(browser.jar.get("atrium_session")).toBeDefined();
+    expect(await adminCall(server, "com.atproto.admin.getSubjectStatus", { params: { did: alice.did } })).toMatchObject({ body: { takedown: { applied: false } } });
+  });
+});
+
+describe("a record or a blob taken down by the operator", () => {
+  const uri = () => `at://${alice.did}/${NOTE}/kept`;
+  const strongRef = () => ({ $type: "com.atproto.repo.strongRef", uri: uri(), cid: recordCid });
+  const blobRef = () => ({ $type: "com.atproto.admin.defs#repoBlobRef", did: alice.did, cid: blobCid });
+
+  it("a record: not served by getRecord, listRecords or sync.getRecord, and back once restored", async () => {
+    const answer = await adminCall(server, "com.atproto.admin.updateSubjectStatus", { json: { subject: strongRef(), takedown: { applied: true, ref: "illegal" } } });
+    expect(answer.status).toBe(200);
+    expectXrpcError(await callAnonymous(server, "com.atproto.repo.getRecord", { params: { repo: alice.did, collection: NOTE, rkey: "kept" } }), 400, "RecordNotFound");
+    const records = await callAnonymous<{ records: Array<{ uri: string }> }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: NOTE } });
+    expect(records.body.records.map((record) => record.uri)).toEqual([`at://${alice.did}/${NOTE}/other`]);
+    expectXrpcError(await callAnonymous(server, "com.atproto.sync.getRecord", { params: { did: alice.did, collection: NOTE, rkey: "kept" } }), 400, "RecordNotFound");
+    // The repository stays whole and verifiable: getRepo still carries it, as the reference's does.
+    expect((await fetch(`${server.issuer}/xrpc/com.atproto.sync.getRepo?did=${alice.did}`)).status).toBe(200);
+    const status = await adminCall(server, "com.atproto.admin.getSubjectStatus", { params: { uri: uri() } });
+    expect(status.body).toEqual({ subject: strongRef(), takedown: { applied: true, ref: "illegal" } });
+
+    await adminCall(server, "com.atproto.admin.updateSubjectStatus", { json: { subject: strongRef(), takedown: { applied: false } } });
+    expect((await callAnonymous(server, "com.atproto.repo.getRecord", { params: { repo: alice.did, collection: NOTE, rkey: "kept" } })).status).toBe(200);
+    expect((await callAnonymous(server, "com.atproto.sync.getRecord", { params: { did: alice.did, collection: NOTE, rkey: "kept" } })).status).toBe(200);
+  });
+
+  it("a blob: served to nobody, the operator included, and back once restored", async () => {
+    const answer = await adminCall(server, "com.atproto.admin.updateSubjectStatus", { json: { subject: blobRef(), takedown: { applied: true } } });
+    expect(answer.status).toBe(200);
+    expectXrpcError(await callAnonymous(server, "com.atproto.sync.getBlob", { params: { did: alice.did, cid: blobCid } }), 400, "BlobNotFound");
+    const asOperator = await adminCall(server, "com.atproto.sync.getBlob", { params: { did: alice.did, cid: blobCid } });
+    expect(asOperator.status).toBe(400);
+    const status = await adminCall<{ takedown: { applied: boolean; ref: string } }>(server, "com.atproto.admin.getSubjectStatus", { params: { did: alice.did, blob: blobCid } });
+    expect(status.body.takedown.applied).toBe(true);
+    // Without a reference the time of the takedown stands for it, as the reference PDS writes it.
+    expect(Number.isNaN(Date.parse(status.body.takedown.ref))).toBe(false);
+    await adminCall(server, "com.atproto.admin.updateSubjectStatus", { json: { subject: blobRef(), takedown: { applied: false } } });
+    const served = await fetch(`${server.issuer}/xrpc/com.atproto.sync.getBlob?did=${alice.did}&cid=${blobCid}`);
+    expect(served.status).toBe(200);
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(SAMPLES.png);
+  });
+
+  it("an unknown subject is NotFound, and a subject of no known kind is refused", async () => {
+    expectXrpcError(await adminCall(server, "com.atproto.admin.updateSubjectStatus", { json: { subject: { ...strongRef(), uri: `at://${alice.did}/${NOTE}/missing` }, takedown: { applied: true } } }), 400, "NotFound");
+    expectXrpcError(await adminCall(server, "com.atproto.admin.updateSubjectStatus", { json: { subject: { $type: "com.example.thing", did: alice.did }, takedown: { applied: true } } }), 400, "InvalidRequest");
+    expectXrpcError(await adminCall(server, "com.atproto.admin.getSubjectStatus", { params: { uri: `at://${bob.did}/${NOTE}/none` } }), 400, "NotFound");
+  });
+});
