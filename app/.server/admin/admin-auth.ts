@@ -58,7 +58,7 @@ export class AdminAuth {
   private readonly rule: AttemptRule;
 
   constructor(
-    password: string | undefined,
+    private readonly password: string | undefined,
     private readonly attempts: AttemptStore,
     private readonly throttle: AdminThrottleRule = DEFAULT_ADMIN_THROTTLE,
     private readonly now: () => number = Date.now,
@@ -95,8 +95,9 @@ export class AdminAuth {
    * password, before the setting changed, is refused).
    */
   passwordTag(key: string): string {
-    if (!this.expected) throw disabled();
-    return createHmac("sha256", key).update(this.expected).digest("base64url");
+    if (this.password === undefined) throw disabled();
+    // Of the password itself, not of this process's MAC of it: every process, and the next start, agree.
+    return createHmac("sha256", key).update(this.password, "utf8").digest("base64url");
   }
 
   /** Counts the attempt first, then compares; a wrong one stays counted, a right one is taken back. */
