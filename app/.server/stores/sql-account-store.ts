@@ -1,6 +1,6 @@
 import type { AccountClash, AccountPageQuery, AccountProfile, AccountStore, LockdownResult, OperatorAccountRow, StoredAccount } from "../accounts/account-store.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, BYTEWISE, Fragment, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import { all, at, Fragment, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
 import { forgetTypedCode } from "./sql-typed-code-store.ts";
 
@@ -8,15 +8,28 @@ import { forgetTypedCode } from "./sql-typed-code-store.ts";
 const PROFILE_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt");
 /** What the operator sees of an account (docs/decisions/0051). */
 const OPERATOR_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt", "lastSignInAt", "deactivatedAt", "takendownAt", "takedownRef");
-const OPERATOR_TEXT = '"did", "handle", "email", "emailConfirmedAt", "createdAt", "lastSignInAt", "deactivatedAt", "takendownAt", "takedownRef"';
-const OPERATOR_COLUMNS = new Fragment({ sqlite: OPERATOR_TEXT, postgresql: OPERATOR_TEXT });
+const OPERATOR_COLUMNS = '"did", "handle", "email", "emailConfirmedAt", "createdAt", "lastSignInAt", "deactivatedAt", "takendownAt", "takedownRef"';
+const OPERATOR_COLUMNS_FRAGMENT = new Fragment({ sqlite: OPERATOR_COLUMNS, postgresql: OPERATOR_COLUMNS });
 
 /**
- * Above every character an identifier holds (handles and DIDs are ASCII, emails nearly always): `prefix` to
- * `prefix + LAST` is the range of the values that start with `prefix`, compared bytewise on both engines.
+ * A page of the accounts (AccountStore.page), in handle order, keyset-paged on the handle: its unique index serves both
+ * the order and the cursor, in the database's own collation whatever its locale, so each page reads `limit` rows
+ * however many accounts there are (their plans are tested: sql-account-store.test.ts). The search is a prefix of the
+ * handle, the email or the DID (LIKE, with % and _ escaped: identifiers are stored in lower case, and SQLite's LIKE
+ * ignores case only in ASCII, where they are).
  */
-const LAST = "\uffff";
+export const ACCOUNT_PAGE_SQL = {
+  all: `SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" > ? ORDER BY "handle" LIMIT ?`,
+  prefix: `SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" > ? AND ("handle" LIKE ? ESCAPE '\\' OR "email" LIKE ? ESCAPE '\\' OR "did" LIKE ? ESCAPE '\\')
+    ORDER BY "handle" LIMIT ?`,
+};
+const pageOfAll = statementOf(ACCOUNT_PAGE_SQL.all);
+const pageOfPrefix = statementOf(ACCOUNT_PAGE_SQL.prefix);
 
+/** A LIKE pattern for values that start with `prefix`. */
+function startsWith(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+}
 
 /** Locks the unique values an account claims, so that two processes cannot both find one free and take it. */
 export function* lockIdentifiers(...values: string[]): Program<void> {
@@ -102,20 +115,11 @@ export class SqlAccountStore implements AccountStore {
 
   async page(query: AccountPageQuery) {
     const after = query.afterHandle ?? "";
-    const { limit } = query;
+    const { prefix, limit } = query;
     return this.db.execute(function* (): Program<OperatorAccountRow[]> {
-      // Keyset paging on the handle (unique, indexed): each page is one statement that reads `limit` rows, however
-      // many accounts there are, and a page never repeats or skips an account when others are added meanwhile.
-      if (query.prefix === undefined) {
-        return yield* all(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" ${BYTEWISE} > ${after}
-          ORDER BY "handle" ${BYTEWISE} LIMIT ${limit}`);
-      }
-      const from = query.prefix;
-      const to = query.prefix + LAST;
-      return yield* all(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" ${BYTEWISE} > ${after}
-          AND (("handle" ${BYTEWISE} >= ${from} AND "handle" ${BYTEWISE} < ${to}) OR ("email" ${BYTEWISE} >= ${from} AND "email" ${BYTEWISE} < ${to})
-            OR ("did" ${BYTEWISE} >= ${from} AND "did" ${BYTEWISE} < ${to}))
-        ORDER BY "handle" ${BYTEWISE} LIMIT ${limit}`);
+      if (prefix === undefined) return yield* all(OPERATOR_ROW, pageOfAll(after, limit));
+      const pattern = startsWith(prefix);
+      return yield* all(OPERATOR_ROW, pageOfPrefix(after, pattern, pattern, pattern, limit));
     });
   }
 
@@ -123,7 +127,7 @@ export class SqlAccountStore implements AccountStore {
     return this.db.execute(function* (): Program<OperatorAccountRow[]> {
       const found: OperatorAccountRow[] = [];
       for (const did of new Set(dids)) {
-        const row = yield* get(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "did" = ${did}`);
+        const row = yield* get(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS_FRAGMENT} FROM "Account" WHERE "did" = ${did}`);
         if (row) found.push(row);
       }
       return found;

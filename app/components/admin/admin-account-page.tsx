@@ -59,7 +59,8 @@ export function AdminAccountPage({ view, errors, values }: Props) {
       <Card className="flex flex-col gap-3">
         <h2 className="text-lg font-semibold">{takenDown ? t("admin:account.untakedownTitle") : t("admin:account.takedownTitle")}</h2>
         <p className="text-slate-700 dark:text-slate-200">{takenDown ? t("admin:account.untakedownIntro") : t("admin:account.takedownIntro")}</p>
-        <form method="post" action="/admin/account" className="flex flex-col gap-3" noValidate>
+        {/* The page's own address (with its did): after a refusal, Remix renders the page again from its loader. */}
+        <form method="post" action={`/admin/account?${new URLSearchParams({ did: account.did })}`} className="flex flex-col gap-3" noValidate>
           <input type="hidden" name="csrf_token" value={view.csrfToken} />
           <input type="hidden" name="did" value={account.did} />
           <input type="hidden" name="intent" value={takenDown ? "untakedown" : "takedown"} />
