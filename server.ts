@@ -34,6 +34,7 @@ import {
   requestRecord,
   responseTimeout,
   screenOriginCheck,
+  screenQueryCheck,
   screenRequestLimit,
   screenRoute,
   securityHeaders,
@@ -127,6 +128,7 @@ export async function startServer(config: Config, options: { dev: boolean; log: 
   // After the static files: only what Remix answers counts.
   app.use(screenRoute(screenRouteMatcher(screenRoutes)));
   app.use(screenRequestLimit(config, limiter, services.metrics));
+  app.use(screenQueryCheck(config));
   // After the limit, whose decision may wait for the database (PostgreSQL): the body guard listens for the body's
   // data, which starts it flowing, and anything that arrived while the limit was being decided would be lost to Remix.
   app.use(bodyLimit(config));

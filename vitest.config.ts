@@ -24,6 +24,8 @@ const SQLITE_ONLY = [
   "tests/integration/route-table.test.ts",
   // The outbound fetch of client documents, decided whatever the database (its cache: client-metadata-cache).
   "tests/integration/client-fetch-hardening.test.ts",
+  // Service proxying's outbound side: DID documents, upstreams, headers, caps (xrpc-proxy and read-after-write run on both).
+  "tests/integration/proxy-upstreams.test.ts",
   // The logger's batches, in processes that open no database.
   "tests/integration/log-output.test.ts",
   // Starts on both engines itself, one build for the two.

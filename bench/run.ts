@@ -5,7 +5,20 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { compareConfigurations, type CaseMaker, type ComparisonRow, type Contender } from "./lib/configurations.ts";
-import { codeExchangeCase, createRecordCase, getSessionCase, parCase, refreshCase, userinfoCase, type BenchCase } from "./lib/cases.ts";
+import { startBenchAppview } from "./lib/appview.ts";
+import {
+  codeExchangeCase,
+  createRecordCase,
+  createSessionCase,
+  getSessionCase,
+  parCase,
+  passwordGetSessionCase,
+  proxyCase,
+  refreshCase,
+  refreshSessionCase,
+  userinfoCase,
+  type BenchCase,
+} from "./lib/cases.ts";
 import { clockTicksPerSecond } from "./lib/cpu.ts";
 import { Driver } from "./lib/driver.ts";
 import { measureFloor, measurePostgresFloor, type PostgresFloor } from "./lib/floor.ts";
@@ -14,6 +27,7 @@ import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { startBenchPostgres, type BenchPostgres } from "./lib/postgres.ts";
 import { PROJECT_ROOT as ROOT } from "../scripts/lib/server-process.ts";
 import { CONFIGURATIONS, startServer, type Configuration } from "./lib/server.ts";
+import { comparePairedCases, type PairedResult } from "./lib/paired-cases.ts";
 import { benchRepository, describeRepository, type RepositoryReport } from "./repository.ts";
 import { median, round } from "./lib/stats.ts";
 import { summarize, type ProfileWindow } from "./profile-summary.ts";
@@ -29,8 +43,9 @@ import { summarize, type ProfileWindow } from "./profile-summary.ts";
  *
  * `npm run bench -- --profile [--profile-dir /tmp/prof] [--engine …]` instead
  * runs the server under --cpu-prof, once for a getSession loop and once for a
- * refresh loop, and prints where the server's CPU goes (on SQLite unless
- * --engine says otherwise).
+ * refresh loop (or for the --cases named among getSession, refresh and proxy),
+ * and prints where the server's CPU goes (on SQLite unless --engine says
+ * otherwise).
  */
 
 const RESULTS = path.resolve(import.meta.dirname, "results", "latest.json");
@@ -42,7 +57,7 @@ const CONCURRENT_WARMUP = { requests: 4000, seconds: 5 };
  * Code exchange gets no throughput run: each code costs a PAR and an approval to make (on PostgreSQL some 30 ms of
  * durable commits), and the 200 a pool could afford spread over 32 lanes never reach a steady state.
  */
-const NO_THROUGHPUT = ["code-exchange"];
+const NO_THROUGHPUT = ["code-exchange", "createSession"];
 
 type Engine = "sqlite" | "postgresql";
 const ENGINE_LABEL: Record<Engine, string> = { sqlite: "SQLite", postgresql: "PostgreSQL" };
@@ -89,6 +104,8 @@ type EngineReport = {
   throughput: ThroughputRow[];
   /** The production defaults (and metrics) against the bare server, measured side by side (bench/lib/configurations.ts). */
   configurations?: ComparisonRow[];
+  /** A proxied call's server CPU against getSession's, request by request on two servers (bench/lib/paired-cases.ts). */
+  proxyCost?: PairedResult;
   loadAverage: { start: number[]; end: number[] };
   seconds: number;
   /**
@@ -153,7 +170,12 @@ const CASES: CaseMaker[] = [
   { name: "refresh", make: (driver) => refreshCase(driver) },
   { name: "userinfo", make: (driver, accessToken) => userinfoCase(driver, accessToken) },
   { name: "getSession", make: (driver, accessToken) => getSessionCase(driver, accessToken) },
+  { name: "proxy", make: (driver, accessToken) => proxyCase(driver, accessToken) },
   { name: "createRecord", make: (driver, accessToken) => createRecordCase(driver, accessToken) },
+  // docs/decisions/0047: password sessions, beside the OAuth figures of the same run.
+  { name: "createSession", make: (driver) => createSessionCase(driver) },
+  { name: "refreshSession", make: (driver) => refreshSessionCase(driver) },
+  { name: "getSession-password", make: (driver) => passwordGetSessionCase(driver) },
 ];
 
 /** The case constructors this run measures (--cases), in the order they run. */
@@ -295,6 +317,28 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
       }
     });
 
+    // docs/decisions/0048: the proxy's own cost against getSession, each on a bare server of its own, request by request.
+    let proxyCost: PairedResult | undefined;
+    const names = selectedCases().map((c) => c.name);
+    if (!options.configurationsOnly && names.includes("proxy") && names.includes("getSession")) {
+      console.log("proxy against getSession, request by request on two servers:");
+      const proxyServer = await serverOptions("atrium_bench_proxy");
+      proxyCost = await withServer(await serverOptions("atrium_bench_session"), (sessionDriver) =>
+        withServer(proxyServer, async (proxyDriver) => {
+          const pair = [
+            { name: "getSession", driver: sessionDriver, benchCase: getSessionCase(sessionDriver, (await sessionDriver.obtainTokens()).access_token) },
+            { name: "proxy", driver: proxyDriver, benchCase: proxyCase(proxyDriver, (await proxyDriver.obtainTokens()).access_token) },
+          ] as const;
+          return comparePairedCases([...pair], { ticksPerSecond });
+        }),
+      );
+      const [session, proxied] = proxyCost.cases;
+      console.log(
+        `  server µs/req getSession ${session!.serverCpuMicrosPerRequest.toFixed(0)}, proxy ${proxied!.serverCpuMicrosPerRequest.toFixed(0)}; proxy ÷ getSession ${proxyCost.ratio.toFixed(2)} (median batch); ` +
+          `per batch: ${proxyCost.cases.map((c) => `${c.name} ${c.batchServerCpuMicros.map((v) => v.toFixed(0)).join("/")}`).join("; ")}`,
+      );
+    }
+
     // The production defaults against the bare server, side by side (docs/decisions/0035).
     let comparison: ComparisonRow[] | undefined;
     if (options.configurations.length > 1) {
@@ -343,6 +387,7 @@ async function benchEngine(engine: Engine, ticksPerSecond: number): Promise<Engi
       cases,
       throughput: throughput.map(roundThroughput),
       configurations: comparison,
+      proxyCost,
       loadAverage: { start: loadStart.map((v) => round(v, 2)), end: os.loadavg().map((v) => round(v, 2)) },
       seconds: round((performance.now() - started) / 1000, 1),
     };
@@ -416,11 +461,26 @@ function targets(reports: EngineReport[]): Target[] {
       out.push({ engine: report.engine, name: row.name, description: "production defaults' server CPU ≤ 1.1× bare", limit: 1.1, actual, met: actual <= 1.1 });
     }
   }
+  // Issue 29: a proxied call to a loopback app view that answers at once costs the server at most 1.5× a getSession
+  // (the two measured request by request on two servers; docs/decisions/0048).
+  for (const report of reports) {
+    if (!report.proxyCost) continue;
+    const actual = round(report.proxyCost.ratio, 2);
+    out.push({ engine: report.engine, name: "proxy", description: "server CPU ≤ 1.5× getSession, side by side", limit: 1.5, actual, met: actual <= 1.5 });
+  }
   const onPostgres = find("postgresql", "getSession");
   if (onPostgres) {
     const onSqlite = find("sqlite", "getSession");
     const actual = onSqlite ? round(onPostgres.serverCpuMicrosPerRequest / onSqlite.serverCpuMicrosPerRequest, 2) : undefined;
     out.push({ engine: "postgresql", name: "getSession", description: "server CPU ≤ 1.6× its SQLite figure", limit: 1.6, actual, met: actual === undefined ? undefined : actual <= 1.6 });
+  }
+  // docs/decisions/0047: a password session's getSession costs the server at most what the OAuth one does, same run.
+  for (const report of reports) {
+    const password = find(report.engine, "getSession-password");
+    const oauth = find(report.engine, "getSession");
+    if (!password || !oauth) continue;
+    const actual = round(password.serverCpuMicrosPerRequest / oauth.serverCpuMicrosPerRequest, 2);
+    out.push({ engine: report.engine, name: "getSession-password", description: "server CPU ≤ 1× the OAuth getSession's", limit: 1, actual, met: actual <= 1 });
   }
   // Issue 18: a single-record commit on a 10,000-record repository at most 1.5× @atproto/repo's own work.
   for (const report of reports) {
@@ -544,10 +604,15 @@ async function profileOn(dir: string, requests: number, engine: Engine, postgres
     copyFileSync(path.join(serverBuild, file), path.join(bundleMaps, file));
   }
   const bundleHash = sha256File(bundle);
-  const plans: { name: string; make: (driver: Driver) => Promise<BenchCase> }[] = [
+  const allPlans: { name: string; make: (driver: Driver) => Promise<BenchCase> }[] = [
     { name: "getSession", make: async (driver) => getSessionCase(driver, (await driver.obtainTokens()).access_token) },
     { name: "refresh", make: (driver) => refreshCase(driver) },
+    // docs/decisions/0047: a password session's getSession, to set beside the OAuth one.
+    { name: "getSession-password", make: (driver) => passwordGetSessionCase(driver) },
+    { name: "proxy", make: async (driver) => proxyCase(driver, (await driver.obtainTokens()).access_token) },
   ];
+  // getSession and refresh unless --cases names others.
+  const plans = allPlans.filter((plan) => (options.cases ? options.cases.includes(plan.name) : ["getSession", "refresh"].includes(plan.name)));
   const prefix = engine === "sqlite" ? "" : `${engine}-`;
   for (const plan of plans) {
     // No --cpu-prof-name: the file name tells the main thread's profile from any worker thread's.
@@ -640,6 +705,10 @@ if (plc) {
   process.env.ATRIUM_PLC_DIRECTORY_URL = plc.url;
   stoppers.push(() => plc.stop());
 }
+// The app view the proxy case reaches (bench/lib/appview.ts), named as ATRIUM_APPVIEW for every server (they inherit it).
+const appview = await startBenchAppview();
+process.env.ATRIUM_APPVIEW = appview.service;
+stoppers.push(() => appview.stop());
 
 if (values.profile) {
   for (const engine of engines) await profile(path.resolve(values["profile-dir"]), Number(values["profile-requests"]), engine);
@@ -647,3 +716,4 @@ if (values.profile) {
   await bench(engines);
 }
 await plc?.stop();
+await appview.stop();

@@ -7,6 +7,7 @@ import type { ApiResponse } from "../app/.server/http/api-response.ts";
 import { AtriumError } from "../app/.server/errors/atrium-error.ts";
 import { errorAnswerIn, type ApiRoute, type ApiRouteTable } from "../app/.server/http/api-routes.ts";
 import { limitBucketOf } from "../app/.server/http/forwarded-address.ts";
+import { bodyTooLarge } from "../app/.server/http/limits.ts";
 import type { Metrics } from "../app/.server/observability/metrics.ts";
 import type { ErrorReporter } from "../app/.server/observability/report-error.ts";
 import type { RateLimitResult, RequestLimiter } from "../app/.server/security/request-limiter.ts";
@@ -89,10 +90,7 @@ export function createApiServer({ config, limiter, recorder, metrics, report }: 
 function admit(request: NodeApiRequest, limited: ApiResponse | undefined): void {
   if (limited) return send(request, limited);
   const { route, req, res } = request;
-  if (Number(req.headers["content-length"] ?? 0) > route.bodyLimit) {
-    const error = new AtriumError("invalid_request", `Request body larger than ${route.bodyLimit} bytes`, { status: 413, xrpcName: "PayloadTooLarge" });
-    return send(request, errorAnswerIn(route.errorShape, error));
-  }
+  if (Number(req.headers["content-length"] ?? 0) > route.bodyLimit) return send(request, errorAnswerIn(route.errorShape, bodyTooLarge(route.bodyLimit)));
   const timer = armResponseTimer(request.context.requestTimeoutMs, res, answerTooLate, request);
   void respond(request, timer);
 }
@@ -121,10 +119,17 @@ async function respond(request: NodeApiRequest, timer: NodeJS.Timeout): Promise<
   try {
     send(request, response);
   } catch (error) {
-    // An answer Node refuses to write (say, a header value it rejects) becomes a 500, not an unhandled rejection.
+    // An answer Node refuses to write (say, a header value it rejects) becomes a 500, not an unhandled rejection; a
+    // streamed body that will not be sent is cancelled, so that what it holds (an open blob file) is released.
+    discardBody(response);
     if (request.res.headersSent) request.res.destroy();
     else send(request, serverError(request, error));
   }
+}
+
+function discardBody(response: ApiResponse): void {
+  const body = response.body;
+  if (body instanceof ReadableStream && !body.locked) void body.cancel().catch(() => {});
 }
 
 function serverError(request: NodeApiRequest, error: unknown): ApiResponse {
@@ -136,9 +141,10 @@ function serverError(request: NodeApiRequest, error: unknown): ApiResponse {
  * Node's request seen through the small interface the endpoints read, and
  * what the handler keeps about it until it is answered (its response, route,
  * id and start time): one object per request. The body is read only when an
- * endpoint asks for it, and at most the route's body limit + 1 bytes of it:
- * an endpoint refuses a body longer than its own limit by length, and the
- * unread rest is drained or the connection closed (see `send`).
+ * endpoint asks for it, and never past the route's body limit: the byte that
+ * goes beyond it ends the reading with a 413 (`bodyTooLarge`), so no endpoint
+ * ever takes the first part of a body for the whole. The unread rest is
+ * drained or the connection closed (see `send`).
  */
 export class NodeApiRequest implements ApiRequest {
   readonly method: string;
@@ -146,7 +152,8 @@ export class NodeApiRequest implements ApiRequest {
   readonly headers: ApiRequest["headers"] = this;
   /** performance.now() when the handler took the request. */
   readonly started = performance.now();
-  private body: Promise<Buffer> | undefined;
+  /** The whole body once asked for; "streamed" once handed out piece by piece (`chunks`). */
+  private body: Promise<Buffer> | "streamed" | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -184,27 +191,40 @@ export class NodeApiRequest implements ApiRequest {
     return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   }
 
+  chunks(): AsyncIterable<Uint8Array> {
+    if (this.body !== undefined) throw new Error("The request body was already read");
+    this.body = "streamed";
+    return streamBounded(this.req, this.route.bodyLimit);
+  }
+
   private readBody(): Promise<Buffer> {
-    this.body ??= readBounded(this.req, this.route.bodyLimit + 1);
+    if (this.body === "streamed") throw new Error("The request body was read as a stream");
+    this.body ??= readBounded(this.req, this.route.bodyLimit);
     return this.body;
   }
 }
 
-function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+/** The whole body, refused with 413 once it passes `limit` bytes (small bodies: forms, JSON; a 'data' listener is cheaper than an async iterator on the hot paths). */
+function readBounded(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
-    const finish = () => {
+    const stop = () => {
       req.off("data", onData);
+      req.off("end", finish);
+    };
+    const finish = () => {
+      stop();
       resolve(Buffer.concat(chunks));
     };
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       length += chunk.length;
-      if (length >= maxBytes) {
-        // Enough to know it is too long: stop reading; the response decides what happens to the rest.
+      if (length > limit) {
+        // Too long: stop reading (the response decides what happens to the rest), and never hand on the part read.
         req.pause();
-        finish();
+        stop();
+        reject(bodyTooLarge(limit));
       }
     };
     req.on("data", onData);
@@ -214,6 +234,56 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
       if (!req.complete) reject(new Error("request closed before its body ended"));
     });
   });
+}
+
+/**
+ * A streamed body (a repository export, a proxied answer): read as the socket takes it. A source that fails midway
+ * (an upstream cut off at its size cap) ends the connection, so the client never takes a cut answer for a whole one;
+ * a client that leaves destroys the source, which cancels it (an export then releases its snapshot at once:
+ * docs/decisions/0042). Ahead of the socket sit only Node's buffers: the readable side's highWaterMark and the
+ * response's. Not stream.pipeline: its AbortController and the DOMException it makes at the end cost more than the
+ * rest of a proxied call's passing on (docs/decisions/0048). A HEAD answer has no body: its source is let go unread.
+ */
+function sendStream(req: IncomingMessage, res: ServerResponse, body: Readable | ReadableStream<Uint8Array>): void {
+  if (req.method === "HEAD") {
+    dropBody(body);
+    res.end();
+    return;
+  }
+  const stream = body instanceof Readable ? body : Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+  stream.once("error", () => res.destroy());
+  res.once("close", () => {
+    if (!stream.readableEnded) stream.destroy();
+  });
+  stream.pipe(res);
+}
+
+/**
+ * An answer that will not be sent (the response timer answered first, or the client went): its stream is ended at
+ * once, so that an upstream's answer does not keep its connection until the body timeout (30 s), nor an export its
+ * snapshot.
+ */
+function dropBody(body: ApiResponse["body"]): void {
+  if (body instanceof Readable) {
+    body.on("error", () => {});
+    body.destroy();
+  } else if (body !== null && typeof body === "object" && "cancel" in body) {
+    void body.cancel().catch(() => {});
+  }
+}
+
+/**
+ * The body piece by piece, each read from the connection once the one before was taken (TCP's window makes a fast
+ * sender wait), refused with 413 once it passes `limit` bytes. The iterator leaves the request open when it ends
+ * early, so that the refusal can still be answered and the rest drained (see `send`).
+ */
+async function* streamBounded(req: IncomingMessage, limit: number): AsyncGenerator<Uint8Array> {
+  let length = 0;
+  for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length > limit) throw bodyTooLarge(limit);
+    yield chunk;
+  }
 }
 
 /**
@@ -228,7 +298,7 @@ function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
  */
 function send(request: NodeApiRequest, response: ApiResponse): void {
   const { req, res, route } = request;
-  if (res.headersSent || res.destroyed) return;
+  if (res.headersSent || res.destroyed) return dropBody(response.body);
   const headers: Record<string, string> = route.cors ? { ...HARDENING_HEADERS, ...CORS_HEADERS, ...response.headers } : { ...HARDENING_HEADERS, ...response.headers };
   headers["X-Request-Id"] = request.requestId;
   if (route.dpopNonce) headers["DPoP-Nonce"] = route.dpopNonce();
@@ -240,9 +310,7 @@ function send(request: NodeApiRequest, response: ApiResponse): void {
     res.end(body ?? undefined);
   } else {
     res.writeHead(response.status, headers);
-    const stream = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
-    stream.on("error", () => res.destroy());
-    stream.pipe(res);
+    sendStream(req, res, body);
   }
   drainRest(req);
   request.context.recorder.served(req, request.requestId, request.path, route.label ? route.label(request.path) : route.path, response.status, request.started);

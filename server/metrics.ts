@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Logger } from "../app/.server/observability/logger.ts";
 import type { Metrics, RateLimitClass, SignInMethod, TokenGrantType } from "../app/.server/observability/metrics.ts";
+import type { ExportState } from "../app/.server/sync/export-watch.ts";
 
 /**
  * The Prometheus metrics (docs/decisions/0014), with prom-client: the
@@ -12,7 +13,7 @@ import type { Metrics, RateLimitClass, SignInMethod, TokenGrantType } from "../a
  */
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
-const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ["par", "token", "xrpc", "screen", "firehose", "sign_in"];
+const RATE_LIMIT_CLASSES: readonly RateLimitClass[] = ["par", "token", "xrpc", "screen", "firehose", "sign_in", "repo_export"];
 const SIGN_IN_METHODS: readonly SignInMethod[] = ["password", "passkey"];
 const GRANT_TYPES: readonly TokenGrantType[] = ["authorization_code", "refresh_token"];
 
@@ -45,7 +46,7 @@ export class PrometheusMetrics implements Metrics {
   });
   private readonly limited = new Counter({
     name: "atrium_rate_limited_total",
-    help: "Requests refused by a limit (429), by limit: par, token, xrpc, screen, firehose (per address per minute) or sign_in (the sign-in throttle).",
+    help: "Requests refused by a limit (429), by limit: par, token, xrpc, screen, firehose (per address per minute), sign_in (the sign-in throttle) or repo_export (repository exports at once).",
     labelNames: ["limit"] as const,
     registers: [this.registry],
   });
@@ -82,6 +83,32 @@ export class PrometheusMetrics implements Metrics {
 
   databaseError(): void {
     this.databaseErrors.inc();
+  }
+
+  /** docs/decisions/0042: read at each scrape, summed over the workers like every series. */
+  watchRepoExports(state: () => ExportState): void {
+    const gauge = (name: string, help: string, value: (now: ExportState) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(value(state()));
+        },
+      });
+    gauge("atrium_repo_exports_open", "Repository exports in progress (getRepo, getBlocks, a record's proof from a snapshot), each holding a database snapshot.", (now) => now.open);
+    gauge("atrium_repo_export_held_bytes", "Block bytes the exports in progress have read from the database and not yet handed to their response (at most a page each).", (now) => now.heldBytes);
+    let counted = 0;
+    new Counter({
+      name: "atrium_repo_export_read_bytes_total",
+      help: "Block bytes read from the database by repository exports.",
+      registers: [this.registry],
+      collect() {
+        const read = state().bytesRead;
+        this.inc(read - counted);
+        counted = read;
+      },
+    });
   }
 }
 

@@ -11,6 +11,7 @@ import { translatorFor, type Translate } from "../app/.server/i18n/translate.ts"
 import { entryErrorPage, entryLanguage } from "./error-page.ts";
 import { clientAddress, drainRest, isBodyDrainable, requestIdOf, type RequestRecorder } from "./http-common.ts";
 import { armResponseTimer, TOO_LATE } from "./response-timeout.ts";
+import { firstWithControlCharacter } from "../app/.server/util/control-characters.ts";
 import { contentSecurityPolicy, HARDENING_HEADERS } from "./security-headers.ts";
 
 /**
@@ -190,6 +191,27 @@ export function screenRequestLimit(config: Config, limiter: RequestLimiter, metr
     // Nothing listens to the body yet (server.ts puts bodyLimit after this), so it waits, unread, while the
     // database decides.
     limiter.decide(key, config.rateLimits.screenPerMinute, 60_000).then((settled) => answer(req, res, next, settled), next);
+  };
+}
+
+/**
+ * A link to a screen whose query holds a control character is refused here, before any screen looks up what it names
+ * (a request_uri, a client_id, an app to revoke, a reset code): none of those has one, and a NUL would reach the
+ * database (app/.server/util/control-characters.ts). A page, or JSON for the passkey endpoints, as the limit above answers.
+ */
+export function screenQueryCheck(config: Pick<Config, "publicUrl">) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const query = req.url.indexOf("?");
+    if (query === -1 || firstWithControlCharacter(new URLSearchParams(req.url.slice(query + 1))) === undefined) return next();
+    const headers = { "Cache-Control": "no-store" };
+    if (JSON_SCREEN_PATHS.has(req.path.replace(/\/$/, ""))) {
+      void entryLanguage(config, req.url, req.headers).then((language) => {
+        if (res.headersSent || res.destroyed) return;
+        res.status(400).set(headers).json({ error: "invalid_request", error_description: translatorFor(language)("common:entry.controlCharacters.message") });
+      });
+      return;
+    }
+    void sendEntryPage(config, req, res, 400, (t) => ({ title: t("common:entry.controlCharacters.title"), message: t("common:entry.controlCharacters.message") }), headers);
   };
 }
 

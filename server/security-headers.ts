@@ -12,10 +12,14 @@ export const HARDENING_HEADERS: Readonly<Record<string, string>> = {
   "X-Frame-Options": "DENY",
 };
 
-/** The JSON endpoints browser-based clients call from other origins: any origin, and the headers they must read (X-Request-Id: to quote when reporting a problem). */
+/**
+ * The JSON endpoints browser-based clients call from other origins: any origin, and the headers they must read
+ * (X-Request-Id: to quote when reporting a problem; a refusal's Retry-After and the write budget's RateLimit-* fields,
+ * which the reference PDS exposes too: docs/decisions/0045).
+ */
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   "Access-Control-Allow-Origin": "*",
-  "Access-Control-Expose-Headers": "DPoP-Nonce, WWW-Authenticate, X-Request-Id",
+  "Access-Control-Expose-Headers": "DPoP-Nonce, WWW-Authenticate, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy",
 };
 
 /** The answer to a CORS preflight of an endpoint serving `methods`. */
@@ -24,7 +28,8 @@ export function preflightHeaders(methods: readonly HttpMethod[]): Record<string,
     ...HARDENING_HEADERS,
     ...CORS_HEADERS,
     "Access-Control-Allow-Methods": [...methods, "OPTIONS"].join(", "),
-    "Access-Control-Allow-Headers": "Content-Type, DPoP, Authorization, atproto-proxy, atproto-accept-labelers",
+    // With the headers service proxying passes on (docs/decisions/0048), so that a browser app may send them.
+    "Access-Control-Allow-Headers": "Content-Type, DPoP, Authorization, atproto-proxy, atproto-accept-labelers, x-bsky-topics",
     "Access-Control-Max-Age": "600",
   };
 }

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, unsafeConfigWarnings } from "./config.ts";
 
@@ -84,10 +85,26 @@ describe("loadConfig", () => {
       engine: "postgresql",
       url: "postgresql://atrium:secret@db.internal:5432/atrium",
       poolSize: 10,
+      snapshotPoolSize: 8,
     });
     expect(loadConfig({ DATABASE_URL: "postgres://db/atrium", ATRIUM_DATABASE_POOL_SIZE: "25" }).database).toMatchObject({ engine: "postgresql", poolSize: 25 });
     expect(configError({ DATABASE_URL: "mysql://db/atrium" }).message).toMatch(/DATABASE_URL.*file:.*postgresql:/s);
     expect(configError({ DATABASE_URL: "postgres://db/atrium", ATRIUM_DATABASE_POOL_SIZE: "0" }).message).toMatch(/ATRIUM_DATABASE_POOL_SIZE/);
+  });
+
+  it("takes the repository exports' caps and times (docs/decisions/0042); their snapshots' pool is as large as their cap", () => {
+    expect(loadConfig({}).repoExports).toEqual({ perAddress: 4, inAll: 8, idleMs: 60_000, maxMs: 900_000 });
+    const config = loadConfig({
+      DATABASE_URL: "postgres://db/atrium",
+      ATRIUM_REPO_EXPORTS_PER_ADDRESS: "2",
+      ATRIUM_REPO_EXPORTS_MAX: "5",
+      ATRIUM_REPO_EXPORT_IDLE_SECONDS: "10",
+      ATRIUM_REPO_EXPORT_MAX_SECONDS: "120",
+    });
+    expect(config.repoExports).toEqual({ perAddress: 2, inAll: 5, idleMs: 10_000, maxMs: 120_000 });
+    expect(config.database).toMatchObject({ poolSize: 10, snapshotPoolSize: 5 });
+    expect(configError({ ATRIUM_REPO_EXPORTS_MAX: "0" }).message).toMatch(/ATRIUM_REPO_EXPORTS_MAX/);
+    expect(configError({ ATRIUM_REPO_EXPORT_IDLE_SECONDS: "soon" }).message).toMatch(/ATRIUM_REPO_EXPORT_IDLE_SECONDS/);
   });
 
   it("takes the sign-in throttle's first wait in seconds, and never caps the doubling below it", () => {
@@ -204,10 +221,41 @@ describe("loadConfig", () => {
     expect(configError({ [name]: value }).message).toContain(name);
   });
 
+  it("keeps blob bytes in a folder beside the SQLite file, and in the database on PostgreSQL, unless ATRIUM_BLOB_DIRECTORY names a folder (docs/decisions/0043)", () => {
+    expect(loadConfig({}).blobStore).toEqual({ kind: "disk", folder: path.resolve("data", "blobs") });
+    expect(loadConfig({ DATABASE_URL: "file:/srv/atrium/atrium.db" }).blobStore).toEqual({ kind: "disk", folder: "/srv/atrium/blobs" });
+    expect(loadConfig({ DATABASE_URL: "postgresql://atrium@localhost/atrium" }).blobStore).toEqual({ kind: "database" });
+    expect(loadConfig({ DATABASE_URL: "postgresql://atrium@localhost/atrium", ATRIUM_BLOB_DIRECTORY: "/mnt/shared/blobs" }).blobStore).toEqual({ kind: "disk", folder: "/mnt/shared/blobs" });
+    expect(loadConfig({ ATRIUM_BLOB_DIRECTORY: "relative/blobs" }).blobStore).toEqual({ kind: "disk", folder: path.resolve("relative/blobs") });
+  });
+
+  it("warns that a blob folder with PostgreSQL must be one every process sees; not the database store, nor a folder with SQLite", () => {
+    const production = { PUBLIC_URL: "https://pds.example" };
+    const shared = unsafeConfigWarnings(loadConfig({ ...production, DATABASE_URL: "postgresql://atrium@localhost/atrium", ATRIUM_BLOB_DIRECTORY: "/mnt/shared/blobs" }));
+    expect(shared).toEqual([expect.stringMatching(/^ATRIUM_BLOB_DIRECTORY is \/mnt\/shared\/blobs with PostgreSQL: every server process, on every machine, must see this same folder/)]);
+    expect(unsafeConfigWarnings(loadConfig({ ...production, DATABASE_URL: "postgresql://atrium@localhost/atrium" }))).toEqual([]);
+    expect(unsafeConfigWarnings(loadConfig({ ...production, ATRIUM_BLOB_DIRECTORY: "/srv/blobs" }))).toEqual([]);
+  });
+
   it("refuses a blob quota smaller than the largest blob: that blob could never be stored", () => {
     const message = configError({ ATRIUM_BLOB_MAX_BYTES: "4096", ATRIUM_BLOB_QUOTA_BYTES: "2048" }).message;
     expect(message).toMatch(/ATRIUM_BLOB_QUOTA_BYTES \(2048\).*ATRIUM_BLOB_MAX_BYTES \(4096\)/);
     expect(loadConfig({ ATRIUM_BLOB_MAX_BYTES: "4096", ATRIUM_BLOB_QUOTA_BYTES: "4096" }).blobQuotaBytes).toBe(4096);
+  });
+});
+
+describe("loadConfig: each account's write budget (docs/decisions/0045)", () => {
+  it("has the reference PDS's 5000 points an hour and 35000 a day, and 16 MiB and 64 MiB of records, by default", () => {
+    expect(loadConfig({}).writeBudget).toEqual({ pointsPerHour: 5000, pointsPerDay: 35000, bytesPerHour: 16 * 2 ** 20, bytesPerDay: 64 * 2 ** 20 });
+  });
+
+  it("reads the four settings, and refuses a byte budget under 1 MiB (one request's body) or a day smaller than its hour", () => {
+    const settings = { ATRIUM_WRITE_POINTS_PER_HOUR: "60", ATRIUM_WRITE_POINTS_PER_DAY: "600", ATRIUM_WRITE_BYTES_PER_HOUR: "1048576", ATRIUM_WRITE_BYTES_PER_DAY: "2097152" };
+    expect(loadConfig(settings).writeBudget).toEqual({ pointsPerHour: 60, pointsPerDay: 600, bytesPerHour: 2 ** 20, bytesPerDay: 2 ** 21 });
+    expect(configError({ ATRIUM_WRITE_BYTES_PER_HOUR: "1000" }).message).toMatch(/ATRIUM_WRITE_BYTES_PER_HOUR/);
+    expect(configError({ ATRIUM_WRITE_POINTS_PER_HOUR: "0" }).message).toMatch(/ATRIUM_WRITE_POINTS_PER_HOUR/);
+    expect(configError({ ATRIUM_WRITE_POINTS_PER_DAY: "4999" }).message).toMatch(/ATRIUM_WRITE_POINTS_PER_DAY \(4999\) must be at least ATRIUM_WRITE_POINTS_PER_HOUR \(5000\)/);
+    expect(configError({ ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 27) }).message).toMatch(/ATRIUM_WRITE_BYTES_PER_DAY \(67108864\) must be at least ATRIUM_WRITE_BYTES_PER_HOUR/);
   });
 });
 
@@ -235,6 +283,14 @@ describe("loadConfig: logs and metrics (docs/decisions/0014)", () => {
     ["yes", "production", true],
   ])("reads ATRIUM_LOG_REQUESTS=%j (NODE_ENV %s) as %s: an explicit value wins over the default", (value, nodeEnv, expected) => {
     expect(loadConfig({ ATRIUM_LOG_REQUESTS: value, NODE_ENV: nodeEnv }).logRequests).toBe(expected);
+  });
+
+  it("offers password sessions unless ATRIUM_PASSWORD_SESSIONS turns them off (docs/decisions/0047)", () => {
+    expect(loadConfig({}).passwordSessions).toBe(true);
+    expect(loadConfig({ ATRIUM_PASSWORD_SESSIONS: "" }).passwordSessions).toBe(true);
+    for (const off of ["0", "off", "false", "no"]) expect(loadConfig({ ATRIUM_PASSWORD_SESSIONS: off }).passwordSessions, off).toBe(false);
+    expect(loadConfig({ ATRIUM_PASSWORD_SESSIONS: "on" }).passwordSessions).toBe(true);
+    expect(configError({ ATRIUM_PASSWORD_SESSIONS: "maybe" }).message).toMatch(/ATRIUM_PASSWORD_SESSIONS/);
   });
 
   it("refuses an unknown ATRIUM_LOG_REQUESTS value", () => {
@@ -307,6 +363,46 @@ describe("loadConfig: the firehose and crawlers (docs/decisions/0029)", () => {
     expect(() => loadConfig({ ATRIUM_FIREHOSE_BACKFILL_HOURS: "0" })).toThrow(/ATRIUM_FIREHOSE_BACKFILL_HOURS/);
     expect(() => loadConfig({ ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE: "0" })).toThrow(/ATRIUM_FIREHOSE_UPGRADES_PER_MINUTE/);
     expect(() => loadConfig({ ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: "1000" })).toThrow(/ATRIUM_FIREHOSE_MAX_BUFFER_BYTES/);
+  });
+});
+
+describe("loadConfig: service proxying (docs/decisions/0048)", () => {
+  it("has the reference installer's app view and report service, at the installer's URLs, and a 10 MiB answer cap", () => {
+    const config = loadConfig({});
+    expect(config.appview).toBe("did:web:api.bsky.app#bsky_appview");
+    expect(config.proxy).toEqual({
+      reportService: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler",
+      pinned: { "did:web:api.bsky.app#bsky_appview": "https://api.bsky.app", "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler": "https://mod.bsky.app" },
+      maxResponseBytes: 10 * 1024 * 1024,
+    });
+  });
+
+  it("resolves another app view or report service from its DID document unless its URL is set; the proxy map overrides both", () => {
+    const resolved = loadConfig({ ATRIUM_APPVIEW: "did:web:appview.example.com#bsky_appview", ATRIUM_REPORT_SERVICE: "did:plc:abcdefghijklmnopqrstuvwx#atproto_labeler" });
+    expect(resolved.proxy.pinned).toEqual({});
+    const pinned = loadConfig({
+      ATRIUM_APPVIEW: "did:web:appview.example.com#bsky_appview",
+      ATRIUM_APPVIEW_URL: "https://appview.internal.example.com/",
+      ATRIUM_REPORT_SERVICE_URL: "https://mod.example.com",
+      ATRIUM_PROXY_SERVICES: JSON.stringify({ "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler": "https://override.example.com/" }),
+    });
+    expect(pinned.proxy.pinned).toEqual({
+      "did:web:appview.example.com#bsky_appview": "https://appview.internal.example.com",
+      "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler": "https://override.example.com",
+    });
+  });
+
+  it("refuses a service that is not did#service, a URL with credentials or another scheme, and a cap under 64 KiB", () => {
+    expect(configError({ ATRIUM_REPORT_SERVICE: "did:plc:abcdefghijklmnopqrstuvwx" }).message).toMatch(/ATRIUM_REPORT_SERVICE must look like/);
+    expect(configError({ ATRIUM_APPVIEW_URL: "https://user:pw@appview.example.com" }).message).toMatch(/ATRIUM_APPVIEW_URL: must be an https \(or http\) base URL/);
+    expect(configError({ ATRIUM_REPORT_SERVICE_URL: "ftp://mod.example.com" }).message).toMatch(/ATRIUM_REPORT_SERVICE_URL/);
+    expect(configError({ ATRIUM_PROXY_MAX_RESPONSE_BYTES: "1000" }).message).toMatch(/ATRIUM_PROXY_MAX_RESPONSE_BYTES/);
+  });
+
+  it("warns when a service's set URL is plain http to another machine", () => {
+    const warnings = unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_APPVIEW_URL: "http://10.0.0.5:3000" }));
+    expect(warnings).toEqual([expect.stringMatching(/did:web:api\.bsky\.app#bsky_appview go to http:\/\/10\.0\.0\.5:3000 over plain http/)]);
+    expect(unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_APPVIEW_URL: "http://127.0.0.1:3000" }))).toEqual([]);
   });
 });
 

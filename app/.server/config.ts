@@ -1,7 +1,9 @@
 import { availableParallelism } from "node:os";
+import path from "node:path";
 import { z } from "zod";
 import { parseTrustedProxies, type TrustedProxies } from "./http/forwarded-address.ts";
 import { DEFAULT_SIGN_IN_THROTTLE, type SignInThrottleOptions } from "./security/sign-in-throttle.ts";
+import { DEFAULT_WRITE_BUDGET, type WriteBudgetSettings } from "./security/write-budget.ts";
 import { DAY, HOUR, MINUTE, SECOND } from "./util/time.ts";
 import { hasHiddenCharacters } from "./util/visible-text.ts";
 
@@ -188,6 +190,21 @@ const adminPasswordVar = z
     }
     return value;
   });
+/** `did#service`, as atproto-proxy names a service (atproto XRPC, "Service Proxying"). */
+const SERVICE_REF = /^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/;
+
+/** Where calls for a service go without resolving its DID (docs/decisions/0048): an http(s) base URL without credentials. */
+const serviceUrlVar = optionalSetting((text) => {
+  const url = parsedUrl(text);
+  if (url && (url.protocol === "https:" || url.protocol === "http:") && !url.username && !url.password && !url.search && !url.hash) {
+    return { value: url.href.replace(/\/+$/, "") };
+  }
+  return { refused: `must be an https (or http) base URL without credentials, query or fragment (got ${JSON.stringify(text)})` };
+});
+
+/** The reference PDS installer's app view and report service (its PDS_BSKY_APP_VIEW_* and PDS_REPORT_SERVICE_*). */
+export const DEFAULT_APPVIEW = { service: "did:web:api.bsky.app#bsky_appview", url: "https://api.bsky.app" };
+export const DEFAULT_REPORT_SERVICE = { service: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler", url: "https://mod.bsky.app" };
 
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
@@ -217,13 +234,25 @@ const envSchema = z.object({
   ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE", 1, 10_000_000, 6000),
   ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: integerVar("ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE", 1, 1_000_000, 300),
   ATRIUM_REQUEST_TIMEOUT_SECONDS: integerVar("ATRIUM_REQUEST_TIMEOUT_SECONDS", 1, 600, 30),
+  // docs/decisions/0045: each account's repository writes, in the reference PDS's points and in bytes of records.
+  ATRIUM_WRITE_POINTS_PER_HOUR: integerVar("ATRIUM_WRITE_POINTS_PER_HOUR", 1, 100_000_000, DEFAULT_WRITE_BUDGET.pointsPerHour),
+  ATRIUM_WRITE_POINTS_PER_DAY: integerVar("ATRIUM_WRITE_POINTS_PER_DAY", 1, 100_000_000, DEFAULT_WRITE_BUDGET.pointsPerDay),
+  ATRIUM_WRITE_BYTES_PER_HOUR: integerVar("ATRIUM_WRITE_BYTES_PER_HOUR", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerHour),
+  ATRIUM_WRITE_BYTES_PER_DAY: integerVar("ATRIUM_WRITE_BYTES_PER_DAY", 2 ** 20, 2 ** 40, DEFAULT_WRITE_BUDGET.bytesPerDay),
   ATRIUM_USER_DOMAINS: z.string().default(".test"),
-  ATRIUM_APPVIEW: z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default("did:web:api.bsky.app#bsky_appview"),
+  // docs/decisions/0048: service proxying's default services, resolved from their DID documents unless a URL is set.
+  ATRIUM_APPVIEW: z.string().regex(SERVICE_REF, "ATRIUM_APPVIEW must look like did:web:api.bsky.app#bsky_appview").default(DEFAULT_APPVIEW.service),
+  ATRIUM_APPVIEW_URL: serviceUrlVar,
+  ATRIUM_REPORT_SERVICE: z.string().regex(SERVICE_REF, "ATRIUM_REPORT_SERVICE must look like did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler").default(DEFAULT_REPORT_SERVICE.service),
+  ATRIUM_REPORT_SERVICE_URL: serviceUrlVar,
   ATRIUM_PROXY_SERVICES: z.string().default("{}"),
+  ATRIUM_PROXY_MAX_RESPONSE_BYTES: integerVar("ATRIUM_PROXY_MAX_RESPONSE_BYTES", 64 * 1024, 1024 * 1024 * 1024, 10 * 1024 * 1024),
   ATRIUM_BLOB_MAX_BYTES: integerVar("ATRIUM_BLOB_MAX_BYTES", 1024, 100 * 1024 * 1024, 5 * 1024 * 1024),
   // docs/decisions/0008: why 1 GiB per account and an hour's grace for unreferenced blobs.
   ATRIUM_BLOB_QUOTA_BYTES: integerVar("ATRIUM_BLOB_QUOTA_BYTES", 1024, 2 ** 40, 2 ** 30),
   ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS: integerVar("ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", 1, 30 * 24 * 3600, 3600),
+  // docs/decisions/0043: where the blobs' bytes are kept.
+  ATRIUM_BLOB_DIRECTORY: z.string().trim().min(1).optional(),
   ATRIUM_CLIENT_CACHE_MAX_ENTRIES: integerVar("ATRIUM_CLIENT_CACHE_MAX_ENTRIES", 1, 10_000_000, 5_000),
   ATRIUM_CLIENT_CACHE_MAX_BYTES: integerVar("ATRIUM_CLIENT_CACHE_MAX_BYTES", 64 * 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS: integerVar("ATRIUM_GRANT_LIFETIME_PUBLIC_DAYS", 1, 3650, 90),
@@ -275,6 +304,13 @@ const envSchema = z.object({
   ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: integerVar("ATRIUM_FIREHOSE_MAX_BUFFER_BYTES", 64 * 1024, 1024 * 1024 * 1024, 8 * 1024 * 1024),
   ATRIUM_FIREHOSE_POLL_MS: integerVar("ATRIUM_FIREHOSE_POLL_MS", 10, 60_000, 200),
   ATRIUM_CRAWLERS: crawlersVar,
+  // docs/decisions/0047: com.atproto.server.createSession and app passwords, on unless turned off.
+  ATRIUM_PASSWORD_SESSIONS: optionalFlag,
+  // docs/decisions/0042: repository exports (getRepo, getBlocks, a record's proof from a snapshot).
+  ATRIUM_REPO_EXPORTS_PER_ADDRESS: integerVar("ATRIUM_REPO_EXPORTS_PER_ADDRESS", 1, 10_000, 4),
+  ATRIUM_REPO_EXPORTS_MAX: integerVar("ATRIUM_REPO_EXPORTS_MAX", 1, 10_000, 8),
+  ATRIUM_REPO_EXPORT_IDLE_SECONDS: integerVar("ATRIUM_REPO_EXPORT_IDLE_SECONDS", 1, 3600, 60),
+  ATRIUM_REPO_EXPORT_MAX_SECONDS: integerVar("ATRIUM_REPO_EXPORT_MAX_SECONDS", 1, 24 * 3600, 900),
   // docs/decisions/0020: password recovery by email.
   ATRIUM_SMTP_URL: smtpUrlVar,
   ATRIUM_EMAIL_FROM: emailFromVar,
@@ -284,7 +320,19 @@ const envSchema = z.object({
 
 export type DatabaseSettings =
   | { engine: "sqlite"; url: string; /** The file, as DATABASE_URL names it after "file:". */ path: string }
-  | { engine: "postgresql"; url: string; /** Connections each server process keeps open at most. */ poolSize: number };
+  | {
+      engine: "postgresql";
+      url: string;
+      /** Connections each server process keeps open at most for its requests. */
+      poolSize: number;
+      /** And for the snapshots its repository exports hold, at most one each (docs/decisions/0042). */
+      snapshotPoolSize: number;
+    };
+
+/**
+ * The blob content store (docs/decisions/0043): a folder (an absolute path) of files, or the database's BlobChunk rows.
+ */
+export type BlobStoreSettings = { kind: "disk"; folder: string } | { kind: "database" };
 
 /** The operator's brand (docs/decisions/0018): shown on every screen. */
 export type Brand = {
@@ -331,15 +379,27 @@ export type Config = {
   metrics: { port: number; host: string } | undefined;
   /** Handle suffixes advertised by describeServer. */
   userDomains: string[];
-  /** The app view that app.bsky.* calls go to: `did#service`. */
+  /** The app view that app.bsky.* and chat.bsky.* calls go to without an atproto-proxy header: `did#service`. */
   appview: string;
-  /** Upstreams for service proxying: `did#service` → base URL. */
-  proxyServices: Record<string, string>;
+  /** Service proxying (docs/decisions/0048). */
+  proxy: {
+    /** Where com.atproto.moderation.createReport goes without an atproto-proxy header: `did#service`. */
+    reportService: string;
+    /**
+     * Services whose calls go to a set base URL instead of their DID document's endpoint (`did#service` → URL):
+     * ATRIUM_PROXY_SERVICES, over the app view's and the report service's URL settings.
+     */
+    pinned: Record<string, string>;
+    /** The largest upstream answer passed on; a larger one is cut off (502 when its length says so at once). */
+    maxResponseBytes: number;
+  };
   blobMaxBytes: number;
   /** Blob bytes one account may store, unreferenced blobs in their grace period included. */
   blobQuotaBytes: number;
   /** How long an uploaded or dereferenced blob may stay unreferenced before it is deleted. */
   blobUnreferencedGraceMs: number;
+  /** Where the blobs' bytes are kept (docs/decisions/0043): files under a folder, or chunks in the database. */
+  blobStore: BlobStoreSettings;
   /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
@@ -347,6 +407,8 @@ export type Config = {
   rateLimits: { parPerMinute: number; tokenPerMinute: number; xrpcPerMinute: number; screenPerMinute: number };
   /** Pushed requests one client address may have waiting for an answer at once (docs/decisions/0022). */
   parPendingPerAddress: number;
+  /** What one account may write to its repository per hour and per day (docs/decisions/0045). */
+  writeBudget: WriteBudgetSettings;
   requestTimeoutMs: number;
   permissionSets: { directory?: string; network: boolean; dnsServers?: string[]; plcDirectoryUrl: string };
   /**
@@ -368,6 +430,20 @@ export type Config = {
     /** How often each process reads the log for events other processes appended, while it has subscribers. */
     pollIntervalMs: number;
   };
+  /**
+   * Repository exports (com.atproto.sync.getRepo, getBlocks, a record's proof read from a snapshot): each holds a
+   * database snapshot while its client reads (docs/decisions/0042).
+   */
+  repoExports: {
+    /** At once per client address (IPv6: per /64), in this process. */
+    perAddress: number;
+    /** At once in this process, all addresses together. */
+    inAll: number;
+    /** An export whose client took no byte for this long is ended. */
+    idleMs: number;
+    /** An export is ended this long after it began, however it goes; its snapshot cannot be held longer. */
+    maxMs: number;
+  };
   /** Relays told with requestCrawl after writes, at most every 20 minutes each (ATRIUM_CRAWLERS). */
   crawlers: string[];
   /**
@@ -377,6 +453,11 @@ export type Config = {
   adminPassword: string | undefined;
   /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
   email: { smtpUrl: string; from: string } | undefined;
+  /**
+   * ATRIUM_PASSWORD_SESSIONS (docs/decisions/0047): apps may sign in with com.atproto.server.createSession and app
+   * passwords, as with the reference PDS. Off: OAuth only, and those methods say so.
+   */
+  passwordSessions: boolean;
   /** Lifetimes (docs/configuration.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;
@@ -399,6 +480,11 @@ export type Config = {
 };
 
 export class ConfigError extends Error {}
+
+/** This server's own DID, as describeServer names it: the `aud` of its password sessions' tokens (docs/decisions/0047). */
+export function serverDid(config: Pick<Config, "publicUrl">): string {
+  return `did:web:${config.publicUrl.hostname}`;
+}
 
 export const DEFAULT_PLC_DIRECTORY_URL = "https://plc.directory";
 
@@ -441,6 +527,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       `ATRIUM_BLOB_QUOTA_BYTES (${e.ATRIUM_BLOB_QUOTA_BYTES}) must be at least ATRIUM_BLOB_MAX_BYTES (${e.ATRIUM_BLOB_MAX_BYTES}): otherwise a blob of the allowed size could never be stored`,
     );
   }
+  for (const unit of ["POINTS", "BYTES"] as const) {
+    const [hour, day] = [e[`ATRIUM_WRITE_${unit}_PER_HOUR`], e[`ATRIUM_WRITE_${unit}_PER_DAY`]];
+    if (day < hour) throw new ConfigError(`ATRIUM_WRITE_${unit}_PER_DAY (${day}) must be at least ATRIUM_WRITE_${unit}_PER_HOUR (${hour}): a day holds the hour`);
+  }
   const loopbackHttp = publicUrl.protocol === "http:" && isLoopbackHost(publicUrl.hostname);
   if (e.ATRIUM_TEST_CLOCK_FILE !== undefined && !loopbackHttp) {
     throw new ConfigError(
@@ -462,7 +552,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     publicUrl,
     database: e.DATABASE_URL.startsWith("file:")
       ? { engine: "sqlite", url: e.DATABASE_URL, path: e.DATABASE_URL.slice("file:".length) }
-      : { engine: "postgresql", url: e.DATABASE_URL, poolSize: e.ATRIUM_DATABASE_POOL_SIZE },
+      : { engine: "postgresql", url: e.DATABASE_URL, poolSize: e.ATRIUM_DATABASE_POOL_SIZE, snapshotPoolSize: e.ATRIUM_REPO_EXPORTS_MAX },
     workers: e.ATRIUM_WORKERS,
     allowPrivateClients: e.ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS,
     testClockFile: e.ATRIUM_TEST_CLOCK_FILE,
@@ -477,10 +567,19 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     metrics: e.ATRIUM_METRICS_PORT === undefined ? undefined : { port: e.ATRIUM_METRICS_PORT, host: e.ATRIUM_METRICS_HOST },
     userDomains: e.ATRIUM_USER_DOMAINS.split(",").map((domain) => domain.trim()).filter(Boolean),
     appview: e.ATRIUM_APPVIEW,
-    proxyServices: parseProxyServices(e.ATRIUM_PROXY_SERVICES),
+    proxy: {
+      reportService: e.ATRIUM_REPORT_SERVICE,
+      pinned: {
+        ...pinnedUrl(e.ATRIUM_APPVIEW, e.ATRIUM_APPVIEW_URL, DEFAULT_APPVIEW),
+        ...pinnedUrl(e.ATRIUM_REPORT_SERVICE, e.ATRIUM_REPORT_SERVICE_URL, DEFAULT_REPORT_SERVICE),
+        ...parseProxyServices(e.ATRIUM_PROXY_SERVICES),
+      },
+      maxResponseBytes: e.ATRIUM_PROXY_MAX_RESPONSE_BYTES,
+    },
     blobMaxBytes: e.ATRIUM_BLOB_MAX_BYTES,
     blobQuotaBytes: e.ATRIUM_BLOB_QUOTA_BYTES,
     blobUnreferencedGraceMs: e.ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS * SECOND,
+    blobStore: blobStoreSettings(e.ATRIUM_BLOB_DIRECTORY, e.DATABASE_URL),
     clientCache: { maxEntries: e.ATRIUM_CLIENT_CACHE_MAX_ENTRIES, maxBytes: e.ATRIUM_CLIENT_CACHE_MAX_BYTES },
     signInThrottle: {
       ...DEFAULT_SIGN_IN_THROTTLE,
@@ -495,6 +594,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       screenPerMinute: e.ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE,
     },
     parPendingPerAddress: e.ATRIUM_PAR_PENDING_PER_ADDRESS,
+    writeBudget: {
+      pointsPerHour: e.ATRIUM_WRITE_POINTS_PER_HOUR,
+      pointsPerDay: e.ATRIUM_WRITE_POINTS_PER_DAY,
+      bytesPerHour: e.ATRIUM_WRITE_BYTES_PER_HOUR,
+      bytesPerDay: e.ATRIUM_WRITE_BYTES_PER_DAY,
+    },
     requestTimeoutMs: e.ATRIUM_REQUEST_TIMEOUT_SECONDS * SECOND,
     permissionSets: {
       directory: e.ATRIUM_PERMISSION_SETS_DIR,
@@ -518,9 +623,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       maxBufferedBytes: e.ATRIUM_FIREHOSE_MAX_BUFFER_BYTES,
       pollIntervalMs: e.ATRIUM_FIREHOSE_POLL_MS,
     },
+    repoExports: {
+      perAddress: e.ATRIUM_REPO_EXPORTS_PER_ADDRESS,
+      inAll: e.ATRIUM_REPO_EXPORTS_MAX,
+      idleMs: e.ATRIUM_REPO_EXPORT_IDLE_SECONDS * SECOND,
+      maxMs: e.ATRIUM_REPO_EXPORT_MAX_SECONDS * SECOND,
+    },
     crawlers: e.ATRIUM_CRAWLERS,
     adminPassword: e.ATRIUM_ADMIN_PASSWORD,
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
+    passwordSessions: e.ATRIUM_PASSWORD_SESSIONS ?? true,
     lifetimes: {
       requestUri: 5 * MINUTE,
       requestRetention: DAY,
@@ -537,8 +649,29 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   };
 }
 
+/**
+ * The URL set for a default service: the one given, or the installer's for the installer's service. Another service
+ * named without a URL is resolved from its DID document like any other (docs/decisions/0048).
+ */
+function pinnedUrl(service: string, url: string | undefined, installer: { service: string; url: string }): Record<string, string> {
+  if (url) return { [service]: url };
+  return service === installer.service ? { [service]: installer.url } : {};
+}
+
+/**
+ * ATRIUM_BLOB_DIRECTORY, or the default of the engine (docs/decisions/0043): on SQLite a `blobs` folder beside the
+ * database file, the data folder of a one-machine server; on PostgreSQL, whose processes may run on several machines,
+ * the database itself, which every one of them reaches. A folder given with PostgreSQL must be one every process sees
+ * (a shared file system): unsafeConfigWarnings says so.
+ */
+function blobStoreSettings(directory: string | undefined, databaseUrl: string): BlobStoreSettings {
+  if (directory !== undefined) return { kind: "disk", folder: path.resolve(directory) };
+  if (databaseUrl.startsWith("file:")) return { kind: "disk", folder: path.resolve(path.dirname(databaseUrl.slice("file:".length)), "blobs") };
+  return { kind: "database" };
+}
+
 const proxyServicesSchema = z.record(
-  z.string().regex(/^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/, "keys must be did#service"),
+  z.string().regex(SERVICE_REF, "keys must be did#service"),
   z.string().url("values must be base URLs"),
 );
 
@@ -568,6 +701,12 @@ export function unsafeConfigWarnings(config: Config): string[] {
   if (config.testFastPasswordHashes) {
     warnings.push("ATRIUM_TEST_FAST_PASSWORD_HASHES is on: new password hashes are weak. A test setting; never set it in production.");
   }
+  for (const [service, url] of Object.entries(config.proxy.pinned)) {
+    const target = parsedUrl(url);
+    if (target?.protocol === "http:" && !isLoopbackHost(target.hostname)) {
+      warnings.push(`Calls for ${service} go to ${url} over plain http: the service tokens and what the apps read cross the network in clear. Use https unless that network is private to you.`);
+    }
+  }
   if (config.plc.directoryUrl.startsWith("http:")) {
     warnings.push(`ATRIUM_PLC_DIRECTORY_URL is ${config.plc.directoryUrl}: a development PLC directory on loopback. Accounts registered there exist nowhere else on the network.`);
   }
@@ -578,6 +717,11 @@ export function unsafeConfigWarnings(config: Config): string[] {
   if (smtp && smtp.protocol === "smtp:" && !isLoopbackHost(smtp.hostname) && smtp.searchParams.get("requireTLS") !== "true") {
     warnings.push(
       `ATRIUM_SMTP_URL reaches ${smtp.hostname} with smtp:// and does not insist on TLS: the SMTP password and the recovery links cross the network in clear if STARTTLS is stripped. Use smtps:// or add ?requireTLS=true.`,
+    );
+  }
+  if (config.database.engine === "postgresql" && config.blobStore.kind === "disk") {
+    warnings.push(
+      `ATRIUM_BLOB_DIRECTORY is ${config.blobStore.folder} with PostgreSQL: every server process, on every machine, must see this same folder (a shared file system); a blob uploaded through a machine that keeps it elsewhere is missing on the others. Unset it to keep the blobs in the database, which every process reaches.`,
     );
   }
   const plaintextDatabase = plaintextDatabaseHost(config.database);

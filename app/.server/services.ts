@@ -1,5 +1,6 @@
 import { translatorFor } from "./i18n/translate.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
+import { HandleRules } from "./accounts/handle-rules.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
 import { PasskeyManager } from "./accounts/passkey-manager.ts";
 import { SessionManager } from "./accounts/session-manager.ts";
@@ -15,6 +16,7 @@ import { EmailUpdate } from "./accounts/email-update.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "./accounts/typed-codes.ts";
 import { HOUR, MINUTE } from "./util/time.ts";
 import { RequestLimiter } from "./security/request-limiter.ts";
+import { WriteBudget } from "./security/write-budget.ts";
 import { SqlLimitStore } from "./stores/sql-limit-store.ts";
 import { SignInThrottle } from "./security/sign-in-throttle.ts";
 import type { Config } from "./config.ts";
@@ -38,6 +40,11 @@ import { AdminSessions } from "./admin/admin-sessions.ts";
 import { hmacBase64url } from "./util/crypto.ts";
 import { SqlAttemptStore } from "./stores/sql-attempt-store.ts";
 import { SqlBlobStore } from "./stores/sql-blob-store.ts";
+import { SqlBlobChunks } from "./stores/sql-blob-chunks.ts";
+import { Blobs } from "./blobs/blobs.ts";
+import { DiskBlobContent } from "./blobs/disk-blob-content.ts";
+import { moveLegacyBlobBytes } from "./blobs/blob-bytes-migration.ts";
+import type { ErrorReporter } from "./observability/report-error.ts";
 import { SqlClientStore } from "./stores/sql-client-store.ts";
 import { SqlConsentStore } from "./stores/sql-consent-store.ts";
 import { SqlGrantStore } from "./stores/sql-grant-store.ts";
@@ -47,6 +54,8 @@ import { SqlReplayStore } from "./stores/sql-replay-store.ts";
 import { SqlRepoStore } from "./stores/sql-repo-store.ts";
 import { SqlEventLog } from "./stores/sql-event-log.ts";
 import { AppendSignal } from "./sync/append-signal.ts";
+import { ExportWatch } from "./sync/export-watch.ts";
+import { RepoExports } from "./sync/repo-exports.ts";
 import { RepoWriter } from "./repo/repo-writer.ts";
 import { migrateRepositories } from "./repo/repository-migration.ts";
 import { SqlRequestStore } from "./stores/sql-request-store.ts";
@@ -55,6 +64,10 @@ import { DirectoryPermissionSetResolver } from "./oauth/scopes/permission-sets/d
 import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/network-resolver.ts";
 import type { PermissionSetResolver } from "./oauth/scopes/permission-sets/permission-set-resolver.ts";
 import { PlcDirectory } from "./identity/plc-directory.ts";
+import { DidResolver } from "./identity/did-resolver.ts";
+import { ServiceDirectory } from "./xrpc/proxy-target.ts";
+import { UpstreamClient } from "./xrpc/upstream-client.ts";
+import { SigningKeyCache } from "./accounts/signing-key-cache.ts";
 import { PlcIdentity } from "./identity/plc-identity.ts";
 import { loadRotationKey } from "./identity/rotation-key.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
@@ -62,8 +75,18 @@ import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
 import { errorReporter } from "./observability/report-error.ts";
 import { testClock } from "./util/test-clock.ts";
 import { setTestPasswordCost } from "./accounts/password.ts";
+import { AppPasswords } from "./accounts/app-passwords.ts";
+import { EmailAuthFactor } from "./accounts/email-auth-factor.ts";
+import { PasswordSessions } from "./accounts/password-sessions.ts";
+import { sessionJwtKeys } from "./accounts/session-jwt.ts";
+import { serverDid } from "./config.ts";
+import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
+import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
+
+/** How often the exports in progress are checked for idling and for their deadline (their client's clock is `now`). */
+const EXPORT_SWEEP_MS = 1_000;
 
 /**
  * Password-recovery requests and resets (docs/decisions/0020), counted like sign-ins on counters of their own: three
@@ -73,7 +96,7 @@ export type Services = Awaited<ReturnType<typeof createServices>>;
 const RECOVERY_THROTTLE = { freeAttempts: 3, baseDelayMs: MINUTE, maxDelayMs: HOUR, memoryMs: HOUR };
 
 /** docs/architecture.md, "Scopes and the data server": include: scopes need a resolver; a directory of lexicons wins over the network when both are configured. */
-export function permissionSetResolver(config: Config, db: Database, log: Logger = SILENT_LOGGER): PermissionSetResolver | undefined {
+export function permissionSetResolver(config: Config, db: Database, log: Logger = SILENT_LOGGER, didResolver?: DidResolver): PermissionSetResolver | undefined {
   const { directory, network, dnsServers, plcDirectoryUrl } = config.permissionSets;
   if (directory) return new DirectoryPermissionSetResolver(directory);
   if (network) {
@@ -82,10 +105,27 @@ export function permissionSetResolver(config: Config, db: Database, log: Logger 
       allowPrivate: config.allowPrivateClients,
       dnsServers,
       plcDirectoryUrl,
+      didResolver,
       onStaleServed: (nsid, error) => log.warn({ nsid, err: error }, "Serving a cached permission set: refreshing it failed"),
     });
   }
   return undefined;
+}
+
+/**
+ * The one DID resolver (identity/did-resolver.ts) and service proxying's directory of services and HTTP client
+ * (docs/decisions/0048), made once per process.
+ */
+function serviceProxying(config: Config, now: () => number, log: Logger, accounts: AccountManager) {
+  const dids = new DidResolver({
+    plcDirectoryUrl: config.plc.directoryUrl,
+    allowPrivate: config.allowPrivateClients,
+    now,
+    onStaleServed: (did, error) => log.warn({ did, err: error }, "Serving a cached DID document: resolving it again failed"),
+  });
+  const upstreams = new UpstreamClient({ allowPrivate: config.allowPrivateClients, maxResponseBytes: config.proxy.maxResponseBytes });
+  const signingKeys = new SigningKeyCache((did) => accounts.signingKeyOf(did), now);
+  return { dids, upstreams, signingKeys, serviceDirectory: new ServiceDirectory(config.proxy.pinned, dids, upstreams) };
 }
 
 /** The repositories' store and writer (docs/decisions/0027); the account CLI makes accounts with them too. */
@@ -96,6 +136,16 @@ export function repositories(config: Config, db: Database, now: () => number) {
   const appended = new AppendSignal();
   const repoWriter = new RepoWriter(repo, now, () => appended.notify());
   return { repo, repoWriter, eventLog: new SqlEventLog(db, config.firehose.backfillMs), appended };
+}
+
+/**
+ * The blobs (docs/decisions/0043): their metadata store, and the content store of their bytes that the settings name.
+ * The account CLI deletes accounts, and their blobs' bytes, with the same.
+ */
+export function blobStorage(config: Config, db: Database, now: () => number, report: ErrorReporter) {
+  const store = new SqlBlobStore(db, { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs });
+  const content = config.blobStore.kind === "disk" ? new DiskBlobContent(config.blobStore.folder) : new SqlBlobChunks(db);
+  return { store, blobs: new Blobs(store, content, { maxBytes: config.blobMaxBytes, now, report }) };
 }
 
 /**
@@ -148,15 +198,17 @@ export async function createServices(
     if (await repo.announceIdentity(did, now())) appended.notify();
   };
   const identity = await plcIdentity(config, db, now());
-  const accounts = new AccountManager(accountStore, identity, now, announceIdentity, repoWriter);
+  const accounts = new AccountManager(accountStore, identity, new HandleRules(config.userDomains), now, announceIdentity, repoWriter);
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
     // WebAuthn: a counter that does not advance "is a signal that the authenticator may be cloned".
     log.warn({ credentialId }, "A passkey sign-in was refused: its signature counter did not advance (or it was removed meanwhile)"),
   );
-  const blobLimits = { quotaBytes: config.blobQuotaBytes, unreferencedGraceMs: config.blobUnreferencedGraceMs };
   const reportError = errorReporter(log, metrics);
+  const { store: blobStore, blobs } = blobStorage(config, db, now, reportError);
+  // docs/decisions/0043: blobs stored before the content store get their bytes moved into it, after the SQL migrations.
+  await moveLegacyBlobBytes(blobStore, blobs.content, now, log);
   const mailer = config.email ? new SmtpMailer(config.email.smtpUrl, config.email.from) : undefined;
   // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
   const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
@@ -164,6 +216,18 @@ export async function createServices(
   const accountStatus = new AccountStatusManager(repo, takedowns, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify());
   // docs/decisions/0051: HTTP Basic admin:<ATRIUM_ADMIN_PASSWORD>, throttled per address and for the whole server.
   const adminAuth = new AdminAuth(config.adminPassword, new SqlAttemptStore(db), DEFAULT_ADMIN_THROTTLE, now);
+  // docs/decisions/0047: app passwords and password sessions, whose JWT keys are derived from the cookie secret.
+  const appPasswords = new AppPasswords(new SqlAppPasswordStore(db), now);
+  const passwordSessions = new PasswordSessions(new SqlPasswordSessionStore(db), sessionJwtKeys(cookieSecret), {
+    serviceDid: serverDid(config),
+    enabled: config.passwordSessions,
+    now,
+  });
+  // docs/decisions/0042: exports hold a snapshot while their clients read; capped, and ended when idle or too long.
+  const exportWatch = new ExportWatch(config.repoExports, now, (ticket, ended) => log.info({ address: ticket.bucket, reason: ended.reason }, `A repository export was ended: ${ended.message}`));
+  exportWatch.start(EXPORT_SWEEP_MS);
+  metrics.watchRepoExports(() => exportWatch.state());
+  const proxying = serviceProxying(config, now, log, accounts);
 
   return {
     config,
@@ -197,7 +261,7 @@ export async function createServices(
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
       pendingPerAddress: config.parPendingPerAddress,
-      permissionSets: permissionSetResolver(config, db, log),
+      permissionSets: permissionSetResolver(config, db, log, proxying.dids),
       now,
     }),
     authorize: new AuthorizeManager(config.issuer, clients, requests, {
@@ -218,18 +282,41 @@ export async function createServices(
       now,
     ),
     accessTokens: new AccessTokenVerifier(grants, dpop, now),
+    /** Other parties' DID documents, through the hardened fetch, cached within bounds (docs/decisions/0048). */
+    dids: proxying.dids,
+    /** Service proxying: where each service is, and the calls to it (docs/decisions/0048). */
+    serviceDirectory: proxying.serviceDirectory,
+    upstreams: proxying.upstreams,
+    /** The accounts' signing keys for service tokens, kept a minute (docs/decisions/0048). */
+    signingKeys: proxying.signingKeys,
     repo,
+    /** getRepo, getBlocks and a record's proof, as CAR files read from snapshots (docs/decisions/0042). */
+    repoExports: new RepoExports(repo, exportWatch, metrics, { maxHoldMs: config.repoExports.maxMs }),
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,
+    /** Each account's repository writes per hour and per day, decided in the database (docs/decisions/0045). */
+    writeBudget: new WriteBudget(new SqlLimitStore(db), config.writeBudget, now),
     /** The sequencer's log, which subscribeRepos replays and tails. */
     eventLog,
     /** Signals this process's appends to its firehose (docs/decisions/0029). */
     appended,
-    blobs: new SqlBlobStore(db, blobLimits),
+    /** Uploads, downloads and the lazy sweep of the blobs' bytes (docs/decisions/0043). */
+    blobs,
     passkeys,
     /** Codes emailed for a person to type (docs/decisions/0030). */
     typedCodes,
-    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, async (did) => (await accountStatus.stateOf(did)) === "takendown"),
+    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, appPasswords, async (did) => (await accountStatus.stateOf(did)) === "takendown"),
+    appPasswords,
+    /** com.atproto.server.createSession and the calls made with its tokens (docs/decisions/0047). */
+    passwordSessions,
+    /** The emailed code that password sessions on the account's own password may need (docs/decisions/0047). */
+    emailAuthFactor: new EmailAuthFactor(accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "sign-in-code"), {
+      serviceName: config.brand.serviceName,
+      email: ({ service, code, minutes, handle }, language) => {
+        const t = translatorFor(language);
+        return { subject: t("account:appPasswords.signInCode.email.subject", { service }), text: t("account:appPasswords.signInCode.email.text", { service, code, handle, count: minutes }) };
+      },
+    }),
     recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
       issuer: config.issuer,
       serviceName: config.brand.serviceName,
@@ -250,6 +337,7 @@ export async function createServices(
         return { subject: t("account:deletion.email.subject", { service }), text: t("account:deletion.email.text", { service, code, handle, count: minutes }) };
       },
       onDeleted: () => appended.notify(),
+      sweepBlobs: () => blobs.sweepAll(),
       now,
     }),
     /** Changing the account's email with a code sent to the new address (docs/decisions/0030). */
@@ -269,6 +357,8 @@ export async function createServices(
     }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */
     async close() {
+      // Their snapshots go back before the database closes.
+      exportWatch.close();
       try {
         await limiter.close();
       } catch (error) {

@@ -34,5 +34,5 @@ export default function Authorize() {
   if (actionData?.kind === "error") return <ErrorPage {...actionData} />;
   if (view.kind === "error") return <ErrorPage {...view} />;
   const formError = actionData?.kind === "form-errors" ? actionData : undefined;
-  return <ConsentScreen view={view} formError={formError?.errors.form} identifier={formError?.values?.identifier} />;
+  return <ConsentScreen view={view} formError={formError?.errors.form} identifier={formError?.values?.identifier} passwordError={view.reactivation ? formError?.errors.password : undefined} />;
 }

@@ -153,6 +153,15 @@ export function getSessionCase(driver: Driver, accessToken: string): BenchCase {
   return resourceCase(driver, "getSession", accessToken, "/xrpc/com.atproto.server.getSession");
 }
 
+/**
+ * A call Atrium proxies to the app view (docs/decisions/0048), ATRIUM_APPVIEW set to the benchmark's own app view
+ * (bench/lib/appview.ts): its DID document is resolved once and cached; each call is signed and sent. Not a method
+ * whose answer takes in the caller's newest records (read-after-write), so that the figure is the proxy's own cost.
+ */
+export function proxyCase(driver: Driver, accessToken: string): BenchCase {
+  return resourceCase(driver, "proxy", accessToken, `/xrpc/app.bsky.graph.getFollows?actor=${encodeURIComponent(driver.did)}`);
+}
+
 export function createRecordCase(driver: Driver, accessToken: string): BenchCase {
   return resourceCase(driver, "createRecord", accessToken, "/xrpc/com.atproto.repo.createRecord", {
     method: "POST",
@@ -162,4 +171,61 @@ export function createRecordCase(driver: Driver, accessToken: string): BenchCase
       record: { $type: "app.bsky.feed.post", text: `benchmark post ${index}`, createdAt: new Date().toISOString() },
     }),
   });
+}
+
+/**
+ * Password sessions (docs/decisions/0047): no DPoP proof to prepare. createSession checks the account's password at
+ * the production scrypt cost (a hundred milliseconds of CPU or so), so it runs fewer requests: its batches stop at
+ * BATCH_SECONDS anyway (bench/lib/measure.ts).
+ */
+const NO_PROOF = async (count: number): Promise<Prepared[]> => Array.from({ length: count }, () => ({ proof: "" }));
+
+export function createSessionCase(driver: Driver): BenchCase {
+  const url = driver.url("/xrpc/com.atproto.server.createSession");
+  return {
+    name: "createSession",
+    warmup: 40,
+    iterations: 100,
+    maxThroughputCount: 200,
+    setupLanes: async () => {},
+    prepare: NO_PROOF,
+    send: () => send(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: driver.passwordSignIn }),
+    accept: (result) => expectStatus("createSession", result, 200),
+  };
+}
+
+export async function refreshSessionCase(driver: Driver): Promise<BenchCase> {
+  const url = driver.url("/xrpc/com.atproto.server.refreshSession");
+  // One refresh-token chain per lane, each from its own sign-in.
+  const chains: string[] = [(await driver.passwordSession()).refreshJwt];
+  return {
+    name: "refreshSession",
+    warmup: 2000,
+    iterations: 1500,
+    maxThroughputCount: 6000,
+    async setupLanes(lanes) {
+      while (chains.length < lanes) chains.push((await driver.passwordSession()).refreshJwt);
+    },
+    prepare: NO_PROOF,
+    send: (_item, lane) => send(url, { method: "POST", headers: { Authorization: `Bearer ${chains[lane]!}` } }),
+    accept(result, lane) {
+      expectStatus("refreshSession", result, 200);
+      chains[lane] = (result.body as { refreshJwt: string }).refreshJwt;
+    },
+  };
+}
+
+export async function passwordGetSessionCase(driver: Driver): Promise<BenchCase> {
+  const url = driver.url("/xrpc/com.atproto.server.getSession");
+  const { accessJwt } = await driver.passwordSession();
+  return {
+    name: "getSession-password",
+    warmup: 2000,
+    iterations: 1500,
+    maxThroughputCount: 6000,
+    setupLanes: async () => {},
+    prepare: NO_PROOF,
+    send: () => send(url, { method: "GET", headers: { Authorization: `Bearer ${accessJwt}` } }),
+    accept: (result) => expectStatus("getSession-password", result, 200),
+  };
 }

@@ -77,6 +77,18 @@ export class Driver {
     return { code, verifier: pkce.verifier };
   }
 
+  /** com.atproto.server.createSession's body for the benchmark account (docs/decisions/0047). */
+  get passwordSignIn(): string {
+    return JSON.stringify({ identifier: ACCOUNT.handle, password: ACCOUNT.password });
+  }
+
+  /** A password session of the benchmark account: its access and refresh JWTs. */
+  async passwordSession(): Promise<{ accessJwt: string; refreshJwt: string }> {
+    const result = await send(this.url("/xrpc/com.atproto.server.createSession"), { method: "POST", headers: { "Content-Type": "application/json" }, body: this.passwordSignIn });
+    if (result.status !== 200) throw new Error(`createSession failed (${result.status}): ${JSON.stringify(result.body)}`);
+    return result.body as { accessJwt: string; refreshJwt: string };
+  }
+
   async obtainTokens(): Promise<TokenSet> {
     const { code, verifier } = await this.obtainCode();
     const exchanged = await this.client.exchangeCode(code, verifier, REDIRECT_URI);

@@ -69,6 +69,14 @@ export async function startServer(
       ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
       // The PAR case leaves thousands of requests waiting from one address: counted on every push, never refused.
       ATRIUM_PAR_PENDING_PER_ADDRESS: "1000000",
+      // The repository cases write tens of thousands of records to one account: its write budget is spent on every
+      // write, as deployed, and never refuses (docs/decisions/0045).
+      ATRIUM_WRITE_POINTS_PER_HOUR: "100000000",
+      ATRIUM_WRITE_POINTS_PER_DAY: "100000000",
+      ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 40),
+      ATRIUM_WRITE_BYTES_PER_DAY: String(2 ** 40),
+      // Password sessions (docs/decisions/0047): concurrent sign-ins to the one account are all checked.
+      ATRIUM_SIGN_IN_FREE_ATTEMPTS: "1000",
       ATRIUM_WORKERS: String(workers),
       ...options.env,
     },

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../../app/.server/accounts/account-manager.ts";
+import { HandleRules } from "../../app/.server/accounts/handle-rules.ts";
 import { setTestPasswordCost } from "../../app/.server/accounts/password.ts";
 import { AccountDeletion } from "../../app/.server/accounts/account-deletion.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "../../app/.server/accounts/typed-codes.ts";
@@ -14,7 +15,7 @@ import { SignInThrottle } from "../../app/.server/security/sign-in-throttle.ts";
 import { openDatabase } from "../../app/.server/db/index.ts";
 import { applyMigrations } from "../../app/.server/db/migrations.ts";
 import { IdentityError } from "../../app/.server/identity/identity-error.ts";
-import { plcIdentity, repositories } from "../../app/.server/services.ts";
+import { blobStorage, plcIdentity, repositories } from "../../app/.server/services.ts";
 import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
 import { SqlTakedownStore } from "../../app/.server/stores/sql-takedown-store.ts";
 import { AccountStatusManager, accountStateOf, statusFields } from "../../app/.server/accounts/account-status.ts";
@@ -115,7 +116,7 @@ async function runWith(config: Config, command: string | undefined, values: Valu
   try {
     const { repo, repoWriter } = repositories(config, db, Date.now);
     const identity = await plcIdentity(config, db, Date.now());
-    const manager = new AccountManager(new SqlAccountStore(db), identity, Date.now, undefined, repoWriter);
+    const manager = new AccountManager(new SqlAccountStore(db), identity, new HandleRules(config.userDomains), Date.now, undefined, repoWriter);
     const tools: Tools = {
       accounts: manager,
       deletion: operatorDeletion(config, db, manager, identity),
@@ -131,7 +132,8 @@ async function runWith(config: Config, command: string | undefined, values: Valu
 
 /**
  * The operator's deletion (docs/decisions/0030): the DID tombstoned at the directory, then the account's rows and
- * its #account event in one transaction. No email and no typed code: the operator at the command line is trusted.
+ * its #account event in one transaction, then its blobs' bytes (docs/decisions/0043). No email and no typed code: the
+ * operator at the command line is trusted.
  */
 function operatorDeletion(config: Config, db: Database, accounts: AccountManager, identity: PlcIdentity): () => Promise<AccountDeletion> {
   return async () => {
@@ -141,7 +143,15 @@ function operatorDeletion(config: Config, db: Database, accounts: AccountManager
     const unused = () => ({ subject: "", text: "" });
     // The operator requests no code: the throttle is never asked.
     const throttle = new SignInThrottle(new SqlAttemptStore(db), undefined, Date.now, "deletion");
-    return new AccountDeletion(accounts, codes, store, identity, undefined, throttle, { serviceName: config.brand.serviceName, email: unused, onDeleted: () => {}, now: Date.now });
+    // A blob copy the sweep could not delete is said, and left to the server's next sweeps.
+    const { blobs } = blobStorage(config, db, Date.now, (message, error) => console.error(`warning: ${message}: ${error instanceof Error ? error.message : String(error)}`));
+    return new AccountDeletion(accounts, codes, store, identity, undefined, throttle, {
+      serviceName: config.brand.serviceName,
+      email: unused,
+      onDeleted: () => {},
+      sweepBlobs: () => blobs.sweepAll(),
+      now: Date.now,
+    });
   };
 }
 

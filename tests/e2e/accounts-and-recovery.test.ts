@@ -277,8 +277,13 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
     await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);
     await page.getByLabel("New password, again").fill(NEW_PASSWORD);
     await page.getByRole("button", { name: "Set the new password" }).click();
-    // Back on the request, signed out by the reset: the new password signs in and Allow answers the app.
+    // Back on the request, signed out by the reset, told so (issue 28, item 21: the notice has the focus, so it is
+    // read first): the new password signs in and Allow answers the app.
     await page.waitForURL((url) => url.pathname === "/oauth/authorize");
+    const notice = page.getByRole("status").filter({ hasText: "Your password was reset" });
+    expect(await visibleText(notice)).toContain("Sign in with your new password.");
+    expect(await notice.evaluate((element) => element === document.activeElement)).toBe(true);
+    await audit(page, "consent-after-reset");
     await page.getByLabel("Handle or email").fill("bob.test");
     await page.getByLabel("Password", { exact: true }).fill(NEW_PASSWORD);
     await page.getByRole("button", { name: "Allow", exact: true }).click();

@@ -91,7 +91,7 @@ describe("with JavaScript", { timeout: E2E_TIMEOUT }, () => {
     expect(await body.innerText()).toContain("Know who you are");
     expect(await body.innerText()).toContain(pushed.redirectUri);
     // No passkey is registered on this server yet: no passkey button.
-    expect(await page.getByRole("button", { name: "Sign in with a passkey" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Use a passkey" }).count()).toBe(0);
     await signInAndAllow(page);
     await expectCode(page, pushed);
     expect(csp).toEqual([]);

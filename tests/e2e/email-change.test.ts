@@ -56,6 +56,8 @@ describe("changing the email address on a phone", { timeout: E2E_TIMEOUT }, () =
 
       const codeField = page.getByLabel("Code from the email", { exact: true });
       expect(await inFirstScreen(page, codeField)).toBe(true);
+      // The page names the address the code went to (issue 28, item 21); the current one stays above.
+      expect(await page.locator("main").innerText()).toContain(`Enter the code we sent to ${handle}.new@example.com.`);
       await audit(page, "account-email-code");
       await codeField.fill("AAAAA-AAAAA");
       await page.getByRole("button", { name: "Change the email address" }).click();

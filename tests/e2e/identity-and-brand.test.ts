@@ -9,6 +9,7 @@ import {
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
+  hydrated,
   releaseBrowser,
   sharedBrowser,
   loopbackClientId,
@@ -36,6 +37,8 @@ import {
 const HANDLE = "alice.test";
 const SERVICE = "Example Social";
 const LOGO_URL = "https://brand.example/logo.svg";
+/** The plain app's logo, on its own host. */
+const APP_LOGO = "https://skyline.example/logo.svg";
 const TERMS = "https://brand.example/terms";
 const PRIVACY = "https://brand.example/privacy";
 const SUPPORT = "mailto:help@brand.example";
@@ -84,7 +87,7 @@ beforeAll(async () => {
   await createAccount(server, { handle: HANDLE, email: "alice@example.com", password: PASSWORD });
   // An app on an unrelated host that calls itself the official Bluesky app.
   impostorHost.serveMetadata(impostorHost.metadata({ authMethod: "none", clientName: IMPERSONATOR, overrides: { scope: GENERIC } }));
-  plainHost.serveMetadata(plainHost.metadata({ authMethod: "none", clientName: "Skyline Photos", overrides: { scope: `${GENERIC} ${GRANULAR}` } }));
+  plainHost.serveMetadata(plainHost.metadata({ authMethod: "none", clientName: "Skyline Photos", overrides: { scope: `${GENERIC} ${GRANULAR}`, logo_uri: APP_LOGO } }));
   impostor = new DpopClient(server.issuer, await generateDpopKey(), impostorHost.clientId);
   plain = new DpopClient(server.issuer, await generateDpopKey(), plainHost.clientId);
   loopback = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(GRANULAR));
@@ -105,6 +108,7 @@ async function newContext(options: { bypassCSP?: boolean; javaScriptEnabled?: bo
   const context = await browser.newContext(contextOptions({ bypassCSP: true, ...options }));
   // The operator's logo is on another host: the browser gets it from here.
   await context.route(LOGO_URL, (route) => route.fulfill({ status: 200, contentType: "image/svg+xml", body: BRAND_LOGO }));
+  await context.route(APP_LOGO, (route) => route.fulfill({ status: 200, contentType: "image/svg+xml", body: BRAND_LOGO }));
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   return { context, page };
@@ -247,6 +251,63 @@ describe("a consent screen that fits a phone (390×844)", { timeout: E2E_TIMEOUT
       return found;
     });
     expect(breaks).toEqual([]);
+    await context.close();
+  });
+
+  it("a name that fits on a line is never split across two (issue 28, item 21), at every width from 300 to 420 px", async () => {
+    const { context, page } = await newContext();
+    const split: string[] = [];
+    for (const client of [plain, loopback]) {
+      const pushed = client === plain ? await pushRequest(plain, plainHost.redirectUri, { scope: GENERIC }) : await pushRequest(loopback, app.redirectUri, { scope: GRANULAR });
+      await page.goto(pushed.authorizeUrl);
+      for (let width = 300; width <= 420; width += 6) {
+        await page.setViewportSize({ width, height: 844 });
+        split.push(
+          ...(await page.evaluate((width) => {
+            const found: string[] = [];
+            for (const element of document.querySelectorAll<HTMLElement>("main .wrap-break-word")) {
+              // Technical names only (an app's name wraps at its spaces), and only those shown (not in a closed fold).
+              if (/\s/.test(element.textContent ?? "") || !element.checkVisibility()) continue;
+              // Its lines, as laid out: the distinct tops of its characters.
+              const range = document.createRange();
+              range.selectNodeContents(element);
+              const tops = new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top)));
+              if (tops.size < 2) continue;
+              // Its width on one line, against the width of the block it stands in.
+              const probe = element.cloneNode(true) as HTMLElement;
+              probe.style.cssText = "position:absolute;visibility:hidden;white-space:nowrap;display:inline-block;max-width:none";
+              element.parentElement!.append(probe);
+              const natural = probe.getBoundingClientRect().width;
+              probe.remove();
+              let block: HTMLElement = element.parentElement!;
+              while (getComputedStyle(block).display.startsWith("inline")) block = block.parentElement!;
+              const style = getComputedStyle(block);
+              const available = block.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+              if (natural <= available) found.push(`${element.textContent} at ${width} px (${Math.round(natural)} ≤ ${Math.round(available)})`);
+            }
+            return found;
+          }, width)),
+        );
+      }
+    }
+    expect(split).toEqual([]);
+    await context.close();
+  });
+
+  it("a logo that does not load gives way to the neutral mark, the operator's and the app's", async () => {
+    const { context, page } = await newContext();
+    for (const logo of [LOGO_URL, APP_LOGO]) {
+      await context.unroute(logo);
+      await context.route(logo, (route) => route.abort());
+    }
+    const pushed = await pushRequest(plain, plainHost.redirectUri, { scope: GENERIC });
+    await page.goto(pushed.authorizeUrl);
+    await hydrated(page);
+    // Both failed before the page was hydrated: no image is left, and the marks stand in their places.
+    expect(await page.locator("img").count()).toBe(0);
+    expect(await page.getByRole("banner").locator("svg").count()).toBe(1);
+    expect(await visibleText(page.locator("main"))).toContain("It calls itself “Skyline Photos”.");
+    await audit(page, "consent-logos-failed");
     await context.close();
   });
 });

@@ -78,7 +78,7 @@ afterAll(async () => {
 });
 
 function handleOf(language: Language): string {
-  return `${language.toLowerCase().replace(/[^a-z]/g, "")}.test`;
+  return `speaks-${language.toLowerCase().replace(/[^a-z]/g, "")}.test`;
 }
 
 /** A browser that speaks `language` (Accept-Language, navigator.language); axe is injected, so the CSP is bypassed. */
@@ -193,9 +193,17 @@ describe("every screen in every language", () => {
         expect(await page.locator("main").innerText()).toContain(t("account:overview.apps", { count: 1 }));
         await audit(page, language, "account-overview");
 
+        // An app signed in with the password is listed beside the OAuth app (docs/decisions/0047).
+        const session = await fetch(`${server.issuer}/xrpc/com.atproto.server.createSession`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "User-Agent": "ExampleBot/2.1" },
+          body: JSON.stringify({ identifier: handleOf(language), password: PASSWORD }),
+        });
+        expect(session.status).toBe(200);
         await page.goto(`${server.issuer}/account/apps`);
         await hydrated(page);
         expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe(t("account:titles.apps"));
+        await visibleText(page.getByText(t("account:apps.passwordSessions.withPassword")));
         await page.getByText(t("account:apps.whatItCanDo")).first().click();
         const time = page.locator("time").first();
         const iso = (await time.getAttribute("datetime"))!;
@@ -205,7 +213,15 @@ describe("every screen in every language", () => {
 
         await page.goto(`${server.issuer}/account/sessions`);
         await hydrated(page);
-        await visibleText(page.getByText(t("account:sessions.thisBrowser")));
+        // The pill is one piece on a phone, however its language wraps (issue 28, item 21).
+        const pill = page.getByText(t("account:sessions.thisBrowser"));
+        await visibleText(pill);
+        expect(await pill.evaluate((element) => element.getClientRects().length)).toBe(1);
+        // Every account page is in the navigation, Handle and Deactivate included.
+        const nav = page.getByRole("navigation", { name: t("account:navLabel") });
+        for (const key of ["overview", "apps", "sessions", "passkeys", "password", "email", "handle", "deactivate", "delete"] as const) {
+          expect(await nav.getByRole("link", { name: t(`account:nav.${key}`), exact: true }).count(), key).toBe(1);
+        }
         await audit(page, language, "account-sessions");
 
         await page.goto(`${server.issuer}/account/passkeys`);
@@ -227,6 +243,21 @@ describe("every screen in every language", () => {
         expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe(t("account:titles.email"));
         await visibleText(page.getByText(t("account:emailChange.noEmail", { service: new URL(server.issuer).hostname })));
         await audit(page, language, "account-email");
+
+        // App passwords (docs/decisions/0047): one created and shown once, then its revocation's confirmation.
+        await page.goto(`${server.issuer}/account/app-passwords`);
+        await hydrated(page);
+        expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe(t("account:titles.appPasswords"));
+        await visibleText(page.getByText(t("account:appPasswords.list.none")));
+        await page.locator("#app-password-name").fill("Bot");
+        await page.getByRole("button", { name: t("account:appPasswords.create.submit") }).click();
+        expect(await visibleText(page.getByRole("heading", { name: t("account:appPasswords.created.title") }))).toBe(t("account:appPasswords.created.title"));
+        expect(await page.locator("#created-password").inputValue()).toMatch(/^[a-z2-7]{4}(-[a-z2-7]{4}){3}$/);
+        await audit(page, language, "account-app-password-created");
+        await page.goto(`${server.issuer}/account/app-passwords?revoke=Bot`);
+        await hydrated(page);
+        expect(await visibleText(page.getByRole("heading", { level: 1 }))).toBe(t("account:appPasswords.confirm.title"));
+        await audit(page, language, "account-app-password-revoke");
 
         // Signed out through the account menu: the notice, then the sign-in form's own errors.
         const handle = `@${handleOf(language)}`;

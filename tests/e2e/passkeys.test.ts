@@ -118,7 +118,7 @@ describe("passkeys", { timeout: E2E_TIMEOUT }, () => {
     expect((await passkeyRows())[0]?.lastUsedAt).not.toBeNull();
   });
 
-  it("signs in with the 'Sign in with a passkey' button on the consent screen", async () => {
+  it("signs in with the consent screen's 'Use a passkey' button", async () => {
     // From here on the browser offers no autofill for passkeys, so only the button starts a sign-in.
     await page.addInitScript(() => {
       Object.defineProperty(PublicKeyCredential, "isConditionalMediationAvailable", { value: async () => false });
@@ -128,7 +128,7 @@ describe("passkeys", { timeout: E2E_TIMEOUT }, () => {
     await page.goto(pushed.authorizeUrl);
     await hydrated(page);
     expect(await page.getByLabel("Handle or email").getAttribute("autocomplete")).toBe("username webauthn");
-    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.getByRole("button", { name: "Use a passkey" }).click();
     // Back on the same screen, now signed in, waiting for the decision.
     expect(await visibleText(page.getByText(`Signed in as @${HANDLE}`))).toContain(HANDLE);
     expect(sameScreen(page.url(), pushed.authorizeUrl)).toBe(true);
@@ -144,14 +144,14 @@ describe("passkeys", { timeout: E2E_TIMEOUT }, () => {
     await hydrated(page);
     // The authenticator now signs with a bad signature: the server refuses the assertion.
     await cdp.send("WebAuthn.setResponseOverrideBits", { authenticatorId, isBogusSignature: true });
-    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.getByRole("button", { name: "Use a passkey" }).click();
     expect(await visibleText(page.getByRole("alert").filter({ hasText: /\w/ }))).toMatch(/could not be verified/i);
     await visibleText(page.getByLabel("Password"));
     expect(sameScreen(page.url(), pushed.authorizeUrl)).toBe(true);
 
     // Fresh options were fetched: a second attempt with a good signature signs in.
     await cdp.send("WebAuthn.setResponseOverrideBits", { authenticatorId, isBogusSignature: false });
-    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    await page.getByRole("button", { name: "Use a passkey" }).click();
     await visibleText(page.getByText(`Signed in as @${HANDLE}`));
     await page.getByRole("button", { name: "Allow" }).click();
     expect((await callbackParams(page, pushed.redirectUri)).get("code")).toBeTruthy();

@@ -129,6 +129,16 @@ async function signInOnAccountPage(page: Page, handle: string, add = false) {
   await page.waitForURL((url) => url.pathname === "/account" && !url.search.includes("add"));
 }
 
+/** A passkey stored for Bob (its key is never used): the server then offers passkeys on every sign-in form. */
+async function storePasskey(credentialId: string): Promise<void> {
+  await execute(server.database(), sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "deviceType", "backedUp", "createdAt")
+    SELECT ${credentialId}, "did", 'Phone', ${Buffer.from([1, 2, 3])}, 0, 'singleDevice', FALSE, ${at(Date.now())} FROM "Account" WHERE "handle" = 'bob.test'`);
+}
+
+async function removePasskey(credentialId: string): Promise<void> {
+  await execute(server.database(), sql`DELETE FROM "Passkey" WHERE "credentialId" = ${credentialId}`);
+}
+
 describe("one screen on a phone", { timeout: E2E_TIMEOUT }, () => {
   const cases = [
     { name: "web-generic", client: () => web, redirect: () => webHost.redirectUri, scope: GENERIC, limit: SHORT_LIMIT },
@@ -136,16 +146,29 @@ describe("one screen on a phone", { timeout: E2E_TIMEOUT }, () => {
     { name: "web-long-granular", client: () => web, redirect: () => webHost.redirectUri, scope: LONG_GRANULAR, limit: LONG_LIMIT },
   ];
 
-  for (const { name, client, redirect, scope, limit } of cases) {
-    it(`signed out, ${name}: the page up to Allow within ${limit} px, light and dark; the sign-in fields in the first screen; cautions in view`, async () => {
+  // Issue 28, item 18: the limits hold also once the server has a passkey (the sign-in form then offers one).
+  for (const { name, client, redirect, scope, limit, passkeys } of cases.flatMap((one) => [
+    { ...one, passkeys: false },
+    { ...one, passkeys: true },
+  ])) {
+    const label = passkeys ? `${name}-passkeys` : name;
+    it(`signed out, ${label}: the page up to Allow within ${limit} px, light and dark; the sign-in fields in the first screen; cautions in view`, async () => {
       const { context, page } = await phone();
       const pushed = await pushRequest(client(), redirect(), { scope });
-      await page.goto(pushed.authorizeUrl);
+      if (passkeys) await storePasskey(`phone-fit-${name}`);
+      try {
+        await page.goto(pushed.authorizeUrl);
+        await hydrated(page);
+      } finally {
+        if (passkeys) await removePasskey(`phone-fit-${name}`);
+      }
+      // Offered once JavaScript runs: the button, in the place kept for it.
+      expect(await page.getByRole("button", { name: "Use a passkey" }).count(), label).toBe(passkeys ? 1 : 0);
       for (const colorScheme of ["light", "dark"] as const) {
         await page.emulateMedia({ colorScheme });
         const layout = await layoutOf(page);
-        measured[`${name}-signed-out-${colorScheme}`] = layout;
-        await photograph(page, `issue19-${name}-signed-out-${colorScheme}`, { width: 390, height: 844 });
+        measured[`${label}-signed-out-${colorScheme}`] = layout;
+        await photograph(page, `issue19-${label}-signed-out-${colorScheme}`, { width: 390, height: 844 });
         expect(layout.toAllow, `${name} ${colorScheme}: ${JSON.stringify(layout)}`).toBeLessThanOrEqual(limit);
         // What the person must do is in the first screen: the password field above the sticky bar.
         const password = await page.getByLabel("Password", { exact: true }).boundingBox();
@@ -157,7 +180,7 @@ describe("one screen on a phone", { timeout: E2E_TIMEOUT }, () => {
       if (scope !== GENERIC) expect(main).toMatch(/Caution: it can delete your posts, likes, reposts, (and )?follows/);
       else expect(main).toContain("Act on your account in almost every way");
       if (scope === LONG_GRANULAR) expect(main).toMatch(/Caution:\s*Control your identity/);
-      await audit(page, `issue19-consent-${name}`);
+      await audit(page, `issue19-consent-${label}`);
       await context.close();
     });
   }
@@ -393,34 +416,68 @@ describe("small things", { timeout: E2E_TIMEOUT }, () => {
     await hydrated(page);
     expect(await page.getByRole("button", { name: "Show password" }).count()).toBe(await page.locator('input[type="password"]').count());
     expect(await page.locator('input[type="password"]').count()).toBe(3);
+    // How hard the new password looks to guess, as it is typed (issue 28, borrowed from the reference).
+    const strength = page.locator("#new_password-strength");
+    expect(await strength.innerText()).toBe("");
+    await page.getByLabel("New password", { exact: true }).fill("password1");
+    expect(await visibleText(strength)).toBe("Strength: weak, easy to guess");
+    await page.getByLabel("New password", { exact: true }).fill("correct horse battery staple");
+    expect(await visibleText(strength)).toBe("Strength: very strong");
+    await audit(page, "account-password-strength");
     await context.close();
   });
 
-  it("the passkey button's place is kept while JavaScript starts: nothing below it moves when it appears", async () => {
-    // Passkeys are offered once any is registered here: one stored for Bob (its key is never used).
-    await execute(server.database(), sql`INSERT INTO "Passkey" ("credentialId", "accountDid", "name", "publicKey", "counter", "deviceType", "backedUp", "createdAt")
-      SELECT 'issue19-credential', "did", 'Phone', ${Buffer.from([1, 2, 3])}, 0, 'singleDevice', FALSE, ${at(Date.now())} FROM "Account" WHERE "handle" = 'bob.test'`);
+  it("Tab from the handle reaches the password on every sign-in form, then Show and \"Forgot password?\" (issue 28, item 19)", async () => {
+    const { context, page } = await phone();
+    for (const url of [(await pushRequest(loopback, app.redirectUri, { scope: GRANULAR })).authorizeUrl, `${server.issuer}/account`]) {
+      await page.goto(url);
+      await hydrated(page);
+      await page.getByLabel("Handle or email").focus();
+      await page.keyboard.type("alice.test");
+      await page.keyboard.press("Tab");
+      await page.keyboard.type("typed after Tab");
+      expect(await page.getByLabel("Password", { exact: true }).inputValue(), url).toBe("typed after Tab");
+      const next: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        await page.keyboard.press("Tab");
+        // The Show button names the field it controls; the link, its text.
+        next.push(await page.evaluate(() => {
+          const focused = document.activeElement as HTMLElement;
+          return focused.tagName === "BUTTON" ? `Show for #${focused.getAttribute("aria-controls")}` : (focused.textContent ?? "");
+        }));
+      }
+      expect(next, url).toEqual(["Show for #password", "Forgot password?"]);
+    }
+    await context.close();
+  });
+
+  it("the passkey button's place is kept while JavaScript starts: nothing below it moves when it appears (also where the handle's line wraps: Spanish at 320 px)", async () => {
+    // Passkeys are offered once any is registered here.
+    await storePasskey("issue19-credential");
     try {
-      for (const [name, url] of [
-        ["account sign-in", async () => `${server.issuer}/account`],
-        ["consent", async () => (await pushRequest(loopback, app.redirectUri, { scope: GRANULAR })).authorizeUrl],
+      const consent = async () => (await pushRequest(loopback, app.redirectUri, { scope: GRANULAR })).authorizeUrl;
+      for (const { name, url, locale, width, button, below } of [
+        { name: "account sign-in", url: async () => `${server.issuer}/account`, locale: "en-GB", width: 390, button: "Sign in with a passkey", below: { role: "link", name: "about this server" } },
+        { name: "consent", url: consent, locale: "en-GB", width: 390, button: "Use a passkey", below: { role: "heading", name: "What it will be able to do" } },
+        { name: "consent-es-320", url: consent, locale: "es-ES", width: 320, button: "Llave de acceso", below: { role: "heading", name: "Lo que podrá hacer" } },
       ] as const) {
         // Before the scripts run (they are held back), then once the button is there.
-        const { context, page } = await phone();
+        const { context, page } = await phone({ locale });
+        await page.setViewportSize({ width, height: 844 });
         await context.route(/\.js(\?|$)/, (route) => route.abort());
         await page.goto(await url());
-        const below = page.getByRole(name === "consent" ? "heading" : "link", { name: name === "consent" ? "What it will be able to do" : "about this server" }).first();
-        const before = (await below.boundingBox())!.y;
+        const target = page.getByRole(below.role, { name: below.name }).first();
+        const before = (await target.boundingBox())!.y;
         await context.unroute(/\.js(\?|$)/);
         await page.goto(await url());
-        await visibleText(page.getByRole("button", { name: "Sign in with a passkey" }));
-        const after = (await below.boundingBox())!.y;
+        await visibleText(page.getByRole("button", { name: button }));
+        const after = (await target.boundingBox())!.y;
         measured[`passkey-place-${name}`] = { before, after };
         expect(after, name).toBe(before);
         await context.close();
       }
     } finally {
-      await execute(server.database(), sql`DELETE FROM "Passkey" WHERE "credentialId" = 'issue19-credential'`);
+      await removePasskey("issue19-credential");
     }
   });
 });

@@ -156,7 +156,7 @@ describe("every screen passes axe-core and is photographed", { timeout: E2E_TIME
     const scripts = measureScripts(page);
     await page.goto(pushed.authorizeUrl);
     await hydrated(page);
-    await visibleText(page.getByRole("button", { name: "Sign in with a passkey" }));
+    await visibleText(page.getByRole("button", { name: "Use a passkey" }));
     const { total, files } = await scripts();
     console.log(`consent route JavaScript: ${(total / 1024).toFixed(1)} kB gzip in ${Object.keys(files).length} files`);
     expect(total, JSON.stringify(files)).toBeLessThan(JS_BUDGET);

@@ -288,3 +288,16 @@ export async function visibleText(locator: Locator, timeout = 10_000): Promise<s
   await locator.first().waitFor({ state: "visible", timeout });
   return locator.first().innerText();
 }
+
+/** A new context (phone-sized unless `options` say otherwise) signed in to the account area as `handle` with PASSWORD. */
+export async function signedInToAccountArea(browser: Browser, issuer: string, handle: string, options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext(contextOptions(options));
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(`${issuer}/account`);
+  await page.getByLabel("Handle or email").fill(handle);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.waitForURL(/notice=signed-in/);
+  return { context, page };
+}

@@ -37,7 +37,7 @@ export async function openConsentPage(authorizeUrl: string, jar: CookieJar): Pro
 }
 
 export type ConsentPost = {
-  decision: "allow" | "deny" | "switch_account" | "choose";
+  decision: "allow" | "deny" | "switch_account" | "choose" | "reactivate";
   identifier?: string;
   password?: string;
   /** "Stay signed in on this device" (docs/decisions/0020). */

@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { migrateDatabase } from "../../app/.server/db/migrate.ts";
+import { defaultMigrationsDir, migrateDatabase } from "../../app/.server/db/migrate.ts";
 import { PostgresDatabase } from "../../app/.server/db/postgres-database.ts";
 import { allUnchecked, getUnchecked, run, type Database, type Statement } from "../../app/.server/db/sql.ts";
 import { SqliteDatabase } from "../../app/.server/db/sqlite-database.ts";
@@ -99,4 +99,16 @@ export async function rowsOf<Row>(db: Database, statement: Statement): Promise<R
 /** Runs a statement; the number of rows it changed. */
 export async function execute(db: Database, statement: Statement): Promise<number> {
   return db.execute(() => run(statement));
+}
+
+/**
+ * Migrates the SQLite file with the migrations before `migration` only: a database as an earlier release left it, for
+ * a test that fills it and then migrates it to the latest schema (a folder of those migrations is made beside the file).
+ */
+export function migrateSqliteBefore(file: string, migration: string): void {
+  const earlier = path.join(path.dirname(file), "earlier-migrations");
+  for (const name of readdirSync(defaultMigrationsDir()).filter((entry) => entry < migration)) {
+    cpSync(path.join(defaultMigrationsDir(), name), path.join(earlier, name), { recursive: true });
+  }
+  migrateDatabase(file, earlier);
 }

@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import type { Database as StoreDatabase } from "../../app/.server/db/sql.ts";
 import { freePort, spawnServer } from "../../scripts/lib/server-process.ts";
 import { createServerDatabase } from "./test-database.ts";
+import { offlineDefaultServices } from "./test-server.ts";
 
 export type ProcessServer = {
   issuer: string;
@@ -50,7 +51,7 @@ export async function startProcessServer(env: Record<string, string> = {}): Prom
   let handle: Database.Database | undefined;
 
   const launch = async (): Promise<{ running: Running; issuer: string }> => {
-    const server = await spawnServer({ port, databaseUrl, env, onOutput: (text) => (output += text) });
+    const server = await spawnServer({ port, databaseUrl, env: { ...offlineDefaultServices(env), ...env }, onOutput: (text) => (output += text) });
     return { running: { child: server.child, exit: server.exit, printed: server.printed }, issuer: server.issuer };
   };
 

@@ -31,12 +31,18 @@ export async function accountWithRepository(db: Database, did: string, clock: Cl
   return { didKey: (await accountKeypair(signingKey)).did(), signingKey };
 }
 
-/** The whole repository as getRepo would send it: every block, rooted at the head. */
+/** The whole repository as getRepo would send it: every block, rooted at the head, read page by page on one snapshot. */
 export async function exportRepository(store: SqlRepoStore, did: string): Promise<Uint8Array> {
-  const snapshot = await store.repositorySnapshot(did, {});
+  const snapshot = await store.openSnapshot(did, { maxHoldMs: 60_000 });
   if (!snapshot) throw new Error(`${did} has no repository`);
   const blocks = new BlockMap();
-  for (const block of snapshot.blocks) blocks.set(parseCid(block.cid), block.bytes);
+  try {
+    for (let page = await snapshot.blockPage("", { maxBytes: 64 * 1024 }); page.length > 0; page = await snapshot.blockPage(page.at(-1)!.cid, { maxBytes: 64 * 1024 })) {
+      for (const block of page) blocks.set(parseCid(block.cid), block.bytes);
+    }
+  } finally {
+    await snapshot.release();
+  }
   return blocksToCarFile(parseCid(snapshot.head.cid), blocks);
 }
 

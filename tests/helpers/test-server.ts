@@ -34,6 +34,21 @@ export type TestServer = {
  */
 const TEST_SETTINGS: Record<string, string> = { ATRIUM_TEST_FAST_PASSWORD_HASHES: "1" };
 
+/** A loopback port nothing listens on (tcpmux): a connection there is refused at once. */
+const CLOSED_PORT_URL = "http://127.0.0.1:1";
+
+/**
+ * Service proxying's default services are the reference installer's, on the network (https://api.bsky.app,
+ * https://mod.bsky.app: docs/decisions/0048). A test server that does not name its own sends their calls to a closed
+ * loopback port instead (502 UpstreamFailure), so that no test reaches outside the machine.
+ */
+export function offlineDefaultServices(overrides: Record<string, string>): Record<string, string> {
+  const offline: Record<string, string> = {};
+  if (overrides.ATRIUM_APPVIEW === undefined && overrides.ATRIUM_APPVIEW_URL === undefined) offline.ATRIUM_APPVIEW_URL = CLOSED_PORT_URL;
+  if (overrides.ATRIUM_REPORT_SERVICE === undefined && overrides.ATRIUM_REPORT_SERVICE_URL === undefined) offline.ATRIUM_REPORT_SERVICE_URL = CLOSED_PORT_URL;
+  return offline;
+}
+
 /**
  * Starts the built server (npm test builds first) as a child process on a
  * free loopback port with a database of its own — a SQLite file, or a
@@ -43,7 +58,7 @@ const TEST_SETTINGS: Record<string, string> = { ATRIUM_TEST_FAST_PASSWORD_HASHES
  * `databaseUrl`, to share its database).
  */
 export async function startTestServer(overrides: Record<string, string> = {}): Promise<TestServer> {
-  const env = { ...TEST_SETTINGS, ...overrides };
+  const env = { ...TEST_SETTINGS, ...offlineDefaultServices(overrides), ...overrides };
   const own = env.DATABASE_URL === undefined ? await createServerDatabase() : undefined;
   const databaseUrl = env.DATABASE_URL ?? own!.url;
   const databasePath = databaseUrl.startsWith("file:") ? databaseUrl.slice("file:".length) : undefined;

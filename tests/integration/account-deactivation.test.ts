@@ -155,19 +155,61 @@ describe("deactivating and reactivating an account", () => {
   });
 
   it("the consent screen gives no app access to it: no Allow, the reason in plain words, no code on a password Allow", async () => {
-    // The signed-in browser: the screen names the account, says why, offers reactivation, and has no Allow.
+    // The signed-in browser (it just signed in): the screen names the account, says why, offers "Reactivate and
+    // continue" in one press, and has no Allow.
     const authorizeUrl = await newRequest();
     const page = await openConsentPage(authorizeUrl, browser.jar);
     expect(page.status).toBe(200);
-    expect(visibleText(page.html)).toContain("This account is deactivated");
+    expect(visibleText(page.html)).toContain("Your account is deactivated");
     expect(page.html).not.toContain('value="allow"');
-    // A password sign-in on a fresh browser signs in (that is how a person reactivates) but issues no code.
+    expect(page.html).toContain('value="reactivate"');
+    expect(page.html).not.toContain('name="password"');
+    // A password sign-in on a fresh browser signs in (that is how a person reactivates) but issues no code: it goes
+    // back to the same request's screen for that account, which offers reactivation (issue 28, item 17).
     const fresh = new CookieJar();
     const shown = await openConsentPage(authorizeUrl, fresh);
-    const refused = await submitConsent(authorizeUrl, fresh, { decision: "allow", identifier: ALICE.handle, password: ALICE.password, csrfToken: shown.csrfToken });
-    expect(refused.status).toBe(403);
+    const answer = await submitConsent(authorizeUrl, fresh, { decision: "allow", identifier: ALICE.handle, password: ALICE.password, csrfToken: shown.csrfToken });
+    expect(answer.status).toBe(303);
+    const location = new URL(answer.headers.get("location")!, server.issuer);
+    expect(location.pathname).toBe("/oauth/authorize");
+    expect(Object.fromEntries(location.searchParams)).toEqual({ ...Object.fromEntries(new URL(authorizeUrl).searchParams), account: alice.did });
+    const after = await openConsentPage(location.href, fresh);
+    expect(after.html).toContain('value="reactivate"');
+    expect(after.html).not.toContain('value="allow"');
+    expect(await repoStatus()).toMatchObject({ active: false });
+  });
+
+  it("reactivating inside the flow needs what the account page's button needs: a recent proof, a trusted form, a browser signed in to the account", async () => {
+    const stale = await signedIn(server, ALICE.handle, ALICE.password);
+    await ageSession(stale);
+    const authorizeUrl = await newRequest();
+    const page = await openConsentPage(authorizeUrl, stale.jar);
+    // "Confirm it's you" in the same form: the password, beside "Reactivate and continue".
+    expect(page.html).toContain('name="password"');
+    expect(visibleText(page.html)).toContain("Reactivating puts your account back on the network, so it needs you to confirm it");
+    const reactivate = (jar: CookieJar, extra: Partial<Parameters<typeof submitConsent>[2]> = {}) =>
+      submitConsent(authorizeUrl, jar, { decision: "reactivate", account: alice.did, csrfToken: page.csrfToken, ...extra });
+
+    // A stolen session cookie alone: refused, beside the password field.
+    const bare = await reactivate(stale.jar);
+    expect(bare.status).toBe(400);
+    expect(bare.headers.get("location")).toBeNull();
+    expect(visibleText(await bare.text())).toContain("Enter your password");
+    const wrong = await reactivate(stale.jar, { password: "not the password" });
+    expect(wrong.status).toBe(400);
+    expect(visibleText(await wrong.text())).toContain("That password is not right");
+    // Without our Origin, or without the CSRF token: the forbidden-form page.
+    expect((await reactivate(stale.jar, { password: ALICE.password, origin: "https://attacker.example" })).status).toBe(403);
+    expect((await reactivate(stale.jar, { password: ALICE.password, csrfToken: "forged" })).status).toBe(403);
+    // A browser that holds the request's address but is signed in to nobody, naming the account: refused.
+    const stranger = new CookieJar();
+    const strangerPage = await openConsentPage(authorizeUrl, stranger);
+    const refused = await submitConsent(authorizeUrl, stranger, { decision: "reactivate", account: alice.did, password: ALICE.password, csrfToken: strangerPage.csrfToken });
+    expect(refused.status).toBe(400);
     expect(refused.headers.get("location")).toBeNull();
-    expect(visibleText(await refused.text())).toContain("deactivated");
+    // An account this browser is not signed in to, with the right password of the one it is.
+    expect((await reactivate(stale.jar, { password: ALICE.password, account: "did:plc:someoneelse" })).status).toBe(400);
+    expect(await repoStatus()).toMatchObject({ active: false });
   });
 
   it("prompt=none never answers a deactivated account silently: access_denied, as the reference answers", async () => {
@@ -211,5 +253,42 @@ describe("deactivating and reactivating an account", () => {
     const records = await callAnonymous<{ records: Array<{ uri: string }> }>(server, "com.atproto.repo.listRecords", { params: { repo: alice.did, collection: NOTE } });
     expect(records.body.records.map((record) => record.uri.split("/").pop()).sort()).toEqual(["after", "kept"]);
     expect((await call<Record<string, unknown>>(session, "com.atproto.server.getSession")).body).toMatchObject({ active: true });
+  });
+
+  it("reactivating inside the flow, after a proof: the same request's screen comes back with Allow, whose code works; the network is told", async () => {
+    // Deactivated again (the test before reactivated from the overview).
+    expect((await postForm(browser, "/account/deactivate", { csrf_token: browser.csrfToken, intent: "deactivate" })).status).toBe(303);
+    await firehose.until(() => aliceMessages().filter(isDeactivation).length === 2);
+    const deactivation = aliceMessages().filter(isDeactivation)[1]!.body.seq as number;
+    const stale = await signedIn(server, ALICE.handle, ALICE.password);
+    await ageSession(stale);
+    const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
+    const pkce = createPkce();
+    const par = await client.pushAuthorizationRequest({ redirect_uri: "http://127.0.0.1/callback", scope: SCOPE, state: "s2", code_challenge: pkce.challenge, code_challenge_method: "S256" });
+    const authorizeUrl = client.authorizeUrl(par.body.request_uri);
+    const page = await openConsentPage(authorizeUrl, stale.jar);
+
+    const answer = await submitConsent(authorizeUrl, stale.jar, { decision: "reactivate", account: alice.did, password: ALICE.password, csrfToken: page.csrfToken });
+    expect(answer.status).toBe(303);
+    // The same request (its client_id and request_uri), for this account, with the notice; never a code.
+    const location = new URL(answer.headers.get("location")!, server.issuer);
+    expect(location.pathname).toBe("/oauth/authorize");
+    expect(location.searchParams.get("client_id")).toBe(client.clientId);
+    expect(location.searchParams.get("request_uri")).toBe(par.body.request_uri);
+    expect(location.searchParams.get("account")).toBe(alice.did);
+    expect(location.searchParams.get("notice")).toBe("account-reactivated");
+    expect(location.searchParams.get("code")).toBeNull();
+    expect(await repoStatus()).toMatchObject({ active: true });
+    await firehose.until(() => aliceMessages().some((frame) => frame.type === "#sync" && (frame.body.seq as number) > deactivation));
+    expect(aliceMessages().filter((frame) => (frame.body.seq as number) > deactivation).map((frame) => frame.type)).toEqual(["#account", "#identity", "#sync"]);
+
+    const screen = await openConsentPage(location.href, stale.jar);
+    expect(visibleText(screen.html)).toContain("Your account is active again");
+    expect(screen.html).toContain('value="allow"');
+    const allowed = await submitConsent(authorizeUrl, stale.jar, { decision: "allow", account: alice.did, csrfToken: screen.csrfToken });
+    const code = new URL(allowed.headers.get("location")!).searchParams.get("code")!;
+    const tokens = await client.exchangeCode(code, pkce.verifier, "http://127.0.0.1/callback");
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.sub).toBe(alice.did);
   });
 });

@@ -5,6 +5,8 @@
  * out of that account only.
  */
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { promisify } from "node:util";
 import { decode } from "@atproto/lex-cbor";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -107,6 +109,13 @@ describe("deleting an account", () => {
   });
 
   it("with the code and the password: everything goes, the DID is tombstoned, #account says deleted, Bob stays signed in", async () => {
+    // Alice's blob's copy, and where its bytes are: a file beside the SQLite database, or chunks in PostgreSQL.
+    const { key } = (await rowOf<{ key: string }>(server.database(), sql`SELECT c."key" FROM "BlobContent" c JOIN "Blob" b ON b."cid" = c."cid" WHERE b."did" = ${alice.did}`))!;
+    const blobBytesLeft = async () =>
+      server.databasePath === undefined
+        ? (await rowsOf(server.database(), sql`SELECT "index" FROM "BlobChunk" WHERE "key" = ${key}`)).length > 0
+        : existsSync(path.join(path.dirname(server.databasePath), "blobs", key.slice(0, 2), key));
+    expect(await blobBytesLeft()).toBe(true);
     const browser = await bothSignedIn();
     const code = await askForCode(browser, alice.did);
     // A live subscriber of the firehose, there before the deletion: every frame is checked against the lexicon.
@@ -125,6 +134,9 @@ describe("deleting an account", () => {
 
     const db = server.database();
     for (const [table, rows] of Object.entries(ALICE_ROWS)) expect(await rowsOf(db, rows(alice.did)), table).toHaveLength(0);
+    // Her blob's bytes too, removed once the deletion committed (docs/decisions/0043).
+    expect(await blobBytesLeft()).toBe(false);
+    expect(await rowOf(db, sql`SELECT "key" FROM "BlobContent" WHERE "key" = ${key}`)).toBeUndefined();
     const events = await rowsOf<{ type: string; body: Uint8Array }>(db, sql`SELECT "type", "body" FROM "RepoEvent" WHERE "did" = ${alice.did}`);
     expect(events.map((event) => event.type)).toEqual(["account"]);
     expect(decode(new Uint8Array(events[0]!.body))).toMatchObject({ did: alice.did, active: false, status: "deleted" });

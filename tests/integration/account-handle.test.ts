@@ -9,10 +9,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { at, sql } from "../../app/.server/db/sql.ts";
 import { sha256Base64url } from "../../scripts/lib/dpop-client.ts";
 import { openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
-import { execute } from "../helpers/databases.ts";
+import { execute, rowsOf } from "../helpers/databases.ts";
 import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
+import { createAlice } from "../helpers/flow.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { callAnonymous } from "../helpers/xrpc.ts";
+import { call, callAnonymous, expectXrpcError, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
 
 const directoryUrl = inject("plcDirectoryUrl");
 const PASSWORD = "correct horse battery";
@@ -120,5 +121,67 @@ describe("changing the handle from /account/handle", () => {
     }
     const resolved = await callAnonymous<{ did: string }>(server, "com.atproto.identity.resolveHandle", { params: { handle: `${wanted}.test` } });
     expect(resolved.body.did).toBe(winners[0]!.did);
+  });
+});
+
+/**
+ * Issue 28, item 3: the rule of a handle under this server's domains (one label of 3 to 18 characters, not a reserved
+ * name) lived in the account page alone, so updateHandle took another person's subdomain, a one-letter name or a
+ * 45-character one. It is one rule now (accounts/handle-rules.ts), and every way of taking a handle applies it.
+ */
+describe("every way of taking a handle applies the one rule (issue 28)", () => {
+  let alice: { did: string; handle: string };
+  let token: ScopedToken;
+
+  beforeAll(async () => {
+    alice = await createAlice(server);
+    token = await tokenWithScope(server, "atproto identity:handle");
+  });
+
+  const refused: Array<[handle: string, xrpcError: string, message: RegExp]> = [
+    ["support.alice.test", "InvalidHandle", /Invalid characters in handle/],
+    ["x.test", "InvalidHandle", /Handle too short/],
+    [`${"a".repeat(45)}.test`, "InvalidHandle", /Handle too long/],
+    ["admin.test", "HandleNotAvailable", /Reserved handle/],
+    ["bsky.test", "HandleNotAvailable", /Reserved handle/],
+    ["alice.example.com", "UnsupportedDomain", /handles here end with \.test.*not supported yet/],
+    ["alice-.test", "InvalidHandle", /hyphens/],
+  ];
+
+  it("com.atproto.identity.updateHandle refuses each with the reference's error name, and the DID document keeps the handle", async () => {
+    for (const [handle, error, message] of refused) {
+      const body = expectXrpcError(await call(token, "com.atproto.identity.updateHandle", { json: { handle } }), 400, error);
+      expect(body.message, handle).toMatch(message);
+    }
+    expect(await alsoKnownAs(alice.did)).toEqual([`at://${alice.handle}`]);
+    expect((await callAnonymous<{ did: string }>(server, "com.atproto.identity.resolveHandle", { params: { handle: alice.handle } })).body.did).toBe(alice.did);
+  });
+
+  it("the account tool's create refuses each, and no account is made", async () => {
+    const handles = async () => (await rowsOf<{ handle: string }>(server.database(), sql`SELECT "handle" FROM "Account" ORDER BY "handle"`)).map((row) => row.handle);
+    const before = await handles();
+    for (const [handle, , message] of refused) {
+      await expect(createAccount(server, { handle, email: "taker@example.com", password: PASSWORD }), handle).rejects.toThrow(message);
+    }
+    expect(await handles()).toEqual(before);
+  });
+
+  it("the account page says a reserved name is reserved, beside the field", async () => {
+    const person = await newPerson("reserver");
+    for (const name of ["admin", "Support", "bsky"]) {
+      const answer = await change(person, name);
+      expect(answer.status, name).toBe(400);
+      expect(fieldError(answer.html), name).toContain("That name is reserved");
+    }
+    const tooLong = await change(person, "a".repeat(45));
+    expect(fieldError(tooLong.html)).toContain("3 to 18 characters");
+    expect(await alsoKnownAs(person.did)).toEqual([`at://${person.handle}`]);
+  });
+
+  it("a name of 3 and one of 18 characters are taken", async () => {
+    for (const handle of ["abc.test", `${"b".repeat(18)}.test`]) {
+      expect((await call(token, "com.atproto.identity.updateHandle", { json: { handle } })).status, handle).toBe(200);
+      expect(await alsoKnownAs(alice.did)).toEqual([`at://${handle}`]);
+    }
   });
 });

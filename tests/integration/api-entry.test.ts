@@ -66,15 +66,14 @@ describe("the API entry", () => {
     send(chunks);
   };
 
-  it("a chunked body over the limit is refused, its rest discarded, and the connection carries the next request", async () => {
-    // 4 MiB, four times the body limit: answered with a 4xx (the form is never parsed), and the keep-alive connection survives.
+  it("a chunked body over the limit is refused with 413, its rest discarded, and the connection carries the next request", async () => {
+    // 4 MiB, four times the body limit: 413 in the endpoint's shape (never its first MiB parsed as the whole form:
+    // issue 28, item 9), and the keep-alive connection survives.
     const bothAnswered = (received: string) => (received.match(/HTTP\/1\.1 \d{3} /g) ?? []).length === 2 && received.endsWith('{"keys":[]}');
     const { text } = await rawExchange(port, (socket) => chunkedPost(socket, 64, "GET /oauth/jwks HTTP/1.1\r\nHost: localhost\r\n\r\n"), 6000, bothAnswered);
     const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
-    expect(statuses).toHaveLength(2);
-    expect(statuses[0]).toBeGreaterThanOrEqual(400);
-    expect(statuses[0]).toBeLessThan(500);
-    expect(statuses[1]).toBe(200);
+    expect(statuses).toEqual([413, 200]);
+    expect(text).toContain('{"error":"invalid_request","error_description":"Request body larger than 1048576 bytes"}');
   });
 
   it("a chunked body beyond what is ever drained (16 MiB) gets the connection cut, and the server is unharmed", async () => {

@@ -8,7 +8,9 @@ import fc from "fast-check";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statementOf } from "../../app/.server/db/sql.ts";
+import { hasTypedControlCharacter } from "../../app/.server/util/control-characters.ts";
 import { createDpopProof, type HttpResult, type TokenSet } from "../../scripts/lib/dpop-client.ts";
+import { signedIn } from "../helpers/account.ts";
 import { CookieJar, openConsentPage } from "../helpers/consent.ts";
 import { rowOf } from "../helpers/databases.ts";
 import { ALICE, CLIENT_ID, createAlice, generateDpopKey, newClient, obtainTokens, parForm, type DpopKey } from "../helpers/flow.ts";
@@ -55,6 +57,8 @@ beforeAll(async () => {
     ATRIUM_RATE_LIMIT_TOKEN_PER_MINUTE: "1000000",
     ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "10000000",
     ATRIUM_RATE_LIMIT_SCREEN_PER_MINUTE: "1000000",
+    // Sign-in attempts, too: a wait would answer 429 before a fuzzed identifier reaches its lookup.
+    ATRIUM_SIGN_IN_FREE_ATTEMPTS: "1000",
   });
   account = await createAlice(server);
   key = await generateDpopKey();
@@ -219,14 +223,15 @@ function expectXrpcShape(result: HttpResult<unknown>) {
 }
 
 /**
- * XRPC convention: an unknown method is 501 MethodNotImplemented. That is
- * the one 5xx status accepted from /xrpc (it is the specified answer, not a
- * failure); anything else must stay below 500.
+ * XRPC convention: an unknown method is 501 MethodNotImplemented, and a proxied call whose service cannot be reached
+ * is 502 UpstreamFailure (the test server's default app view is a closed loopback port: tests/helpers/test-server.ts).
+ * Those are the 5xx statuses accepted from /xrpc (specified answers, not failures); anything else must stay below 500.
  */
 function expectNoXrpcServerError(result: HttpResult<unknown>) {
   const what = describeResult(result);
   const error = (result.body as { error?: unknown } | undefined)?.error;
   if (result.status === 501) expect(error, what).toBe("MethodNotImplemented");
+  else if (result.status === 502) expect(error, what).toBe("UpstreamFailure");
   else expect(result.status, what).toBeLessThan(500);
 }
 
@@ -629,6 +634,215 @@ describe("connection hygiene after a refusal", () => {
       }
     });
   }
+});
+
+// ---------------------------------------------------------------- control characters in what reaches a query
+
+/**
+ * Issue 28, item 11: PostgreSQL refuses a NUL in text ("invalid byte sequence for encoding UTF8: 0x00"), so a NUL that
+ * reached a statement was an unauthenticated 500, logged as a database error. Every input that names something to look
+ * up (XRPC parameters and identifier fields, OAuth parameters, the screens' fields, links and JSON) is tried with a
+ * control character put in, or in place of one of its characters, NUL most often: each is refused with the
+ * endpoint's own 400 before any query, on both engines.
+ */
+const CONTROL_CHARACTERS = ["\u0000", "\u0000", "\u0000", "\u0001", "\u0008", "\u000b", "\u001b", "\u001f", "\u007f", "\t", "\n", "\r"];
+
+/** `valid` with a control character put in at some place, or put in place of the character there. */
+function poisoned(valid: string): fc.Arbitrary<string> {
+  return fc
+    .tuple(fc.nat({ max: valid.length }), fc.constantFrom(...CONTROL_CHARACTERS), fc.boolean())
+    .map(([index, control, replace]) => valid.slice(0, index) + control + valid.slice(replace ? index + 1 : index));
+}
+
+/** One of `fields`, with the others left valid: the field's name and the whole record with it poisoned. */
+function oneFieldPoisoned(fields: Record<string, string>): fc.Arbitrary<{ field: string; values: Record<string, string> }> {
+  return fc.constantFrom(...Object.keys(fields)).chain((field) => poisoned(fields[field]!).map((value) => ({ field, values: { ...fields, [field]: value } })));
+}
+
+/**
+ * The screens' forms (keyed by path, a "#…" after it naming a second form of the page) and links, one field poisoned
+ * at a time, with the browser's cookies: a readable 400 page for a control character nobody types; for TAB, LF or CR,
+ * which pasting brings and each field's own rule trims or refuses, anything but a 500.
+ */
+async function expectPoisonedScreensRefused(forms: Record<string, () => Record<string, string>>, links: readonly string[], cookie: () => string) {
+  const post = fc.constantFrom(...Object.keys(forms)).chain((path) => oneFieldPoisoned(forms[path]!()).map((poison) => ({ path, ...poison })));
+  await fc.assert(
+    fc.asyncProperty(post, async ({ path, field, values }) => {
+      if (field === "csrf_token") return;
+      const headers = { "Content-Type": FORM_TYPE, cookie: cookie(), origin: server.issuer };
+      const response = await isolated(`${server.issuer}${path.split("#")[0]}`, { method: "POST", headers, body: new URLSearchParams(values).toString() });
+      const what = `POST ${path} ${field}=${JSON.stringify(values[field])}: HTTP ${response.status} ${response.text.slice(0, 300)}`;
+      if (!hasTypedControlCharacter(values[field]!)) {
+        expect(response.status, what).toBeLessThan(500);
+        return;
+      }
+      expect(response.status, what).toBe(400);
+      expect(isReadablePage(response.text), what).toBe(true);
+    }),
+    { numRuns: RUNS.large },
+  );
+  const link = fc.constantFrom(...links).chain((href) => {
+    const url = new URL(href, server.issuer);
+    return oneFieldPoisoned(Object.fromEntries(url.searchParams)).map(({ values }) => `${url.pathname}?${new URLSearchParams(values)}`);
+  });
+  await fc.assert(
+    fc.asyncProperty(link, async (href) => {
+      const response = await isolated(`${server.issuer}${href}`, { headers: { cookie: cookie() } });
+      const what = `GET ${href}: HTTP ${response.status} ${response.text.slice(0, 300)}`;
+      expect(response.status, what).toBe(400);
+      expect(isReadablePage(response.text), what).toBe(true);
+    }),
+    { numRuns: RUNS.small },
+  );
+}
+
+describe("a control character in anything that names something to look up: refused with the endpoint's own 400, never a 500", () => {
+  const VALID_CID = "bafyreie5737gdxlw5i64vzichcalba3z2v5n6icifvx5xytvske7mr3hpm";
+  const RECORD_KEY = "3jzfcijpj2z2a";
+  let valid: { did: string; handle: string; tid: string; recordCid: string };
+
+  beforeAll(async () => {
+    const created = (await authed("POST", `${server.issuer}/xrpc/com.atproto.repo.createRecord`, {
+      body: JSON.stringify({ repo: account.did, collection: "app.bsky.feed.post", rkey: RECORD_KEY, record: { text: "looked up", createdAt: new Date().toISOString() } }),
+      headers: { "Content-Type": "application/json" },
+    })) as HttpResult<{ cid: string; commit: { rev: string } }>;
+    if (created.status !== 200) throw new Error(`setup createRecord failed: ${describeResult(created)}`);
+    valid = { did: account.did, handle: account.handle, tid: created.body.commit.rev, recordCid: created.body.cid };
+  });
+
+  function expectRefusedXrpc(result: HttpResult<unknown>, what: string) {
+    expect(result.status, `${what}: ${describeResult(result)}`).toBe(400);
+    expectXrpcShape(result);
+  }
+
+  it("every public /xrpc query, one parameter poisoned", async () => {
+    const queries: Record<string, () => Record<string, string>> = {
+      "com.atproto.identity.resolveHandle": () => ({ handle: valid.handle }),
+      "com.atproto.repo.getRecord": () => ({ repo: valid.did, collection: "app.bsky.feed.post", rkey: RECORD_KEY, cid: valid.recordCid }),
+      "com.atproto.repo.listRecords": () => ({ repo: valid.handle, collection: "app.bsky.feed.post", cursor: RECORD_KEY, limit: "10" }),
+      "com.atproto.sync.getRepo": () => ({ did: valid.did, since: valid.tid }),
+      "com.atproto.sync.getLatestCommit": () => ({ did: valid.did }),
+      "com.atproto.sync.getRecord": () => ({ did: valid.did, collection: "app.bsky.feed.post", rkey: RECORD_KEY }),
+      "com.atproto.sync.getBlocks": () => ({ did: valid.did, cids: valid.recordCid }),
+      "com.atproto.sync.getBlob": () => ({ did: valid.did, cid: VALID_CID }),
+      "com.atproto.sync.listBlobs": () => ({ did: valid.did, since: valid.tid, cursor: VALID_CID }),
+      "com.atproto.sync.listRepos": () => ({ cursor: valid.did, limit: "10" }),
+      "com.atproto.sync.getRepoStatus": () => ({ did: valid.did }),
+    };
+    const before = await counts();
+    const call = fc.constantFrom(...Object.keys(queries)).chain((method) => oneFieldPoisoned(queries[method]!()).map((poison) => ({ method, ...poison })));
+    await fc.assert(
+      fc.asyncProperty(call, async ({ method, field, values }) => {
+        expectRefusedXrpc(await send(xrpcUrl(method, values), { method: "GET" }), `${method} ${field}=${JSON.stringify(values[field])}`);
+      }),
+      { numRuns: RUNS.large },
+    );
+    await expectNoStateChange(before);
+  });
+
+  it("every /xrpc procedure with a valid token, one identifier field of its body poisoned", async () => {
+    const record = { text: "poisoned elsewhere", createdAt: "2026-11-28T00:00:00.000Z" };
+    const update = (f: Record<string, string>) => ({ $type: "com.atproto.repo.applyWrites#update", collection: f.collection, rkey: f.rkey, value: record });
+    const procedures: Record<string, { fields: () => Record<string, string>; body: (f: Record<string, string>) => unknown }> = {
+      "com.atproto.repo.createRecord": { fields: () => ({ repo: valid.handle, collection: "app.bsky.feed.post", rkey: "3kpoisoned2aa", swapCommit: VALID_CID }), body: (f) => ({ ...f, record }) },
+      "com.atproto.repo.putRecord": { fields: () => ({ repo: valid.did, collection: "app.bsky.feed.post", rkey: RECORD_KEY, swapRecord: valid.recordCid }), body: (f) => ({ ...f, record }) },
+      "com.atproto.repo.deleteRecord": { fields: () => ({ repo: valid.did, collection: "app.bsky.feed.post", rkey: RECORD_KEY, swapRecord: valid.recordCid }), body: (f) => f },
+      "com.atproto.repo.applyWrites": { fields: () => ({ repo: valid.handle, collection: "app.bsky.feed.post", rkey: RECORD_KEY }), body: (f) => ({ repo: f.repo, writes: [update(f)] }) },
+      "com.atproto.identity.updateHandle": { fields: () => ({ handle: "alice-poisoned.test" }), body: (f) => f },
+      "app.bsky.actor.putPreferences": { fields: () => ({ $type: "app.bsky.actor.defs#savedFeedsPrefV2" }), body: (f) => ({ preferences: [{ ...f, items: [] }] }) },
+    };
+    const before = await counts();
+    const call = fc.constantFrom(...Object.keys(procedures)).chain((method) => oneFieldPoisoned(procedures[method]!.fields()).map((poison) => ({ method, ...poison })));
+    await fc.assert(
+      fc.asyncProperty(call, async ({ method, field, values }) => {
+        const body = JSON.stringify(procedures[method]!.body(values));
+        const result = await authed("POST", `${server.issuer}/xrpc/${method}`, { body, headers: { "Content-Type": "application/json" } });
+        expectRefusedXrpc(result, `${method} ${field}=${JSON.stringify(values[field])}`);
+      }),
+      { numRuns: RUNS.large },
+    );
+    await expectNoStateChange(before);
+    expect((await send(xrpcUrl("com.atproto.identity.resolveHandle", { handle: valid.handle }), { method: "GET" })).body).toEqual({ did: valid.did });
+  });
+
+  it("every OAuth endpoint, one parameter poisoned (login_hint among them): invalid_request", async () => {
+    const forms: Record<string, () => Record<string, string>> = {
+      "/oauth/par": () => parForm({ login_hint: valid.handle, prompt: "login", ui_locales: "fr" }),
+      "/oauth/token": () => ({ grant_type: "authorization_code", client_id: CLIENT_ID, code: "cod-AAAA", code_verifier: "v".repeat(43), redirect_uri: "http://127.0.0.1:54321/callback" }),
+      "/oauth/revoke": () => ({ token: "ref-AAAA", token_type_hint: "refresh_token", client_id: CLIENT_ID }),
+    };
+    const before = await counts();
+    const call = fc.constantFrom(...Object.keys(forms)).chain((path) => oneFieldPoisoned(forms[path]!()).map((poison) => ({ path, ...poison })));
+    await fc.assert(
+      fc.asyncProperty(call, async ({ path, field, values }) => {
+        const result = await postRaw(path, { kind: "poisoned", body: new URLSearchParams(values).toString(), contentType: FORM_TYPE }, "valid");
+        expectOAuthError(result);
+        expect({ status: result.status, error: (result.body as { error?: string }).error }, `${path} ${field}=${JSON.stringify(values[field])}`).toEqual({ status: 400, error: "invalid_request" });
+      }),
+      { numRuns: RUNS.medium },
+    );
+    await expectNoStateChange(before);
+  });
+
+  it("the sign-in forms, the recovery forms and the screens' links, one field poisoned behind a valid CSRF token: a readable 400 page", async () => {
+    const jar = new CookieJar();
+    const consent = await openConsentPage(liveRequest.authorizeUrl, jar);
+    const accountPage = await isolated(`${server.issuer}/account`, { headers: { cookie: jar.header() } });
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(accountPage.text)?.[1] ?? consent.csrfToken!;
+    const forms: Record<string, () => Record<string, string>> = {
+      "/oauth/authorize": () => ({ csrf_token: csrf, request_uri: liveRequest.requestUri, client_id: liveRequest.clientId, decision: "allow", identifier: valid.handle, password: "wrong horse battery" }),
+      "/account": () => ({ csrf_token: csrf, identifier: "alice@example.com", password: "wrong horse battery", next: "/account" }),
+      "/account/recover": () => ({ csrf_token: csrf, identifier: valid.handle }),
+      "/account/recover#code": () => ({ csrf_token: csrf, intent: "code", identifier: valid.handle, code: "ABCDE-FGHJK" }),
+      "/account/reset": () => ({ csrf_token: csrf, code: "ABCDEFGHJK", new_password: "a new horse battery", confirm_password: "a new horse battery" }),
+    };
+    const links = ["/account/reset?code=ABCDEFGHJK", `/oauth/authorize?client_id=${encodeURIComponent(liveRequest.clientId)}&request_uri=${encodeURIComponent(liveRequest.requestUri)}`];
+    const before = await counts();
+    await expectPoisonedScreensRefused(forms, links, () => jar.header());
+    await expectNoStateChange(before);
+    expect((await openConsentPage(liveRequest.authorizeUrl, jar)).status).toBe(200);
+  });
+
+  it("the account pages' forms and links, signed in, one field poisoned: a readable 400 page, and the account unchanged", async () => {
+    const browser = await signedIn(server, ALICE.handle, ALICE.password);
+    const forms: Record<string, () => Record<string, string>> = {
+      "/account/email": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "request", email: ALICE.email }),
+      "/account/email#code": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "change", code: "ABCDE-FGHJK" }),
+      // Too short, whatever whitespace the field's own rule trims: no variant changes the handle.
+      "/account/handle": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "change", name: "ab", domain: ".test" }),
+      "/account/passkeys": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "rename", credential_id: "AAAAAAAAAAAAAAAAAAAAAA", name: "my key" }),
+      "/account/sessions": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "sign_out", session_id: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" }),
+      "/account/apps": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "revoke", client_id: "https://app.example.com/client-metadata.json" }),
+      "/account/password": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "confirm", password: "wrong horse battery" }),
+    };
+    const links = [`/account/apps?revoke=${encodeURIComponent(CLIENT_ID)}`, `/account/email?account=${encodeURIComponent(valid.did)}`];
+    const before = await counts();
+    await expectPoisonedScreensRefused(forms, links, () => browser.jar.header());
+    await expectNoStateChange(before);
+    expect((await send(xrpcUrl("com.atproto.identity.resolveHandle", { handle: valid.handle }), { method: "GET" })).body).toEqual({ did: valid.did });
+    expect((await session.client.userinfo(session.tokens.access_token)).status).toBe(200);
+  });
+
+  it("the passkey sign-ins' JSON with a poisoned credential id, on a live challenge: 400, never a 500", async () => {
+    const query = new URLSearchParams({ client_id: liveRequest.clientId, request_uri: liveRequest.requestUri });
+    for (const [path, optionsPath] of [["/account/passkey-auth", "/account/passkey-auth"], ["/oauth/passkey-auth", `/oauth/passkey-auth?${query}`]] as const) {
+      const jar = new CookieJar();
+      const { csrfToken } = await openConsentPage(liveRequest.authorizeUrl, jar);
+      const options = (await isolated(`${server.issuer}${optionsPath}`, { headers: { cookie: jar.header(), Accept: "application/json" } })).text;
+      const { challenge } = JSON.parse(options) as { challenge: string };
+      const clientDataJSON = Buffer.from(JSON.stringify({ type: "webauthn.get", challenge, origin: server.issuer })).toString("base64url");
+      for (const id of ["\u0000", "abc\u0000def", "a\u001fb"]) {
+        const body = JSON.stringify({
+          csrf_token: csrfToken,
+          ...Object.fromEntries(query),
+          response: { id, rawId: id, type: "public-key", response: { clientDataJSON, authenticatorData: "AAAA", signature: "AAAA" }, clientExtensionResults: {} },
+        });
+        const headers = { "Content-Type": "application/json", Accept: "application/json", cookie: jar.header(), origin: server.issuer };
+        const response = await isolated(`${server.issuer}${path}`, { method: "POST", headers, body });
+        expect(response.status, `${path} ${JSON.stringify(id)}: HTTP ${response.status} ${response.text.slice(0, 300)}`).toBe(400);
+      }
+    }
+  });
 });
 
 describe("after all of the above", () => {

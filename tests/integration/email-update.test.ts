@@ -58,11 +58,17 @@ describe("changing the email address", () => {
     expect(mail.text).toContain("@alice.test");
     const code = typedCodeIn(mail);
     const pending = pageText((await openPage(browser, asked.location!)).html);
-    expect(pending).toContain("Enter the code we sent to the new address");
+    // The code form names the address the code went to (issue 28, item 21).
+    expect(pending).toMatch(/Enter the code we sent to alice\.new@example\.com ?\./);
 
     const wrong = await typeCode(browser, "ZZZZZ-ZZZZZ");
     expect(wrong.status).toBe(400);
     expect(pageText(wrong.html)).toContain("This code does not work");
+    // Posted from the page the redirect named with its notice: the notice spoke of the step before, and goes.
+    expect(pageText(await postForm(browser, asked.location!, { csrf_token: browser.csrfToken, intent: "change", code: "ZZZZZ-ZZZZZ" }).then((page) => page.html))).not.toContain(
+      "A code is on its way",
+    );
+    expect(pending).toContain("A code is on its way");
     expect(wrong.html).toMatch(/id="code"[^>]*aria-describedby="code-error/);
 
     const changed = await typeCode(browser, code);

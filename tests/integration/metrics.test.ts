@@ -51,8 +51,11 @@ describe("GET /metrics on ATRIUM_METRICS_PORT", () => {
     }
     expect(samples.filter((sample) => sample.name === "atrium_oauth_tokens_issued_total").map((sample) => sample.labels.grant_type).sort()).toEqual(["authorization_code", "refresh_token"]);
     expect(samples.filter((sample) => sample.name === "atrium_sign_in_failures_total").map((sample) => sample.labels.method).sort()).toEqual(["passkey", "password"]);
-    expect(samples.filter((sample) => sample.name === "atrium_rate_limited_total").map((sample) => sample.labels.limit).sort()).toEqual(["firehose", "par", "screen", "sign_in", "token", "xrpc"]);
+    expect(samples.filter((sample) => sample.name === "atrium_rate_limited_total").map((sample) => sample.labels.limit).sort()).toEqual(["firehose", "par", "repo_export", "screen", "sign_in", "token", "xrpc"]);
     expect(names).toContain("atrium_database_errors_total");
+    // docs/decisions/0042: the repository exports' figures, at 0 before any export.
+    for (const name of ["atrium_repo_exports_open", "atrium_repo_export_held_bytes", "atrium_repo_export_read_bytes_total"]) expect(valueOf(samples, name), name).toBe(0);
+    for (const name of ["atrium_repo_exports_open", "atrium_repo_export_held_bytes", "atrium_repo_export_read_bytes_total"]) expect(names, name).toContain(name);
   });
 
   it("counts a code exchange and a refresh as issued tokens, and the requests by route", async () => {

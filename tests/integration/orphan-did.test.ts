@@ -76,7 +76,7 @@ beforeAll(async () => {
   database = await createServerDatabase();
   // The command line tool migrates the database itself; one create first, so that the two racing processes do not
   // race the migration as well.
-  expect((await createByCli(database, directoryUrl, { handle: "first.test", email: "first@example.com" })).code).toBe(0);
+  expect((await createByCli(database, directoryUrl, { handle: "earliest.test", email: "earliest@example.com" })).code).toBe(0);
   gate = await genesisGate(2);
 }, 120_000);
 

@@ -327,6 +327,14 @@ describe("adding a passkey needs a recent authentication", () => {
     expect((await addPasskey(stolen)).status).toBe(200);
     // Spent: the same assertion again is refused.
     expect((await post(assertion(victimKey, fresh.body.challenge!))).status).toBe(400);
+
+    // Confirming on the consent screen (reactivating in the flow, issue 28 item 17): back to that screen, rebuilt
+    // from its two parameters, for this account; anything else the address carried is dropped.
+    const again = (await getJson(stolen, "/account/reauthenticate")).body.challenge!;
+    const screen = "/oauth/authorize?client_id=https%3A%2F%2Fapp.example%2Fclient.json&request_uri=urn%3Ax&redirect_uri=https%3A%2F%2Fevil.example";
+    const toScreen = await postJson({ ...stolen, address: newAddress() }, "/account/reauthenticate", { csrf_token: stolen.csrfToken, next: screen, response: assertion(victimKey, again) });
+    expect(toScreen.status, JSON.stringify(toScreen.body)).toBe(200);
+    expect(toScreen.body.next).toBe(`/oauth/authorize?${new URLSearchParams({ client_id: "https://app.example/client.json", request_uri: "urn:x", account: victim.did })}`);
   });
 });
 
@@ -368,7 +376,7 @@ describe("securing the account after a password change", () => {
 
     const page = await openPage(browser, changed.location!);
     const text = pageText(page.html);
-    expect(text).toContain("Password changed. Every other browser was signed out.");
+    expect(text).toContain("Password changed. Every other browser, and every app signed in with a password, was signed out.");
     expect(text).toContain("Secure your account");
     expect(text).toContain("Removes your 2 passkeys.");
     expect(text).toMatch(/Signs out every other browser again, including any that signed in after your password change/);
@@ -509,6 +517,10 @@ describe("CSRF, Origin and bad input on the new forms", () => {
     expect(pageText(unknown.html)).toContain("The form did not say what to do.");
 
     const bodies: unknown[] = [null, [], "text", {}, { csrf_token: browser.csrfToken }, { csrf_token: browser.csrfToken, next: "https://evil.example/", response: {} }, { csrf_token: browser.csrfToken, response: { id: "x" } }];
+    // A `next` that is neither an account page nor the consent screen's address is refused before anything is checked.
+    for (const next of ["https://evil.example/oauth/authorize?client_id=a&request_uri=b", "//evil.example/oauth/authorize?client_id=a&request_uri=b", "/oauth/authorize?client_id=a", "/account/delete"]) {
+      bodies.push({ csrf_token: browser.csrfToken, next, response: { id: "x", rawId: "x", type: "public-key", response: { clientDataJSON: "", authenticatorData: "", signature: "" } } });
+    }
     for (const body of bodies) {
       const answer = await postJson(browser, "/account/reauthenticate", body);
       expect(answer.status, JSON.stringify(body)).toBe(400);

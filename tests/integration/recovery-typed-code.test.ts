@@ -112,7 +112,8 @@ describe("the recovery code", () => {
     const linkCode = new URL(typed.location!, server().issuer).searchParams.get("code")!;
     const done = await postForm(browser, typed.location!, { csrf_token: resetPage.csrfToken!, code: linkCode, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD });
     expect(done.status).toBe(303);
-    expect(done.location).toBe(returnTo);
+    // Back to the request, which says the password changed (issue 28, item 21).
+    expect(done.location).toBe(`${returnTo}&notice=password-reset`);
   });
 
   it("a code of one account never resets another", async () => {

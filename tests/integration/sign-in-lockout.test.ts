@@ -121,6 +121,40 @@ describe("an attacker who knows the handle", () => {
   });
 });
 
+describe("an attacker guessing through com.atproto.server.createSession (docs/decisions/0047)", () => {
+  /** One createSession from `address` to `target`. */
+  const createSession = (target: TestServer, address: string, identifier: string, password: string) =>
+    fetch(`${target.issuer}/xrpc/com.atproto.server.createSession`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Forwarded-For": address },
+      body: JSON.stringify({ identifier, password }),
+    });
+
+  it("holds up new sign-ins like the page's guesses do, but neither the owner's known browser nor the apps already signed in", async () => {
+    const owner = await account("xena");
+    const home = await signedIn(server, owner.handle, owner.password, newAddress());
+    await postForm(home, "/account/sign-out", { csrf_token: home.csrfToken });
+    const app = (await (await createSession(second, newAddress(), owner.handle, owner.password)).json()) as { accessJwt: string; refreshJwt: string };
+
+    // Twelve wrong passwords at once through createSession, from twelve addresses, over both processes.
+    const guesses = await Promise.all(Array.from({ length: 12 }, (_, i) => createSession(i % 2 ? second : server, newAddress(), owner.handle, `guess ${i}`)));
+    expect(guesses.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
+    const held = await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "RateLimit" WHERE "key" = ${`sign-in:account:${owner.did}`} AND "count" >= 5`);
+    expect(held).toBe(1);
+
+    // A new app with the right password, under another alias, is answered as a wrong password: not checked.
+    expect((await createSession(server, newAddress(), owner.email, owner.password)).status).toBe(401);
+    // The app already signed in refreshes and calls as before.
+    const refreshed = await fetch(`${second.issuer}/xrpc/com.atproto.server.refreshSession`, { method: "POST", headers: { Authorization: `Bearer ${app.refreshJwt}` } });
+    expect(refreshed.status).toBe(200);
+    const { accessJwt } = (await refreshed.json()) as { accessJwt: string };
+    expect((await fetch(`${server.issuer}/xrpc/com.atproto.server.getSession`, { headers: { Authorization: `Bearer ${accessJwt}` } })).status).toBe(200);
+    // The owner's own browser signs in at once.
+    const again = await openPage({ ...home, address: newAddress() }, "/account");
+    expect((await signInFrom({ ...home, address: newAddress(), csrfToken: again.csrfToken! }, owner.handle, owner.password)).status).toBe(303);
+  });
+});
+
 describe("a busy shared address (an office, a carrier's NAT)", () => {
   it("recovers: typos by several people do not keep everyone behind it waiting, and successes do not prolong them", async () => {
     const office = "198.51.100.200";

@@ -116,3 +116,65 @@ describe("which email belongs to a public handle, behind nginx, two processes on
     expect({ status: right.status, signedIn: right.signedIn, text: right.text }).toEqual({ status: 400, signedIn: false, text: wrongPassword.text });
   });
 });
+
+/** One com.atproto.server.createSession from a fresh address, with the same forged X-Forwarded-For (docs/decisions/0047). */
+async function createSession(identifier: string, password: string): Promise<Answer> {
+  const answer = await fetchFrom(nextAddress())(`${proxied.issuer}/xrpc/com.atproto.server.createSession`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Forwarded-For": "203.0.113.50" },
+    body: JSON.stringify({ identifier, password }),
+  });
+  const text = await answer.text();
+  return { status: answer.status, retryAfter: answer.headers.get("retry-after"), text, signedIn: answer.status === 200 };
+}
+
+/** What createSession answers a wrong password: the one answer every guess below must get. */
+const WRONG_PASSWORD = { status: 401, retryAfter: null, text: JSON.stringify({ error: "AuthenticationRequired", message: "Invalid identifier or password" }), signedIn: false };
+
+describe("the same through com.atproto.server.createSession: the throttle is the screens' (docs/decisions/0047)", () => {
+  it("an app's wrong passwords and a browser's count together; then every other alias answers as a stranger's, and the right password is not checked", async () => {
+    const owner = { handle: "jade.test", email: "jade@example.com", password: "jade's own password" };
+    const { did } = await createAccount(proxied.servers[0]!, owner);
+
+    // Eight wrong passwords at once on the handle, half through the sign-in page and half through createSession (some
+    // in an app password's shape, which costs one more hash): five are checked in all, the rest wait visibly.
+    const guesses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? guess("jade.test", `guess ${i}`) : createSession("JADE.test", i % 4 ? `guess ${i}` : "abcd-efgh-ijkl-mnop"))),
+    );
+    // Whichever arrive first are checked: a wrong password's answer each way in (400 on the page, 401 over XRPC).
+    expect(guesses.filter((answer) => answer.status === 429)).toHaveLength(3);
+    for (const [i, answer] of guesses.entries()) expect([429, i % 2 ? 400 : 401]).toContain(answer.status);
+    for (const answer of guesses.filter((one) => one.status === 429)) expect(answer.retryAfter).toMatch(/^\d+$/);
+    expect(await checkedAgainst(did)).toBe(5);
+
+    // Then, all at once through createSession, one wrong password with each alias of the account and with strangers'.
+    const aliases = [owner.email, "Jade@Example.COM", did, did.toUpperCase(), `@${did}`];
+    const strangers = ["jade@example.org", "j.ade@example.com", "hugo@example.com", "nobody@example.com", "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa"];
+    const answers = await Promise.all([...aliases, ...strangers].map((identifier) => createSession(identifier, "one more guess")));
+    for (const [i, answer] of answers.entries()) {
+      expect({ identifier: [...aliases, ...strangers][i], ...answer }).toEqual({ identifier: [...aliases, ...strangers][i], ...WRONG_PASSWORD });
+    }
+    expect(await checkedAgainst(did)).toBe(5);
+
+    // The right password under aliases not typed yet is not checked: a wrong password's answer, through both ways in.
+    const right = await Promise.all(["JADE@EXAMPLE.COM", ` ${did} `].map((identifier) => createSession(identifier, owner.password)));
+    for (const answer of right) expect(answer).toEqual(WRONG_PASSWORD);
+    expect((await guess("jAde@example.com", owner.password)).status).toBe(400);
+    // Someone else's app signs in meanwhile.
+    expect((await createSession("HUGO@example.com", "hugo's own password")).status).toBe(200);
+  });
+
+  it("12 wrong passwords at once under 12 spellings, over both processes: only the free five are checked, none refused visibly", async () => {
+    const owner = { handle: "kai.test", email: "kai@example.com", password: "kai's own password" };
+    const { did } = await createAccount(proxied.servers[0]!, owner);
+    const spellings = [
+      ...["kai.test", "KAI.TEST", "@Kai.Test", "ｋａｉ．ｔｅｓｔ"],
+      ...["kai@example.com", "KAI@EXAMPLE.COM", "ｋａｉ＠ｅｘａｍｐｌｅ．ｃｏｍ", "@kai@example.com"],
+      ...[did, did.toUpperCase(), `@${did}`, ` ${did} `],
+    ];
+    const answers = await Promise.all(spellings.map((identifier, i) => createSession(identifier, i % 3 ? `wrong ${i}` : `wron-g${i}ab-cdef-ghij`.slice(0, 19))));
+    for (const answer of answers) expect(answer).toEqual(WRONG_PASSWORD);
+    expect(await checkedAgainst(did)).toBe(5);
+    expect(await createSession("Kai@Example.com", owner.password)).toEqual(WRONG_PASSWORD);
+  });
+});

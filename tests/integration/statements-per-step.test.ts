@@ -144,7 +144,11 @@ function perRequestStatements(statements: Recorded[]): string[] {
   return kept;
 }
 
-const isLimiter = (text: string) => text.includes('"RateLimit"');
+/**
+ * The request limiter's statements (its counters' upsert and their cleanup), not the account's write budget (the
+ * spending that names several budgets and returns their keys: docs/decisions/0045), which every write pays for.
+ */
+const isLimiter = (text: string) => text.includes('"RateLimit"') && !text.includes('RETURNING "key", "count", "windowEndsAt"');
 
 async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statements: string[]; writes: number }> {
   recorded.length = 0;
@@ -159,27 +163,28 @@ async function counted<T>(step: () => Promise<T>): Promise<{ result: T; statemen
 }
 
 /**
- * createRecord's writes to PostgreSQL's sockets: per commit the jti and the access token, one each, then the commit's
- * transaction in two (BEGIN, the account's lock and the swap; then everything else it sends ahead, with its COMMIT:
- * docs/decisions/0037, second amendment). Its statements (above) are counted apart. The request limiter's writes are
+ * createRecord's writes to PostgreSQL's sockets: per commit the jti, the access token and the write budget, one each,
+ * then the commit's transaction in two (BEGIN, the account's lock and the swap; then everything else it sends ahead,
+ * with its COMMIT: docs/decisions/0037, second amendment). Its statements (above) are counted apart. The request limiter's writes are
  * left out, as its statements are: its once-a-second flush lands in the window more often the slower the machine (on
  * a busy one, 22 writes were counted with them; without them, 16 on a machine kept busy by two spinning processes).
  * A few more for what may land in any window: the grant's "last used", written at most once a minute, and the
  * start-up of a connection, should the pool open one meanwhile.
  */
-const CREATE_RECORD_WRITES = COMMITS_PER_CLEANUP * 4 + 4;
+const CREATE_RECORD_WRITES = COMMITS_PER_CLEANUP * 5 + 4;
 
 /**
  * createRecord: the statements of COMMITS_PER_CLEANUP single-record commits in a row, of which exactly one prunes
  * expired events and blobs (docs/decisions/0037, amendment). Each commit on PostgreSQL: the DPoP proof's jti and the
- * access token, then BEGIN, the account's lock, the head's swap, the new blocks, the record, the removed blocks, the
- * sequencer's lock, the event, COMMIT (11). On SQLite the locks are BEGIN IMMEDIATE's, and the jti is at most a
+ * access token, the account's write budget (one statement, docs/decisions/0045), then BEGIN, the account's lock, the
+ * head's swap, the new blocks, the record, the removed blocks, the sequencer's lock, the event, COMMIT (12). On SQLite
+ * the locks are BEGIN IMMEDIATE's, the write budget's statement is a transaction of three, and the jti is at most a
  * transaction of four (BEGIN, its cleanup, its insert, COMMIT; the insert alone on three requests in four,
- * docs/decisions/0039): at most 12. And on one commit of the four, the two prunes.
+ * docs/decisions/0039): at most 15. And on one commit of the four, the two prunes.
  */
 const CREATE_RECORD_LIMIT = {
-  postgresql: COMMITS_PER_CLEANUP * 11 + 2,
-  sqlite: COMMITS_PER_CLEANUP * 12 + 2,
+  postgresql: COMMITS_PER_CLEANUP * 12 + 2,
+  sqlite: COMMITS_PER_CLEANUP * 15 + 2,
 };
 
 /**

@@ -3,9 +3,12 @@
  * started server, on SQLite and, in the postgresql project, on PostgreSQL (docs/decisions/0051): every surface at once
  * (the app's OAuth token and refresh token, every browser's session and chooser, the sign-in form, a consent screen
  * already open, sync, listRepos and getRepoStatus, the firehose's #account), the operator's export still served, and
- * the untakedown that restores the account but not its old tokens. Then records and blobs taken down one by one.
+ * the untakedown that restores the account but not its old tokens. Password sessions (createSession) end with it, and
+ * the person can still open the reference's takedown-only session (allowTakendown, with the account's own password)
+ * that takes the data away, appeals to the report service (a stand-in on loopback) and gets a service token to move to
+ * another server, and nothing else. Then records and blobs taken down one by one.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DpopClient } from "../../scripts/lib/dpop-client.ts";
 import { sql } from "../../app/.server/db/sql.ts";
 import { adminCall, basicAuthorization, takedownAccount, ADMIN_PASSWORD } from "../helpers/admin.ts";
@@ -18,6 +21,7 @@ import { createAccount, startTestServer, type TestServer } from "../helpers/test
 import { call, callAnonymous, expectXrpcError } from "../helpers/xrpc.ts";
 import { loopbackClientId, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
 import type { Frame } from "../helpers/subscribe-repos-lexicon.ts";
+import { startServiceStandIn, type ServiceStandIn } from "../helpers/service-stand-in.ts";
 
 /** A collection without a lexicon here: the record keys name the writes (docs/decisions/0049). */
 const NOTE = "com.example.note";
@@ -31,11 +35,17 @@ let session: ScopedSession;
 let blobCid: string;
 let recordCid: string;
 let firehose: FirehoseConsumer;
+/** The report service an appeal goes to (com.atproto.moderation.createReport, proxied). */
+let reports: ServiceStandIn;
+/** Alice's password session (createSession) from before the takedown, and an app password of hers. */
+let passwordSession: { accessJwt: string; refreshJwt: string };
+let appPassword: string;
 /** A browser signed in to Alice and Bob both (the chooser lists them). */
 let both: Browser & { csrfToken: string };
 
 beforeAll(async () => {
-  server = await startTestServer({ ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD });
+  reports = await startServiceStandIn({ plcDirectoryUrl: inject("plcDirectoryUrl"), identity: "did:plc", services: { atproto_labeler: "AtprotoLabeler" } });
+  server = await startTestServer({ ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD, ATRIUM_REPORT_SERVICE: `${reports.did}#atproto_labeler` });
   alice = await createAlice(server);
   bob = await createAccount(server, BOB);
   session = await scopedSession(server, SCOPE);
@@ -47,13 +57,35 @@ beforeAll(async () => {
   both = await signedIn(server, ALICE.handle, ALICE.password);
   const added = await postForm(both, "/account", { csrf_token: both.csrfToken, identifier: BOB.handle, password: BOB.password, next: "/account" });
   expect(added.status).toBe(303);
+  passwordSession = (await createSession({ identifier: ALICE.handle, password: ALICE.password })).body as typeof passwordSession;
+  const created = await bearer(passwordSession.accessJwt, "com.atproto.server.createAppPassword", { name: "a bot" });
+  expect(created.status).toBe(200);
+  appPassword = ((await created.json()) as { password: string }).password;
   firehose = new FirehoseConsumer(`${server.issuer.replace(/^http/, "ws")}/xrpc/com.atproto.sync.subscribeRepos?cursor=0`);
   await firehose.opened;
 });
 afterAll(async () => {
   firehose?.close();
   await server?.stop();
+  await reports?.close();
 });
+
+async function createSession(input: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${server.issuer}/xrpc/com.atproto.server.createSession`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(input) });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** A call with a password session's token: a query with `params`, or a procedure with `json`. */
+function bearer(token: string, nsid: string, json?: unknown, params: Record<string, string> = {}): Promise<Response> {
+  const url = `${server.issuer}/xrpc/${nsid}?${new URLSearchParams(params)}`;
+  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
+  if (json === undefined) return fetch(url, { headers });
+  return fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(json) });
+}
+
+async function xrpcError(response: Response): Promise<{ status: number; error: string }> {
+  return { status: response.status, error: ((await response.json()) as { error: string }).error };
+}
 
 function post(rkey: string, extra: Record<string, unknown> = {}) {
   return call<{ cid: string; commit: { cid: string; rev: string } }>(session, "com.atproto.repo.createRecord", {
@@ -135,6 +167,60 @@ describe("an account taken down by the operator", () => {
     expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Grant" WHERE "accountDid" = ${alice.did}`)).toBe(0);
   });
 
+  it("every password session stops at once, an app password's too: access and refresh tokens", async () => {
+    expect(await xrpcError(await bearer(passwordSession.accessJwt, "com.atproto.server.getSession"))).toEqual({ status: 400, error: "ExpiredToken" });
+    expect(await xrpcError(await bearer(passwordSession.refreshJwt, "com.atproto.server.refreshSession", {}))).toEqual({ status: 400, error: "ExpiredToken" });
+    expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "PasswordSession" WHERE "accountDid" = ${alice.did}`)).toBe(0);
+  });
+
+  it("createSession: AccountTakedown once the password is right; with allowTakendown, a takedown-only session, never with an app password", async () => {
+    expect(await createSession({ identifier: ALICE.handle, password: ALICE.password })).toMatchObject({ status: 401, body: { error: "AccountTakedown" } });
+    expect(await createSession({ identifier: ALICE.email, password: "not her password", allowTakendown: true })).toMatchObject({ status: 401, body: { error: "AuthenticationRequired" } });
+    expect(await createSession({ identifier: ALICE.handle, password: appPassword, allowTakendown: true })).toMatchObject({ status: 401, body: { error: "AccountTakedown" } });
+    const opened = await createSession({ identifier: ALICE.handle.toUpperCase(), password: ALICE.password, allowTakendown: true });
+    expect(opened).toMatchObject({ status: 200, body: { did: alice.did, handle: ALICE.handle, active: false, status: "takendown" } });
+    expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "PasswordSession" WHERE "accountDid" = ${alice.did} AND "scope" = 'com.atproto.takendown'`)).toBe(1);
+    passwordSession = opened.body as typeof passwordSession;
+  });
+
+  it("the takedown-only session exports the data, appeals and moves away; nothing else", async () => {
+    const token = passwordSession.accessJwt;
+    expect(await (await bearer(token, "com.atproto.server.getSession")).json()).toMatchObject({ did: alice.did, active: false, status: "takendown" });
+    // The export: the repository and its blobs, never kept by a shared cache.
+    const car = await bearer(token, "com.atproto.sync.getRepo", undefined, { did: alice.did });
+    expect(car.status).toBe(200);
+    expect(car.headers.get("cache-control")).toBe("private, no-store");
+    expect((await car.arrayBuffer()).byteLength).toBeGreaterThan(100);
+    expect(await (await bearer(token, "com.atproto.sync.listBlobs", undefined, { did: alice.did })).json()).toEqual({ cids: [blobCid] });
+    const blob = await bearer(token, "com.atproto.sync.getBlob", undefined, { did: alice.did, cid: blobCid });
+    expect(blob.status).toBe(200);
+    expect(blob.headers.get("cache-control")).toBe("private, no-store");
+    expect(Buffer.from(await blob.arrayBuffer()).equals(Buffer.from(SAMPLES.png))).toBe(true);
+    // The appeal, to the report service, signed by the account.
+    const appeal = { reasonType: "com.atproto.moderation.defs#reasonAppeal", subject: { $type: "com.atproto.admin.defs#repoRef", did: alice.did }, reason: "not spam" };
+    expect((await bearer(token, "com.atproto.moderation.createReport", appeal)).status).toBe(200);
+    expect(reports.calls.at(-1)!.token!.payload).toMatchObject({ iss: alice.did, aud: reports.did, lxm: "com.atproto.moderation.createReport" });
+    expect(JSON.parse(reports.calls.at(-1)!.body)).toEqual(appeal);
+    // Moving away: a service token for createAccount at the new server, and for nothing else.
+    const moving = await bearer(token, "com.atproto.server.getServiceAuth", undefined, { aud: "did:web:new-pds.example", lxm: "com.atproto.server.createAccount" });
+    expect(moving.status).toBe(200);
+    expect(await xrpcError(await bearer(token, "com.atproto.server.getServiceAuth", undefined, { aud: "did:web:api.example", lxm: "app.bsky.feed.getTimeline" }))).toEqual({ status: 400, error: "InvalidToken" });
+    // Nothing else: no write, no read of the account's other data, no app password.
+    expect(await xrpcError(await bearer(token, "com.atproto.repo.createRecord", { repo: alice.did, collection: NOTE, record: { text: "x", createdAt: "2026-11-28T00:00:00.000Z" } }))).toEqual({ status: 400, error: "InvalidToken" });
+    expect(await xrpcError(await bearer(token, "com.atproto.server.listAppPasswords"))).toEqual({ status: 400, error: "InvalidToken" });
+    expect(await xrpcError(await bearer(token, "com.atproto.server.createAppPassword", { name: "another" }))).toEqual({ status: 400, error: "InvalidToken" });
+    // The preferences, which the new server imports when the account moves (the reference allows this one too).
+    expect((await bearer(token, "app.bsky.actor.getPreferences")).status).toBe(200);
+    // It refreshes as any password session does, and stays what it is.
+    const refreshed = (await (await bearer(passwordSession.refreshJwt, "com.atproto.server.refreshSession", {})).json()) as typeof passwordSession & { status: string };
+    expect(refreshed.status).toBe("takendown");
+    expect(await xrpcError(await bearer(refreshed.accessJwt, "com.atproto.repo.createRecord", { repo: alice.did, collection: NOTE, record: { text: "x", createdAt: "2026-11-28T00:00:00.000Z" } }))).toEqual({
+      status: 400,
+      error: "InvalidToken",
+    });
+    passwordSession = refreshed;
+  });
+
   it("the account leaves every browser's chooser; the other account stays", async () => {
     expect(await chooserHandles(both)).toEqual([BOB.handle]);
     expect(await countOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "BrowserSession" WHERE "accountDid" = ${alice.did}`)).toBe(0);
@@ -200,6 +286,12 @@ describe("an account taken down by the operator", () => {
     expect(await repoStatus()).toMatchObject({ active: true });
     expect((await call(session, "com.atproto.server.getSession")).status).toBe(401);
     expect((await session.client.refresh(session.tokens.refresh_token)).status).toBe(400);
+    // The takedown-only session stays takedown-only: a session that may write is a new sign-in's.
+    expect(await xrpcError(await bearer(passwordSession.accessJwt, "com.atproto.repo.createRecord", { repo: alice.did, collection: NOTE, record: { text: "x", createdAt: "2026-11-28T00:00:00.000Z" } }))).toEqual({
+      status: 400,
+      error: "InvalidToken",
+    });
+    expect(await createSession({ identifier: ALICE.handle, password: ALICE.password })).toMatchObject({ status: 200, body: { active: true } });
     const browser = await signedIn(server, ALICE.handle, ALICE.password);
     expect(browser.jar.get("atrium_session")).toBeDefined();
     expect(await adminCall(server, "com.atproto.admin.getSubjectStatus", { params: { did: alice.did } })).toMatchObject({ body: { takedown: { applied: false } } });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sql } from "../../app/.server/db/sql.ts";
+import { at, sql } from "../../app/.server/db/sql.ts";
 import { createDpopProof } from "../../scripts/lib/dpop-client.ts";
-import { rowOf } from "../helpers/databases.ts";
+import { execute, rowOf } from "../helpers/databases.ts";
 import { createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { blobCid, missingPermission, SAMPLES, scopedSession, uploadBlob, type ScopedSession, type XrpcErrorBody } from "../helpers/xrpc-extra.ts";
@@ -15,6 +15,9 @@ import { blobCid, missingPermission, SAMPLES, scopedSession, uploadBlob, type Sc
 const APPVIEW_IN_SCOPE = "did:web:api.bsky.app%23bsky_appview";
 const GET_PREFS_SCOPE = `rpc:app.bsky.actor.getPreferences?aud=${APPVIEW_IN_SCOPE}`;
 const PUT_PREFS_SCOPE = `rpc:app.bsky.actor.putPreferences?aud=${APPVIEW_IN_SCOPE}`;
+
+const PERSONAL_DETAILS = "app.bsky.actor.defs#personalDetailsPref";
+const DECLARED_AGE = "app.bsky.actor.defs#declaredAgePref";
 
 type BlobResponse = { blob: { $type: string; ref: { $link: string }; mimeType: string; size: number } };
 
@@ -227,12 +230,45 @@ describe("app.bsky.actor preferences", () => {
 
   it("transition:generic may read and write preferences", async () => {
     const { client, accessToken } = sessions.generic!;
-    const preferences = [{ $type: "app.bsky.actor.defs#personalDetailsPref", birthDate: "1990-01-01T00:00:00.000Z" }];
+    const preferences = [{ $type: "app.bsky.actor.defs#contentLabelPref", label: "nsfw", visibility: "hide" }];
     const put = await client.xrpc(accessToken, "app.bsky.actor.putPreferences", { json: { preferences } });
     expect(put.status).toBe(200);
     const got = await client.xrpc(accessToken, "app.bsky.actor.getPreferences");
     expect(got.status).toBe(200);
     expect(got.body).toEqual({ preferences });
+  });
+
+  /**
+   * Issue 28, item 5: every app with the preferences permission read the birth date, and could write the declared age
+   * it wanted. As the reference PDS: the birth date is for a full-access session only (which no OAuth app is), kept
+   * when an app replaces the other preferences; the declared age is computed from it on read, never stored.
+   */
+  it("no OAuth app, whatever its scope, may set the birth date: 400 InvalidRequest, and nothing changes", async () => {
+    for (const session of [sessions.generic!, sessions.prefs!]) {
+      const before = await session.client.xrpc(session.accessToken, "app.bsky.actor.getPreferences");
+      const preferences = [{ $type: "app.bsky.actor.defs#adultContentPref", enabled: true }, { $type: PERSONAL_DETAILS, birthDate: "1980-01-01T00:00:00.000Z" }];
+      const put = await session.client.xrpc<XrpcErrorBody>(session.accessToken, "app.bsky.actor.putPreferences", { json: { preferences } });
+      expect(put.status).toBe(400);
+      expect(put.body).toEqual({ error: "InvalidRequest", message: `Do not have authorization to set preferences: ${PERSONAL_DETAILS}` });
+      expect((await session.client.xrpc(session.accessToken, "app.bsky.actor.getPreferences")).body).toEqual(before.body);
+    }
+  });
+
+  it("the holder's birth date is never given to an app, which reads the age computed from it; an app's write keeps it and stores no age", async () => {
+    const { client, accessToken } = sessions.prefs!;
+    // The birth date as the account holder's own full-access session stored it (the Bluesky app's sign-up).
+    const seventeen = new Date(Date.now() - (17 * 365 + 200) * 86_400_000).toISOString();
+    const holders = [{ $type: "app.bsky.actor.defs#adultContentPref", enabled: false }, { $type: PERSONAL_DETAILS, birthDate: seventeen }];
+    await execute(server.database(), sql`INSERT INTO "Preferences" ("did", "value", "updatedAt") VALUES (${alice.did}, ${JSON.stringify(holders)}, ${at(Date.now())})
+      ON CONFLICT ("did") DO UPDATE SET "value" = excluded."value"`);
+    const minor = { $type: DECLARED_AGE, isOverAge13: true, isOverAge16: true, isOverAge18: false };
+    expect((await client.xrpc(accessToken, "app.bsky.actor.getPreferences")).body).toEqual({ preferences: [holders[0], minor] });
+
+    const claimed = [{ $type: "app.bsky.actor.defs#adultContentPref", enabled: true }, { $type: DECLARED_AGE, isOverAge13: true, isOverAge16: true, isOverAge18: true }];
+    expect((await client.xrpc(accessToken, "app.bsky.actor.putPreferences", { json: { preferences: claimed } })).status).toBe(200);
+    expect((await client.xrpc(accessToken, "app.bsky.actor.getPreferences")).body).toEqual({ preferences: [claimed[0], minor] });
+    const stored = JSON.parse((await rowOf<{ value: string }>(server.database(), sql`SELECT "value" FROM "Preferences" WHERE "did" = ${alice.did}`))!.value) as unknown[];
+    expect(stored).toEqual([holders[1], claimed[0]]);
   });
 
   it("a token without the rpc permission is refused, naming it", async () => {

@@ -1,87 +1,45 @@
-import { decodeProtectedHeader, jwtVerify, type JWTPayload } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jwtVerify } from "jose";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createAlice } from "../helpers/flow.ts";
+import { startServiceStandIn, type ServiceStandIn, type StandInCall } from "../helpers/service-stand-in.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
-import {
-  accountPublicKey,
-  missingPermission,
-  readBody,
-  scopedSession,
-  startLocalHttpServer,
-  type LocalHttpServer,
-  type ScopedSession,
-  type XrpcErrorBody,
-} from "../helpers/xrpc-extra.ts";
+import { accountPublicKey, missingPermission, scopedSession, type ScopedSession, type XrpcErrorBody } from "../helpers/xrpc-extra.ts";
 
 /**
- * Service auth (com.atproto.server.getServiceAuth) and service proxying
- * (atproto-proxy: <did>#<service>), docs/architecture.md, "Scopes and the data server": rpc:<lxm>?aud=<aud>.
+ * Service auth (com.atproto.server.getServiceAuth) and service proxying (atproto-proxy: <did>#<service>),
+ * docs/architecture.md, "Scopes and the data server": rpc:<lxm>?aud=<aud>; docs/decisions/0048. The services are
+ * stand-ins on loopback (tests/helpers/service-stand-in.ts) with did:plc identities at the run's PLC directory,
+ * which verify every service token as the reference's verifyJwt does; no proxy map is configured for them, so each
+ * call reaches the service its DID document names. One (chat) is pinned by ATRIUM_PROXY_SERVICES, the override.
  */
 
-const UPSTREAM_DID = "did:web:upstream.test";
-const UPSTREAM_SERVICE = `${UPSTREAM_DID}#svc`;
-
-type UpstreamCall = {
-  method: string;
-  nsid: string;
-  query: Record<string, string>;
-  body: string;
-  contentType: string | undefined;
-  /** The verified service JWT payload, or why it failed. */
-  payload?: JWTPayload & { lxm?: string };
-  header?: { alg?: string; typ?: string };
-  failure?: string;
-};
+const PLC_DIRECTORY = inject("plcDirectoryUrl");
+/** Pinned to the chat stand-in by ATRIUM_PROXY_SERVICES: its DID resolves nowhere here. */
+const CHAT_SERVICE = "did:web:api.bsky.chat#bsky_chat";
 
 let server: TestServer;
-let upstream: LocalHttpServer;
+/** A service named in atproto-proxy headers: `<did>#svc`. */
+let upstream: ServiceStandIn;
+let UPSTREAM_DID: string;
+let UPSTREAM_SERVICE: string;
+/** The app view (ATRIUM_APPVIEW): `<did>#bsky_appview`. */
+let appview: ServiceStandIn;
+let APPVIEW_SERVICE: string;
+let chat: ServiceStandIn;
 let alice: { did: string; handle: string };
 let aliceKey: CryptoKey | Uint8Array | undefined;
-const calls: UpstreamCall[] = [];
 const sessions: Record<string, ScopedSession> = {};
 
-/** A stand-in upstream service: checks the service JWT (ES256, the account's key, iss, lxm, exp) and echoes the call. */
-async function startUpstream(): Promise<LocalHttpServer> {
-  return startLocalHttpServer(async (request, response) => {
-    const url = new URL(request.url ?? "/", "http://upstream.invalid");
-    const nsid = url.pathname.replace(/^\/xrpc\//, "");
-    const call: UpstreamCall = {
-      method: request.method ?? "",
-      nsid,
-      query: Object.fromEntries(url.searchParams),
-      body: (await readBody(request)).toString("utf8"),
-      contentType: request.headers["content-type"],
-    };
-    calls.push(call);
-    const auth = request.headers.authorization ?? "";
-    const token = /^Bearer (.+)$/.exec(auth)?.[1];
-    try {
-      if (!token) throw new Error(`no bearer token (authorization: ${JSON.stringify(auth)})`);
-      if (!aliceKey) throw new Error("the account key is not known yet");
-      call.header = decodeProtectedHeader(token) as UpstreamCall["header"];
-      const { payload } = await jwtVerify(token, aliceKey, { algorithms: ["ES256"], issuer: alice.did, requiredClaims: ["exp", "iat"] });
-      call.payload = payload;
-      if (payload.lxm !== nsid) throw new Error(`lxm ${String(payload.lxm)} is not the called method ${nsid}`);
-    } catch (error) {
-      call.failure = (error as Error).message;
-      response.writeHead(401, { "content-type": "application/json" });
-      response.end(JSON.stringify({ error: "AuthenticationRequired", message: call.failure }));
-      return;
-    }
-    response.writeHead(200, { "content-type": "application/json; charset=utf-8", "atproto-repo-rev": "3l5q5s2qzbk2a", "x-secret-upstream": "1" });
-    response.end(JSON.stringify({ ok: true, method: nsid, query: call.query, ...(call.body ? { body: JSON.parse(call.body) as unknown } : {}) }));
-  });
-}
-
 beforeAll(async () => {
-  upstream = await startUpstream();
-  server = await startTestServer({
-    ATRIUM_PROXY_SERVICES: JSON.stringify({
-      [UPSTREAM_SERVICE]: upstream.url,
-      "did:web:api.bsky.app#bsky_appview": upstream.url,
-      "did:web:api.bsky.chat#bsky_chat": upstream.url,
-    }),
-  });
+  [upstream, appview, chat] = await Promise.all([
+    startServiceStandIn({ plcDirectoryUrl: PLC_DIRECTORY, identity: "did:plc", services: { svc: "ExampleService" } }),
+    startServiceStandIn({ plcDirectoryUrl: PLC_DIRECTORY, identity: "did:plc", services: { bsky_appview: "BskyAppView" } }),
+    startServiceStandIn({ plcDirectoryUrl: PLC_DIRECTORY, identity: "did:plc", services: {}, audience: "did:web:api.bsky.chat" }),
+  ]);
+  UPSTREAM_DID = upstream.did;
+  UPSTREAM_SERVICE = `${UPSTREAM_DID}#svc`;
+  APPVIEW_SERVICE = `${appview.did}#bsky_appview`;
+  server = await startTestServer({ ATRIUM_APPVIEW: APPVIEW_SERVICE, ATRIUM_PROXY_SERVICES: JSON.stringify({ [CHAT_SERVICE]: chat.url }) });
   alice = await createAlice(server);
   aliceKey = await accountPublicKey(server, alice.did);
   const wanted: Record<string, string> = {
@@ -99,7 +57,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.stop();
-  await upstream?.close();
+  await Promise.all([upstream?.close(), appview?.close(), chat?.close()]);
 });
 
 function expectInsufficientScope(result: { status: number; body: unknown; headers: Headers }, scope: string) {
@@ -108,11 +66,12 @@ function expectInsufficientScope(result: { status: number; body: unknown; header
   expect(result.headers.get("www-authenticate")).toMatch(/^DPoP error="insufficient_scope"/);
 }
 
-/** Runs `step` and returns the upstream calls it caused. */
-async function upstreamCallsDuring<T>(step: () => Promise<T>): Promise<{ result: T; seen: UpstreamCall[] }> {
-  const before = calls.length;
+/** Runs `step` and returns the calls it caused at every stand-in. */
+async function upstreamCallsDuring<T>(step: () => Promise<T>): Promise<{ result: T; seen: StandInCall[] }> {
+  const standIns = [upstream, appview, chat];
+  const before = standIns.map((standIn) => standIn.calls.length);
   const result = await step();
-  return { result, seen: calls.slice(before) };
+  return { result, seen: standIns.flatMap((standIn, index) => standIn.calls.slice(before[index])) };
 }
 
 function nowSeconds(): number {
@@ -239,7 +198,7 @@ describe("com.atproto.server.getServiceAuth", () => {
     for (const result of chat) expectInsufficientScope(result, "rpc:chat.bsky.convo.sendMessage?aud=did:web:api.bsky.chat%23bsky_chat");
     const protectedVariants = ["COM.ATPROTO.server.createAppPassword", "Com.Atproto.Server.createAppPassword", "com.atproto.SERVER.deleteAccount"];
     const refused = await Promise.all(protectedVariants.map((lxm) => serviceAuth(sessions.generic!, { aud: "did:web:example.com", lxm })));
-    for (const result of refused) expect({ status: result.status, error: result.body.error }).toEqual({ status: 403, error: "Forbidden" });
+    for (const result of refused) expect({ status: result.status, error: result.body.error, token: result.body.token }).toEqual({ status: 400, error: "InvalidRequest", token: undefined });
     // A token minted for an allowed method names it in its one canonical spelling.
     const allowed = await serviceAuth(sessions.generic!, { aud: "did:web:api.bsky.app", lxm: "APP.BSKY.feed.getTimeline" });
     expect(allowed.status).toBe(200);
@@ -269,10 +228,11 @@ describe("service proxying (atproto-proxy)", () => {
     const call = seen[0]!;
     expect(call.failure).toBeUndefined();
     expect(call.method).toBe("GET");
-    expect(call.header?.alg).toBe("ES256");
-    expect(call.payload).toMatchObject({ iss: alice.did, aud: UPSTREAM_DID, lxm: "com.example.foo.get" });
-    expect(call.payload!.exp!).toBeGreaterThan(nowSeconds());
-    expect(call.payload!.exp!).toBeLessThanOrEqual(nowSeconds() + 61);
+    expect(call.token!.header.alg).toBe("ES256");
+    expect(call.token!.payload).toMatchObject({ iss: alice.did, aud: UPSTREAM_DID, lxm: "com.example.foo.get" });
+    // A minute's lifetime (atproto service auth: short-lived).
+    expect(call.token!.payload.exp - call.token!.payload.iat!).toBe(60);
+    expect(call.token!.payload.exp).toBeGreaterThan(nowSeconds());
   });
 
   it("forwards a procedure's JSON body", async () => {
@@ -284,8 +244,8 @@ describe("service proxying (atproto-proxy)", () => {
     expect(result.body).toEqual({ ok: true, method: "com.example.foo.set", query: {}, body: { value: 42, name: "x" } });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.method).toBe("POST");
-    expect(seen[0]!.contentType).toBe("application/json");
-    expect(seen[0]!.payload).toMatchObject({ iss: alice.did, aud: UPSTREAM_DID, lxm: "com.example.foo.set" });
+    expect(seen[0]!.headers["content-type"]).toBe("application/json");
+    expect(seen[0]!.token!.payload).toMatchObject({ iss: alice.did, aud: UPSTREAM_DID, lxm: "com.example.foo.set" });
   });
 
   it("without the rpc permission: 403 and the upstream is not called", async () => {
@@ -341,7 +301,7 @@ describe("service proxying (atproto-proxy)", () => {
       client.xrpc(accessToken, "CHAT.BSKY.convo.listConvos", { headers: { "atproto-proxy": "did:web:api.bsky.chat#bsky_chat" } }),
     );
     expect(result.status).toBe(200);
-    expect(seen[0]!.payload).toMatchObject({ lxm: "chat.bsky.convo.listConvos" });
+    expect(seen[0]!.token!.payload).toMatchObject({ lxm: "chat.bsky.convo.listConvos" });
     expect(result.body).toMatchObject({ method: "chat.bsky.convo.listConvos" });
   });
 
@@ -357,13 +317,13 @@ describe("service proxying (atproto-proxy)", () => {
     expect(result.body).toEqual({ ok: true, method: "chat.bsky.convo.listConvos", query: { limit: "10" } });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.failure).toBeUndefined();
-    expect(seen[0]!.payload).toMatchObject({ iss: alice.did, aud: "did:web:api.bsky.chat", lxm: "chat.bsky.convo.listConvos" });
+    expect(seen[0]!.token!.payload).toMatchObject({ iss: alice.did, aud: "did:web:api.bsky.chat", lxm: "chat.bsky.convo.listConvos" });
   });
 
   it("transition:chat.bsky does not cover non-chat calls", async () => {
     const { client, accessToken } = sessions.chat!;
     const { result, seen } = await upstreamCallsDuring(() => client.xrpc(accessToken, "app.bsky.feed.getTimeline"));
-    expectInsufficientScope(result, "rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview");
+    expectInsufficientScope(result, `rpc:app.bsky.feed.getTimeline?aud=${appview.did}%23bsky_appview`);
     expect(seen).toHaveLength(0);
   });
 
@@ -374,21 +334,33 @@ describe("service proxying (atproto-proxy)", () => {
     expect(result.body).toEqual({ ok: true, method: "app.bsky.feed.getTimeline", query: { limit: "5" } });
     expect(seen).toHaveLength(1);
     expect(seen[0]!.failure).toBeUndefined();
-    expect(seen[0]!.payload).toMatchObject({ iss: alice.did, aud: "did:web:api.bsky.app", lxm: "app.bsky.feed.getTimeline" });
+    expect(seen[0]!.token!.payload).toMatchObject({ iss: alice.did, aud: appview.did, lxm: "app.bsky.feed.getTimeline" });
   });
 
-  it("a service that is not configured is a 400 with a clear message", async () => {
+  it("a DID whose document lacks the service is a 400 naming it, and nothing is called", async () => {
     const { client, accessToken } = sessions.generic!;
     const { result, seen } = await upstreamCallsDuring(() =>
-      client.xrpc<XrpcErrorBody>(accessToken, "com.example.foo.get", { headers: { "atproto-proxy": "did:web:nope.test#x" } }),
+      client.xrpc<XrpcErrorBody>(accessToken, "com.example.foo.get", { headers: { "atproto-proxy": `${UPSTREAM_DID}#nope` } }),
     );
     expect(result.status).toBe(400);
     expect(result.body.error).toBe("InvalidRequest");
-    expect(result.body.message).toContain("did:web:nope.test#x");
+    expect(result.body.message).toBe(`The DID document of ${UPSTREAM_DID} names no service #nope`);
     expect(seen).toHaveLength(0);
   });
 
-  it.each(["did:web:upstream.test", "upstream.test#svc", "did:web:upstream.test#", "not a did at all"])(
+  it("a DID that does not resolve (unknown to the PLC directory) is a 400, and nothing is called", async () => {
+    const { client, accessToken } = sessions.generic!;
+    const unknown = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa";
+    const { result, seen } = await upstreamCallsDuring(() =>
+      client.xrpc<XrpcErrorBody>(accessToken, "com.example.foo.get", { headers: { "atproto-proxy": `${unknown}#svc` } }),
+    );
+    expect(result.status).toBe(400);
+    expect(result.body.error).toBe("InvalidRequest");
+    expect(result.body.message).toContain(`Could not resolve the service ${unknown}#svc`);
+    expect(seen).toHaveLength(0);
+  });
+
+  it.each(["did:web:upstream.test", "upstream.test#svc", "did:web:upstream.test#", "#svc", "did:web:a#b#c", "did:web:a b#c", "not a did at all"])(
     "a malformed atproto-proxy header (%s) is a 400",
     async (header) => {
       const { client, accessToken } = sessions.generic!;

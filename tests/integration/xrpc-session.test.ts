@@ -21,7 +21,7 @@ import {
   type XrpcErrorBody,
 } from "../helpers/xrpc.ts";
 
-type Session = { did: string; handle: string; active: boolean; email?: string; emailConfirmed?: boolean };
+type Session = { did: string; handle: string; active: boolean; email?: string; emailConfirmed?: boolean; emailAuthFactor?: boolean };
 
 const GET_SESSION = "com.atproto.server.getSession";
 
@@ -69,11 +69,11 @@ describe("com.atproto.server.getSession", () => {
     expect(result.body).toEqual({ did: alice.did, handle: ALICE.handle, active: true });
   });
 
-  it("account:email and transition:email add email and emailConfirmed", async () => {
+  it("account:email and transition:email add email, emailConfirmed and emailAuthFactor", async () => {
     for (const token of [t.accountEmail, t.transitionEmail]) {
       const result = await call<Session>(token, GET_SESSION);
       expect(result.status).toBe(200);
-      expect(result.body).toEqual({ did: alice.did, handle: ALICE.handle, active: true, email: ALICE.email, emailConfirmed: false });
+      expect(result.body).toEqual({ did: alice.did, handle: ALICE.handle, active: true, email: ALICE.email, emailConfirmed: false, emailAuthFactor: false });
     }
   });
 });
@@ -304,7 +304,7 @@ describe("account management is refused for OAuth tokens, whatever the scope", (
   it("nothing happened: the account is active with its email", async () => {
     const session = await call<Session>(t.accountEmail, GET_SESSION);
     expect(session.status).toBe(200);
-    expect(session.body).toEqual({ did: alice.did, handle: ALICE.handle, active: true, email: ALICE.email, emailConfirmed: false });
+    expect(session.body).toEqual({ did: alice.did, handle: ALICE.handle, active: true, email: ALICE.email, emailConfirmed: false, emailAuthFactor: false });
     const rows = await rowOf(server.database(), sql`SELECT COUNT(*) AS "n" FROM "Account" WHERE "did" = ${alice.did}`);
     expect(rows).toEqual({ n: 1 });
   });

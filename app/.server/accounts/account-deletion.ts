@@ -28,6 +28,11 @@ export type AccountDeletionOptions = {
   email: DeletionEmail;
   /** Told after the #account event was appended (this process's firehose reads it at once). */
   onDeleted: (did: string, seq: number) => void;
+  /**
+   * After the deletion committed: deletes the bytes of the blobs it released that no other account has
+   * (docs/decisions/0043). Never throws; what it leaves, a later sweep finishes.
+   */
+  sweepBlobs: () => Promise<void>;
   now: () => number;
 };
 
@@ -40,7 +45,9 @@ export type AccountDeletionOptions = {
  *    cookie gets at most `maxGuesses` tries at the code, and a person holding the code as many at the password);
  * 2. the password is checked;
  * 3. the DID is tombstoned at the PLC directory (idempotent: done again it does nothing);
- * 4. one transaction spends the code, deletes everything keyed by the DID and appends the #account event.
+ * 4. one transaction spends the code, deletes everything keyed by the DID and appends the #account event;
+ * 5. the bytes of its blobs are deleted, those no other account has (docs/decisions/0043): the transaction released
+ *    them, and the sweep marks, removes and forgets each copy in turn, so a crash leaves work a later sweep finishes.
  *
  * The directory first: were the database first, a failed directory call would leave a DID that still names this PDS
  * for an account nobody can sign in to any more, with nobody left to retry. This way a failure at 3 changes nothing;
@@ -101,6 +108,7 @@ export class AccountDeletion {
     const outcome = await this.store.remove({ did, codeHash: guess.codeHash, passwordHash: proof.passwordHash, now: this.now() });
     if (!outcome.deleted) throw new AccountDeletionError(outcome.reason === "password-changed" ? "password" : "code");
     this.options.onDeleted(did, outcome.seq);
+    await this.options.sweepBlobs();
     return { seq: outcome.seq };
   }
 
@@ -115,6 +123,7 @@ export class AccountDeletion {
     const seq = await this.store.removeByOperator(account.did, this.now());
     if (seq === undefined) throw new AccountError("account_not_found", `no account matches ${identifier}`);
     this.options.onDeleted(account.did, seq);
+    await this.options.sweepBlobs();
     return account;
   }
 }

@@ -1,36 +1,15 @@
 import { z } from "zod";
-import { AtriumError } from "../errors/atrium-error.ts";
 import type { AccountPageQuery, AccountStore, LockdownResult, OperatorAccountRow, StoredAccount } from "./account-store.ts";
+import { AccountError, type AccountErrorCode, type AccountField } from "./account-errors.ts";
 import type { IdentityRegistry } from "../identity/plc-identity.ts";
 import { canonicalIdentifier, emailSchema, handleSchema } from "./identifiers.ts";
+import type { HandleRules } from "./handle-rules.ts";
 import { generateSigningKey } from "./signing-key.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDummy, verifyPassword } from "./password.ts";
 
 export type AccountSummary = { did: string; handle: string; email: string; createdAt: Date };
 
-export type AccountField = "handle" | "email" | "password" | "did";
-
-/**
- * The stable codes of AccountError: a malformed or taken field
- * (`handle_invalid`, `handle_taken`, … for each field), a wrong current
- * password, an identifier that names no account, a command line misused.
- */
-export type AccountErrorCode =
-  | `${AccountField}_invalid`
-  | `${AccountField}_taken`
-  | "did_unregistered"
-  | "password_wrong"
-  | "account_not_found"
-  | "usage";
-
-/** A refusal a person can act on: taken or malformed handle, email, password. */
-export class AccountError extends AtriumError {
-  declare readonly field?: AccountField;
-
-  constructor(code: AccountErrorCode, message: string, field?: AccountField) {
-    super(code, message, { status: 400, field });
-  }
-}
+export { AccountError, type AccountErrorCode, type AccountField };
 
 const passwordSchema = z
   .string()
@@ -54,11 +33,13 @@ export class AccountManager {
   /**
    * `identity` registers the accounts' DIDs at the PLC directory and keeps their documents' handles current
    * (docs/decisions/0028a-plc-identity.md); `onIdentityChanged` is told after a DID's document changed (a handle
-   * change), where the firehose's #identity event is appended.
+   * change), where the firehose's #identity event is appended. `handles` decides every handle an account takes,
+   * at creation and on a change (accounts/handle-rules.ts).
    */
   constructor(
     private readonly store: AccountStore,
     private readonly identity: IdentityRegistry,
+    private readonly handles: HandleRules,
     private readonly now: () => number = Date.now,
     private readonly onIdentityChanged: (did: string) => Promise<void> = async () => {},
     private readonly repositories?: Repositories,
@@ -71,7 +52,7 @@ export class AccountManager {
    * after that check gets its registered DID tombstoned (`insertRegistered`).
    */
   async create(input: NewAccount): Promise<AccountSummary> {
-    const handle = parseField(handleSchema, input.handle, "handle");
+    const handle = this.handles.check(input.handle);
     const email = parseField(emailSchema, input.email, "email");
     const password = parseField(passwordSchema, input.password, "password");
     await this.refuseTaken(handle, email);
@@ -223,9 +204,15 @@ export class AccountManager {
     return (await verifyPassword(password, account.passwordHash)) ? { passwordHash: account.passwordHash } : undefined;
   }
 
-  async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean } | undefined> {
-    const account = await this.store.profile("did", did);
-    return account ? { email: account.email, emailConfirmed: account.emailConfirmedAt !== null } : undefined;
+  /** What getSession tells an app that may read the email; `emailAuthFactor`: the emailed sign-in code is on (docs/decisions/0047). */
+  async emailOf(did: string): Promise<{ email: string; emailConfirmed: boolean; emailAuthFactor: boolean } | undefined> {
+    const settings = await this.store.emailSettings(did);
+    return settings ? { email: settings.email, emailConfirmed: settings.emailConfirmedAt !== null, emailAuthFactor: settings.emailAuthFactor } : undefined;
+  }
+
+  /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */
+  async setEmailAuthFactor(did: string, on: boolean): Promise<void> {
+    await this.store.setEmailAuthFactor(did, on, this.now());
   }
 
   async signingKeyOf(did: string): Promise<string | undefined> {
@@ -233,12 +220,13 @@ export class AccountManager {
   }
 
   /**
-   * Changes the account's handle; refuses malformed or taken handles. The DID document changes first (a signed PLC
+   * Changes the account's handle; refuses taken handles and those the rules refuse (HandleError: malformed, on a domain
+   * not served here, too short or long, reserved). The DID document changes first (a signed PLC
    * update), so that the handle is never claimed here while the network still names the old one; then
    * `onIdentityChanged` (the firehose's #identity event).
    */
   async updateHandle(did: string, handle: string): Promise<AccountSummary> {
-    const normalized = parseField(handleSchema, handle, "handle");
+    const normalized = this.handles.check(handle);
     const holder = await this.store.profile("handle", normalized);
     if (holder && holder.did !== did) throw new AccountError("handle_taken", `handle ${normalized} is already taken`, "handle");
     const current = await this.store.profile("did", did);

@@ -119,8 +119,8 @@ export class AccountStatusManager {
     ];
     if (availability.head) {
       const commit = parseCid(availability.head.cid);
-      const [block] = await this.repo.getBlocks(did, [availability.head.cid]);
-      if (block) events.push({ did, type: "sync", body: await syncEventBody({ did, commit, commitBlock: block.bytes, rev: availability.head.rev, time }) });
+      const commitBlock = await this.repo.blockstore(did).getBytes(commit);
+      if (commitBlock) events.push({ did, type: "sync", body: await syncEventBody({ did, commit, commitBlock, rev: availability.head.rev, time }) });
     }
     const outcome = await this.repo.changeAccountStatus(did, { deactivated: false }, now, events);
     if (outcome === "takendown") throw accountTakenDown();

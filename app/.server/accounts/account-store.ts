@@ -17,6 +17,9 @@ export type StoredAccount = {
  */
 export type AccountProfile = Omit<StoredAccount, "passwordHash" | "signingKey">;
 
+/** What getSession tells an app allowed to read the email: the address, whether confirmed, the emailed sign-in code. */
+export type EmailSettings = { email: string; emailConfirmedAt: number | null; emailAuthFactor: boolean };
+
 /** Which unique field a new account or handle collided with. */
 export type AccountClash = "did" | "handle" | "email";
 
@@ -55,6 +58,10 @@ export interface AccountStore {
    * takes for the address.
    */
   setEmailByOperator(did: string, email: string, now: number): Promise<"updated" | "taken" | "no-account">;
+  /** The account's email settings (getSession, the emailed sign-in code: docs/decisions/0047). */
+  emailSettings(did: string): Promise<EmailSettings | undefined>;
+  /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */
+  setEmailAuthFactor(did: string, on: boolean, now: number): Promise<void>;
   /** Changes the handle unless another account holds it (checked and written atomically). False: taken. */
   updateHandle(did: string, handle: string, now: number): Promise<boolean>;
   /**

@@ -87,9 +87,9 @@ export class EmailUpdate {
     await this.mailer.send({ to: email, ...this.options.emails.confirm({ service: this.options.serviceName, code, minutes, handle: account.handle }, language) });
   }
 
-  /** Whether the account has a code out for a new address (the page then asks for it). */
-  async isPending(accountDid: string): Promise<boolean> {
-    return this.codes.isLive(accountDid, "email-update");
+  /** The new address the account's live code was sent to (the page then asks for the code, naming it), or undefined. */
+  async pendingAddress(accountDid: string): Promise<string | undefined> {
+    return (await this.codes.liveCode(accountDid, "email-update"))?.detail ?? undefined;
   }
 
   /** Confirms with the typed code; returns the new address. The old one gets a notice afterwards. */

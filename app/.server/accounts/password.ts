@@ -32,7 +32,15 @@ function derive(password: string, salt: Buffer, options: ScryptOptions, length: 
 }
 
 export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
+  return hashWithSalt(password, randomBytes(16));
+}
+
+/**
+ * The hash of `password` with a salt the caller chose, at the current cost: app passwords are salted with their
+ * account's DID, so that a sign-in finds one by its hash (accounts/app-passwords.ts). The cost is part of the stored
+ * text, so a sign-in looks up the text computed at the cost new hashes use.
+ */
+export async function hashWithSalt(password: string, salt: Buffer): Promise<string> {
   const key = await derive(password, salt, cost, KEY_LENGTH);
   return ["scrypt", cost.N, cost.r, cost.p, salt.toString("base64url"), key.toString("base64url")].join("$");
 }

@@ -5,6 +5,8 @@ import { hasCode } from "../errors/atrium-error.ts";
 import { NO_METRICS, type Metrics, type SignInMethod } from "../observability/metrics.ts";
 import type { ClaimedAttempt, SignInSubject, SignInThrottle } from "../security/sign-in-throttle.ts";
 import type { AccountManager, AccountSummary } from "./account-manager.ts";
+import type { AppPasswords } from "./app-passwords.ts";
+import type { SessionCredential } from "./password-sessions.ts";
 import type { CredentialProof } from "./session-store.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
 import { PasskeyError, type PasskeyBinding, type PasskeyManager } from "./passkey-manager.ts";
@@ -34,6 +36,8 @@ export class SignIn {
     private readonly passkeys: PasskeyManager,
     private readonly throttle: SignInThrottle,
     private readonly metrics: Pick<Metrics, "signInFailed" | "rateLimited"> = NO_METRICS,
+    /** App passwords, which only password sessions accept (`forPasswordSession`); never the screens. */
+    private readonly appPasswords?: AppPasswords,
     /** Whether the operator took the account down (docs/decisions/0051): its password or passkey then signs in nobody. */
     private readonly isTakenDown: (did: string) => Promise<boolean> = async () => false,
   ) {}
@@ -53,11 +57,34 @@ export class SignIn {
   ): Promise<SignedInAccount> {
     const account = await this.accounts.findByIdentifier(identifier);
     const device = account ? knownDevice(account.did) : undefined;
-    const attempt = device ? await this.claim({ device: { account: account!.did, id: device } }, address) : await this.claimPassword(identifier, password, account?.did, address);
+    const attempt = device
+      ? await this.claim({ device: { account: account!.did, id: device } }, address)
+      : await this.claimPassword(identifier, account?.did, address, () => this.accounts.passwordProof(undefined, password));
     const proof = await this.check(attempt, () => this.accounts.passwordProof(account?.did, password));
     // No account matches no password (passwordProof checks a dummy hash then), so `check` has thrown without one.
     await this.refuseTakenDown(account!.did);
     return { ...account!, proof };
+  }
+
+  /**
+   * com.atproto.server.createSession (docs/decisions/0047): the account's password or one of its app passwords,
+   * counted on the same counters as every sign-in on the screens (what was typed and the client address visibly, the
+   * account quietly), so that the XRPC method opens no way around them and no email↔handle oracle. There is no
+   * known device here: every attempt counts against the account. The work done is the same whether or not the
+   * identifier names an account: an app password's shape costs one more hash, for everyone alike.
+   */
+  async forPasswordSession(identifier: string, password: string, address: string | undefined): Promise<{ account: AccountSummary; credential: SessionCredential }> {
+    const account = await this.accounts.findByIdentifier(identifier);
+    const attempt = await this.claimPassword(identifier, account?.did, address, () => this.sessionCredential(undefined, password));
+    const credential = await this.check(attempt, () => this.sessionCredential(account?.did, password));
+    return { account: account!, credential };
+  }
+
+  /** An app password first when what was typed has its shape (what bots sign in with), then the account's password. */
+  private async sessionCredential(did: string | undefined, password: string): Promise<SessionCredential | undefined> {
+    const appPassword = await this.appPasswords?.check(did, password);
+    if (appPassword) return { appPassword };
+    return this.accounts.passwordProof(did, password);
   }
 
   /**
@@ -82,15 +109,15 @@ export class SignIn {
 
   /**
    * A password attempt from a browser the account does not know. While the account's counter is waiting, the
-   * password is not checked (guessing stays capped) and the answer is a wrong password's, after the same work: a
-   * check of what was typed against a dummy hash (an empty or overlong password is refused at once either way), and
-   * the attempt counted as failed on what was typed and the address.
+   * password is not checked (guessing stays capped) and the answer is a wrong password's, after the same work
+   * (`dummyCheck`: a check of what was typed against dummy hashes; an empty or overlong password is refused at once
+   * either way), and the attempt counted as failed on what was typed and the address.
    */
-  private async claimPassword(identifier: string, password: string, accountDid: string | undefined, address: string | undefined): Promise<ClaimedAttempt> {
+  private async claimPassword(identifier: string, accountDid: string | undefined, address: string | undefined, dummyCheck: () => Promise<unknown>): Promise<ClaimedAttempt> {
     const { attempt, capped } = await this.countRefusals(() => this.throttle.claimPassword(canonicalIdentifier(identifier), accountDid, address));
     if (!capped) return attempt;
     this.metrics.rateLimited("sign_in");
-    await this.accounts.passwordProof(undefined, password);
+    await dummyCheck();
     await this.throttle.failed(attempt);
     throw new SignInError();
   }

@@ -2,7 +2,7 @@
  * What a typed code is for (docs/decisions/0030). A code is issued for one purpose and checked for one purpose: a
  * code emailed to delete an account never resets a password.
  */
-export type CodePurpose = "recovery" | "email-update" | "account-deletion";
+export type CodePurpose = "recovery" | "email-update" | "account-deletion" | "sign-in";
 
 /** A typed code as stored: only its keyed hash. Times are epoch milliseconds. */
 export type StoredTypedCode = {
@@ -29,6 +29,9 @@ export interface TypedCodeStore {
    * guesses left (never issued, expired, spent, or guessed out).
    */
   guess(guess: Guess): Promise<GuessOutcome>;
-  /** Whether (account, purpose) has a live code with guesses left (to decide what a page shows). Changes nothing. */
-  isLive(accountDid: string, purpose: CodePurpose, now: number, maxGuesses: number): Promise<boolean>;
+  /**
+   * (account, purpose)'s live code with guesses left, by its detail (to decide what a page shows, and to name the
+   * address an email-update code went to); undefined when there is none. Changes nothing.
+   */
+  findLive(accountDid: string, purpose: CodePurpose, now: number, maxGuesses: number): Promise<{ detail: string | null } | undefined>;
 }

@@ -86,7 +86,12 @@ export class TypedCodes {
 
   /** Whether (account, purpose) has a code that may still be typed. */
   async isLive(accountDid: string, purpose: CodePurpose): Promise<boolean> {
-    return this.store.isLive(accountDid, purpose, this.options.now(), this.options.maxGuesses);
+    return (await this.liveCode(accountDid, purpose)) !== undefined;
+  }
+
+  /** (account, purpose)'s code that may still be typed, by what it confirms (`detail`), or undefined. */
+  async liveCode(accountDid: string, purpose: CodePurpose): Promise<{ detail: string | null } | undefined> {
+    return this.store.findLive(accountDid, purpose, this.options.now(), this.options.maxGuesses);
   }
 
   /** The purpose and the account are in the MAC too: a row copied to another account or purpose matches nothing. */

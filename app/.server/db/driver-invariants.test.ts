@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, openTestDatabase, rowOf, type TestDatabase } from "../../../tests/helpers/databases.ts";
 import { shape } from "./row-shape.ts";
 import { tables } from "./rows.generated.ts";
-import { all, at, Fragment, get, isUniqueViolation, lock, run, send, sql, TransactionAborted, type Program } from "./sql.ts";
+import { PostgresDatabase, SNAPSHOT_APPLICATION_NAME } from "./postgres-database.ts";
+import { all, at, Fragment, get, isUniqueViolation, lock, run, send, SnapshotReleased, sql, TransactionAborted, type Program } from "./sql.ts";
 
 /**
  * The driver's promises (docs/decisions/0034), on both engines: rows arrive as their shape says or not at all, a
@@ -236,6 +237,100 @@ describe.each(ENGINES)("the driver on %s", (engine) => {
       await test.db.transaction(() => sendAccount("did:plc:dave", "dave.test"));
       expect(await didOf("did:plc:dave")).toEqual({ did: "did:plc:dave" });
     });
+  });
+
+  /**
+   * A snapshot held across awaits (docs/decisions/0042): one state for all its reads whatever commits meanwhile, no wait
+   * for anything else of the process, reads only, and released once, by its holder or by a failed read.
+   */
+  describe("a held snapshot", () => {
+    const HANDLES = tables.Account.pick("handle");
+    const handles = () => all(HANDLES, sql`SELECT "handle" FROM "Account" ORDER BY "handle"`);
+
+    it("sees the state of its opening in every read, while another connection commits between them", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      try {
+        await test.db.transaction(() => insertAccount("did:plc:bob", "bob.test"));
+        expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
+        await test.connect().transaction(() => insertAccount("did:plc:carol", "carol.test"));
+        expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
+        expect(await test.db.execute(handles)).toEqual([{ handle: "alice.test" }, { handle: "bob.test" }, { handle: "carol.test" }]);
+      } finally {
+        await held.release();
+      }
+    });
+
+    it("makes nothing else wait: the process's transactions and reads go on while snapshots are held", async () => {
+      // On PostgreSQL a pool of one connection for requests and one for snapshots: a snapshot taken from the requests'
+      // pool would leave them none.
+      const db = engine === "sqlite" ? test.connect() : new PostgresDatabase(test.url, { poolSize: 1, snapshotPoolSize: 1 });
+      const held = await db.holdSnapshot({ maxHoldMs: 60_000 });
+      try {
+        await db.transaction(() => insertAccount("did:plc:bob", "bob.test"));
+        expect(await db.execute(handles)).toEqual([{ handle: "alice.test" }, { handle: "bob.test" }]);
+        expect(await held.read(handles)).toEqual([{ handle: "alice.test" }]);
+      } finally {
+        await held.release();
+        if (db instanceof PostgresDatabase) await db.close();
+      }
+    });
+
+    it("refuses writes", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      await expect(held.read(() => insertAccount("did:plc:bob", "bob.test"))).rejects.toThrow(/read-only|readonly/);
+      expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${"did:plc:bob"}`)).toBeUndefined();
+    });
+
+    it("once released (again: nothing), refuses reads; a read asked before finishes first", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      const reading = held.read(handles);
+      const released = held.release();
+      await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
+      expect(await reading).toEqual([{ handle: "alice.test" }]);
+      await released;
+      await held.release();
+      await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
+    });
+
+    it("is released by a read that fails", async () => {
+      const held = await test.db.holdSnapshot({ maxHoldMs: 60_000 });
+      await expect(held.read(() => all(HANDLES, sql`SELECT "handle" FROM "NoSuchTable"`))).rejects.toThrow(/NoSuchTable/);
+      await expect(held.read(handles)).rejects.toBeInstanceOf(SnapshotReleased);
+    });
+  });
+});
+
+/** The sessions of held snapshots in this database that are inside a transaction (pg_stat_activity). */
+async function heldSessions(holder: pg.Client): Promise<number> {
+  const { rows } = await holder.query<{ n: number }>(
+    `SELECT COUNT(*)::int AS "n" FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND state LIKE 'idle in transaction%'`,
+    [SNAPSHOT_APPLICATION_NAME],
+  );
+  return rows[0]!.n;
+}
+
+describe("a held snapshot's connection on postgresql", () => {
+  const session = withSecondSession();
+
+  it("is a session of the snapshots' pool in a transaction while held, and back in its pool, out of any transaction, once released", async () => {
+    const db = session.test.db as PostgresDatabase;
+    const held = [await db.holdSnapshot({ maxHoldMs: 60_000 }), await db.holdSnapshot({ maxHoldMs: 60_000 })];
+    expect(await heldSessions(session.holder)).toBe(2);
+    expect({ snapshots: db.snapshotPool.totalCount - db.snapshotPool.idleCount, requests: db.pool.totalCount - db.pool.idleCount }).toEqual({ snapshots: 2, requests: 0 });
+    await held[0]!.release();
+    await expect(held[1]!.read(() => all(tables.Account.pick("did"), sql`SELECT "did" FROM "NoSuchTable"`))).rejects.toThrow();
+    expect(await heldSessions(session.holder)).toBe(0);
+    expect(db.snapshotPool.totalCount - db.snapshotPool.idleCount).toBe(0);
+  });
+
+  it("is ended by PostgreSQL itself once idle in its transaction for maxHoldMs, were its holder never to release it", async () => {
+    const db = session.test.db as PostgresDatabase;
+    const held = await db.holdSnapshot({ maxHoldMs: 50 });
+    // Each poll is a round trip to the server; the loop ends once PostgreSQL has ended the forgotten session.
+    while ((await heldSessions(session.holder)) > 0) await session.holder.query("SELECT 1");
+    await expect(held.read(() => all(tables.Account.pick("did"), sql`SELECT "did" FROM "Account"`))).rejects.toThrow();
+    // The broken connection left the pool rather than going back to it.
+    expect(db.snapshotPool.totalCount).toBe(0);
   });
 });
 

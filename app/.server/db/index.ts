@@ -12,5 +12,5 @@ import { SqliteDatabase } from "./sqlite-database.ts";
  */
 export function openDatabase(settings: DatabaseSettings, onIdleError?: (error: Error) => void): Database {
   if (settings.engine === "sqlite") return new SqliteDatabase(settings.path);
-  return new PostgresDatabase(settings.url, { poolSize: settings.poolSize, onIdleError });
+  return new PostgresDatabase(settings.url, { poolSize: settings.poolSize, snapshotPoolSize: settings.snapshotPoolSize, onIdleError });
 }

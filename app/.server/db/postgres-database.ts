@@ -1,4 +1,5 @@
 import pg from "pg";
+import { SerialSnapshot } from "./held-snapshot.ts";
 import { RowCheck } from "./row-shape.ts";
 import {
   boundValues,
@@ -12,6 +13,7 @@ import {
   type Database,
   type EngineSteps,
   type Fragment,
+  type HeldSnapshot,
   type Operation,
   type Program,
   type SqlValue,
@@ -67,6 +69,8 @@ function bytesOf(text: string): Uint8Array {
 export type PostgresOptions = {
   /** Connections this process keeps open at most. */
   poolSize: number;
+  /** Connections of held snapshots at most (holdSnapshot), apart from `poolSize` (docs/decisions/0042); 4 unless told. */
+  snapshotPoolSize?: number;
   /** Called for errors of idle connections (a restarted server, a dropped link): logged, never thrown. */
   onIdleError?: (error: Error) => void;
 };
@@ -75,9 +79,16 @@ export type PostgresOptions = {
 type Compiled = { readonly name: string; readonly text: string; readonly fragments: readonly Fragment[]; readonly rowCheck: RowCheck };
 type Queryable = Pick<pg.Pool, "query"> | pg.PoolClient;
 
+/** How held snapshots' sessions are named in pg_stat_activity (an operator's query, and the tests', find them by it). */
+export const SNAPSHOT_APPLICATION_NAME = "atrium-snapshot";
+
+const DEFAULT_SNAPSHOT_POOL_SIZE = 4;
+
 export class PostgresDatabase implements Database {
   readonly engine = "postgresql";
   readonly pool: pg.Pool;
+  /** The held snapshots' connections (holdSnapshot): never the requests'. */
+  readonly snapshotPool: pg.Pool;
   private readonly compiled = new WeakMap<TemplateStringsArray, Compiled>();
   private statementCount = 0;
 
@@ -91,6 +102,16 @@ export class PostgresDatabase implements Database {
     // (PostgreSQL restarted, the backend terminated) would emit it with no listener, an uncaught exception that ends
     // the process. Its queries reject with the error, which the transaction handles; the idle case is reported above.
     this.pool.on("connect", (client) => client.on("error", ignoreConnectionError));
+    this.snapshotPool = new pg.Pool({
+      connectionString,
+      max: options.snapshotPoolSize ?? DEFAULT_SNAPSHOT_POOL_SIZE,
+      types,
+      options: "-c TimeZone=UTC",
+      application_name: SNAPSHOT_APPLICATION_NAME,
+      pipeline: true,
+    } as pg.PoolConfig);
+    this.snapshotPool.on("error", (error) => options.onIdleError?.(error));
+    this.snapshotPool.on("connect", (client) => client.on("error", ignoreConnectionError));
   }
 
   execute<T>(program: () => Program<T>): Promise<T> {
@@ -144,6 +165,31 @@ export class PostgresDatabase implements Database {
     }
   }
 
+  /**
+   * On a pool of its own (docs/decisions/0042): a snapshot waits on its holder's client, and must never take a
+   * connection that requests need. PostgreSQL, "Transaction Isolation": a repeatable read transaction "only sees data
+   * committed before the transaction began", i.e. before its first statement, which here is the one that bounds the
+   * session's idle time inside it (idle_in_transaction_session_timeout, local to the transaction): PostgreSQL itself
+   * ends a snapshot left idle that long, whatever this process does.
+   */
+  async holdSnapshot(options: { maxHoldMs: number }): Promise<HeldSnapshot> {
+    const client = await this.snapshotPool.connect().catch(rethrowFromDatabase);
+    try {
+      const pipeline = new Pipeline(client);
+      pipeline.send(() => client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+      await pipeline.wait(() => client.query({ name: "atrium_snapshot_bound", text: SNAPSHOT_BOUND, values: [String(Math.max(1, Math.round(options.maxHoldMs)))] }));
+    } catch (error) {
+      // A connection that could not begin is in an unknown state: the pool drops it.
+      client.release(error instanceof Error ? error : new Error(String(error)));
+      rethrowFromDatabase(error);
+    }
+    return new SerialSnapshot({
+      run: (program) => runProgramAsync(program, (operation) => this.perform(client, operation).catch(rethrowFromDatabase)),
+      // A read-only transaction has nothing to commit: ROLLBACK ends it either way, and a connection it fails on is dropped.
+      end: async () => client.release(await resetError(client, "ROLLBACK")),
+    });
+  }
+
   async atomicStep<T>(steps: EngineSteps<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -189,7 +235,7 @@ export class PostgresDatabase implements Database {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.snapshotPool.end()]);
   }
 
   /**
@@ -330,6 +376,9 @@ function bindable(value: SqlValue): unknown {
 function rethrowFromDatabase(error: unknown): never {
   throw fromDatabase(error);
 }
+
+/** A held snapshot's bound, in milliseconds, local to its transaction (set_config's third argument). */
+const SNAPSHOT_BOUND = "SELECT set_config('idle_in_transaction_session_timeout', $1, true)";
 
 /** Waits for a session lock on the key; a hash collision only makes two keys wait for each other. */
 const SESSION_LOCK = "SELECT pg_advisory_lock(hashtextextended($1, 0))";

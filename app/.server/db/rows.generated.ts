@@ -16,6 +16,7 @@ export type AccountRow = {
   takendownAt: number | null;
   takedownRef: string | null;
   lastSignInAt: number | null;
+  emailAuthFactor: boolean;
   createdAt: number;
   updatedAt: number;
 };
@@ -177,6 +178,28 @@ export type BlobRow = {
   takedownRef: string | null;
 };
 
+/** A row of "BlobContent". */
+export type BlobContentRow = {
+  key: string;
+  cid: string | null;
+  state: string;
+  dueAt: number | null;
+};
+
+/** A row of "BlobChunk". */
+export type BlobChunkRow = {
+  key: string;
+  index: number;
+  bytes: Uint8Array;
+};
+
+/** A row of "BlobRelease". */
+export type BlobReleaseRow = {
+  releasedAt: number;
+  did: string;
+  cid: string;
+};
+
 /** A row of "RecordBlob". */
 export type RecordBlobRow = {
   did: string;
@@ -260,6 +283,44 @@ export type AdminSessionRow = {
   expiresAt: number;
 };
 
+/** A row of "AppPassword". */
+export type AppPasswordRow = {
+  id: string;
+  accountDid: string;
+  name: string;
+  passwordHash: string;
+  privileged: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+};
+
+/** A row of "PasswordSession". */
+export type PasswordSessionRow = {
+  id: string;
+  accountDid: string;
+  appPasswordId: string | null;
+  scope: string;
+  userAgent: string | null;
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+};
+
+/** A row of "PasswordAccessToken". */
+export type PasswordAccessTokenRow = {
+  tokenHash: string;
+  sessionId: string;
+  expiresAt: number;
+};
+
+/** A row of "PasswordRefreshToken". */
+export type PasswordRefreshTokenRow = {
+  tokenHash: string;
+  sessionId: string;
+  expiresAt: number;
+  usedAt: number | null;
+};
+
 /** Every table's row shape: `get(tables.Account, …)`, `get(tables.Account.pick("did", "handle"), …)`. */
 export const tables = {
   Account: table<AccountRow>("Account", {
@@ -273,6 +334,7 @@ export const tables = {
     takendownAt: "time?",
     takedownRef: "string?",
     lastSignInAt: "time?",
+    emailAuthFactor: "boolean",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -405,6 +467,22 @@ export const tables = {
     unreferencedSince: "time?",
     takedownRef: "string?",
   }),
+  BlobContent: table<BlobContentRow>("BlobContent", {
+    key: "string",
+    cid: "string?",
+    state: "string",
+    dueAt: "time?",
+  }),
+  BlobChunk: table<BlobChunkRow>("BlobChunk", {
+    key: "string",
+    index: "integer",
+    bytes: "bytes",
+  }),
+  BlobRelease: table<BlobReleaseRow>("BlobRelease", {
+    releasedAt: "time",
+    did: "string",
+    cid: "string",
+  }),
   RecordBlob: table<RecordBlobRow>("RecordBlob", {
     did: "string",
     collection: "string",
@@ -469,5 +547,35 @@ export const tables = {
     passwordTag: "string",
     createdAt: "time",
     expiresAt: "time",
+  }),
+  AppPassword: table<AppPasswordRow>("AppPassword", {
+    id: "string",
+    accountDid: "string",
+    name: "string",
+    passwordHash: "string",
+    privileged: "boolean",
+    createdAt: "time",
+    lastUsedAt: "time?",
+  }),
+  PasswordSession: table<PasswordSessionRow>("PasswordSession", {
+    id: "string",
+    accountDid: "string",
+    appPasswordId: "string?",
+    scope: "string",
+    userAgent: "string?",
+    createdAt: "time",
+    lastUsedAt: "time",
+    expiresAt: "time",
+  }),
+  PasswordAccessToken: table<PasswordAccessTokenRow>("PasswordAccessToken", {
+    tokenHash: "string",
+    sessionId: "string",
+    expiresAt: "time",
+  }),
+  PasswordRefreshToken: table<PasswordRefreshTokenRow>("PasswordRefreshToken", {
+    tokenHash: "string",
+    sessionId: "string",
+    expiresAt: "time",
+    usedAt: "time?",
   }),
 };

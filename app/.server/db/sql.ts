@@ -216,6 +216,18 @@ export interface Database {
    */
   snapshot<T>(program: () => Program<T>): Awaitable<T>;
   /**
+   * A snapshot held open across awaits, for a reader that waits on something else between its reads (a client taking
+   * a repository export at its own pace: docs/decisions/0042). Every read sees the state of the moment it was opened,
+   * whatever other processes commit meanwhile, and nothing the server's other work needs waits for it: SQLite reads
+   * it on a connection of its own (a deferred transaction on a query-only connection with a small page cache; WAL
+   * readers hold no lock a writer waits for), PostgreSQL on a pool of its own (REPEATABLE READ READ ONLY), so that
+   * snapshots never take the connections requests need. The holder must `release()` it (idempotent); a failed read
+   * releases it too. `maxHoldMs` bounds it where the holder cannot: PostgreSQL ends the session itself once the
+   * transaction has been idle that long (idle_in_transaction_session_timeout), so that a snapshot this process failed
+   * to release, or a process that stopped, cannot hold back vacuum; an SQLite snapshot ends with its process.
+   */
+  holdSnapshot(options: { maxHoldMs: number }): Promise<HeldSnapshot>;
+  /**
    * One atomic step written for each engine, where PostgreSQL can do in one statement what SQLite needs a transaction
    * for: data-modifying WITH clauses (`WITH "spent" AS (UPDATE … RETURNING …) INSERT … SELECT … FROM "spent"`), which
    * SQLite lacks. PostgreSQL runs `steps.postgresql`, which must yield exactly one statement (a statement is atomic on
@@ -229,6 +241,21 @@ export interface Database {
   /** Throws when the database does not answer (the health check). */
   ping(): Awaitable<void>;
   close(): Promise<void>;
+}
+
+/** A snapshot held open across awaits (Database.holdSnapshot). */
+export interface HeldSnapshot {
+  /** Runs a program that only reads, on the snapshot; reads run one at a time, in the order asked. A failed read releases the snapshot. */
+  read<T>(program: () => Program<T>): Promise<T>;
+  /** Ends the read and gives its connection back, after the reads asked before; again, it does nothing. Later reads throw SnapshotReleased. */
+  release(): Promise<void>;
+}
+
+/** What a read of a released snapshot throws. */
+export class SnapshotReleased extends Error {
+  constructor() {
+    super("The snapshot was released");
+  }
 }
 
 /** Set on errors of any class (the drivers', ours), which is why a mark rather than a class. */

@@ -1,4 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
+import { SerialSnapshot } from "./held-snapshot.ts";
 import { columnsOfKind, RowCheck, type RowShape } from "./row-shape.ts";
 import {
   boundValues,
@@ -11,6 +12,7 @@ import {
   type Database,
   type EngineSteps,
   type Fragment,
+  type HeldSnapshot,
   type Operation,
   type Program,
   type SqlValue,
@@ -45,12 +47,14 @@ const NO_COERCION: Coercion = { booleans: [], bytes: [] };
 export class SqliteDatabase implements Database {
   readonly engine = "sqlite";
   readonly connection: BetterSqlite3.Database;
-  private readonly prepared = new WeakMap<TemplateStringsArray, Prepared>();
-  private readonly perform = (operation: Operation): unknown => this.performNow(operation);
+  private readonly statements: SqliteStatements;
+  private readonly perform: (operation: Operation) => unknown;
   private healthStatement: BetterSqlite3.Statement | undefined;
 
-  constructor(path: string) {
+  constructor(private readonly path: string) {
     this.connection = openSqliteConnection(path);
+    this.statements = new SqliteStatements(this.connection);
+    this.perform = this.statements.perform;
   }
 
   execute<T>(program: () => Program<T>): T {
@@ -65,6 +69,35 @@ export class SqliteDatabase implements Database {
     // Nothing of this process interleaves with a synchronous program; DEFERRED takes no write lock, so writers in
     // other processes go on (WAL) while this one reads the state of its first statement.
     return this.connection.transaction(() => runProgramSync(program(), this.perform)).deferred();
+  }
+
+  /**
+   * A connection of its own (docs/decisions/0042): this one is every request's, and a transaction on it would hold
+   * every other statement of the process. Query-only, so that nothing but reads can run on it, with a small page
+   * cache (a snapshot reads each page of its blocks once), and its WAL snapshot taken at once by a first read. In WAL
+   * mode a reader takes no lock a writer waits for; what it holds back is the checkpoint, which cannot pass the
+   * oldest snapshot still read (the WAL grows meanwhile): its holder bounds it in time.
+   */
+  async holdSnapshot(): Promise<HeldSnapshot> {
+    if (this.path === ":memory:") throw new Error("A snapshot of an in-memory database needs the one connection that holds it");
+    const connection = openSqliteConnection(this.path);
+    try {
+      connection.pragma("query_only = ON");
+      connection.pragma(`cache_size = -${SNAPSHOT_CACHE_KIB}`);
+      connection.prepare("BEGIN DEFERRED").run();
+      connection.prepare("SELECT 1 FROM sqlite_schema LIMIT 1").get();
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+    const statements = new SqliteStatements(connection);
+    return new SerialSnapshot({
+      run: async (program) => runProgramSync(program, statements.perform),
+      // Closing the connection ends its read transaction.
+      end: async () => {
+        connection.close();
+      },
+    });
   }
 
   atomicStep<T>(steps: EngineSteps<T>): T {
@@ -85,8 +118,18 @@ export class SqliteDatabase implements Database {
   async close(): Promise<void> {
     this.connection.close();
   }
+}
 
-  private performNow(operation: Operation): unknown {
+/** A held snapshot's page cache, KiB (SQLite's default is 2,000). */
+const SNAPSHOT_CACHE_KIB = 256;
+
+/** One connection's prepared statements, and how an operation runs on it. */
+class SqliteStatements {
+  private readonly prepared = new WeakMap<TemplateStringsArray, Prepared>();
+
+  constructor(private readonly connection: BetterSqlite3.Database) {}
+
+  readonly perform = (operation: Operation): unknown => {
     if (operation.kind === "lock") {
       // BEGIN IMMEDIATE holds the write lock already; outside a transaction a lock would mean nothing (as on PostgreSQL).
       if (!this.connection.inTransaction) throw new Error("lock() is only meaningful inside a transaction");
@@ -107,7 +150,7 @@ export class SqliteDatabase implements Database {
     const rows = prepared.statement.all(values) as Record<string, unknown>[];
     if (operation.shape) deliver(prepared, operation.shape, rows);
     return rows;
-  }
+  };
 
   private preparedFor(source: Statement): Prepared {
     let prepared = this.prepared.get(source.parts);
@@ -143,12 +186,16 @@ function bytesOf(value: unknown): unknown {
   return Buffer.isBuffer(value) ? new Uint8Array(value) : value;
 }
 
-/** Opens a connection with the settings every connection to the file needs. */
+/**
+ * Opens a connection with the settings every connection to the file needs. The busy timeout comes first, so that the
+ * journal mode's pragma waits for a lock another connection holds for a moment (a checkpoint, WAL recovery) rather
+ * than fail: held snapshots open connections while the server and other processes write (docs/decisions/0042).
+ */
 export function openSqliteConnection(path: string): BetterSqlite3.Database {
   const connection = new BetterSqlite3(path);
+  connection.pragma("busy_timeout = 5000");
   connection.pragma("journal_mode = WAL");
   connection.pragma("synchronous = NORMAL");
-  connection.pragma("busy_timeout = 5000");
   connection.pragma("foreign_keys = ON");
   return connection;
 }

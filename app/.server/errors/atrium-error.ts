@@ -4,7 +4,7 @@
  * programs can rely on (never the message), an HTTP `status`, a message a
  * person can act on, and what its answer needs besides: a
  * `WWW-Authenticate` challenge (RFC 9110 §11.6.1, RFC 9449 §7.1), a
- * `Retry-After`, the XRPC error name, a page title, the form field it
+ * `Retry-After` and other headers, the XRPC error name, a page title, the form field it
  * belongs to. `describeError` (describe-error.ts) turns anything thrown into
  * one; one renderer per shape writes it: OAuth JSON and XRPC JSON
  * (http/error-answers.ts), pages (screens/outcome.ts).
@@ -16,6 +16,8 @@ export type AtriumErrorOptions = {
   challenge?: string;
   /** Seconds before trying again is worth it (429, 503). */
   retryAfterSeconds?: number;
+  /** Other headers its answer carries (a rate limit's RateLimit-* fields). */
+  headers?: Readonly<Record<string, string>>;
   /** The XRPC `error` name, when the error is the data server's own (atproto XRPC conventions). */
   xrpcName?: string;
   /** The heading of the page that explains it (screens). */
@@ -37,6 +39,7 @@ export class AtriumError extends Error {
   readonly status: number;
   readonly challenge?: string;
   readonly retryAfterSeconds?: number;
+  readonly headers?: Readonly<Record<string, string>>;
   readonly xrpcName?: string;
   readonly title?: string;
   readonly field?: string;
@@ -54,6 +57,7 @@ export class AtriumError extends Error {
     this.status = options.status ?? 400;
     this.challenge = options.challenge;
     this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers;
     this.xrpcName = options.xrpcName;
     this.title = options.title;
     this.field = options.field;

@@ -1,3 +1,5 @@
+import type { Readable } from "node:stream";
+
 /**
  * An answer of the JSON endpoints: plain data that the Node entry writes in
  * one go. A Fetch `Response` would wrap every small JSON body in a stream
@@ -10,8 +12,8 @@
 export type ApiResponse = {
   status: number;
   headers: Record<string, string>;
-  /** The serialized body; a stream only for an upstream answer that is passed through (service proxying). */
-  body: string | Uint8Array | ReadableStream<Uint8Array> | null;
+  /** The serialized body; a stream for what is passed on as it comes (a repository's CAR file, an upstream's answer). */
+  body: string | Uint8Array | ReadableStream<Uint8Array> | Readable | null;
 };
 
 export function jsonResponse(value: unknown, status = 200, headers: Record<string, string> = {}): ApiResponse {

@@ -14,6 +14,7 @@ import { AtriumError } from "../errors/atrium-error.ts";
 import { limitBucketOf } from "./forwarded-address.ts";
 import { handleOfHost } from "../identity/handle-host.ts";
 import { oauthErrorAnswer, xrpcErrorAnswer } from "./error-answers.ts";
+import { canonicalNsid, isNsid } from "../repo/identifiers.ts";
 
 /**
  * The one route table of the JSON endpoints that clients call directly:
@@ -59,21 +60,40 @@ export type ApiRoute = {
   handle(request: ApiRequest, path: string): Promise<ApiResponse>;
 };
 
-/** The routes, looked up by path: exact routes first, then the longest prefix. */
+const XRPC_PREFIX = "/xrpc/";
+
+/** The routes, looked up by path: exact routes first (under /xrpc/, by any spelling of the NSID), then the longest prefix. */
 export class ApiRouteTable {
   private readonly exact = new Map<string, ApiRoute>();
   private readonly prefixes: ApiRoute[];
 
+  /** The exact /xrpc/ routes by their path in lower case: where another spelling of their NSID may be looked for. */
+  private readonly exactXrpc = new Map<string, ApiRoute>();
+
   constructor(readonly routes: readonly ApiRoute[]) {
     for (const route of routes) if (!route.prefix) this.exact.set(route.path, route);
+    for (const route of routes) if (!route.prefix && route.path.startsWith(XRPC_PREFIX)) this.exactXrpc.set(route.path.toLowerCase(), route);
     this.prefixes = routes.filter((route) => route.prefix).sort((a, b) => b.path.length - a.path.length);
   }
 
   find(path: string): ApiRoute | undefined {
-    const exact = this.exact.get(path);
+    const exact = this.exact.get(path) ?? this.otherSpelling(path);
     if (exact) return exact;
     for (const route of this.prefixes) if (path.startsWith(route.path)) return route;
     return undefined;
+  }
+
+  /**
+   * The exact /xrpc/ route whose method `path` names in another spelling (`/xrpc/COM.ATPROTO.repo.uploadBlob` is
+   * uploadBlob, with uploadBlob's body limit): the NSID spec makes the domain authority case-insensitive
+   * (https://atproto.com/specs/nsid), and the router accepts every spelling (xrpc/router.ts), so the entry must too.
+   * The name after the authority stays case-sensitive.
+   */
+  private otherSpelling(path: string): ApiRoute | undefined {
+    const candidate = this.exactXrpc.get(path.toLowerCase());
+    if (!candidate) return undefined;
+    const name = path.slice(XRPC_PREFIX.length);
+    return isNsid(name) && XRPC_PREFIX + canonicalNsid(name) === candidate.path ? candidate : undefined;
   }
 
   /** The path of each endpoint the discovery documents name. */

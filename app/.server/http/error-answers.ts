@@ -7,11 +7,11 @@ import { jsonResponse, type ApiResponse } from "./api-response.ts";
  * The JSON renderers of the one error model (errors/atrium-error.ts): the
  * OAuth shape (RFC 6749 §5.2: `{error, error_description}`, also spoken by
  * the screens' small JSON endpoints) and the XRPC shape (`{error, message}`).
- * Both carry the error's own challenge and Retry-After, and are never cached.
+ * Both carry the error's own challenge, Retry-After and headers, and are never cached.
  */
 
 function errorHeaders(error: AtriumError, extra: Record<string, string>): Record<string, string> {
-  const headers: Record<string, string> = { "Cache-Control": "no-store", ...extra };
+  const headers: Record<string, string> = { "Cache-Control": "no-store", ...error.headers, ...extra };
   if (error.challenge) headers["WWW-Authenticate"] = error.challenge;
   if (error.retryAfterSeconds !== undefined) headers["Retry-After"] = String(error.retryAfterSeconds);
   return headers;

@@ -53,3 +53,12 @@ export function atprotoPdsEndpoint(document: DidDocument): string | undefined {
   if (!service || service.type !== "AtprotoPersonalDataServer" || typeof service.serviceEndpoint !== "string") return undefined;
   return service.serviceEndpoint;
 }
+
+/**
+ * The endpoint of the document's service `#<id>` (any type), as written, or undefined: where service proxying sends
+ * calls for `<did>#<id>` (atproto XRPC, "Service Proxying": https://atproto.com/specs/xrpc).
+ */
+export function serviceEndpointOf(document: DidDocument, id: string): string | undefined {
+  const service = byFragment(document.id, document.service, id);
+  return typeof service?.serviceEndpoint === "string" ? service.serviceEndpoint : undefined;
+}

@@ -1,3 +1,5 @@
+import type { ExportState } from "../sync/export-watch.ts";
+
 /**
  * What the server counts for Prometheus (docs/decisions/0014), as the domain
  * sees it: a few calls, no prom-client types. The entry implements it over a
@@ -6,8 +8,11 @@
  * fixed set (route templates, never raw paths; never an account).
  */
 
-/** The per-address request limits (ATRIUM_RATE_LIMIT_*_PER_MINUTE) and the sign-in throttle (docs/decisions/0009). */
-export type RateLimitClass = "par" | "token" | "xrpc" | "screen" | "firehose" | "sign_in";
+/**
+ * The per-address request limits (ATRIUM_RATE_LIMIT_*_PER_MINUTE, the firehose's upgrades), the sign-in throttle
+ * (docs/decisions/0009) and the repository exports' caps (docs/decisions/0042).
+ */
+export type RateLimitClass = "par" | "token" | "xrpc" | "screen" | "firehose" | "sign_in" | "repo_export";
 export type SignInMethod = "password" | "passkey";
 /** RFC 6749 §4.1.3 (code exchange) and §6 (refresh). */
 export type TokenGrantType = "authorization_code" | "refresh_token";
@@ -23,6 +28,8 @@ export interface Metrics {
   rateLimited(limit: RateLimitClass): void;
   /** A database failure that ended a request or a health check. */
   databaseError(): void;
+  /** Where the repository exports' figures are read from at each scrape (docs/decisions/0042); called once. */
+  watchRepoExports(state: () => ExportState): void;
 }
 
 export const NO_METRICS: Metrics = {
@@ -31,4 +38,5 @@ export const NO_METRICS: Metrics = {
   signInFailed() {},
   rateLimited() {},
   databaseError() {},
+  watchRepoExports() {},
 };

@@ -20,6 +20,7 @@ describe("scrubSecrets", () => {
     ["a form-encoded code_verifier", "code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"],
     ["a JSON password", 'input {"identifier":"alice","password":"correct \\"horse\\" battery"}', "battery"],
     ["a JSON client_assertion", '{"client_assertion": "anything-at-all"}', "anything-at-all"],
+    ["createSession's emailed code (docs/decisions/0047)", '{"identifier":"alice.test","authFactorToken":"7KQ2M-XR4PD"}', "7KQ2M-XR4PD"],
     ["a cookie header", "cookie: atrium_session=s3cr3t; atrium_csrf=c5rf", "s3cr3t"],
   ])("masks %s", (_name, text, secret) => {
     const scrubbed = scrubSecrets(text);
@@ -70,7 +71,7 @@ describe("REDACTED_PATHS", () => {
     for (const path of ["password", "access_token", "refresh_token", "code", "code_verifier", "client_assertion", "request_uri", "dpop", "authorization", "cookie", '["set-cookie"]']) {
       expect(REDACTED_PATHS).toContain(path);
     }
-    for (const path of ["req.headers.authorization", "req.headers.cookie", "req.headers.dpop", 'res.headers["set-cookie"]', "body.password", "form.code_verifier", "query.request_uri"]) {
+    for (const path of ["req.headers.authorization", "req.headers.cookie", "req.headers.dpop", 'res.headers["set-cookie"]', "body.password", "form.code_verifier", "query.request_uri", 'body["authFactorToken"]', 'body["refreshJwt"]']) {
       expect(REDACTED_PATHS).toContain(path);
     }
     expect(REDACTED_PATHS.some((path) => path.includes("*"))).toBe(false);

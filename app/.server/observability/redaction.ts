@@ -30,6 +30,10 @@ export const SECRET_FIELDS = [
   "request_uri",
   "csrf_token",
   "session_id",
+  // Password sessions (docs/decisions/0047): createSession's answer and its emailed code.
+  "accessJwt",
+  "refreshJwt",
+  "authFactorToken",
   "dpop",
   "authorization",
   "cookie",
@@ -59,7 +63,7 @@ const SECRET_PATTERNS: readonly [RegExp, string][] = [
   [/\b(DPoP|Bearer|Basic)\s+[^\s"',;]+/gi, `$1 ${REDACTED}`],
   // Form-encoded and JSON members with a secret's name.
   [/\b(password|current_password|new_password|confirm_password|token|access_token|refresh_token|code|code_verifier|client_assertion|request_uri|csrf_token|session_id)=[^&\s"']*/gi, `$1=${REDACTED}`],
-  [/"(password|current_password|new_password|confirm_password|token|access_token|refresh_token|code|code_verifier|client_assertion|request_uri|csrf_token|session_id|dpop|authorization|cookie)"\s*:\s*"(?:[^"\\]|\\.)*"/gi, `"$1":"${REDACTED}"`],
+  [/"(password|current_password|new_password|confirm_password|token|access_token|refresh_token|accessJwt|refreshJwt|authFactorToken|code|code_verifier|client_assertion|request_uri|csrf_token|session_id|dpop|authorization|cookie)"\s*:\s*"(?:[^"\\]|\\.)*"/gi, `"$1":"${REDACTED}"`],
   // Cookie headers quoted in a message.
   [/\b(cookie|set-cookie)\s*:\s*[^\n]*/gi, `$1: ${REDACTED}`],
 ];

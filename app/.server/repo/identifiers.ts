@@ -13,7 +13,11 @@ const SHA2_256 = 0x12;
  * Records are not hashed here: their CID is that of their DAG-CBOR block (record-data.ts).
  */
 export function rawCid(bytes: Uint8Array | string): string {
-  const digest = createHash("sha256").update(bytes).digest();
+  return rawCidOfDigest(createHash("sha256").update(bytes).digest());
+}
+
+/** The same CID from the SHA-256 digest of the bytes, hashed as they streamed (an upload: docs/decisions/0043). */
+export function rawCidOfDigest(digest: Uint8Array): string {
   return CID.createV1(RAW_CODEC, digestOf(SHA2_256, digest)).toString();
 }
 

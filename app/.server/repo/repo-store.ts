@@ -43,15 +43,53 @@ export type RepoListing = { did: string; head: string; rev: string; state: Accou
 export type RepoAvailability = { deactivatedAt: number | null; takendownAt: number | null; takedownRef: string | null; head: RepoHead | undefined };
 export type BlobListing = { cids: string[]; cursor?: string };
 export type BlockRow = { cid: string; bytes: Uint8Array };
+export type BlockSize = { cid: string; size: number };
+
+/**
+ * A repository as of one commit, read on one database snapshot held open while its reader goes at its own pace (a
+ * client taking an export: docs/decisions/0042), so that no commit landing meanwhile can take a block away. Its
+ * holder must release it; reads after that throw.
+ */
+export interface RepoSnapshot {
+  readonly head: RepoHead;
+  /**
+   * The account's state: while deactivated or taken down (docs/decisions/0031, 0051), nothing of the repository is
+   * served but to its owner or the operator.
+   */
+  readonly state: AccountState;
+  /**
+   * The next blocks in CID order after `after` ("" for the first), those added after revision `since` if given: as
+   * many as fit in `maxBytes` of content, or the first alone when it is larger; none at the end. `after` is the last
+   * CID of the page before.
+   */
+  blockPage(after: string, options: { since?: string; maxBytes: number }): Promise<BlockRow[]>;
+  /** The sizes of those of `cids` that the repository holds (their content is not read). */
+  blockSizes(cids: readonly string[]): Promise<BlockSize[]>;
+  /** The blocks among `cids` that the repository holds. */
+  blocks(cids: readonly string[]): Promise<BlockRow[]>;
+  /** The snapshot's blocks for @atproto/repo to read one at a time (a record's proof). */
+  blockstore(): ReadableBlockstore;
+  release(): Promise<void>;
+}
 
 export interface RepoStore {
   /** A record the operator took down is absent here and from listRecords (docs/decisions/0051). */
   getRecord(did: string, collection: string, rkey: string): Promise<StoredRecord | undefined>;
   listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): Promise<StoredRecord[]>;
+  /**
+   * Read-after-write (xrpc/read-after-write/): the account's records written by commits after revision `rev`, oldest
+   * first, at most `limit`; none when no record of the account is as old as `rev` (a revision from before the
+   * account came here, as the reference checks).
+   */
+  recordsSinceRev(did: string, rev: string, limit: number): Promise<StoredRecord[]>;
   /** Every record row of an account (the repository migration), JSON as written. */
   recordsOf(did: string): Promise<Array<{ collection: string; rkey: string; value: string }>>;
   getPreferences(did: string): Promise<unknown[]>;
-  putPreferences(did: string, preferences: unknown[], now: number): Promise<void>;
+  /**
+   * Replaces the account's preferences with `preferences`, except the stored ones whose $type is in `keep`, which stay
+   * (first, as they were), read and written in one transaction (repo/preferences.ts says which).
+   */
+  putPreferences(did: string, preferences: unknown[], now: number, keep?: readonly string[]): Promise<void>;
 
   head(did: string): Promise<RepoHead | undefined>;
   /**
@@ -83,20 +121,16 @@ export interface RepoStore {
    * with #account). False when there is no such account.
    */
   announceIdentity(did: string, now: number): Promise<boolean>;
-  /** The blocks among `cids` that the account's repository holds. */
-  getBlocks(did: string, cids: readonly string[]): Promise<BlockRow[]>;
   /**
-   * The repository as of one commit: its head and every block it has (only those added after revision `since` if
-   * given), read on one snapshot of the database, so that no commit landing meanwhile can take a block away
-   * (docs/decisions/0027, amendment). Undefined when the account has no repository. The blocks of an account that is
-   * not active are read only when `evenIfUnavailable` (its owner's or the operator's export: docs/decisions/0051).
+   * Opens a snapshot of the repository and reads its head on it (docs/decisions/0042); undefined, with nothing held,
+   * when the account has no repository. `maxHoldMs`: the database's own bound on a snapshot its holder fails to
+   * release (Database.holdSnapshot).
    */
-  repositorySnapshot(did: string, options: { since?: string; evenIfUnavailable?: boolean }): Promise<{ head: RepoHead; state: AccountState; blocks: BlockRow[] } | undefined>;
+  openSnapshot(did: string, options: { maxHoldMs: number }): Promise<RepoSnapshot | undefined>;
   /** Repositories in DID order after `cursor`. */
   listRepos(options: { cursor?: string; limit: number }): Promise<RepoListing[]>;
   /** Accounts that have no repository yet (made before repositories existed, or interrupted at creation). */
   accountsWithoutRepository(limit: number): Promise<Array<{ did: string; signingKey: string }>>;
-  getBlob(did: string, cid: string): Promise<{ mimeType: string; bytes: Uint8Array } | undefined>;
   /** CIDs of the blobs the account's records reference, in CID order after `cursor`; with `since`, of records written after that revision. */
   listBlobs(did: string, options: { since?: string; cursor?: string; limit: number }): Promise<string[]>;
 }

@@ -2,6 +2,7 @@ import { data } from "@remix-run/node";
 import { AtriumError } from "../errors/atrium-error.ts";
 import type { Translate } from "../i18n/translate.ts";
 import { errorPageOf, type JsonOutcome, type PageOutcome } from "./outcome.ts";
+import { firstWithControlCharacter, hasTypedControlCharacter, jsonHasControlCharacter } from "../util/control-characters.ts";
 
 /**
  * The one adapter between the screens' controllers and Remix, shared by every
@@ -40,24 +41,45 @@ export async function respondJson(controller: JsonOutcome | Promise<JsonOutcome>
   return Response.json(outcome.body, { status: outcome.status, headers });
 }
 
-/** Reads a posted form as strings (files and missing fields become ""); a body that is not a form reads as empty. */
+/**
+ * Reads a posted form as strings (files and missing fields become ""); a body that is not a form reads as empty. A form
+ * with a control character in any field that nobody types (TAB, LF and CR aside, which the fields' own rules trim or
+ * refuse) is refused whole, before anything looks it up (util/control-characters.ts): reading any of its fields throws
+ * a 400 that the controller's page outcome shows as a page in the screen's language.
+ */
 export async function formFields(request: Request): Promise<(name: string) => string> {
   // The CSRF check then refuses it.
   const form = await request.formData().catch(() => new FormData());
+  const strings = [...form].filter((entry): entry is [string, string] => typeof entry[1] === "string");
+  if (firstWithControlCharacter(strings, hasTypedControlCharacter) !== undefined) {
+    return () => {
+      throw new AtriumError("form_control_characters", "The form holds control characters", {
+        status: 400,
+        titleKey: "errors:page.titles.400",
+        messageKey: "errors:page.controlCharacters",
+      });
+    };
+  }
   return (name: string) => {
     const value = form.get(name);
     return typeof value === "string" ? value : "";
   };
 }
 
-/** Reads a JSON request body; undefined when it is not JSON. */
+/**
+ * Reads a JSON request body; undefined when it is not JSON, or when one of its strings holds a control character (the
+ * screens' JSON is the passkey ceremonies' base64url and identifiers, which have none), which the callers then refuse
+ * as malformed.
+ */
 export async function readJson(request: Request): Promise<unknown> {
   if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) return undefined;
+  let body: unknown;
   try {
-    return JSON.parse(await request.text());
+    body = JSON.parse(await request.text());
   } catch {
     return undefined;
   }
+  return jsonHasControlCharacter(body) ? undefined : body;
 }
 
 /**

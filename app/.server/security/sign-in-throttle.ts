@@ -61,7 +61,7 @@ export type ClaimedAttempt = { readonly keys: readonly string[] };
  * failure keeps the counters remembered for `memoryMs` after it.
  */
 /** Whose counters these are: each purpose counts under its own keys (see the constructor). */
-export type ThrottlePurpose = "sign-in" | "recovery" | "deletion" | "email-change";
+export type ThrottlePurpose = "sign-in" | "recovery" | "deletion" | "email-change" | "sign-in-code";
 
 export class SignInThrottle {
   private readonly rule: AttemptRule;
@@ -71,7 +71,7 @@ export class SignInThrottle {
   /**
    * `purpose` names the counters: "sign-in" for sign-ins; password recovery (docs/decisions/0020) counts its
    * requests and resets with the same keys under its own name, so neither can make the other wait; so do the
-   * emails of account-deletion codes (docs/decisions/0030).
+   * emails of account-deletion codes (docs/decisions/0030) and of password sessions' sign-in codes (0047).
    */
   constructor(
     private readonly store: AttemptStore,
@@ -125,7 +125,13 @@ export class SignInThrottle {
     const wait = await this.store.claim(keys, this.now(), this.rule);
     if (wait > 0) {
       const seconds = Math.ceil(wait / SECOND);
-      const what = { "sign-in": "sign-in attempts", recovery: "password reset attempts", deletion: "requests for a deletion code", "email-change": "requests for an email-change code" }[this.purpose];
+      const what = {
+        "sign-in": "sign-in attempts",
+        recovery: "password reset attempts",
+        deletion: "requests for a deletion code",
+        "email-change": "requests for an email-change code",
+        "sign-in-code": "requests for a sign-in code",
+      }[this.purpose];
       throw new TooManyRequestsError(`Too many ${what}. Wait ${formatWait(seconds)} and try again.`, seconds, waitWords(this.purpose, seconds));
     }
     return { keys };
@@ -168,7 +174,7 @@ function subjectKey(subject: SignInSubject, purpose: string): string {
 
 /** The same refusal in the catalogue (errors:signIn.waitSeconds / waitMinutes, or errors:recovery.…), for the screens. */
 function waitWords(purpose: ThrottlePurpose, seconds: number) {
-  const section = { "sign-in": "signIn", recovery: "recovery", deletion: "deletion", "email-change": "emailChange" }[purpose];
+  const section = { "sign-in": "signIn", recovery: "recovery", deletion: "deletion", "email-change": "emailChange", "sign-in-code": "signInCode" }[purpose];
   return seconds < 60
     ? { messageKey: `errors:${section}.waitSeconds`, messageValues: { count: seconds } }
     : { messageKey: `errors:${section}.waitMinutes`, messageValues: { count: Math.ceil(seconds / 60) } };

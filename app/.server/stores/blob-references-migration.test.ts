@@ -1,9 +1,10 @@
-import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultMigrationsDir, migrateDatabase } from "../db/migrate.ts";
+import { migrateSqliteBefore } from "../../../tests/helpers/databases.ts";
+import { migrateDatabase } from "../db/migrate.ts";
 import { blobCidsIn } from "../repo/blob-refs.ts";
 
 /**
@@ -44,11 +45,7 @@ describe(`migration ${MIGRATION} on a database with records and blobs`, () => {
   beforeAll(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), "atrium-blob-migration-"));
     const file = path.join(dir, "atrium.db");
-    const earlier = path.join(dir, "earlier-migrations");
-    for (const name of readdirSync(defaultMigrationsDir()).filter((entry) => entry < MIGRATION)) {
-      cpSync(path.join(defaultMigrationsDir(), name), path.join(earlier, name), { recursive: true });
-    }
-    migrateDatabase(file, earlier);
+    migrateSqliteBefore(file, MIGRATION);
 
     const before = new Database(file);
     for (const did of [DID, OTHER]) {

@@ -18,12 +18,18 @@ const BOB = "did:plc:bob";
 const MAX = 5;
 const DAY = 24 * 60 * 60 * 1000;
 
+/**
+ * Tables with a `did` that the deletion writes rather than clears: BlobRelease records each of the account's blobs the
+ * deletion removed, for the sweep after it to delete the bytes no other account has (docs/decisions/0043).
+ */
+const WRITTEN_BY_THE_DELETION = new Set(["BlobRelease"]);
+
 /** The tables whose rows belong to an account, and the column that says which, read from the data model. */
 function accountKeyedTables(): { table: string; column: "did" | "accountDid" }[] {
   const schema = readFileSync(new URL("../../../prisma/schema.prisma", import.meta.url), "utf8");
   const tables: { table: string; column: "did" | "accountDid" }[] = [];
   for (const [, table, body] of schema.matchAll(/^model (\w+) \{([\s\S]*?)^\}/gm)) {
-    if (table === "Account") continue;
+    if (table === "Account" || WRITTEN_BY_THE_DELETION.has(table!)) continue;
     const column = /^\s+accountDid\s+String/m.test(body!) ? "accountDid" : /^\s+did\s+String/m.test(body!) ? "did" : undefined;
     if (column) tables.push({ table: table!, column });
   }
@@ -58,6 +64,11 @@ async function populate(db: Database, did: string, tag: string): Promise<void> {
     sql`INSERT INTO "RepoBlock" ("did", "cid", "repoRev", "content") VALUES (${did}, 'bafycommit', '3kaaaaaaaaaaa', ${new Uint8Array([4, 5])})`,
     sql`INSERT INTO "Preferences" ("did", "value", "updatedAt") VALUES (${did}, '[]', ${at(T)})`,
     sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time") VALUES (${did}, 'commit', ${new Uint8Array([6])}, ${at(T)})`,
+    sql`INSERT INTO "AppPassword" ("id", "accountDid", "name", "passwordHash", "privileged", "createdAt") VALUES (${`app-${tag}`}, ${did}, 'bot', ${`scrypt$${tag}`}, false, ${at(T)})`,
+    sql`INSERT INTO "PasswordSession" ("id", "accountDid", "appPasswordId", "scope", "createdAt", "lastUsedAt", "expiresAt")
+      VALUES (${`pss-${tag}`}, ${did}, ${`app-${tag}`}, 'com.atproto.appPass', ${at(T)}, ${at(T)}, ${at(T + DAY)})`,
+    sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${`pat-${tag}`}, ${`pss-${tag}`}, ${at(T + DAY)})`,
+    sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${`prt-${tag}`}, ${`pss-${tag}`}, ${at(T + DAY)})`,
   ];
   for (const statement of statements) await execute(db, statement);
 }
@@ -115,6 +126,8 @@ describe.each(ENGINES)("SqlAccountDeletionStore on %s", (engine) => {
 
     const outcome = await store.remove(removal());
     expect(outcome.deleted).toBe(true);
+    // Her one blob, released in the same transaction for the sweep that deletes its bytes; Bob's is not.
+    expect(await rowsOf(test.db, sql`SELECT "did", "cid" FROM "BlobRelease"`)).toEqual([{ did: ALICE, cid: "bafkblob" }]);
     const after = await rowsFor(test.db, ALICE);
     for (const { table } of tables) expect(after[table], table).toBe(table === "RepoEvent" ? 1 : 0);
     expect(await rowOf(test.db, sql`SELECT "did" FROM "Account" WHERE "did" = ${ALICE}`)).toBeUndefined();

@@ -5,7 +5,7 @@ import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { accountEventBody } from "../sync/event-bodies.ts";
 import { safeEqual } from "../util/crypto.ts";
 import { lockCredentials } from "./sql-account-store.ts";
-import { lockAccountData } from "./sql-blob-store.ts";
+import { lockAccountData, releaseBlobsOfAccount } from "./sql-blob-store.ts";
 import { appendEvent, deleteEventsOf } from "./sql-event-log.ts";
 
 /** Deleting an account (docs/decisions/0030): the code's guess, then one transaction that removes everything. */
@@ -66,10 +66,14 @@ function* removeAccount(did: string, now: number, retentionMs: number): Program<
   yield* lockAccountData(did);
   // As the reference PDS does on deleteAccount: the firehose's backfill no longer replays the account's commits.
   yield* run(deleteEventsOf(did));
+  // The blobs' bytes are in the content store, one copy per CID shared with any other account that has it: their
+  // release, in this transaction, is what lets the sweep after it delete the copies no account has any more
+  // (docs/decisions/0043).
+  yield* releaseBlobsOfAccount(did, now);
   // Every table keyed by the account's DID refers to "Account" with ON DELETE CASCADE (prisma/schema.prisma):
-  // records (and their blob references), repository blocks and head, blobs (their bytes are in the row),
-  // preferences, browser sessions, authorization codes, grants (and their access and refresh tokens),
-  // remembered consent, passkeys, recovery links and typed codes.
+  // records (and their blob references), repository blocks and head, blobs, preferences, browser sessions,
+  // authorization codes, grants (and their access and refresh tokens), remembered consent, passkeys, recovery links
+  // and typed codes.
   yield* run(sql`DELETE FROM "Account" WHERE "did" = ${did}`);
   // subscribeRepos lexicon, #account: "active: false … status: deleted" — in the same transaction as the deletion.
   const body = accountEventBody({ did, active: false, status: "deleted", time: new Date(now).toISOString() });

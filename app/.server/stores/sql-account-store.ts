@@ -1,7 +1,8 @@
-import type { AccountClash, AccountPageQuery, AccountProfile, AccountStore, LockdownResult, OperatorAccountRow, StoredAccount } from "../accounts/account-store.ts";
+import type { AccountClash, AccountPageQuery, AccountProfile, AccountStore, EmailSettings, LockdownResult, OperatorAccountRow, StoredAccount } from "../accounts/account-store.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, Fragment, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
+import { releaseBlobsOfAccount } from "./sql-blob-store.ts";
 import { forgetTypedCode } from "./sql-typed-code-store.ts";
 
 /** What an account is, without its password hash or private signing key (AccountStore.profile). */
@@ -48,20 +49,30 @@ export function* lockCredentials(did: string): Program<void> {
 
 /**
  * Ends every way in the account has open, as a step of a caller's transaction that holds the credentials lock: every
- * browser session, and every app's grant with its tokens and unredeemed codes (codes first: a code exchange that
- * holds a code's row finishes before the grants are deleted, so its grant goes too). A takedown and the operator's
- * password reset run it (docs/decisions/0051).
+ * browser session, every password session (with its tokens, by cascade), and every app's grant with its tokens and
+ * unredeemed codes (codes first: a code exchange that holds a code's row finishes before the grants are deleted, so
+ * its grant goes too). A takedown and the operator's password reset run it (docs/decisions/0051).
  */
 export function* endSignIns(did: string): Program<void> {
   yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did}`);
+  yield* endPasswordSessions(did);
   yield* revokeAccountGrants(did);
+}
+
+/**
+ * Ends every password session of the account, those of app passwords too (their tokens follow by cascade): a password
+ * change's step, as the reference revokes every refresh token on one (docs/decisions/0047). App passwords stay.
+ */
+export function* endPasswordSessions(did: string): Program<number> {
+  return yield* run(sql`DELETE FROM "PasswordSession" WHERE "accountDid" = ${did}`);
 }
 
 /**
  * The account lockdown, as a step of a caller's transaction: ends every session of the account but
  * `keepSessionIdHash` (all of them without it) and, when asked, removes its passkeys and disconnects its apps
- * (grants, their tokens and unredeemed codes, remembered consent). "Secure your account" (docs/decisions/0007) and
- * a password reset by email (docs/decisions/0020) both run it.
+ * (grants, their tokens and unredeemed codes, remembered consent; app passwords and every password session:
+ * docs/decisions/0047). "Secure your account" (docs/decisions/0007) and a password reset by email
+ * (docs/decisions/0020) both run it.
  */
 export function* lockdown(
   did: string,
@@ -77,6 +88,9 @@ export function* lockdown(
   if (options.disconnectApps) {
     yield* revokeAccountGrants(did);
     apps = yield* run(sql`DELETE FROM "AuthorizedClient" WHERE "accountDid" = ${did}`);
+    // Apps signed in with a password are apps too: their app passwords go, and with them their sessions.
+    yield* run(sql`DELETE FROM "AppPassword" WHERE "accountDid" = ${did}`);
+    yield* endPasswordSessions(did);
   }
   return { passkeys, otherSessions, apps };
 }
@@ -151,6 +165,18 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
+  async emailSettings(did: string) {
+    return this.db.execute(function* (): Program<EmailSettings | undefined> {
+      return yield* get(tables.Account.pick("email", "emailConfirmedAt", "emailAuthFactor"), sql`SELECT "email", "emailConfirmedAt", "emailAuthFactor" FROM "Account" WHERE "did" = ${did}`);
+    });
+  }
+
+  async setEmailAuthFactor(did: string, on: boolean, now: number) {
+    return this.db.execute(function* (): Program<void> {
+      yield* run(sql`UPDATE "Account" SET "emailAuthFactor" = ${on}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+    });
+  }
+
   async updateHandle(did: string, handle: string, now: number) {
     return this.db.transaction(function* (): Program<boolean> {
       yield* lockIdentifiers(handle);
@@ -165,6 +191,7 @@ export class SqlAccountStore implements AccountStore {
     return this.db.transaction(function* (): Program<void> {
       yield* lockCredentials(did);
       yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      yield* endPasswordSessions(did);
       if (signOut) yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${signOut.keepSessionIdHash}`);
     });
   }
@@ -184,6 +211,8 @@ export class SqlAccountStore implements AccountStore {
   async replace(previousDid: string, account: StoredAccount) {
     return this.db.transaction(function* (): Program<void> {
       yield* lockIdentifiers(previousDid, account.did, account.handle, account.email);
+      // Its blobs go with it; their copies are deleted by later sweeps once no account has them (docs/decisions/0043).
+      yield* releaseBlobsOfAccount(previousDid, account.createdAt);
       yield* run(sql`DELETE FROM "Account" WHERE "did" = ${previousDid}`);
       yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
         VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},

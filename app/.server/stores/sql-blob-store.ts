@@ -1,8 +1,10 @@
 import { shape } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
-import type { BlobStore, NewBlob, PutBlobOutcome } from "../repo/blob-store.ts";
-import { deleteExpiredSql, expiredRowsCleanup } from "./expired-rows.ts";
+import type { BlobStore, LegacyBlob, NewBlob, PutBlobOutcome, ServableBlob, SweepBatch } from "../blobs/blob-store.ts";
+import { randomBytes } from "node:crypto";
+import { HOUR } from "../util/time.ts";
+import { deleteExpiredSql } from "./expired-rows.ts";
 
 export type BlobLimits = {
   /** Most bytes of blobs one account may store, unreferenced ones in their grace period included. */
@@ -20,21 +22,45 @@ export type BlobLimits = {
 export const BLOB_CLEANUP_BATCH = 5;
 
 /**
- * The SQL of the steps whose plans are tested (expired-rows.test.ts, sql-blob-store.test.ts): the cleanups must
- * search an index, and the quota's sum must read an index alone, never the blobs' bytes. putBlob runs these texts.
+ * How long a copy may stay "writing" before a sweep takes it for abandoned and deletes its bytes (docs/decisions/0043):
+ * an upload is cut off after ATRIUM_REQUEST_TIMEOUT_SECONDS (at most 600), so an hour leaves every live upload alone,
+ * clocks of several machines a little apart included, and still bounds what a crash mid-upload leaves behind.
+ */
+export const WRITE_ABANDONED_AFTER_MS = HOUR;
+
+/** The `bytes` column of every row since docs/decisions/0043: the bytes are in the content store. */
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * The SQL of the steps whose plans are tested (expired-rows.test.ts, sql-blob-store.test.ts): the cleanups and the
+ * sweep must search an index, and the quota's sum must read an index alone, never the blobs' rows. The programs run
+ * these texts.
  */
 export const BLOB_SQL = {
-  deleteExpired: deleteExpiredSql("Blob", ["did", "cid"], "unreferencedSince", BLOB_CLEANUP_BATCH),
-  deleteExpiredOfAccount: `DELETE FROM "Blob" WHERE "did" = ? AND "unreferencedSince" <= ?`,
+  deleteExpired: `${deleteExpiredSql("Blob", ["did", "cid"], "unreferencedSince", BLOB_CLEANUP_BATCH)} RETURNING "did", "cid"`,
+  deleteExpiredOfAccount: `DELETE FROM "Blob" WHERE "did" = ? AND "unreferencedSince" <= ? RETURNING "cid"`,
   bytesOfAccount: `SELECT COALESCE(SUM("size"), 0) AS "bytes" FROM "Blob" WHERE "did" = ?`,
+  /** The oldest releases, in the order of their primary key. */
+  releases: `SELECT "releasedAt", "did", "cid" FROM "BlobRelease" ORDER BY "releasedAt", "did", "cid" LIMIT ?`,
+  /** A CID's stored copy, marked for deletion if no account has that CID any more (searched by Blob(cid)). */
+  doomUnused: `UPDATE "BlobContent" SET "state" = 'deleting', "cid" = NULL, "dueAt" = ?
+    WHERE "cid" = ? AND NOT EXISTS (SELECT 1 FROM "Blob" WHERE "cid" = ?)`,
+  /** Copies whose time has come: abandoned writes and copies marked for deletion (BlobContent(dueAt)). */
+  due: `SELECT "key", "state" FROM "BlobContent" WHERE "dueAt" <= ? ORDER BY "dueAt" LIMIT ?`,
 };
 
-const cleanupBlobs = expiredRowsCleanup("Blob", ["did", "cid"], "unreferencedSince", BLOB_CLEANUP_BATCH);
+const deleteExpired = statementOf(BLOB_SQL.deleteExpired);
 const deleteExpiredOfAccount = statementOf(BLOB_SQL.deleteExpiredOfAccount);
 const bytesOfAccount = statementOf(BLOB_SQL.bytesOfAccount);
+const releases = statementOf(BLOB_SQL.releases);
+const doomUnused = statementOf(BLOB_SQL.doomUnused);
+const due = statementOf(BLOB_SQL.due);
 const BYTES_OF_ACCOUNT_ROW = shape({ bytes: "integer" });
 /** The row of an existence check. */
 const ONE = shape({ one: "integer" });
+const SERVABLE_ROW = shape({ mimeType: "string", size: "integer", contentKey: "string" });
+const RELEASE_ROW = tables.BlobRelease.pick("releasedAt", "did", "cid");
+const DID_CID = tables.Blob.pick("did", "cid");
 
 /**
  * The lock a transaction takes before it changes an account's records or blobs: an upload's quota sum and the
@@ -42,6 +68,16 @@ const ONE = shape({ one: "integer" });
  */
 export function* lockAccountData(did: string): Program<void> {
   yield* lock(`account-data:${did}`);
+}
+
+/**
+ * The lock of one CID's stored copy (docs/decisions/0043), taken by every step that makes an account have the CID
+ * (an upload's insert, the legacy move) and by the sweep that deletes the copy once no account has it: the sweep's
+ * check then sees every such insert committed, and none can rely on a copy the sweep is deleting. After the account's
+ * data lock, where both are taken.
+ */
+function* lockContent(cid: string): Program<void> {
+  yield* lock(`blob-content:${cid}`);
 }
 
 /** The blob CIDs one record references now: read before writing it (deleting a record cascades to its rows). */
@@ -71,18 +107,41 @@ export function* recordBlobReferences(did: string, collection: string, rkey: str
   }
 }
 
-/** Deletes a small batch of blobs, of any account, unreferenced for longer than the grace period. */
+/**
+ * Records that these Blob rows were deleted, in the transaction that deleted them (docs/decisions/0043): a later sweep
+ * deletes each CID's copy if no account has the CID by then. A release is never updated, only inserted and deleted,
+ * so a sweep cannot lose one written meanwhile.
+ */
+function* release(rows: ReadonlyArray<{ did: string; cid: string }>, now: number): Program<void> {
+  for (const row of rows) {
+    yield* send(sql`INSERT INTO "BlobRelease" ("releasedAt", "did", "cid") VALUES (${at(now)}, ${row.did}, ${row.cid}) ON CONFLICT DO NOTHING`);
+  }
+}
+
+/** Deletes a small batch of blobs, of any account, unreferenced for longer than the grace period, and releases them. */
 export function* removeExpiredBlobs(now: number, graceMs: number): Program<void> {
-  yield* send(cleanupBlobs(now - graceMs));
+  const cutoff = at(now - graceMs);
+  yield* release(yield* all(DID_CID, deleteExpired(cutoff, cutoff)), now);
 }
 
 /**
- * Blobs and the record→blob references (docs/decisions/0008).
+ * Before an account's rows go (its deletion, whose cascade removes its Blob rows): releases every blob of the account
+ * in the same transaction, so that the sweeps that follow delete the copies no other account has.
+ */
+export function* releaseBlobsOfAccount(did: string, now: number): Program<void> {
+  yield* run(sql`INSERT INTO "BlobRelease" ("releasedAt", "did", "cid") SELECT ${at(now)}, "did", "cid" FROM "Blob" WHERE "did" = ${did} ON CONFLICT DO NOTHING`);
+}
+
+/**
+ * Blobs and the record→blob references (docs/decisions/0008), and the register of their bytes' copies
+ * (docs/decisions/0043).
  *
- * Invariant: a blob's `unreferencedSince` is null exactly when some RecordBlob row of its account names its CID.
- * Uploads set it from that table; record writes keep it as records gain and lose references. Both are transactions
- * that take the account's data lock first, so the quota sum and the insert it allows cannot interleave with another
- * upload or record write of the account, in this process or another.
+ * Invariants: a blob's `unreferencedSince` is null exactly when some RecordBlob row of its account names its CID
+ * (uploads set it from that table; record writes keep it as records gain and lose references; both take the account's
+ * data lock first, so the quota sum and the insert it allows cannot interleave with another upload or record write
+ * of the account, in this process or another). A Blob row exists only while its CID has a stored copy: a row is
+ * inserted with the copy in hand, under the CID's content lock, and a copy is marked for deletion only under that lock,
+ * when no Blob row names its CID.
  */
 export class SqlBlobStore implements BlobStore {
   constructor(
@@ -90,13 +149,23 @@ export class SqlBlobStore implements BlobStore {
     private readonly limits: BlobLimits,
   ) {}
 
+  async beginWrite(now: number) {
+    // 128 random bits in hex: a file name on every file system, never guessed, never reused.
+    const key = randomBytes(16).toString("hex");
+    const abandonAt = now + WRITE_ABANDONED_AFTER_MS;
+    await this.db.execute(function* (): Program<void> {
+      yield* run(sql`INSERT INTO "BlobContent" ("key", "cid", "state", "dueAt") VALUES (${key}, NULL, 'writing', ${at(abandonAt)})`);
+    });
+    return key;
+  }
+
   async putBlob(did: string, blob: NewBlob, now: number) {
     const { quotaBytes, unreferencedGraceMs } = this.limits;
-    const size = blob.bytes.byteLength;
     return this.db.transaction(function* (): Program<PutBlobOutcome> {
       yield* lockAccountData(did);
       // The account's own expired blobs go first, so that they never count against its quota.
-      yield* run(deleteExpiredOfAccount(did, at(now - unreferencedGraceMs)));
+      const own = yield* all(tables.Blob.pick("cid"), deleteExpiredOfAccount(did, at(now - unreferencedGraceMs)));
+      yield* release(own.map(({ cid }) => ({ did, cid })), now);
       yield* removeExpiredBlobs(now, unreferencedGraceMs);
       const existing = yield* get(tables.Blob.pick("cid", "mimeType", "size", "unreferencedSince"), sql`SELECT "cid", "mimeType", "size", "unreferencedSince" FROM "Blob"
         WHERE "did" = ${did} AND "cid" = ${blob.cid}`);
@@ -107,19 +176,104 @@ export class SqlBlobStore implements BlobStore {
         // lock: on PostgreSQL one that deleted it after the read above (its clock past the grace period) makes this
         // UPDATE wait and then find no row, and the blob is stored anew below rather than reported stored while gone.
         const { unreferencedSince, ...stored } = existing;
-        if (unreferencedSince === null) return { kind: "stored", blob: stored };
+        if (unreferencedSince === null) return { kind: "stored", blob: stored, copy: "spare" };
         const refreshed = yield* run(sql`UPDATE "Blob" SET "unreferencedSince" = ${at(now)} WHERE "did" = ${did} AND "cid" = ${blob.cid} AND "unreferencedSince" IS NOT NULL`);
-        if (refreshed === 1) return { kind: "stored", blob: stored };
+        if (refreshed === 1) return { kind: "stored", blob: stored, copy: "spare" };
       }
       const used = yield* get(BYTES_OF_ACCOUNT_ROW, bytesOfAccount(did));
       const usedBytes = used?.bytes ?? 0;
-      if (usedBytes + size > quotaBytes) return { kind: "over-quota", usedBytes, quotaBytes };
+      if (usedBytes + blob.size > quotaBytes) return { kind: "over-quota", size: blob.size, usedBytes, quotaBytes };
+      yield* lockContent(blob.cid);
+      const copy = yield* claimCopy(blob.cid, blob.contentKey);
+      if (copy === "abandoned") return { kind: "abandoned" };
       // A record may name the blob before it is uploaded: then it is referenced from the start.
       const referenced = yield* get(ONE, sql`SELECT 1 AS "one" FROM "RecordBlob" WHERE "did" = ${did} AND "blobCid" = ${blob.cid} LIMIT 1`);
       yield* run(sql`INSERT INTO "Blob" ("did", "cid", "declaredType", "detectedType", "mimeType", "size", "bytes", "createdAt", "unreferencedSince")
-        VALUES (${did}, ${blob.cid}, ${blob.declaredType}, ${blob.detectedType ?? null}, ${blob.mimeType}, ${size}, ${blob.bytes}, ${at(now)},
+        VALUES (${did}, ${blob.cid}, ${blob.declaredType}, ${blob.detectedType ?? null}, ${blob.mimeType}, ${blob.size}, ${NO_BYTES}, ${at(now)},
           ${referenced ? null : at(now)})`);
-      return { kind: "stored", blob: { cid: blob.cid, mimeType: blob.mimeType, size } };
+      return { kind: "stored", blob: { cid: blob.cid, mimeType: blob.mimeType, size: blob.size }, copy };
     });
   }
+
+  async endWrite(contentKey: string) {
+    await this.db.execute(function* (): Program<void> {
+      yield* run(sql`DELETE FROM "BlobContent" WHERE "key" = ${contentKey} AND "state" = 'writing'`);
+    });
+  }
+
+  async servable(did: string, cid: string) {
+    return this.db.execute(function* (): Program<ServableBlob | undefined> {
+      // The reference PDS serves only blobs a record references (the others stay in its temporary storage).
+      return yield* get(SERVABLE_ROW, sql`SELECT b."mimeType" AS "mimeType", b."size" AS "size", c."key" AS "contentKey"
+        FROM "Blob" b JOIN "BlobContent" c ON c."cid" = b."cid"
+        WHERE b."did" = ${did} AND b."cid" = ${cid} AND EXISTS (SELECT 1 FROM "RecordBlob" r WHERE r."did" = b."did" AND r."blobCid" = b."cid")`);
+    });
+  }
+
+  async sweep(now: number, batch: number) {
+    return this.db.transaction(function* (): Program<SweepBatch> {
+      const released = yield* all(RELEASE_ROW, releases(batch));
+      // In CID order, so that two sweeps never wait for each other's locks in a cycle (an upload takes one).
+      for (const cid of [...new Set(released.map((row) => row.cid))].sort()) {
+        yield* lockContent(cid);
+        yield* run(doomUnused(at(now), cid, cid));
+      }
+      for (const row of released) {
+        yield* send(sql`DELETE FROM "BlobRelease" WHERE "releasedAt" = ${at(row.releasedAt)} AND "did" = ${row.did} AND "cid" = ${row.cid}`);
+      }
+      const doomed: string[] = [];
+      const dueRows = yield* all(tables.BlobContent.pick("key", "state"), due(at(now), batch));
+      for (const { key, state } of dueRows) {
+        // An abandoned write is taken only if it is still being written: its upload's claim (claimCopy) and this
+        // UPDATE change the same row, and whichever comes second finds it changed.
+        const taken = state === "deleting" || (yield* run(sql`UPDATE "BlobContent" SET "state" = 'deleting', "dueAt" = ${at(now)}
+          WHERE "key" = ${key} AND "state" = 'writing' AND "dueAt" <= ${at(now)}`)) === 1;
+        if (taken) doomed.push(key);
+      }
+      return { doomed, more: released.length === batch || dueRows.length === batch };
+    });
+  }
+
+  async forget(contentKeys: readonly string[]) {
+    await this.db.execute(function* (): Program<void> {
+      for (const key of contentKeys) yield* run(sql`DELETE FROM "BlobContent" WHERE "key" = ${key} AND "state" = 'deleting'`);
+    });
+  }
+
+  async legacyBlobs(after: LegacyBlob | undefined, limit: number) {
+    const [did, cid] = after ? [after.did, after.cid] : ["", ""];
+    return this.db.execute(function* (): Program<LegacyBlob[]> {
+      return yield* all(DID_CID, sql`SELECT "did", "cid" FROM "Blob" WHERE ("did", "cid") > (${did}, ${cid}) AND length("bytes") > 0
+        ORDER BY "did", "cid" LIMIT ${limit}`);
+    });
+  }
+
+  async legacyBytes(blob: LegacyBlob) {
+    const row = await this.db.execute(function* (): Program<{ bytes: Uint8Array } | undefined> {
+      return yield* get(tables.Blob.pick("bytes"), sql`SELECT "bytes" FROM "Blob" WHERE "did" = ${blob.did} AND "cid" = ${blob.cid} AND length("bytes") > 0`);
+    });
+    return row?.bytes;
+  }
+
+  async adoptLegacy(blob: LegacyBlob, contentKey: string) {
+    return this.db.transaction(function* (): Program<"kept" | "spare" | "gone" | "abandoned"> {
+      yield* lockContent(blob.cid);
+      // First, so that a deletion of the row either came before (nothing to adopt: a copy adopted for a row that is
+      // gone would have no release to delete it) or waits for this transaction and then releases the CID.
+      const moved = yield* run(sql`UPDATE "Blob" SET "bytes" = ${NO_BYTES} WHERE "did" = ${blob.did} AND "cid" = ${blob.cid} AND length("bytes") > 0`);
+      if (moved === 0) return "gone";
+      return yield* claimCopy(blob.cid, contentKey);
+    });
+  }
+}
+
+/**
+ * Under the CID's content lock: the CID's stored copy if there is one ("spare": the caller's copy is not needed), or
+ * the caller's copy becomes it ("kept"), unless a sweep took it for abandoned meanwhile.
+ */
+function* claimCopy(cid: string, contentKey: string): Program<"kept" | "spare" | "abandoned"> {
+  const stored = yield* get(tables.BlobContent.pick("key"), sql`SELECT "key" FROM "BlobContent" WHERE "cid" = ${cid}`);
+  if (stored) return "spare";
+  const claimed = yield* run(sql`UPDATE "BlobContent" SET "cid" = ${cid}, "state" = 'stored', "dueAt" = NULL WHERE "key" = ${contentKey} AND "state" = 'writing'`);
+  return claimed === 1 ? "kept" : "abandoned";
 }

@@ -24,10 +24,12 @@ export class SqlEmailUpdateStore implements EmailUpdateStore {
       if (!current) return { kind: "invalid" };
       yield* run(sql`UPDATE "Account" SET "email" = ${email}, "emailConfirmedAt" = ${at(guess.now)}, "updatedAt" = ${at(guess.now)}
         WHERE "did" = ${guess.accountDid}`);
-      // What was mailed to the old address stops working with it: recovery links and codes, a deletion code.
+      // What was mailed to the old address stops working with it: recovery links and codes, a deletion code, a sign-in
+      // code (docs/decisions/0047).
       yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${guess.accountDid} AND "usedAt" IS NULL`);
       yield* forgetTypedCode(guess.accountDid, "recovery");
       yield* forgetTypedCode(guess.accountDid, "account-deletion");
+      yield* forgetTypedCode(guess.accountDid, "sign-in");
       return { kind: "updated", previous: current.email, email };
     });
   }

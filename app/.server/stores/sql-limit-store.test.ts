@@ -53,6 +53,40 @@ describe.each(ENGINES)("SqlLimitStore on %s", (engine) => {
     const sum = Array.from({ length: 40 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0);
     expect(await stored("contested")).toEqual({ count: sum, windowEndsAt: T + 60_000 });
   });
+
+  it("spends from every budget at once while each has room, and from none once one would pass its limit", async () => {
+    const store = new SqlLimitStore(shared.db);
+    const spends = (points: number, bytes: number, now = T) => [
+      { key: "points-hour", amount: points, limit: 10, windowEndsAt: now + 3_600_000 },
+      { key: "bytes-hour", amount: bytes, limit: 1_000, windowEndsAt: now + 3_600_000 },
+    ];
+    expect(await store.spendWithin(spends(6, 600), T)).toEqual({ spent: true, counts: [{ count: 6, windowEndsAt: T + 3_600_000 }, { count: 600, windowEndsAt: T + 3_600_000 }] });
+    // The points would fit (10), the bytes would not (1 100): nothing is spent, and the counts are told as they stand.
+    expect(await store.spendWithin(spends(4, 500, T + 1), T + 1)).toEqual({ spent: false, counts: [{ count: 6, windowEndsAt: T + 3_600_000 }, { count: 600, windowEndsAt: T + 3_600_000 }] });
+    expect(await store.spendWithin(spends(4, 400, T + 2), T + 2)).toMatchObject({ spent: true, counts: [{ count: 10 }, { count: 1_000 }] });
+    expect(await store.spendWithin(spends(1, 0, T + 3), T + 3)).toMatchObject({ spent: false });
+    expect(await stored("points-hour")).toEqual({ count: 10, windowEndsAt: T + 3_600_000 });
+    // Once the window ended, the budget is whole again, in a window that starts then.
+    expect(await store.spendWithin(spends(10, 1_000, T + 3_600_000), T + 3_600_000)).toEqual({ spent: true, counts: [{ count: 10, windowEndsAt: T + 7_200_000 }, { count: 1_000, windowEndsAt: T + 7_200_000 }] });
+  });
+
+  it(`RACE: 40 spendings of 3 from a budget of 30 ${raceOn(engine, 4)}: exactly 10 are made, and the count is 30`, async () => {
+    const stores = shared.others(4).map((db) => new SqlLimitStore(db));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        stores[i % 4]!.spendWithin(
+          [
+            { key: "budget-hour", amount: 3, limit: 30, windowEndsAt: T + 3_600_000 },
+            { key: "budget-day", amount: 3, limit: 1_000, windowEndsAt: T + 86_400_000 },
+          ],
+          T,
+        ),
+      ),
+    );
+    expect(results.filter((result) => result.spent)).toHaveLength(10);
+    expect(await stored("budget-hour")).toEqual({ count: 30, windowEndsAt: T + 3_600_000 });
+    expect(await stored("budget-day")).toEqual({ count: 30, windowEndsAt: T + 86_400_000 });
+  });
 });
 
 /**

@@ -2,7 +2,7 @@ import type { RecoveryReset, RecoveryResult, RecoveryStore, StoredRecoveryCode }
 import { tables } from "../db/rows.generated.ts";
 import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
-import { lockdown } from "./sql-account-store.ts";
+import { endPasswordSessions, lockdown } from "./sql-account-store.ts";
 import { forgetTypedCode } from "./sql-typed-code-store.ts";
 
 const cleanupCodes = expiredRowsCleanup("RecoveryCode", "codeHash");
@@ -49,6 +49,9 @@ export class SqlRecoveryStore implements RecoveryStore {
       // docs/decisions/0030: the code emailed with the link is spent with it.
       yield* forgetTypedCode(did, "recovery");
       const done = yield* lockdown(did, { removePasskeys: reset.removePasskeys, disconnectApps: reset.disconnectApps });
+      // docs/decisions/0047: the new password ends every password session, as a password change does; after the
+      // lockdown's credentials lock, so that a sign-in on the old password that held it first is ended too.
+      yield* endPasswordSessions(did);
       return { accountDid: did, sessions: done.otherSessions, passkeys: done.passkeys, apps: done.apps };
     });
   }

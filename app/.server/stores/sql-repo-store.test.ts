@@ -151,6 +151,23 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(await store.head(ALICE)).toEqual(head);
   });
 
+  it("recordsSinceRev: the account's records of commits after a revision, oldest first, at most the limit; none for a revision older than all of them", async () => {
+    const { writer, store } = main();
+    const first = await writer.write(ALICE, [create("early"), create("a")]);
+    await writer.write(BOB, [create("bob")]);
+    await writer.write(ALICE, [create("b")]);
+    await writer.write(ALICE, [update("a", "a again"), create("c")]);
+    const since = (await store.recordsSinceRev(ALICE, first.commit!.rev, 10)).map((record) => `${record.rkey}: ${(record.value as { text: string }).text}`);
+    // b's commit first; a and c share the last commit (their order within it is not specified).
+    expect(since[0]).toBe("b: b");
+    expect(since.slice(1).sort()).toEqual(["a: a again", "c: c"]);
+    expect((await store.recordsSinceRev(ALICE, first.commit!.rev, 1)).map((record) => record.rkey)).toEqual(["b"]);
+    const head = (await store.head(ALICE))!;
+    expect(await store.recordsSinceRev(ALICE, head.rev, 10)).toEqual([]);
+    // A revision older than every record the account has (one from before it came here): nothing, as the reference.
+    expect(await store.recordsSinceRev(ALICE, "2222222222222", 10)).toEqual([]);
+  });
+
   it("a commit over 200 writes or 2 MB is refused and writes nothing", async () => {
     const { writer, store } = main();
     const head = await store.head(ALICE);

@@ -1,16 +1,18 @@
 import { parseCid, type Cid } from "@atproto/lex-data";
-import { ReadableBlockstore, BlockMap } from "@atproto/repo";
+import type { ReadableBlockstore } from "@atproto/repo";
 import { shape, type ShapeRow } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, BYTEWISE, get, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { all, at, BYTEWISE, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
+import { CachedBlockstore } from "../repo/cached-blockstore.ts";
 import { accountDeactivated, accountStateOf, accountTakenDown, type AccountState } from "../accounts/account-status.ts";
-import type { BlockRow, PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
+import type { PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import { identityEventBody } from "../sync/event-bodies.ts";
 import type { NewEvent } from "../sync/event-log.ts";
 import { appendEvent, sendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
+import { openRepoSnapshot } from "./sql-repo-snapshot.ts";
 
 const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
 type RecordRow = ShapeRow<typeof RECORD_ROW>;
@@ -25,6 +27,8 @@ const AVAILABILITY_ROW = shape({ deactivatedAt: "time?", takendownAt: "time?", t
 const COMMIT_BASE_ROW = shape({ signingKey: "string", cid: "string?", rev: "string?" });
 /** A repository's listing: its head's CID is the root's "cid". */
 const REPO_LISTING_ROW = shape({ did: "string", head: "string", rev: "string", deactivatedAt: "time?", takendownAt: "time?" });
+/** A row that only says something matched. */
+const FOUND_ROW = shape({ found: "integer" });
 
 /** Record keys sort bytewise on both engines (getRecord's cursor walks them in that order). */
 const LAST_KEY = "\uffff";
@@ -82,6 +86,17 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
+  async recordsSinceRev(did: string, rev: string, limit: number) {
+    return this.db.execute(function* (): Program<StoredRecord[]> {
+      // The (did, repoRev) index serves both.
+      const rows = yield* all(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
+        WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${rev} ORDER BY "repoRev" ${BYTEWISE} ASC LIMIT ${limit}`);
+      if (rows.length === 0) return [];
+      const older = yield* get(FOUND_ROW, sql`SELECT 1 AS "found" FROM "Record" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} <= ${rev} LIMIT 1`);
+      return older ? rows.map(toRecord) : [];
+    });
+  }
+
   async recordsOf(did: string) {
     return this.db.execute(function* (): Program<Array<{ collection: string; rkey: string; value: string }>> {
       return yield* all(tables.Record.pick("collection", "rkey", "value"), sql`SELECT "collection", "rkey", "value" FROM "Record" WHERE "did" = ${did}`);
@@ -95,9 +110,15 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
-  async putPreferences(did: string, preferences: unknown[], now: number) {
-    const value = JSON.stringify(preferences);
-    return this.db.execute(function* (): Program<void> {
+  async putPreferences(did: string, preferences: unknown[], now: number, keep: readonly string[] = []) {
+    return this.db.transaction(function* (): Program<void> {
+      // The stored preferences of the kept types are read and written back in one step: a write of another caller
+      // between the two would otherwise be undone (docs/decisions/0045).
+      yield* lock(`preferences:${did}`);
+      const row = yield* get(tables.Preferences.pick("value"), sql`SELECT "value" FROM "Preferences" WHERE "did" = ${did}`);
+      const stored = row ? (JSON.parse(row.value) as unknown[]) : [];
+      const kept = stored.filter((preference) => keep.some((type) => (preference as { $type?: unknown } | null)?.$type === type));
+      const value = JSON.stringify([...kept, ...preferences]);
       yield* run(sql`INSERT INTO "Preferences" ("did", "value", "updatedAt") VALUES (${did}, ${value}, ${at(now)})
         ON CONFLICT ("did") DO UPDATE SET "value" = excluded."value", "updatedAt" = excluded."updatedAt"`);
     });
@@ -193,39 +214,8 @@ export class SqlRepoStore implements RepoStore {
     });
   }
 
-  async getBlocks(did: string, cids: readonly string[]) {
-    const db = this.db;
-    return db.execute(function* (): Program<BlockRow[]> {
-      const found: BlockRow[] = [];
-      for (const cid of cids) {
-        const row = yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
-        if (row) found.push({ cid, bytes: row.content });
-      }
-      return found;
-    });
-  }
-
-  async repositorySnapshot(did: string, options: { since?: string; evenIfUnavailable?: boolean }) {
-    const { since, evenIfUnavailable = false } = options;
-    const snapshot = await this.db.snapshot(function* (): Program<{ head: RepoHead; state: AccountState; rows: Array<{ cid: string; content: Uint8Array }> } | undefined> {
-      const found = yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", a."takendownAt" AS "takendownAt", a."takedownRef" AS "takedownRef",
-          r."cid" AS "cid", r."rev" AS "rev"
-        FROM "Account" a JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
-      if (!found || found.cid === null || found.rev === null) return undefined;
-      const head = { cid: found.cid, rev: found.rev };
-      const state = accountStateOf(found);
-      // A deactivated or taken-down repository is not served (docs/decisions/0031, 0051): its blocks are not read,
-      // but for its owner's or the operator's export.
-      if (state !== "active" && !evenIfUnavailable) return { head, state, rows: [] };
-      const rows =
-        since === undefined
-          ? yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} ORDER BY "cid" ${BYTEWISE}`)
-          : yield* all(tables.RepoBlock.pick("cid", "content"), sql`SELECT "cid", "content" FROM "RepoBlock" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${since}
-              ORDER BY "cid" ${BYTEWISE}`);
-      return { head, state, rows };
-    });
-    if (!snapshot) return undefined;
-    return { head: snapshot.head, state: snapshot.state, blocks: snapshot.rows.map((row) => ({ cid: row.cid, bytes: row.content })) };
+  async openSnapshot(did: string, options: { maxHoldMs: number }) {
+    return openRepoSnapshot(this.db, this.cache, did, options.maxHoldMs);
   }
 
   async listRepos(options: { cursor?: string; limit: number }) {
@@ -243,12 +233,6 @@ export class SqlRepoStore implements RepoStore {
     return this.db.execute(function* (): Program<Array<{ did: string; signingKey: string }>> {
       return yield* all(tables.Account.pick("did", "signingKey"), sql`SELECT "did", "signingKey" FROM "Account" WHERE NOT EXISTS (SELECT 1 FROM "RepoRoot" WHERE "RepoRoot"."did" = "Account"."did")
         ORDER BY "did" LIMIT ${limit}`);
-    });
-  }
-
-  async getBlob(did: string, cid: string) {
-    return this.db.execute(function* (): Program<{ mimeType: string; bytes: Uint8Array } | undefined> {
-      return yield* get(tables.Blob.pick("mimeType", "bytes"), sql`SELECT "mimeType", "bytes" FROM "Blob" WHERE "did" = ${did} AND "cid" = ${cid}`);
     });
   }
 
@@ -372,43 +356,22 @@ function joinedHead(row: { cid: string | null; rev: string | null }): RepoHead |
   return row.cid !== null && row.rev !== null ? { cid: row.cid, rev: row.rev } : undefined;
 }
 
-/** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read. */
-class SqlBlockstore extends ReadableBlockstore {
+/** An account's blocks as @atproto/repo reads them: from the shared cache, else one indexed read (which fills it). */
+class SqlBlockstore extends CachedBlockstore {
   constructor(
     private readonly db: Database,
     private readonly did: string,
-    private readonly cache: BlockCache,
+    cache: BlockCache,
   ) {
-    super();
+    super(cache, true);
   }
 
-  async getBytes(cid: Cid): Promise<Uint8Array | null> {
-    const key = cid.toString();
-    const cached = this.cache.get(key);
-    if (cached) return cached;
+  protected async readBlock(cid: string): Promise<Uint8Array | undefined> {
     const did = this.did;
     const row = await this.db.execute(function* (): Program<{ content: Uint8Array } | undefined> {
-      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${key}`);
+      return yield* get(tables.RepoBlock.pick("content"), sql`SELECT "content" FROM "RepoBlock" WHERE "did" = ${did} AND "cid" = ${cid}`);
     });
-    if (!row) return null;
-    const bytes = row.content;
-    this.cache.set(key, bytes);
-    return bytes;
-  }
-
-  async has(cid: Cid): Promise<boolean> {
-    return (await this.getBytes(cid)) !== null;
-  }
-
-  async getBlocks(cids: Cid[]): Promise<{ blocks: BlockMap; missing: Cid[] }> {
-    const blocks = new BlockMap();
-    const missing: Cid[] = [];
-    for (const cid of cids) {
-      const bytes = await this.getBytes(cid);
-      if (bytes) blocks.set(cid, bytes);
-      else missing.push(cid);
-    }
-    return { blocks, missing };
+    return row?.content;
   }
 }
 

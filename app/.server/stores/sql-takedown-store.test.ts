@@ -6,12 +6,14 @@ import { accountWithRepository, repositoriesOn, type Clock } from "../../../test
 import { countOf, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { AccountStatusManager } from "../accounts/account-status.ts";
 import type { StoredSession } from "../accounts/session-store.ts";
+import type { StoredPasswordSession } from "../accounts/password-session-store.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { sql, type Database } from "../db/sql.ts";
 import { hasCode } from "../errors/atrium-error.ts";
 import type { WriteRequest } from "../repo/repo-writer.ts";
 import { SqlEventLog } from "./sql-event-log.ts";
 import { SqlGrantStore } from "./sql-grant-store.ts";
+import { SqlPasswordSessionStore } from "./sql-password-session-store.ts";
 import { SqlSessionStore } from "./sql-session-store.ts";
 import { SqlTakedownStore } from "./sql-takedown-store.ts";
 
@@ -32,6 +34,12 @@ async function outcome(promise: Promise<unknown>): Promise<string> {
     if (hasCode(error, "AccountTakedown", "AccountDeactivated")) return error.code;
     throw error;
   }
+}
+
+/** A password session (createSession) of the account's own password, with its first tokens' hashes. */
+function passwordSession(id: string, did: string, now: number): [StoredPasswordSession, { passwordHash: string }, { accessHash: string; accessExpiresAt: number; refreshHash: string; refreshExpiresAt: number }] {
+  const session: StoredPasswordSession = { id, accountDid: did, appPasswordId: null, scope: "com.atproto.access", userAgent: null, createdAt: now, lastUsedAt: now, expiresAt: now + 3600_000 };
+  return [session, { passwordHash: PASSWORD_HASH }, { accessHash: `access-${id}`, accessExpiresAt: now + 60_000, refreshHash: `refresh-${id}`, refreshExpiresAt: now + 3600_000 }];
 }
 
 function browserSession(id: string, did: string, now: number): StoredSession {
@@ -242,6 +250,12 @@ describe("takedowns on postgresql: a takedown held before its COMMIT", () => {
     const sessions = new SqlSessionStore(shared.others(1)[0]!);
     expect(await againstHeldTakedown(() => sessions.create(browserSession("late", ALICE, clock.now), { passwordHash: PASSWORD_HASH }))).toEqual({ result: "refused", waited: true });
     expect(await countOf(shared.db, sql`SELECT COUNT(*) AS "n" FROM "BrowserSession" WHERE "accountDid" = ${ALICE}`)).toBe(0);
+  });
+
+  it("RACE (two connections): a password session (createSession) stored while the takedown is uncommitted waits, then is refused", async () => {
+    const sessions = new SqlPasswordSessionStore(shared.others(1)[0]!);
+    expect(await againstHeldTakedown(() => sessions.create(...passwordSession("late", ALICE, clock.now)))).toEqual({ result: "AccountTakedown", waited: true });
+    expect(await countOf(shared.db, sql`SELECT COUNT(*) AS "n" FROM "PasswordSession" WHERE "accountDid" = ${ALICE}`)).toBe(0);
   });
 
   it("RACE (two connections): a consent that issues its code while the takedown is uncommitted waits, then issues none", async () => {

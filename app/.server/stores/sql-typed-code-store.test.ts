@@ -35,10 +35,10 @@ describe.each(ENGINES)("SqlTypedCodeStore on %s", (engine) => {
 
   it("a right guess spends the code, with its detail; a second one finds nothing", async () => {
     await store.issue(code({ detail: "new@example.com" }));
-    expect(await store.isLive(ALICE, "recovery", T + 1000, MAX)).toBe(true);
+    expect(await store.findLive(ALICE, "recovery", T + 1000, MAX)).toEqual({ detail: "new@example.com" });
     expect(await guess("right")).toEqual({ kind: "spent", detail: "new@example.com" });
     expect(await guess("right")).toEqual({ kind: "none" });
-    expect(await store.isLive(ALICE, "recovery", T + 1000, MAX)).toBe(false);
+    expect(await store.findLive(ALICE, "recovery", T + 1000, MAX)).toBeUndefined();
   });
 
   it("wrong guesses count; after the last one even the right code is refused", async () => {
@@ -47,7 +47,7 @@ describe.each(ENGINES)("SqlTypedCodeStore on %s", (engine) => {
     expect(await guess("wrong")).toEqual({ kind: "wrong" });
     expect(await guesses()).toBe(MAX);
     expect(await guess("right")).toEqual({ kind: "none" });
-    expect(await store.isLive(ALICE, "recovery", T + 1000, MAX)).toBe(false);
+    expect(await store.findLive(ALICE, "recovery", T + 1000, MAX)).toBeUndefined();
   });
 
   it("the right code after a few wrong guesses still works", async () => {

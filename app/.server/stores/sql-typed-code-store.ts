@@ -26,11 +26,10 @@ export class SqlTypedCodeStore implements TypedCodeStore {
     return this.db.transaction(() => guessTypedCode(guess));
   }
 
-  async isLive(accountDid: string, purpose: CodePurpose, now: number, maxGuesses: number) {
-    return this.db.execute(function* (): Program<boolean> {
-      const row = yield* get(tables.TypedCode.pick("purpose"), sql`SELECT "purpose" FROM "TypedCode" WHERE "accountDid" = ${accountDid}
+  async findLive(accountDid: string, purpose: CodePurpose, now: number, maxGuesses: number) {
+    return this.db.execute(function* (): Program<{ detail: string | null } | undefined> {
+      return yield* get(tables.TypedCode.pick("detail"), sql`SELECT "detail" FROM "TypedCode" WHERE "accountDid" = ${accountDid}
         AND "purpose" = ${purpose} AND "expiresAt" > ${at(now)} AND "guesses" < ${maxGuesses}`);
-      return row !== undefined;
     });
   }
 }

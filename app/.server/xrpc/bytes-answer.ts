@@ -8,25 +8,11 @@ const BYTES_ANSWER = Symbol.for("atrium.xrpc.bytes-answer");
 
 export type BytesAnswer = ApiResponse & { readonly [BYTES_ANSWER]: true };
 
-export function bytesAnswer(contentType: string, body: Uint8Array | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): BytesAnswer {
+/** `body` null: the headers alone (a HEAD request), its Content-Length given in `headers`. */
+export function bytesAnswer(contentType: string, body: Uint8Array | ReadableStream<Uint8Array> | null, headers: Record<string, string> = {}): BytesAnswer {
   return { status: 200, headers: { "Content-Type": contentType, ...headers }, body, [BYTES_ANSWER]: true };
 }
 
 export function isBytesAnswer(value: unknown): value is BytesAnswer {
   return typeof value === "object" && value !== null && BYTES_ANSWER in value;
-}
-
-/** A stream that reads `chunks` only as fast as the client takes them (a repository is never held whole in memory). */
-export function streamOf(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
-  const iterator = chunks[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await iterator.next();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
 }

@@ -1,64 +1,36 @@
 import type { ApiRequest } from "../http/api-request.ts";
 import type { ApiResponse } from "../http/api-response.ts";
-import { createServiceJwt } from "../accounts/service-auth.ts";
 import type { ResourceCaller } from "../resource/resource-auth.ts";
 import type { Services } from "../services.ts";
-import { MINUTE } from "../util/time.ts";
-import { invalidRequest, XrpcError } from "./xrpc-error.ts";
-
-/** Request headers passed on to the upstream service (atproto service proxying). */
-const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "accept-language", "atproto-accept-labelers", "content-encoding"];
-const FORWARDED_RESPONSE_HEADERS = ["Content-Type", "Content-Language", "atproto-content-labelers", "atproto-repo-rev", "Cache-Control"];
-
-/** The `did#service` a call goes to: the atproto-proxy header, or the app view for app.bsky.* calls. */
-export function proxyTarget(services: Services, nsid: string, header: string | null): string | undefined {
-  if (header) return header.trim();
-  if (nsid.startsWith("app.bsky.")) return services.config.appview;
-  return undefined;
-}
+import { getFeedCall, GET_FEED } from "./feed-generator.ts";
+import { isProtectedMethod } from "./protected-methods.ts";
+import { proxyTargetOf } from "./proxy-target.ts";
+import { readAfterWriteCall, READ_AFTER_WRITE } from "./read-after-write/read-after-write.ts";
+import { callUpstream, passedOn, upstreamPath } from "./upstream-call.ts";
+import { XrpcError } from "./xrpc-error.ts";
 
 /**
- * Forwards an XRPC call to the configured upstream for `did#service`, with a
- * service JWT signed by the caller's account key, after checking
- * rpc:<nsid>?aud=<did#service> (chat.bsky.* needs transition:chat.bsky or an
- * explicit rpc: grant; the scope class handles that).
+ * Service proxying (atproto XRPC, "Service Proxying": https://atproto.com/specs/xrpc; docs/decisions/0048): a call
+ * for a method this server does not implement goes to the service atproto-proxy names (or the default one:
+ * proxy-target.ts), with a service token signed by the caller's account key (`iss` the account, `aud` the service's
+ * bare DID, `lxm` the method, a minute's lifetime), after the caller's rpc:<lxm>?aud=<did#service> permission
+ * (caller.requireRpc: chat.bsky.* needs transition:chat.bsky or an explicit rpc: grant). In order, so that nothing is
+ * resolved, signed or sent for a call that will be refused: the protected methods, the service named, the caller,
+ * its permission, where the service is, the token, the call. Two methods get more: getFeed (a token for the feed
+ * generator: feed-generator.ts) and the reads that show the account's own newest records (read-after-write/).
  */
-export async function proxyCall(services: Services, caller: ResourceCaller, nsid: string, target: string, request: ApiRequest): Promise<ApiResponse> {
-  const match = /^(did:[a-z]+:[^#\s]+)#([a-zA-Z0-9_-]+)$/.exec(target);
-  if (!match) throw invalidRequest("atproto-proxy must be of the form <did>#<service>");
-  const [, did] = match as unknown as [string, string];
-  const upstream = services.config.proxyServices[target];
-  if (!upstream) throw new XrpcError(400, "InvalidRequest", `No upstream is configured for the service ${target}`);
-  caller.requireRpc(nsid, target);
-
-  const signingKey = await services.accounts.signingKeyOf(caller.did);
-  if (!signingKey) throw invalidRequest("The account has no signing key");
-  const token = await createServiceJwt({ iss: caller.did, aud: did, lxm: nsid, expiresAt: services.now() + MINUTE, signingKey, now: services.now() });
-
-  const url = new URL(`${upstream}/xrpc/${nsid}`);
-  url.search = new URL(request.url).search;
-  const headers = new Headers({ authorization: `Bearer ${token}` });
-  for (const name of FORWARDED_REQUEST_HEADERS) {
-    const value = request.headers.get(name);
-    if (value) headers.set(name, value);
+export async function proxyCall(services: Services, nsid: string, request: ApiRequest, authenticate: () => Promise<ResourceCaller>): Promise<ApiResponse> {
+  if (isProtectedMethod(nsid)) {
+    // The reference's answer (its pipethrough.ts: "Bad token method").
+    throw new XrpcError(400, "InvalidToken", `${nsid} is account management: it is done at this server directly, never through another service`);
   }
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: request.method,
-      headers,
-      body: request.method === "POST" ? await request.arrayBuffer() : undefined,
-      redirect: "manual",
-      signal: AbortSignal.timeout(30_000),
-    });
-  } catch {
-    throw new XrpcError(502, "UpstreamFailure", `The service ${target} could not be reached`);
-  }
-  const forwarded: Record<string, string> = {};
-  for (const name of FORWARDED_RESPONSE_HEADERS) {
-    const value = response.headers.get(name);
-    if (value) forwarded[name] = value;
-  }
-  // Passed through as it streams in: upstream answers (timelines, feeds) can be large.
-  return { status: response.status, headers: forwarded, body: response.body };
+  const target = proxyTargetOf(services.config, nsid, request.headers.get("atproto-proxy"));
+  if (!target) throw new XrpcError(501, "MethodNotImplemented", `Method not implemented: ${nsid}`);
+  const caller = await authenticate();
+  if (nsid === GET_FEED) return getFeedCall(services, caller, target, request);
+  caller.requireRpc(nsid, target.service);
+  const upstream = await services.serviceDirectory.upstreamOf(target);
+  if (READ_AFTER_WRITE.has(nsid)) return readAfterWriteCall(services, caller, nsid, target, upstream, request);
+  const answer = await callUpstream(services, caller, request, upstream, { aud: target.did, lxm: nsid, path: upstreamPath(nsid, request) });
+  return passedOn(upstream, answer);
 }

@@ -11,16 +11,21 @@ import { repoMethods } from "./handlers/repo.ts";
 import { syncMethods } from "./handlers/sync.ts";
 import { isBytesAnswer } from "./bytes-answer.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
-import { proxyCall, proxyTarget } from "./proxy.ts";
+import { proxyCall } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
 import { xrpcErrorAnswer } from "../http/error-answers.ts";
 import { invalidRequest, XrpcError } from "./xrpc-error.ts";
 import { accountDeactivated, accountTakenDown } from "../accounts/account-status.ts";
+import { firstWithControlCharacter } from "../util/control-characters.ts";
 import { adminMethods } from "./handlers/admin.ts";
+import { appPasswordMethods } from "./handlers/app-passwords.ts";
+import { passwordSessionMethods } from "./handlers/password-sessions.ts";
 import type { Viewer } from "./xrpc-method.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
+  ...passwordSessionMethods,
+  ...appPasswordMethods,
   ...identityMethods,
   ...repoMethods,
   ...blobMethods,
@@ -72,18 +77,19 @@ export async function handleXrpc(services: Services, nsid: string, request: ApiR
 
 async function dispatch(services: Services, path: string, request: ApiRequest): Promise<ApiResponse> {
   if (!isNsid(path)) throw invalidRequest("The method name in /xrpc/<method> must be an NSID");
-  // Before any decision: /xrpc/COM.ATPROTO.server.createAppPassword is the refused method, not an unknown one.
+  // Before any decision: /xrpc/COM.ATPROTO.server.createAppPassword is that method, not an unknown one.
   const nsid = canonicalNsid(path);
-  if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
-    throw new XrpcError(403, "Forbidden", `${nsid} is not available to apps signed in with OAuth, whatever their permissions: sign in to your account directly`);
-  }
   const method = methods[nsid];
+  // The account-management methods implemented here check their caller themselves (caller.requireAccountManagement).
   if (method) return runLocal(services, nsid, method, request);
-
-  const target = proxyTarget(services, nsid, request.headers.get("atproto-proxy"));
-  if (!target) throw new XrpcError(501, "MethodNotImplemented", `Method not implemented: ${nsid}`);
-  const caller = await authenticate(services, request, nsid);
-  return proxyCall(services, caller, nsid, target, request);
+  if (METHODS_REFUSED_FOR_OAUTH.has(nsid)) {
+    throw new XrpcError(
+      403,
+      "Forbidden",
+      `${nsid} is not available to apps signed in with OAuth, whatever their permissions, nor to password sessions here: use the account page, ${services.config.issuer}/account`,
+    );
+  }
+  return proxyCall(services, nsid, request, () => authenticate(services, request, nsid));
 }
 
 async function runLocal(services: Services, nsid: string, method: XrpcMethod, request: ApiRequest): Promise<ApiResponse> {
@@ -93,7 +99,14 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   }
   const query = request.url.indexOf("?");
   const params = new URLSearchParams(query === -1 ? "" : request.url.slice(query + 1));
-  if (method.auth === "none") return answerOf(await method.handler({ services, request, params }));
+  refuseControlCharacters(params);
+  if (method.auth === "none") {
+    const ctx = { services, request, params };
+    if (method.type === "query") return answerOf(await method.handler(ctx));
+    // Procedures answer sessions and their tokens: never stored by a cache.
+    const result = method.input === "none" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
+    return jsonResponse(result, 200, { "Cache-Control": "no-store" });
+  }
   if (method.auth === "optional") return answerOf(await method.handler({ services, request, params, viewer: await viewerOf(services, request) }));
   if (method.auth === "admin") {
     // docs/decisions/0051: HTTP Basic admin:<password>, throttled, before the input is read.
@@ -107,9 +120,18 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const ctx = { services, request, params, caller };
   let result: unknown;
   if (method.type === "query") result = await method.handler(ctx);
-  else if (method.input === "bytes") result = await method.handler(ctx, await readBytes(request, services.config.blobMaxBytes));
+  else if (method.input === "stream") result = await method.handler(ctx, request.chunks());
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
+}
+
+/**
+ * No parameter of a method here may hold a control character (util/control-characters.ts): each names a DID, a handle,
+ * an NSID, a record key, a CID, a cursor or a number, whose syntax has none, and a NUL would reach a lookup first.
+ */
+function refuseControlCharacters(params: URLSearchParams): void {
+  const name = firstWithControlCharacter(params);
+  if (name !== undefined) throw invalidRequest(`Parameter ${JSON.stringify(name)} must not contain control characters`);
 }
 
 /** JSON, unless the method built its own answer (a CAR file, a blob). */
@@ -126,7 +148,9 @@ function answerOf(result: unknown): ApiResponse {
  * person: `mayCallWhileTakenDown`.
  */
 async function authenticate(services: Services, request: ApiRequest, nsid: string): Promise<ResourceCaller> {
-  const caller = await authenticateCaller(services.accessTokens, resourceRequestOf(services, request));
+  const caller = await authenticateCaller(services, resourceRequestOf(services, request));
+  // The reference's refusal of its takedown scope where a method does not accept it: 400 InvalidToken.
+  if (caller.takedownOnly && !mayCallWhileTakenDown(nsid)) throw new XrpcError(400, "InvalidToken", `Bad token scope: a takedown-only session cannot call ${nsid}`);
   if (caller.accountState === "takendown" && !mayCallWhileTakenDown(nsid)) throw accountTakenDown();
   if (caller.accountState === "deactivated" && nsid !== GET_SESSION) throw accountDeactivated();
   return caller;
@@ -148,7 +172,7 @@ async function viewerOf(services: Services, request: ApiRequest): Promise<Viewer
     await services.adminAuth.verifyBasic(authorization, request.clientAddress);
     return { kind: "admin" };
   }
-  const caller = await authenticateCaller(services.accessTokens, resourceRequestOf(services, request));
+  const caller = await authenticateCaller(services, resourceRequestOf(services, request));
   return { kind: "account", did: caller.did };
 }
 
@@ -157,10 +181,12 @@ const GET_SESSION = "com.atproto.server.getSession";
 /**
  * What the reference PDS leaves a taken-down account's own takedown-only session (its AuthScope.Takendown): reading
  * its session, appealing (com.atproto.moderation.createReport, proxied to the moderation service) and a service token
- * to move to another server (getServiceAuth for com.atproto.server.createAccount only: server.ts). Its repository
- * export (getRepo, getBlob, listBlobs) is served to it through those methods' optional credentials.
+ * to move to another server (getServiceAuth for com.atproto.server.createAccount only: server.ts) with its preferences
+ * (getPreferences, which the new server imports). Its repository export (getRepo, getBlob, listBlobs) is served to it
+ * through those methods' optional credentials. The reference also lets it deactivate the account and sign PLC
+ * operations; those are not offered over XRPC here (docs/decisions/0051).
  */
-const TAKEDOWN_METHODS = new Set([GET_SESSION, "com.atproto.server.getServiceAuth", "com.atproto.moderation.createReport"]);
+const TAKEDOWN_METHODS = new Set([GET_SESSION, "com.atproto.server.getServiceAuth", "com.atproto.moderation.createReport", "app.bsky.actor.getPreferences"]);
 
 export function mayCallWhileTakenDown(nsid: string): boolean {
   return TAKEDOWN_METHODS.has(nsid);
@@ -181,10 +207,3 @@ async function readJson(request: ApiRequest): Promise<unknown> {
   return body;
 }
 
-async function readBytes(request: ApiRequest, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > maxBytes) throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${maxBytes} bytes`);
-  return bytes;
-}

@@ -5,8 +5,8 @@ import { AtriumError } from "../errors/atrium-error.ts";
  * name is its stable code, e.g. `RecordAlreadyExists`, `InvalidSwap`.
  */
 export class XrpcError extends AtriumError {
-  constructor(status: number, name: string, message: string) {
-    super(name, message, { status, xrpcName: name });
+  constructor(status: number, name: string, message: string, options: { retryAfterSeconds?: number } = {}) {
+    super(name, message, { status, xrpcName: name, retryAfterSeconds: options.retryAfterSeconds });
   }
 }
 

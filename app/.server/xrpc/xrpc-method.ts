@@ -30,8 +30,12 @@ export type XrpcMethod =
   | { type: "query"; auth: "optional"; handler: (ctx: ViewerContext) => unknown }
   | { type: "query"; auth: "admin"; handler: (ctx: XrpcContext) => unknown }
   | { type: "procedure"; auth: "admin"; input: "json"; handler: (ctx: XrpcContext, body: unknown) => unknown }
+  /** A procedure whose credential is in its input or header, checked by the handler (createSession, refreshSession…). */
+  | { type: "procedure"; auth: "none"; input: "json"; handler: (ctx: XrpcContext, body: unknown) => unknown }
+  | { type: "procedure"; auth: "none"; input: "none"; handler: (ctx: XrpcContext) => unknown }
   | { type: "query"; auth: "required"; handler: (ctx: AuthenticatedContext) => unknown }
   | { type: "procedure"; auth: "required"; input: "json"; handler: (ctx: AuthenticatedContext, body: unknown) => unknown }
-  | { type: "procedure"; auth: "required"; input: "bytes"; handler: (ctx: AuthenticatedContext, body: Uint8Array) => unknown };
+  /** A raw body (uploadBlob), handed to the handler as it arrives, never past the route's body limit. */
+  | { type: "procedure"; auth: "required"; input: "stream"; handler: (ctx: AuthenticatedContext, body: AsyncIterable<Uint8Array>) => unknown };
 
 export type XrpcMethods = Record<string, XrpcMethod>;

@@ -1,18 +1,26 @@
+import { useEffect, useRef } from "react";
 import type { SignedInBase } from "../../.server/screens/account/views";
 import { BrandFooter, BrandMark, useBrand } from "../ui/brand";
 import { slots, useT } from "../ui/i18n";
-import { Notice } from "../ui/messages";
+import { ActionNotice } from "../ui/messages";
 import { fill } from "../ui/fill";
 import { secondaryButton, smallButton } from "../ui/styles";
 import { FormAccountProvider, SignedInFormFields } from "./form-account";
 
+/**
+ * The account area's pages, in the navigation's order: a page of its own is one line here and its name under
+ * account:nav.<key> in every language (issue 28, item 21 added Handle and Deactivate).
+ */
 export const ACCOUNT_NAV = [
   { href: "/account", key: "overview" },
   { href: "/account/apps", key: "apps" },
+  { href: "/account/app-passwords", key: "appPasswords" },
   { href: "/account/sessions", key: "sessions" },
   { href: "/account/passkeys", key: "passkeys" },
   { href: "/account/password", key: "password" },
   { href: "/account/email", key: "email" },
+  { href: "/account/handle", key: "handle" },
+  { href: "/account/deactivate", key: "deactivate" },
   { href: "/account/delete", key: "delete" },
 ] as const;
 
@@ -29,6 +37,15 @@ type Props = {
 export function AccountShell({ base, current, title, intro, children }: Props) {
   const brand = useBrand();
   const { t } = useT();
+  const navList = useRef<HTMLUListElement>(null);
+  useEffect(() => {
+    const list = navList.current;
+    const item = list?.querySelector<HTMLElement>('[aria-current="page"]');
+    // Sideways only: the page itself does not move.
+    if (!list || !item || list.scrollWidth <= list.clientWidth) return;
+    const [box, entry] = [list.getBoundingClientRect(), item.getBoundingClientRect()];
+    list.scrollLeft += entry.left - box.left - (box.width - entry.width) / 2;
+  }, []);
   return (
     <FormAccountProvider did={base.account.did}>
     <div className="flex min-h-screen flex-col">
@@ -47,8 +64,12 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
         </div>
       </header>
       <div className="mx-auto flex w-full max-w-5xl flex-1 flex-col gap-6 px-4 py-6 md:flex-row md:gap-10 md:py-10">
-        <nav aria-label={t("account:navLabel")} className="md:w-56 md:shrink-0">
-          <ul className="-mx-1 flex flex-wrap gap-1 md:mx-0 md:flex-col">
+        {/*
+          On a phone, one row that scrolls sideways (the page's content starts one line below the header, not four);
+          from md up, a column beside the page. JavaScript only scrolls the current page's entry into view.
+        */}
+        <nav aria-label={t("account:navLabel")} className="-mx-4 md:mx-0 md:w-56 md:shrink-0">
+          <ul ref={navList} className="flex gap-1 overflow-x-auto px-4 pb-1 md:flex-col md:overflow-visible md:px-0 md:pb-0">
             {ACCOUNT_NAV.map((item) => {
               const active = item.href === current;
               return (
@@ -74,7 +95,7 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
             <h1 className="text-2xl font-semibold sm:text-3xl">{title}</h1>
             {intro ? <p className="text-slate-700 dark:text-slate-200">{intro}</p> : null}
           </div>
-          {base.notice ? <Notice>{base.notice}</Notice> : null}
+          {base.notice ? <ActionNotice>{base.notice}</ActionNotice> : null}
           {children}
         </main>
       </div>

@@ -1,32 +1,122 @@
 import { SignedInFormFields } from "./form-account";
-import type { AppsView, ConnectedAppView } from "../../.server/screens/account/views";
+import type { AppsView, ConnectedAppView, PasswordSessionView } from "../../.server/screens/account/views";
 import { ClaimedIdentity, IdentityCaution, VerifiedName, verifiedNameText } from "../consent/client-identity";
 import { ScopeList } from "../consent/scope-list";
 import { PermissionGroupsView } from "../consent/permission-groups";
 import { DateTime } from "../ui/date-time";
+import { ListFilter, useListFilter } from "../ui/list-filter";
 import { useT } from "../ui/i18n";
-import { dangerButton, linkStyle, summaryStyle } from "../ui/styles";
+import { dangerButton, linkStyle, smallButton, summaryStyle } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 
 /** /account/apps: every app with access, what it may do, and Revoke; after Revoke, its confirmation first. */
 export function ConnectedAppsPage({ view }: { view: AppsView }) {
   const { t } = useT();
+  // A long list gets a filter: by the verified host or "an app on this device", the app's own name, its client_id.
+  const filter = useListFilter(view.apps, (app) => [verifiedNameText(t, app), app.name ?? "", app.clientId].join(" "));
   if (view.revoking) return <ConfirmRevoke view={view} app={view.revoking} />;
+  if (view.signingOut) return <ConfirmSignOut view={view} session={view.signingOut} />;
   return (
     <AccountShell base={view} current="/account/apps" title={t("account:titles.apps")} intro={t("account:apps.intro")}>
-      {view.apps.length === 0 ? (
+      {view.apps.length === 0 && view.passwordSessions.length === 0 ? (
         <p className="rounded-2xl border border-dashed border-slate-300 p-6 text-slate-700 dark:border-slate-700 dark:text-slate-200">
           {t("account:apps.none")}
         </p>
       ) : (
-        <ul className="flex flex-col gap-4">
-          {view.apps.map((app, index) => (
-            <li key={app.clientId}>
-              <ConnectedApp app={app} index={index} />
-            </li>
-          ))}
-        </ul>
+        <>
+          <ListFilter id="apps-filter" label={t("account:filter.apps")} filter={filter} total={view.apps.length} />
+          <ul className="flex flex-col gap-4">
+            {filter.shown.map((app) => (
+              <li key={app.clientId}>
+                <ConnectedApp app={app} index={view.apps.indexOf(app)} />
+              </li>
+            ))}
+          </ul>
+        </>
       )}
+      {view.passwordSessions.length > 0 ? <PasswordSessions view={view} /> : null}
+    </AccountShell>
+  );
+}
+
+/** Apps signed in with the account's password or an app password (docs/decisions/0047), each with Sign out. */
+function PasswordSessions({ view }: { view: AppsView }) {
+  const { t } = useT();
+  return (
+    <section aria-labelledby="password-sessions-heading" className="flex flex-col gap-3">
+      <h2 id="password-sessions-heading" className="text-xl font-semibold">
+        {t("account:apps.passwordSessions.title")}
+      </h2>
+      <p className="text-slate-700 dark:text-slate-200">{t("account:apps.passwordSessions.intro")}</p>
+      <ul className="flex flex-col gap-3">
+        {view.passwordSessions.map((session, index) => (
+          <li key={session.id}>
+            <article
+              aria-labelledby={`password-session-${index}`}
+              className="flex flex-col gap-3 rounded-2xl border border-slate-200 bg-white p-5 sm:flex-row sm:items-start sm:justify-between dark:border-slate-800 dark:bg-slate-900"
+            >
+              <PasswordSessionDetails session={session} headingId={`password-session-${index}`} />
+              {/* A second step, as for an OAuth app: the confirmation says what ends (no JavaScript needed). */}
+              <form method="get" className="shrink-0">
+                <input type="hidden" name="sign-out" value={session.id} />
+                <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={`password-session-${index}`}>
+                  {t("account:apps.passwordSessions.signOut")}
+                </button>
+              </form>
+            </article>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function PasswordSessionDetails({ session, headingId }: { session: PasswordSessionView; headingId: string }) {
+  const { t } = useT();
+  return (
+    <div className="flex min-w-0 flex-col gap-1">
+      <h3 id={headingId} className="font-semibold break-words">
+        {session.appPasswordName ? t("account:apps.passwordSessions.withAppPassword", { name: session.appPasswordName }) : t("account:apps.passwordSessions.withPassword")}
+      </h3>
+      <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-sm">
+        <dt className="text-slate-600 dark:text-slate-300">{t("account:apps.passwordSessions.signedIn")}</dt>
+        <dd>
+          <DateTime iso={session.createdAt} />
+        </dd>
+        <dt className="text-slate-600 dark:text-slate-300">{t("account:apps.lastUsed")}</dt>
+        <dd>
+          <DateTime iso={session.lastUsedAt} />
+        </dd>
+        <dt className="text-slate-600 dark:text-slate-300">{t("account:apps.passwordSessions.app")}</dt>
+        <dd className="font-mono text-xs break-all">{session.userAgent ?? t("account:apps.passwordSessions.unknownApp")}</dd>
+      </dl>
+    </div>
+  );
+}
+
+/** "Sign this app out?": Sign out is a form post, Cancel a link back to the list. */
+function ConfirmSignOut({ view, session }: { view: AppsView; session: PasswordSessionView }) {
+  const { t } = useT();
+  return (
+    <AccountShell base={view} current="/account/apps" title={t("account:apps.passwordSessions.confirm.title")}>
+      <section className="flex flex-col gap-4 rounded-2xl border border-red-300 bg-white p-5 dark:border-red-800 dark:bg-slate-900">
+        <PasswordSessionDetails session={session} headingId="sign-out-question" />
+        <ul id="sign-out-ends" className="flex list-disc flex-col gap-1 pl-5">
+          <li>{t("account:apps.passwordSessions.confirm.signsOut")}</li>
+          <li>{t("account:apps.passwordSessions.confirm.again")}</li>
+        </ul>
+        <form method="post" className="flex flex-wrap items-center gap-4">
+          <SignedInFormFields csrfToken={view.csrfToken} />
+          <input type="hidden" name="intent" value="sign-out" />
+          <input type="hidden" name="session" value={session.id} />
+          <button type="submit" className={dangerButton} aria-describedby="sign-out-ends">
+            {t("account:apps.passwordSessions.confirm.submit")}
+          </button>
+          <a href="/account/apps" className={linkStyle}>
+            {t("account:apps.passwordSessions.confirm.cancel")}
+          </a>
+        </form>
+      </section>
     </AccountShell>
   );
 }

@@ -56,18 +56,28 @@ export function ConfirmIdentity({ confirm, csrfToken, handle, reason, errors, le
           {t("account:confirm.submit")}
         </button>
       </form>
-      {confirm.passkeyOptions ? (
-        <PasskeySignIn
-          options={confirm.passkeyOptions}
-          postUrl="/account/reauthenticate"
-          refreshUrl={account ? `/account/reauthenticate?${new URLSearchParams({ account })}` : "/account/reauthenticate"}
-          fields={account ? { csrf_token: csrfToken, account, next: confirm.next } : { csrf_token: csrfToken, next: confirm.next }}
-          autofill={false}
-          label={t("account:confirm.passkey")}
-          busyLabel={t("account:confirm.passkeyBusy")}
-          retryHint={t("account:confirm.passkeyRetry")}
-        />
-      ) : null}
+      <ConfirmWithPasskey confirm={confirm} csrfToken={csrfToken} account={account} />
     </section>
+  );
+}
+
+/**
+ * "Use a passkey" for "Confirm it's you", when the account has one (JavaScript only): a passkey of `account` (none:
+ * the selected one) over a challenge bound to this browser session, then `confirm.next`.
+ */
+export function ConfirmWithPasskey({ confirm, csrfToken, account }: { confirm: ConfirmView; csrfToken: string; account?: string }) {
+  const { t } = useT();
+  if (!confirm.passkeyOptions) return null;
+  return (
+    <PasskeySignIn
+      options={confirm.passkeyOptions}
+      postUrl="/account/reauthenticate"
+      refreshUrl={account ? `/account/reauthenticate?${new URLSearchParams({ account })}` : "/account/reauthenticate"}
+      fields={account ? { csrf_token: csrfToken, account, next: confirm.next } : { csrf_token: csrfToken, next: confirm.next }}
+      autofill={false}
+      label={t("account:confirm.passkey")}
+      busyLabel={t("account:confirm.passkeyBusy")}
+      retryHint={t("account:confirm.passkeyRetry")}
+    />
   );
 }

@@ -22,16 +22,13 @@ export function DeactivatePage({ view, errorsFor }: Props) {
   const deactivated = view.deactivatedSince !== undefined;
   const status = errorsFor("status").errors;
   return (
-    <AccountShell base={view} current="/account" title={deactivated ? t("account:deactivate.titleDeactivated") : t("account:titles.deactivate")}>
-      <section aria-labelledby="status-heading" className="flex max-w-xl flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
-        <h2 id="status-heading" className="sr-only">
-          {deactivated ? t("account:deactivate.titleDeactivated") : t("account:titles.deactivate")}
-        </h2>
+    <AccountShell base={view} current="/account/deactivate" title={deactivated ? t("account:deactivate.titleDeactivated") : t("account:titles.deactivate")}>
+      {/* The title says the state once; the card says since when and what reactivating does (issue 28, item 21). */}
+      <div className="flex max-w-xl flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
         {deactivated ? (
-          <>
-            <p>{fill(t("account:deactivate.since", slots("time")), { time: <DateTime iso={view.deactivatedSince!} /> })}</p>
-            <p>{t("account:deactivate.reactivateExplained")}</p>
-          </>
+          <p>
+            {fill(t("account:deactivate.since", slots("time")), { time: <DateTime iso={view.deactivatedSince!} /> })} {t("account:deactivate.reactivateExplained")}
+          </p>
         ) : (
           <ul className="flex list-disc flex-col gap-2 pl-5">
             <li>{t("account:deactivate.keeps")}</li>
@@ -55,7 +52,7 @@ export function DeactivatePage({ view, errorsFor }: Props) {
             )}
           </form>
         )}
-      </section>
+      </div>
       {view.confirm ? (
         <ConfirmIdentity
           confirm={view.confirm}

@@ -30,7 +30,7 @@ export function EmailPage({ view, errorsFor }: { view: EmailView; errorsFor: (fo
         <p className="text-slate-700 dark:text-slate-200">{t("account:emailChange.noEmail", { service: view.serviceName })}</p>
       ) : (
         <>
-          {view.pending && !asking ? <ChangeForm view={view} {...change} /> : null}
+          {view.pendingEmail && !asking ? <ChangeForm view={view} sentTo={view.pendingEmail} {...change} /> : null}
           {view.confirm ? (
             <ConfirmIdentity confirm={view.confirm} csrfToken={view.csrfToken} handle={view.account.handle} reason={t("account:emailChange.confirmReason")} errors={errorsFor("confirm").errors} />
           ) : (
@@ -42,13 +42,15 @@ export function EmailPage({ view, errorsFor }: { view: EmailView; errorsFor: (fo
   );
 }
 
-function ChangeForm({ view, errors, values }: { view: EmailView } & FormState) {
+function ChangeForm({ view, sentTo, errors, values }: { view: EmailView; sentTo: string } & FormState) {
   const { t } = useT();
   return (
     <form method="post" noValidate className="flex max-w-md flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
       <SignedInFormFields csrfToken={view.csrfToken} />
       <input type="hidden" name="intent" value="change" />
-      <p className="text-slate-700 dark:text-slate-200">{t("account:emailChange.confirmIntro", { count: view.minutes })}</p>
+      <p className="text-slate-700 dark:text-slate-200">
+        {fill(t("account:emailChange.confirmIntro", { count: view.minutes, ...slots("email") }), { email: <Identifier text={sentTo} className="font-semibold" /> })}
+      </p>
       <Field
         id="code"
         name="code"
@@ -74,7 +76,7 @@ function RequestForm({ view, errors, values }: { view: EmailView } & FormState) 
     <form method="post" noValidate className="flex max-w-md flex-col gap-4">
       <SignedInFormFields csrfToken={view.csrfToken} />
       <input type="hidden" name="intent" value="request" />
-      <p className="text-slate-700 dark:text-slate-200">{view.pending ? t("account:emailChange.another") : t("account:emailChange.intro")}</p>
+      <p className="text-slate-700 dark:text-slate-200">{view.pendingEmail ? t("account:emailChange.another") : t("account:emailChange.intro")}</p>
       <Field
         id="email"
         name="email"
@@ -89,7 +91,7 @@ function RequestForm({ view, errors, values }: { view: EmailView } & FormState) 
         describedBy={errors.form ? "email-request-error" : undefined}
       />
       {errors.form ? <ErrorMessage id="email-request-error">{errors.form}</ErrorMessage> : null}
-      <button type="submit" className={`${view.pending ? secondaryButton : primaryButton} self-start`}>
+      <button type="submit" className={`${view.pendingEmail ? secondaryButton : primaryButton} self-start`}>
         {t("account:emailChange.send")}
       </button>
     </form>

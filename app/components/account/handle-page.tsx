@@ -1,6 +1,10 @@
+import { useState } from "react";
 import type { HandleView } from "../../.server/screens/account/views";
+import { normalizeHandleName } from "../../lib/handle-name";
+import { fill } from "../ui/fill";
+import { Identifier } from "../ui/identifier";
 import { Field } from "../ui/field";
-import { useT } from "../ui/i18n";
+import { slots, useT } from "../ui/i18n";
 import { ErrorMessage } from "../ui/messages";
 import { inputStyle, primaryButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
@@ -20,11 +24,15 @@ export function HandlePage({ view, errorsFor }: Props) {
   const { t } = useT();
   const { errors, values } = errorsFor("handle");
   const single = view.domains.length === 1 ? view.domains[0] : undefined;
+  // The full handle as it is typed (issue 28, borrowed from the reference): only with JavaScript; the form is the same.
+  const [typed, setTyped] = useState(values.name ?? "");
+  const [domain, setDomain] = useState(values.domain ?? view.domains[0] ?? "");
+  const preview = normalizeHandleName(typed);
   // With one domain there is no domain field: a refused domain (a form posted from elsewhere) is the form's error.
   const formError = errors.form ?? (single ? errors.domain : undefined);
   const focus = errors.name || formError ? "name" : errors.domain ? "domain" : undefined;
   return (
-    <AccountShell base={view} current="/account" title={t("account:titles.handle")} intro={t("account:handle.current", { handle: view.account.handle })}>
+    <AccountShell base={view} current="/account/handle" title={t("account:titles.handle")} intro={t("account:handle.current", { handle: view.account.handle })}>
       {view.confirm ? (
         <ConfirmIdentity confirm={view.confirm} csrfToken={view.csrfToken} handle={view.account.handle} reason={t("account:handle.confirmReason")} errors={errorsFor("confirm").errors} />
       ) : (
@@ -44,6 +52,14 @@ export function HandlePage({ view, errorsFor }: Props) {
             describedBy={formError ? "handle-form-error" : undefined}
             invalid={Boolean(formError)}
             autoFocus={focus === "name"}
+            onChange={(event) => setTyped(event.target.value)}
+            below={
+              preview ? (
+                <p id="handle-preview" className="text-sm text-slate-700 dark:text-slate-200">
+                  {fill(t("account:handle.preview", slots("handle")), { handle: <Identifier text={`@${preview}${single ?? domain}`} className="font-semibold" /> })}
+                </p>
+              ) : null
+            }
           />
           {single ? (
             <input type="hidden" name="domain" value={single} />
@@ -56,6 +72,7 @@ export function HandlePage({ view, errorsFor }: Props) {
                 id="domain"
                 name="domain"
                 defaultValue={values.domain ?? view.domains[0]}
+                onChange={(event) => setDomain(event.target.value)}
                 className={inputStyle}
                 aria-invalid={errors.domain ? true : undefined}
                 aria-describedby={errors.domain ? "domain-error" : undefined}

@@ -1,5 +1,6 @@
 import type { OverviewView } from "../../.server/screens/account/views";
 import { useT } from "../ui/i18n";
+import { Identifier } from "../ui/identifier";
 import { AccountShell } from "./account-shell";
 import { SignedInFormFields } from "./form-account";
 import { Warning } from "../ui/messages";
@@ -37,16 +38,20 @@ export function AccountOverview({ view }: { view: OverviewView }) {
         </h2>
         <dl className="grid gap-3 sm:grid-cols-[8rem_1fr]">
           <dt className="font-semibold">{t("account:overview.handle")}</dt>
-          <dd className="flex flex-wrap items-baseline gap-x-3 break-all">
-            <span>@{view.account.handle}</span>
+          <dd className="flex flex-wrap items-baseline gap-x-3">
+            <Identifier text={`@${view.account.handle}`} />
             <a href="/account/handle" className={`${linkStyle} text-sm`}>
               {t("account:overview.changeHandle")}
             </a>
           </dd>
           <dt className="font-semibold">{t("account:overview.email")}</dt>
-          <dd className="break-all">{view.email}</dd>
+          <dd>
+            <Identifier text={view.email} />
+          </dd>
           <dt className="font-semibold">{t("account:overview.accountId")}</dt>
-          <dd className="font-mono text-sm break-all">{view.account.did}</dd>
+          <dd className="font-mono text-sm">
+            <Identifier text={view.account.did} />
+          </dd>
         </dl>
       </section>
       <ul className="grid gap-3 sm:grid-cols-2">

@@ -3,7 +3,7 @@ import { Field } from "../ui/field";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
-import { ErrorMessage, Notice } from "../ui/messages";
+import { ActionNotice, ErrorMessage } from "../ui/messages";
 import { linkStyle, primaryButton } from "../ui/styles";
 import { NewPasswordFields } from "./new-password-fields";
 import { SignedOutPage } from "./signed-out-page";
@@ -93,7 +93,7 @@ export function RecoverPage({ view, errors, values, code }: { view: RecoverView;
   if (view.sent) {
     return (
       <Frame title={t("account:recovery.sentTitle")} returnTo={view.returnTo}>
-        <Notice>{t("account:recovery.sent", { count: view.minutes })}</Notice>
+        <ActionNotice afterPost="keep">{t("account:recovery.sent", { count: view.minutes })}</ActionNotice>
         {view.returnTo ? <p className="text-slate-700 dark:text-slate-200">{t("account:recovery.sentReturn")}</p> : null}
         <CodeForm view={view} {...code} />
       </Frame>

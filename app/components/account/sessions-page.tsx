@@ -2,6 +2,8 @@ import { SignedInFormFields } from "./form-account";
 import type { SessionsView } from "../../.server/screens/account/views";
 import { DateTime } from "../ui/date-time";
 import { useT } from "../ui/i18n";
+import { ListFilter, useListFilter } from "../ui/list-filter";
+import { Identifier } from "../ui/identifier";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 
@@ -9,16 +11,22 @@ import { AccountShell } from "./account-shell";
 export function SessionsPage({ view }: { view: SessionsView }) {
   const others = view.sessions.filter((session) => !session.current).length;
   const { t } = useT();
+  // A long list gets a filter: by the browser and system, the address, the full user agent.
+  const filter = useListFilter(view.sessions, (session) => [session.device, session.ipAddress ?? "", session.userAgent ?? ""].join(" "));
   return (
     <AccountShell base={view} current="/account/sessions" title={t("account:titles.sessions")} intro={t("account:sessions.intro")}>
+      <ListFilter id="sessions-filter" label={t("account:filter.sessions")} filter={filter} total={view.sessions.length} />
       <ul className="flex flex-col gap-3">
-        {view.sessions.map((session, index) => (
+        {filter.shown.map((session) => (
           <li key={session.id} className="flex flex-col gap-3 rounded-2xl border border-slate-200 bg-white p-5 sm:flex-row sm:items-start sm:justify-between dark:border-slate-800 dark:bg-slate-900">
             <div className="flex min-w-0 flex-col gap-1">
-              <h2 id={`session-${index}`} className="font-semibold">
+              <h2 id={`session-${session.id}`} className="font-semibold">
                 {session.device}
                 {session.current ? (
-                  <span className="ml-2 rounded-full bg-emerald-100 px-2 py-0.5 text-xs font-semibold text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100">{t("account:sessions.thisBrowser")}</span>
+                  // One piece: the pill moves to the next line whole rather than breaking inside (issue 28, item 21).
+                  <span className="ml-2 inline-block rounded-full bg-emerald-100 px-2 py-0.5 text-xs font-semibold whitespace-nowrap text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100">
+                    {t("account:sessions.thisBrowser")}
+                  </span>
                 ) : null}
               </h2>
               <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-sm">
@@ -31,7 +39,7 @@ export function SessionsPage({ view }: { view: SessionsView }) {
                   <DateTime iso={session.createdAt} />
                 </dd>
                 <dt className="text-slate-600 dark:text-slate-300">{t("account:sessions.ipAddress")}</dt>
-                <dd className="font-mono break-all">{session.ipAddress ?? t("account:sessions.unknown")}</dd>
+                <dd className="font-mono">{session.ipAddress ? <Identifier text={session.ipAddress} /> : t("account:sessions.unknown")}</dd>
               </dl>
               {session.userAgent ? <p className="font-mono text-xs break-all text-slate-600 dark:text-slate-300">{session.userAgent}</p> : null}
             </div>
@@ -39,7 +47,7 @@ export function SessionsPage({ view }: { view: SessionsView }) {
               <SignedInFormFields csrfToken={view.csrfToken} />
               <input type="hidden" name="intent" value="sign_out" />
               <input type="hidden" name="session_id" value={session.id} />
-              <button type="submit" className={`${secondaryButton} ${smallButton}`} aria-describedby={`session-${index}`}>
+              <button type="submit" className={`${secondaryButton} ${smallButton}`} aria-describedby={`session-${session.id}`}>
                 {t("account:sessions.signOut")}
               </button>
             </form>

@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 import { BrandFooter, BrandHeader } from "../ui/brand";
 import { Card } from "../ui/card";
-import { Notice } from "../ui/messages";
+import { ActionNotice } from "../ui/messages";
 
 type Props = {
   title: string;
@@ -26,7 +26,7 @@ export function SignedOutPage({ title, intro, notice, children }: Props) {
               <p className="text-slate-700 dark:text-slate-200">{intro}</p>
             ) : null}
           </div>
-          {notice ? <Notice>{notice}</Notice> : null}
+          {notice ? <ActionNotice>{notice}</ActionNotice> : null}
           {children}
         </Card>
       </main>

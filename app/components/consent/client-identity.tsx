@@ -5,6 +5,7 @@ import { fill } from "../ui/fill";
 import { slots, useT, type T } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
 import { linkStyle } from "../ui/styles";
+import { LogoImage } from "../ui/logo-image";
 
 /**
  * Who is asking, in the order of trust (docs/decisions/0018): what this server verified first (the web app's
@@ -107,12 +108,19 @@ export function IdentityCaution({ client, id }: { client: ClientIdentityView; id
   );
 }
 
-/** The app's logo (its own claim, https only), or a neutral mark: a window for web apps, a screen for loopback ones. */
+/**
+ * The app's logo (its own claim, https only), or a neutral mark, also when the logo does not load: a window for web
+ * apps, a screen for loopback ones.
+ */
 export function ClientLogo({ logoUri, loopback, size = "md" }: { logoUri?: string; loopback: boolean; size?: "sm" | "md" }) {
   const box = size === "sm" ? "size-10 rounded-lg" : "size-12 rounded-xl";
   if (logoUri && /^https:\/\//.test(logoUri)) {
-    return <img src={logoUri} alt="" width={48} height={48} referrerPolicy="no-referrer" className={`${box} shrink-0 border border-slate-200 object-cover dark:border-slate-700`} />;
+    return <LogoImage src={logoUri} size={48} className={`${box} shrink-0 border border-slate-200 object-cover dark:border-slate-700`} fallback={<NeutralLogo box={box} loopback={loopback} />} />;
   }
+  return <NeutralLogo box={box} loopback={loopback} />;
+}
+
+function NeutralLogo({ box, loopback }: { box: string; loopback: boolean }) {
   return (
     <div aria-hidden="true" className={`${box} flex shrink-0 items-center justify-center bg-slate-100 text-slate-700 dark:bg-slate-800 dark:text-slate-200`}>
       <svg viewBox="0 0 24 24" className="size-6" fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" strokeLinejoin="round">

@@ -3,21 +3,29 @@ import { BrandFooter, BrandHeader } from "../ui/brand";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";
-import { ErrorMessage, Notice, Warning } from "../ui/messages";
+import { ActionNotice, ErrorMessage, Notice, Warning } from "../ui/messages";
 import { linkStyle, primaryButton, secondaryButton } from "../ui/styles";
+import { Field } from "../ui/field";
+import { ConfirmWithPasskey } from "../account/confirm-identity";
 import { ClaimedIdentity, ClientLinks, IdentityCaution, VerifiedName } from "./client-identity";
 import { PermissionsSection } from "./permissions-section";
 import { AccountChooser, SignedInAccount } from "./signed-in-account";
 import { SignInFields } from "./sign-in-fields";
 
-type Props = { view: ConsentView; formError?: string; identifier?: string };
+type Props = {
+  view: ConsentView;
+  formError?: string;
+  identifier?: string;
+  /** The password typed to reactivate was refused: the message under its field. */
+  passwordError?: string;
+};
 
 /**
  * The sign-in and consent screen. One plain <form method="post"> around all of it: sign-in, Allow and Deny work
  * without JavaScript; JavaScript only adds passkeys. Allow and Deny sit in a bar that sticks to the bottom of the
  * window, so on a phone they are in view without scrolling whatever the app asks for (docs/decisions/0018).
  */
-export function ConsentScreen({ view, formError, identifier }: Props) {
+export function ConsentScreen({ view, formError, identifier, passwordError }: Props) {
   const signedIn = view.account && !view.requireLogin ? view.account : undefined;
   const { client } = view;
   const { t } = useT();
@@ -58,8 +66,11 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
 
             <IdentityCaution client={client} id="identity-caution" />
 
+            {view.notice ? <ActionNotice>{view.notice}</ActionNotice> : null}
+
             {view.chooser ? null : signedIn ? (
-              <SignedInAccount handle={signedIn.handle} did={signedIn.did} otherAccounts={view.otherAccounts} />
+              // While reactivating, the ways out are links: Enter in the password field then presses Reactivate.
+              <SignedInAccount handle={signedIn.handle} did={signedIn.did} otherAccounts={view.otherAccounts} links={view.reactivation ? view.links : undefined} />
             ) : (
               // A failed sign-in's message stands under the password field, which has the focus (issue 19).
               <SignInFields view={view} formError={formError} identifier={identifier} />
@@ -67,19 +78,13 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
 
             {formError && (view.chooser || signedIn) ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
 
-            {/* docs/decisions/0031: no app is given access to a deactivated account; the way to reactivate is offered. */}
-            {signedIn && view.accountDeactivated ? (
-              <Warning>
-                <p id="account-deactivated">{fill(t("consent:deactivated.text", slots("who")), { who: <VerifiedName client={client} /> })}</p>
-                <a href="/account" className={`${linkStyle} mt-2 inline-block`}>
-                  {t("consent:deactivated.reactivate")}
-                </a>
-              </Warning>
-            ) : null}
+            {/* docs/decisions/0031: no app is given access to a deactivated account; it is reactivated here (issue 28, item 17). */}
+            {signedIn && view.reactivation ? <Reactivation view={view} handle={signedIn.handle} did={signedIn.did} passwordError={passwordError} /> : null}
 
-            {view.rememberedConsent ? (
+            {/* Allowed before, or to be decided once reactivated: what the app may do is one click away. */}
+            {view.rememberedConsent || view.reactivation ? (
               <>
-                <Notice>{fill(t("consent:remembered", slots("who")), { who: <VerifiedName client={client} /> })}</Notice>
+                {view.reactivation ? null : <Notice>{fill(t("consent:remembered", slots("who")), { who: <VerifiedName client={client} /> })}</Notice>}
                 <details className="rounded-lg border border-slate-200 p-3 dark:border-slate-700">
                   <summary className="cursor-pointer font-medium">{t("consent:reviewPermissions")}</summary>
                   <div className="mt-4">
@@ -99,7 +104,11 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
             aria-label={t("consent:actions")}
             className="sticky-actions sticky bottom-0 z-10 flex gap-3 rounded-b-2xl border-t border-slate-200 bg-white/95 px-4 py-3 shadow-[0_-4px_12px_-6px_rgb(15_23_42/0.25)] sm:px-6 dark:border-slate-700 dark:bg-slate-900/95"
           >
-            {view.chooser || view.accountDeactivated ? null : (
+            {view.reactivation ? (
+              <button type="submit" name="decision" value="reactivate" className={`${primaryButton} flex-1`} aria-describedby="account-deactivated">
+                {t("consent:deactivated.submit")}
+              </button>
+            ) : view.chooser || view.accountDeactivated ? null : (
               <button type="submit" name="decision" value="allow" className={`${primaryButton} flex-1`}>
                 {t("consent:allow")}
               </button>
@@ -122,6 +131,41 @@ export function ConsentScreen({ view, formError, identifier }: Props) {
       </main>
       <BrandFooter className="pt-2" />
     </div>
+  );
+}
+
+/**
+ * A deactivated account: what reactivating brings back and, when this browser's last proof is not recent, its
+ * password (or, with JavaScript, a passkey, which returns to this screen). "Reactivate and continue" is in the bar.
+ */
+function Reactivation({ view, handle, did, passwordError }: { view: ConsentView; handle: string; did: string; passwordError?: string }) {
+  const { t } = useT();
+  const confirm = view.reactivation?.confirm;
+  return (
+    <Warning>
+      <p id="account-deactivated">{fill(t("consent:deactivated.text", slots("who")), { who: <VerifiedName client={view.client} /> })}</p>
+      {confirm ? (
+        <div className="mt-3 flex flex-col gap-3">
+          <p id="reactivate-why" className="text-sm">
+            {t("account:deactivate.confirmReactivate")} {t("account:confirm.why", { count: confirm.windowMinutes })}
+          </p>
+          {/* Lets password managers offer the password of the right account. */}
+          <input type="text" name="username" autoComplete="username" defaultValue={handle} hidden readOnly />
+          <Field
+            id="reactivate-password"
+            name="password"
+            type="password"
+            label={t("account:confirm.password")}
+            autoComplete="current-password"
+            required
+            error={passwordError}
+            autoFocus={Boolean(passwordError)}
+            describedBy="reactivate-why"
+          />
+          <ConfirmWithPasskey confirm={confirm} csrfToken={view.csrfToken} account={did} />
+        </div>
+      ) : null}
+    </Warning>
   );
 }
 

@@ -59,7 +59,7 @@ export function PermissionGroupsView({ groups, level = 3, idPrefix, hideDeleteCa
                     <th scope="row" className="px-2 py-1.5 align-top font-normal sm:px-3">
                       <span className={row.collection === "*" ? "font-semibold text-amber-900 dark:text-amber-200" : "font-medium"}>{row.label}</span>
                       {row.collection !== "*" ? (
-                        <Identifier text={row.collection} className="block font-mono text-xs text-slate-600 dark:text-slate-300" />
+                        <Identifier text={row.collection} block className="font-mono text-xs text-slate-600 dark:text-slate-300" />
                       ) : (
                         <span className="block text-xs text-slate-700 dark:text-slate-300">{t("permissions:anyRecord")}</span>
                       )}

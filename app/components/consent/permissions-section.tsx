@@ -27,7 +27,7 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
       </h2>
 
       {groups.general.length ? <PermissionList permissions={groups.general} /> : null}
-      <PermissionSummary groups={groups} hideEmail={view.emailOptional} />
+      <PermissionSummary lines={view.summary} />
       {view.emailOptional ? <ShareEmail declinedBefore={view.emailDeclined} /> : null}
       <DeleteCaution groups={groups} />
       {cautions.length ? <PermissionList permissions={cautions} /> : null}
@@ -49,7 +49,7 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
                 <div className="mt-3">
                   <PermissionGroupsView groups={set.groups} level={4} idPrefix={`set-${index}`} />
                 </div>
-                <Identifier text={set.nsid} className="mt-2 block font-mono text-xs text-slate-600 dark:text-slate-300" />
+                <Identifier text={set.nsid} block className="mt-2 font-mono text-xs text-slate-600 dark:text-slate-300" />
               </details>
             </li>
           ))}
@@ -74,20 +74,9 @@ export function PermissionsSection({ view }: { view: ConsentView }) {
   );
 }
 
-/** One line per family of what the app asks for directly, in plain words: the kinds of record, of file, the services, the account's and identity's lesser powers. */
-function PermissionSummary({ groups, hideEmail }: { groups: PermissionGroups; hideEmail: boolean }) {
+/** One line per family of what the app asks for directly, in plain words (scope-description.ts, summarizePermissions). */
+function PermissionSummary({ lines }: { lines: ConsentView["summary"] }) {
   const { t, language } = useT();
-  // The email address has its own line when it may be declined: the "Share your email address" box.
-  const shown = (permission: PermissionGroups["account"][number]) => !permission.warning && !(hideEmail && /^(transition:email|account:email)(\?|$)/.test(permission.scope));
-  const plain = (permissions: PermissionGroups["account"]) => permissions.filter(shown).map((permission) => permission.title);
-  const lines = [
-    { key: "records", family: t("permissions:records"), items: groups.repository.map((row) => row.label) },
-    { key: "uploads", family: t("permissions:uploads"), items: groups.uploads.map((upload) => upload.label) },
-    { key: "calls", family: t("permissions:calls"), items: groups.calls.map((call) => call.serviceLabel) },
-    { key: "account", family: t("permissions:account"), items: plain(groups.account) },
-    { key: "identity", family: t("permissions:identity"), items: plain(groups.identity) },
-    { key: "other", family: t("permissions:other"), items: plain(groups.other) },
-  ].filter((line) => line.items.length);
   if (!lines.length) return null;
   return (
     <ul className="flex flex-col gap-1 px-1">

@@ -1,5 +1,5 @@
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
-import { PasskeySignIn } from "../passkey/passkey-sign-in";
+import { PasskeyError, PasskeyInlineButton, usePasskeySignIn, type PasskeyState } from "../passkey/passkey-sign-in";
 import { Field } from "../ui/field";
 import { StaySignedIn } from "../account/stay-signed-in";
 import { linkStyle } from "../ui/styles";
@@ -12,8 +12,31 @@ type Props = { view: ConsentView; formError?: string; identifier?: string };
  * The sign-in part of the consent form: handle or email and password (works without JavaScript), and a passkey
  * when one is registered. A login_hint fills and locks the identifier. When the app asked for a fresh sign-in
  * (prompt=login), the form says so and fills in the account this browser was signed in with.
+ *
+ * The tab order is the order of filling in (issue 28, item 19): "Use a passkey" (an alternative to typing the
+ * handle), the handle, the password, then "Forgot password?" and Show, which sit on the password's lines.
  */
 export function SignInFields({ view, formError, identifier }: Props) {
+  const { passkey } = view;
+  return passkey ? <WithPasskey view={view} formError={formError} identifier={identifier} options={passkey.options} /> : <Fields view={view} formError={formError} identifier={identifier} />;
+}
+
+/** The passkey on the handle's line, and its message under the handle: nothing else moves when it arrives (issue 28, item 18). */
+function WithPasskey({ options, ...props }: Props & { options: NonNullable<ConsentView["passkey"]>["options"] }) {
+  const { view } = props;
+  const { t } = useT();
+  const passkey = usePasskeySignIn({
+    options,
+    postUrl: "/oauth/passkey-auth",
+    refreshUrl: `/oauth/passkey-auth?${new URLSearchParams({ client_id: view.clientId, request_uri: view.requestUri })}`,
+    fields: { request_uri: view.requestUri, client_id: view.clientId, csrf_token: view.csrfToken },
+    staySignedInId: "stay_signed_in",
+    autofill: true,
+  });
+  return <Fields {...props} passkey={passkey} passkeyLabel={t("passkey:useOne")} />;
+}
+
+function Fields({ view, formError, identifier, passkey, passkeyLabel }: Props & { passkey?: PasskeyState; passkeyLabel?: string }) {
   const describedBy = formError ? "form-error" : undefined;
   const fresh = view.freshSignIn;
   const { t } = useT();
@@ -44,7 +67,10 @@ export function SignInFields({ view, formError, identifier }: Props) {
         readOnly={Boolean(view.loginHint)}
         hint={view.loginHint ? t("consent:hintLocked") : undefined}
         describedBy={describedBy}
+        labelAside={passkey && passkeyLabel ? <PasskeyInlineButton passkey={passkey} label={passkeyLabel} /> : undefined}
+        asideFirst
       />
+      {passkey ? <PasskeyError passkey={passkey} /> : null}
       {/*
         After a failed sign-in the password field has the focus (autofocus: without JavaScript too) and the message
         stands right under it, tied to it: the person sees both where they were typing (issue 19).
@@ -68,16 +94,6 @@ export function SignInFields({ view, formError, identifier }: Props) {
       />
       {formError ? <ErrorMessage id="form-error">{formError}</ErrorMessage> : null}
       <StaySignedIn />
-      {view.passkey ? (
-        <PasskeySignIn
-          options={view.passkey.options}
-          postUrl="/oauth/passkey-auth"
-          refreshUrl={`/oauth/passkey-auth?${new URLSearchParams({ client_id: view.clientId, request_uri: view.requestUri })}`}
-          fields={{ request_uri: view.requestUri, client_id: view.clientId, csrf_token: view.csrfToken }}
-          staySignedInId="stay_signed_in"
-          autofill
-        />
-      ) : null}
     </fieldset>
   );
 }

@@ -2,6 +2,7 @@ import { useRouteLoaderData } from "@remix-run/react";
 import type { BrandView } from "../../.server/screens/brand";
 import { metaT, useT } from "./i18n";
 import { LanguagePicker } from "./language-picker";
+import { LogoImage } from "./logo-image";
 
 /**
  * The operator's brand on every screen (docs/decisions/0018): read from the root loader, which every page has
@@ -25,12 +26,19 @@ export function pageTitle(matches: readonly { id: string; data?: unknown }[], pa
   return [{ title: metaT(matches)("common:brand.pageTitle", { page, service: brandOf(matches).serviceName }) }];
 }
 
-/** The operator's logo, or a neutral mark in the primary colour when none is set. Decorative: the name stands beside it. */
+/**
+ * The operator's logo, or a neutral mark in the primary colour when none is set or it does not load. Decorative: the
+ * name stands beside it.
+ */
 export function BrandMark({ brand, size = "md" }: { brand: BrandView; size?: "sm" | "md" }) {
   const box = size === "sm" ? "size-7" : "size-9";
   if (brand.logoUrl) {
-    return <img src={brand.logoUrl} alt="" width={36} height={36} referrerPolicy="no-referrer" className={`${box} shrink-0 rounded-lg object-contain`} />;
+    return <LogoImage src={brand.logoUrl} size={36} className={`${box} shrink-0 rounded-lg object-contain`} fallback={<NeutralMark box={box} />} />;
   }
+  return <NeutralMark box={box} />;
+}
+
+function NeutralMark({ box }: { box: string }) {
   return (
     <svg aria-hidden="true" viewBox="0 0 32 32" className={`${box} shrink-0`}>
       <rect width="32" height="32" rx="8" className="fill-brand" />

@@ -22,43 +22,53 @@ type FieldProps = {
   /** Marks the field invalid when the error is shown elsewhere (a form-wide message). */
   invalid?: boolean;
   inputRef?: React.Ref<HTMLInputElement>;
-  /** Beside the label, on its line (e.g. "Forgot password?"): what belongs to the field without a line of its own. */
+  /**
+   * Beside the label, on its line (e.g. "Forgot password?"): what belongs to the field without a line of its own. In
+   * the tab order it comes after the input, so that Tab from the field before reaches this field first (issue 28,
+   * item 19: a password typed after Tab from the handle went to "Forgot password?"); with `asideFirst`, before it
+   * (an alternative to filling in the field, such as a passkey, which must not stand between two fields).
+   */
   labelAside?: React.ReactNode;
+  asideFirst?: boolean;
   /** Focus on arrival (the browser does it before any JavaScript runs): the field a failed form post asks to correct. */
   autoFocus?: boolean;
+  /** With JavaScript: what is typed, as it is typed (a live preview, a strength meter). The form works without it. */
+  onChange?: React.ChangeEventHandler<HTMLInputElement>;
+  /** Under the input, before its hint: feedback that belongs to it (what JavaScript shows as it is typed). */
+  below?: React.ReactNode;
 };
 
-/** A labelled input whose hint and error are announced with it. */
-export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, labelAside, ...input }: FieldProps) {
+/**
+ * A labelled input whose hint and error are announced with it. A grid puts the label and its aside on the first line
+ * and the input under them, whatever their order in the document (which is the tab order).
+ */
+export function Field({ id, name, label, type = "text", error, hint, describedBy, invalid, inputRef, labelAside, asideFirst = false, below, ...input }: FieldProps) {
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
   const described = [errorId, hintId, describedBy].filter(Boolean).join(" ") || undefined;
+  const aside = labelAside ? <div className="col-start-2 row-start-1 flex items-end justify-end self-end text-right">{labelAside}</div> : null;
   return (
-    <div className="flex flex-col gap-1">
-      {labelAside ? (
-        <div className="flex flex-wrap items-baseline justify-between gap-x-4">
-          <label htmlFor={id} className="font-medium">
-            {label}
-          </label>
-          {labelAside}
-        </div>
-      ) : (
-        <label htmlFor={id} className="font-medium">
-          {label}
-        </label>
-      )}
-      {type === "password" ? (
-        <PasswordInput id={id} name={name} invalid={Boolean(error || invalid)} describedBy={described} inputRef={inputRef} input={input} />
-      ) : (
-        <input ref={inputRef} id={id} name={name} type={type} aria-invalid={error || invalid ? true : undefined} aria-describedby={described} className={inputStyle} {...input} />
-      )}
+    <div className="grid grid-cols-[minmax(0,1fr)_auto] gap-x-3 gap-y-1">
+      <label htmlFor={id} className="col-start-1 row-start-1 self-end font-medium">
+        {label}
+      </label>
+      {asideFirst ? aside : null}
+      <div className="col-span-2">
+        {type === "password" ? (
+          <PasswordInput id={id} name={name} invalid={Boolean(error || invalid)} describedBy={described} inputRef={inputRef} input={input} />
+        ) : (
+          <input ref={inputRef} id={id} name={name} type={type} aria-invalid={error || invalid ? true : undefined} aria-describedby={described} className={inputStyle} {...input} />
+        )}
+      </div>
+      {asideFirst ? null : aside}
+      {below ? <div className="col-span-2">{below}</div> : null}
       {hint ? (
-        <p id={hintId} className="text-sm text-slate-600 dark:text-slate-300">
+        <p id={hintId} className="col-span-2 text-sm text-slate-600 dark:text-slate-300">
           {hint}
         </p>
       ) : null}
       {error ? (
-        <p id={errorId} className="text-sm font-medium text-red-700 dark:text-red-300">
+        <p id={errorId} className="col-span-2 text-sm font-medium text-red-700 dark:text-red-300">
           {error}
         </p>
       ) : null}
@@ -66,7 +76,7 @@ export function Field({ id, name, label, type = "text", error, hint, describedBy
   );
 }
 
-type InputAttributes = Omit<FieldProps, "id" | "name" | "label" | "type" | "error" | "hint" | "describedBy" | "invalid" | "inputRef" | "labelAside">;
+type InputAttributes = Omit<FieldProps, "id" | "name" | "label" | "type" | "error" | "hint" | "describedBy" | "invalid" | "inputRef" | "labelAside" | "asideFirst" | "below">;
 
 /**
  * A password input with a Show/Hide button inside its box (issue 19): typing a password on a phone is error-prone.

@@ -53,7 +53,12 @@ export function isPublicUnicastAddress(address: string): boolean {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
-function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+/**
+ * dns.lookup that fails with ENOTPUBLIC when any address of the name is not public unicast: the `lookup` of an undici
+ * Agent whose connections must stay off this server's own network (the DID document fetches here, and service
+ * proxying's upstreams named by DID documents: xrpc/upstream-client.ts).
+ */
+export function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const refused = addresses.find((entry) => !isPublicUnicastAddress(entry.address));
@@ -73,6 +78,19 @@ const devAgent = new Agent({ keepAliveTimeout: 4 * SECOND });
 
 function stripBrackets(hostname: string): string {
   return hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
+}
+
+/**
+ * Why `target` may not be fetched under the rules above, or undefined when it may: https only, and no loopback or
+ * non-public address written as the host, unless `allowPrivate`. Names that resolve to such addresses are refused
+ * when connecting (publicOnlyLookup).
+ */
+export function refusedTarget(target: URL, allowPrivate: boolean): string | undefined {
+  const allowHttp = allowPrivate && target.protocol === "http:";
+  if (target.protocol !== "https:" && !allowHttp) return "must use https";
+  const host = stripBrackets(target.hostname);
+  if (!allowPrivate && (host === "localhost" || (net.isIP(host) !== 0 && !isPublicUnicastAddress(host)))) return "points at a non-public address";
+  return undefined;
 }
 
 /** Fetches a JSON document under the rules above; errors are InvalidClientMetadataError. */
@@ -107,12 +125,8 @@ export type SafeFetchBytesOptions = SafeFetchOptions & {
  */
 export async function fetchDocumentBytes(url: string, options: SafeFetchBytesOptions): Promise<Uint8Array> {
   const target = new URL(url);
-  const allowHttp = options.allowPrivate && target.protocol === "http:";
-  if (target.protocol !== "https:" && !allowHttp) throw new InvalidClientMetadataError(`${url} must use https`);
-  const host = stripBrackets(target.hostname);
-  if (!options.allowPrivate && (host === "localhost" || (net.isIP(host) !== 0 && !isPublicUnicastAddress(host)))) {
-    throw new InvalidClientMetadataError(`${url} points at a non-public address`);
-  }
+  const refused = refusedTarget(target, options.allowPrivate);
+  if (refused) throw new InvalidClientMetadataError(`${url} ${refused}`);
 
   let response;
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { english, translatorFor } from "../../i18n/translate.ts";
-import { describeScopeValue, groupPermissions } from "./scope-description.ts";
+import { describeScopeValue, groupPermissions, summarizePermissions } from "./scope-description.ts";
 
 describe("groupPermissions", () => {
   it("merges repository permissions into one row per collection", () => {
@@ -107,5 +107,48 @@ describe("groupPermissions", () => {
     expect(describeScopeValue("rpc:app.bsky.feed.getTimeline?aud=did:web:api.bsky.app%23bsky_appview", english).title).toBe(
       "Call app.bsky.feed.getTimeline on api.bsky.app (bsky_appview) as you",
     );
+  });
+});
+
+describe("summarizePermissions (issue 28, item 20: a summary never says more than the grant allows)", () => {
+  const summary = (scope: string, t = english, hideEmail = false) =>
+    summarizePermissions(groupPermissions(scope, t), t, { hideEmail }).map((line) => `${line.family}: ${line.items.join(", ")}`);
+  const APPVIEW = "aud=did:web:api.bsky.app%23bsky_appview";
+
+  it("records: every action under the family's name; a subset of actions is said, one line per set", () => {
+    expect(summary("atproto repo:app.bsky.feed.post")).toEqual(["Records in your repository: Posts"]);
+    expect(summary("atproto repo:app.bsky.feed.post?action=create")).toEqual(["Records in your repository (create only): Posts"]);
+    expect(
+      summary("repo:app.bsky.feed.like repo:app.bsky.feed.post?action=create repo:app.bsky.actor.profile?action=update repo:app.bsky.graph.follow?action=create&action=delete"),
+    ).toEqual([
+      "Records in your repository: Likes",
+      "Records in your repository (create and delete only): Follows",
+      "Records in your repository (create only): Posts",
+      "Records in your repository (change only): Your profile",
+    ]);
+    // Two values for one collection add up: create and delete asked separately are "create and delete".
+    expect(summary("repo:app.bsky.feed.post?action=create repo:app.bsky.feed.post?action=delete")).toEqual(["Records in your repository (create and delete only): Posts"]);
+  });
+
+  it("calls: one method by name, a few by their number, only rpc:* as anything", () => {
+    expect(summary(`rpc:app.bsky.feed.getTimeline?${APPVIEW}`)).toEqual(["Use other services as you: Get timeline on api.bsky.app (bsky_appview)"]);
+    expect(summary(`rpc:app.bsky.feed.getTimeline?${APPVIEW} rpc:app.bsky.actor.getProfile?${APPVIEW}`)).toEqual(["Use other services as you: 2 things on api.bsky.app (bsky_appview)"]);
+    expect(summary(`rpc:*?${APPVIEW}`)).toEqual(["Use other services as you: Anything on api.bsky.app (bsky_appview)"]);
+    expect(summary("rpc:app.bsky.feed.getTimeline?aud=*")).toEqual(["Use other services as you: Get timeline on any service"]);
+  });
+
+  it("in the screen's language", () => {
+    const french = translatorFor("fr");
+    expect(summary(`repo:app.bsky.feed.post?action=create rpc:app.bsky.feed.getTimeline?${APPVIEW}`, french)).toEqual([
+      "Enregistrements de votre dépôt (créer seulement): Publications",
+      "Utiliser d'autres services en votre nom: Lire le fil d'actualité sur api.bsky.app (bsky_appview)",
+    ]);
+    const japanese = translatorFor("ja");
+    expect(summary("repo:app.bsky.feed.post?action=create&action=update", japanese)).toEqual(["リポジトリのレコード（作成、変更のみ）: 投稿"]);
+  });
+
+  it("leaves out the cautions (shown in full beside it) and, when it may be declined, the email address", () => {
+    expect(summary("atproto account:email identity:handle account:status?action=manage")).toEqual(["Your account: See your email address"]);
+    expect(summary("atproto account:email blob:image/*", english, true)).toEqual(["Upload files: Images of any format"]);
   });
 });

@@ -319,6 +319,73 @@ export function groupPermissions(scope: string, t: Translate): PermissionGroups 
   return groups;
 }
 
+/* ------------------------------------------------------------------ */
+/* The consent screen's summary: one line per family, in plain words.  */
+
+/** One line of the summary: a family of permissions ("Records in your repository") and what it covers. */
+export type SummaryLine = { key: string; family: string; items: string[] };
+
+type RepoAction = (typeof REPO_ACTIONS)[number];
+
+/** The value that gives the email address, which has a line of its own when it may be declined (the "Share" box). */
+const EMAIL_VALUE = /^(transition:email|account:email)(\?|$)/;
+
+/**
+ * What an app asks for directly, one line per family in plain words, for the consent screen's first view (issue 19);
+ * the details are folded under it. A line never says more than the grant allows (issue 28, item 20): records the app
+ * may only create are "Records in your repository (create only)", not the family's bare name, which stands for
+ * creating, changing and deleting; a service the app may call for one method names that method, for a few methods
+ * their number, and only `rpc:*` reads "Anything on …". Cautions (deleting, the account's and identity's powers) are
+ * not in the summary: the screen shows each in full beside it. With `hideEmail`, the email address is left out (the
+ * "Share your email address" box stands for it).
+ */
+export function summarizePermissions(groups: PermissionGroups, t: Translate, options: { hideEmail: boolean }): SummaryLine[] {
+  const plain = (permissions: PermissionDescription[]) =>
+    permissions.filter((permission) => !permission.warning && !(options.hideEmail && EMAIL_VALUE.test(permission.scope))).map((permission) => permission.title);
+  const lines: SummaryLine[] = [
+    ...recordLines(groups.repository, t),
+    { key: "uploads", family: t("permissions:uploads"), items: groups.uploads.map((upload) => upload.label) },
+    { key: "calls", family: t("permissions:calls"), items: groups.calls.map((call) => callSummary(call, t)) },
+    { key: "account", family: t("permissions:account"), items: plain(groups.account) },
+    { key: "identity", family: t("permissions:identity"), items: plain(groups.identity) },
+    { key: "other", family: t("permissions:other"), items: plain(groups.other) },
+  ];
+  return lines.filter((line) => line.items.length > 0);
+}
+
+/**
+ * The records, one line per set of actions: every action under the family's own name, a subset said in it
+ * ("create only", "create and change only"), in the order create, change, delete.
+ */
+function recordLines(rows: readonly RepositoryRow[], t: Translate): SummaryLine[] {
+  const byActions = new Map<string, { actions: RepoAction[]; items: string[] }>();
+  for (const row of rows) {
+    const actions = REPO_ACTIONS.filter((action) => row[action]);
+    const key = actions.join("+");
+    const line = byActions.get(key) ?? { actions, items: [] };
+    line.items.push(row.label);
+    byActions.set(key, line);
+  }
+  return [...byActions.values()]
+    .sort((a, b) => b.actions.length - a.actions.length || REPO_ACTIONS.indexOf(a.actions[0]!) - REPO_ACTIONS.indexOf(b.actions[0]!))
+    .map(({ actions, items }) => ({
+      key: `records-${actions.join("+")}`,
+      family:
+        actions.length === REPO_ACTIONS.length
+          ? t("permissions:records")
+          : t("permissions:summary.recordsOnly", { actions: listOf(t, actions.map((action) => t(`permissions:scope.repo.verbs.${action}`))) }),
+      items,
+    }));
+}
+
+/** One service's calls in a few words: the one method by name, else how many, or anything for rpc:*. */
+function callSummary(call: CallGroup, t: Translate): string {
+  if (call.anyMethod) return t("permissions:anythingOn", { service: call.serviceLabel });
+  const [only] = call.methods;
+  if (call.methods.length === 1 && only) return t("permissions:summary.callOn", { method: only.label, service: call.serviceLabel });
+  return t("permissions:summary.callsOn", { count: call.methods.length, service: call.serviceLabel });
+}
+
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -6,7 +6,8 @@ import { isOptionalValue } from "../../oauth/authorize/prompt-rules.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { clientIdentity } from "../client-identity.ts";
-import type { AppsView, ConnectedAppView } from "./views.ts";
+import type { AppsView, ConnectedAppView, PasswordSessionView } from "./views.ts";
+import type { ListedPasswordSession } from "../../accounts/password-session-store.ts";
 import { withNotice } from "./notices.ts";
 import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
@@ -20,20 +21,48 @@ const CLIENT_LOOKUP_TIMEOUT_MS = 3_000;
  * tab) leaves just the list.
  */
 export async function showConnectedApps(services: Services, request: Request, t: Translate): Promise<PageOutcome<AppsView>> {
-  const revoke = new URL(request.url).searchParams.get("revoke");
+  const query = new URL(request.url).searchParams;
+  const revoke = query.get("revoke");
+  const signOut = query.get("sign-out");
   return signedInPage(services, request, t, async ({ account }, base) => {
     const apps = await Promise.all((await services.connectedApps.list(account.did)).map((app) => appView(services, app, t)));
-    return { ...base, kind: "apps", apps, revoking: apps.find((app) => app.clientId === revoke) };
+    // docs/decisions/0047: the apps signed in with a password, beside those allowed through OAuth.
+    const passwordSessions = (await services.passwordSessions.list(account.did)).map(passwordSessionView);
+    return {
+      ...base,
+      kind: "apps",
+      apps,
+      revoking: apps.find((app) => app.clientId === revoke),
+      passwordSessions,
+      signingOut: passwordSessions.find((session) => session.id === signOut),
+    };
   });
 }
 
-/** POST /account/apps (the confirmation's "Revoke access"): ends every token of the app at once and forgets the consent. */
+/**
+ * POST /account/apps: intent=revoke (the confirmation's "Revoke access") ends every token of the app at once and
+ * forgets the consent; intent=sign-out ends an app's password session at once (docs/decisions/0047).
+ */
 export async function answerConnectedApps(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<never>> {
   return signedInAction(services, request, form, t, async ({ account }) => {
+    if (form("intent") === "sign-out" && form("session")) {
+      await services.passwordSessions.signOut(account.did, form("session"));
+      return redirectTo(withNotice("/account/apps", "password-session-ended"));
+    }
     if (form("intent") !== "revoke" || !form("client_id")) return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noAppToRevoke"));
     await services.connectedApps.revoke(account.did, form("client_id"));
     return redirectTo(withNotice("/account/apps", "revoked"));
   });
+}
+
+function passwordSessionView(session: ListedPasswordSession): PasswordSessionView {
+  return {
+    id: session.id,
+    ...(session.appPasswordName === null ? {} : { appPasswordName: session.appPasswordName }),
+    ...(session.userAgent === null ? {} : { userAgent: session.userAgent }),
+    createdAt: new Date(session.createdAt).toISOString(),
+    lastUsedAt: new Date(session.lastUsedAt).toISOString(),
+  };
 }
 
 async function appView(services: Services, app: ConnectedApp, t: Translate): Promise<ConnectedAppView> {

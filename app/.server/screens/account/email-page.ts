@@ -22,7 +22,7 @@ export async function showEmailPage(services: Services, request: Request, t: Tra
     kind: "email",
     available: services.emailUpdate.available,
     email: (await services.accounts.findByDid(signedIn.account.did))?.email ?? "",
-    pending: await services.emailUpdate.isPending(signedIn.account.did),
+    pendingEmail: await services.emailUpdate.pendingAddress(signedIn.account.did),
     minutes: Math.round(services.config.lifetimes.typedCode / 60_000),
     serviceName: services.config.brand.serviceName,
     confirm: signedIn.recentlyAuthenticated ? undefined : await confirmView(services, signedIn, "/account/email"),

@@ -1,4 +1,4 @@
-import { isValidHandle } from "@atproto/syntax";
+import { HANDLE_NAME_MAX, HANDLE_NAME_MIN, HandleError, withDot, type HandleRefusal } from "../../accounts/handle-rules.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
@@ -8,16 +8,9 @@ import { withNotice } from "./notices.ts";
 import { errorOutcome, formErrorOf, formErrors, redirectTo, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { confirmView, confirmWithPassword } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
+import { normalizeHandleName } from "../../../lib/handle-name.ts";
 
 const PATH = "/account/handle";
-
-/**
- * The reference PDS's rule for a handle under one of its own domains: one label in front of the domain, 3 to 18
- * characters ("Handle too short", "Handle too long", "Invalid characters in handle" for a dot).
- */
-const NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-const NAME_MIN = 3;
-const NAME_MAX = 18;
 
 /**
  * GET /account/handle: the new handle's name and one of this server's domains (ATRIUM_USER_DOMAINS). Changing it
@@ -30,7 +23,7 @@ export async function showHandlePage(services: Services, request: Request, t: Tr
     ...base,
     kind: "handle",
     domains: services.config.userDomains.map(withDot),
-    limits: { min: NAME_MIN, max: NAME_MAX },
+    limits: { min: HANDLE_NAME_MIN, max: HANDLE_NAME_MAX },
     confirm: signedIn.recentlyAuthenticated ? undefined : await confirmView(services, signedIn, PATH),
   }));
 }
@@ -48,37 +41,46 @@ export async function answerHandlePage(services: Services, request: Request, for
   });
 }
 
+/**
+ * The form's name and domain make the handle; AccountManager.updateHandle decides it by the one rule every way in uses
+ * (accounts/handle-rules.ts), and each of its refusals is said beside the field it concerns.
+ */
 async function changeHandle(services: Services, signedIn: SignedIn, typedName: string, typedDomain: string, t: Translate): Promise<PageOutcome<FormErrors>> {
   if (!signedIn.recentlyAuthenticated) return formErrors("handle", { form: t("errors:form.confirmFirst") }, { name: typedName }, 403);
-  const name = typedName.normalize("NFKC").trim().replace(/^@/, "").toLowerCase();
+  const name = normalizeHandleName(typedName);
   const domain = services.config.userDomains.map(withDot).find((known) => known === typedDomain.trim().toLowerCase());
   const values = { name: typedName, domain: typedDomain };
-  const nameError = nameProblem(name, t);
-  if (nameError) return formErrors("handle", { name: nameError }, values);
+  if (!name) return formErrors("handle", { name: t("errors:form.handleEnter") }, values);
   if (!domain) return formErrors("handle", { domain: t("errors:form.handleDomain") }, values);
   const handle = `${name}${domain}`;
-  if (!isValidHandle(handle)) return formErrors("handle", { name: t("errors:form.handleInvalid") }, values);
   if (handle === signedIn.account.handle) return formErrors("handle", { name: t("errors:form.handleSame", { handle }) }, values);
   try {
     await services.accounts.updateHandle(signedIn.account.did, handle);
   } catch (error) {
+    if (error instanceof HandleError) return formErrors("handle", refusalOf(error.reason, name, t), values);
     if (hasCode(error, "handle_taken")) return formErrors("handle", { name: t("errors:form.handleTaken", { handle }) }, values);
-    if (hasCode(error, "handle_invalid")) return formErrors("handle", { name: t("errors:form.handleInvalid") }, values);
     // The PLC directory unreachable or refusing: nothing changed here; the message belongs to the whole form.
     return formErrorOf(error, t, "handle", "form", values);
   }
   return redirectTo(withNotice(PATH, "handle-changed"));
 }
 
-function nameProblem(name: string, t: Translate): string | undefined {
-  if (!name) return t("errors:form.handleEnter");
-  if (name.includes(".") || !NAME.test(name)) return t("errors:form.handleCharacters");
-  if (name.length < NAME_MIN || name.length > NAME_MAX) return t("errors:form.handleLength", { min: NAME_MIN, max: NAME_MAX });
-  return undefined;
-}
-
-/** ATRIUM_USER_DOMAINS may be written with or without the leading dot. */
-function withDot(domain: string): string {
-  const lower = domain.toLowerCase();
-  return lower.startsWith(".") ? lower : `.${lower}`;
+/** A refused handle, in the words of the field it concerns (a name past the length is too long, whatever else). */
+function refusalOf(reason: HandleRefusal, name: string, t: Translate): Record<string, string> {
+  const length = { name: t("errors:form.handleLength", { min: HANDLE_NAME_MIN, max: HANDLE_NAME_MAX }) };
+  switch (reason) {
+    case "too_short":
+    case "too_long":
+      return length;
+    case "characters":
+    case "syntax":
+      return name.length > HANDLE_NAME_MAX ? length : { name: t("errors:form.handleCharacters") };
+    case "reserved":
+      return { name: t("errors:form.handleReserved") };
+    case "unsupported_domain":
+      return { domain: t("errors:form.handleDomain") };
+    case "disallowed_tld":
+      // ATRIUM_USER_DOMAINS names a domain no handle may use (.local, .example…): the operator's to fix.
+      return { domain: t("errors:form.handleInvalid") };
+  }
 }

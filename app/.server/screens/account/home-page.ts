@@ -29,8 +29,9 @@ export async function showAccountHome(services: Services, request: Request, t: T
   }
   const signedIn = (await currentSession(services, request))!;
   const { account } = signedIn;
-  const [apps, sessions, passkeys, status] = await Promise.all([
+  const [apps, passwordSessions, sessions, passkeys, status] = await Promise.all([
     services.connectedApps.list(account.did),
+    services.passwordSessions.list(account.did),
     services.sessions.list(account.did),
     services.passkeys.list(account.did),
     services.accountStatus.statusOf(account.did),
@@ -44,7 +45,8 @@ export async function showAccountHome(services: Services, request: Request, t: T
       deactivated: status?.active === false,
       csrfToken: token,
       notice,
-      counts: { apps: apps.length, sessions: sessions.length, passkeys: passkeys.length },
+      // Connected apps lists both kinds: those allowed through OAuth and those signed in with a password (docs/decisions/0047).
+      counts: { apps: apps.length + passwordSessions.length, sessions: sessions.length, passkeys: passkeys.length },
     },
     headers,
   );

@@ -32,6 +32,10 @@ const NOTICES = [
   "account-reactivated",
   "status-confirmed",
   "handle-changed",
+  "app-password-revoked",
+  "sign-in-code-on",
+  "sign-in-code-off",
+  "password-session-ended",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

@@ -9,6 +9,7 @@ import { MINUTE } from "../../util/time.ts";
 import { currentSession, isTrustedPost, type SignedIn } from "../browser-session.ts";
 import type { ConfirmReturnPath, ConfirmView } from "./views.ts";
 import { withNotice, type NoticeKey } from "./notices.ts";
+import { screenAddress, screenRequestOf, type ScreenRequest } from "../consent/consent-address.ts";
 import { type FormErrors, type JsonOutcome, type PageOutcome, formErrorOf, formErrors, jsonErrorOf, redirectTo } from "../outcome.ts";
 
 /**
@@ -29,6 +30,7 @@ const CONFIRMED: Record<ConfirmReturnPath, NoticeKey> = {
   "/account/email": "email-confirmed",
   "/account/deactivate": "status-confirmed",
   "/account/handle": "status-confirmed",
+  "/account/app-passwords": "status-confirmed",
 };
 
 /** The JSON refusal of an action that needs a recent authentication. */
@@ -39,12 +41,32 @@ export function reauthenticationRequired(t: Translate): JsonOutcome {
   };
 }
 
-/** What the page shows instead of an action that needs a recent authentication. */
-export async function confirmView(services: Services, signedIn: SignedIn, next: ConfirmReturnPath): Promise<ConfirmView> {
+/**
+ * What the page shows instead of an action that needs a recent authentication. `next` is where a passkey's
+ * confirmation returns: one of the account pages, or the consent screen (its address, screens/consent/consent-address.ts).
+ */
+export async function confirmView(services: Services, signedIn: SignedIn, next: string): Promise<ConfirmView> {
   const passkeyOptions = (await services.passkeys.offerPasskeys(signedIn.account.did))
     ? await services.passkeys.authenticationOptions({ sessionIdHash: signedIn.sessionIdHash })
     : undefined;
   return { next, windowMinutes: WINDOW_MINUTES, passkeyOptions };
+}
+
+/**
+ * "Confirm it's you" with the password, for a form named `form`: the refusal to show beside the field (or the form),
+ * or undefined once the proof is recorded on this browser session.
+ */
+export async function proveWithPassword(services: Services, signedIn: SignedIn, password: string, t: Translate, form: string): Promise<PageOutcome<FormErrors> | undefined> {
+  if (!password) return formErrors(form, { password: t("errors:form.enterPassword") });
+  try {
+    // This account's password, whatever else the form carried; counted on this browser session's own counter.
+    await services.signIn.confirmPassword(signedIn.account.did, password, signedIn.sessionIdHash);
+  } catch (error) {
+    if (hasCode(error, "sign_in_failed")) return formErrors(form, { password: t("errors:form.passwordWrong") });
+    return formErrorOf(error, t, form, "form");
+  }
+  await services.sessions.markAuthenticated(signedIn.sessionIdHash);
+  return undefined;
 }
 
 /** POST of the "Confirm it's you" password form (intent=confirm) on `next`'s page. */
@@ -56,16 +78,7 @@ export async function confirmWithPassword(
   next: ConfirmReturnPath,
   t: Translate,
 ): Promise<PageOutcome<FormErrors>> {
-  if (!password) return formErrors("confirm", { password: t("errors:form.enterPassword") });
-  try {
-    // This account's password, whatever else the form carried; counted on this browser session's own counter.
-    await services.signIn.confirmPassword(signedIn.account.did, password, signedIn.sessionIdHash);
-  } catch (error) {
-    if (hasCode(error, "sign_in_failed")) return formErrors("confirm", { password: t("errors:form.passwordWrong") });
-    return formErrorOf(error, t, "confirm", "form");
-  }
-  await services.sessions.markAuthenticated(signedIn.sessionIdHash);
-  return redirectTo(withNotice(next, CONFIRMED[next]));
+  return (await proveWithPassword(services, signedIn, password, t, "confirm")) ?? redirectTo(withNotice(next, CONFIRMED[next]));
 }
 
 /** GET /account/reauthenticate: fresh passkey options bound to this browser session. */
@@ -75,13 +88,36 @@ export async function reauthenticationOptions(services: Services, request: Reque
   return { status: 200, body: await services.passkeys.authenticationOptions({ sessionIdHash: signedIn.sessionIdHash }) };
 }
 
+const ACCOUNT_PAGES = ["/account/passkeys", "/account/password", "/account/email", "/account/deactivate", "/account/handle", "/account/app-passwords"] as const satisfies readonly ConfirmReturnPath[];
+
+/** Where a confirmation returns: an account page, or the consent screen (reactivating in the flow, issue 28 item 17). */
+type ConfirmTarget = { page: ConfirmReturnPath } | { screen: ScreenRequest };
+
+const confirmTarget = z
+  .string()
+  .max(2048)
+  .transform((value, context): ConfirmTarget => {
+    const page = ACCOUNT_PAGES.find((path) => path === value);
+    if (page) return { page };
+    // The consent screen's address, rebuilt from its two parameters: never anywhere else.
+    const screen = screenRequestOf(value);
+    if (screen) return { screen };
+    context.addIssue({ code: "custom", message: "not a page that asks to confirm" });
+    return z.NEVER;
+  });
+
 const reauthenticateInput = z.object({
   csrf_token: z.string().max(256),
   /** The account the page was shown for (docs/decisions/0020); none: the selected one. */
   account: z.string().max(2048).optional(),
-  next: z.enum(["/account/passkeys", "/account/password", "/account/email", "/account/deactivate", "/account/handle"]).default("/account/passkeys"),
+  next: confirmTarget.default("/account/passkeys"),
   response: authenticationResponseSchema,
 });
+
+/** The account page with its notice, or the consent screen for the account that confirmed. */
+function confirmedLocation(target: ConfirmTarget, accountDid: string): string {
+  return "page" in target ? withNotice(target.page, CONFIRMED[target.page]) : screenAddress(target.screen, { account: accountDid });
+}
 
 /** POST /account/reauthenticate (JSON {csrf_token, next, response}) → {ok, next}. */
 export async function reauthenticateWithPasskey(services: Services, request: Request, body: unknown, t: Translate): Promise<JsonOutcome> {
@@ -107,5 +143,5 @@ export async function reauthenticateWithPasskey(services: Services, request: Req
     return jsonErrorOf(error, t);
   }
   await services.sessions.markAuthenticated(signedIn.sessionIdHash);
-  return { status: 200, body: { ok: true, next: withNotice(parsed.data.next, CONFIRMED[parsed.data.next]) } };
+  return { status: 200, body: { ok: true, next: confirmedLocation(parsed.data.next, signedIn.account.did) } };
 }

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../../accounts/password.ts";
 import { hasCode } from "../../errors/atrium-error.ts";
 import type { Translate } from "../../i18n/translate.ts";
@@ -8,6 +7,7 @@ import { cookieNames, readCookie, requestClientAddress, serializeCookie } from "
 import { csrfToken, endSession, isTrustedPost, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { withNotice } from "./notices.ts";
+import { screenAddress, screenRequestOf } from "../consent/consent-address.ts";
 import type { RecoverView, ResetView } from "./views.ts";
 
 /**
@@ -18,26 +18,12 @@ import type { RecoverView, ResetView } from "./views.ts";
 
 /**
  * The way back to a sign-in request (issue 19): "Forgot password?" on the consent screen opens
- * /account/recover?return=<that screen's address>. Only the consent screen's own address is accepted — its path and
- * its two parameters, rebuilt from them — so the parameter can send nobody anywhere else.
+ * /account/recover?return=<that screen's address>. Only the consent screen's own address is accepted, rebuilt from
+ * its two parameters (screens/consent/consent-address.ts), so the parameter can send nobody anywhere else.
  */
-const SignInScreen = z
-  .string()
-  .max(2048)
-  .transform((value, context) => {
-    const url = value.startsWith("/oauth/authorize?") ? new URL(value, "http://screen.invalid") : undefined;
-    const clientId = url?.searchParams.get("client_id");
-    const requestUri = url?.searchParams.get("request_uri");
-    if (!url || url.origin !== "http://screen.invalid" || url.pathname !== "/oauth/authorize" || !clientId || !requestUri) {
-      context.addIssue({ code: "custom", message: "not the consent screen's address" });
-      return z.NEVER;
-    }
-    return `/oauth/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`;
-  });
-
 function signInScreen(value: string | null | undefined): string | undefined {
-  const parsed = SignInScreen.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
+  const request = screenRequestOf(value);
+  return request ? screenAddress(request) : undefined;
 }
 
 /** Where this browser goes after a reset it asked for from a sign-in request: a cookie, for the reset link opened here. */
@@ -157,10 +143,11 @@ export async function answerReset(services: Services, request: Request, form: (n
   // Every session of the account ended with the reset; this browser's other accounts stay signed in.
   const headers = withCookies(new Headers(), await endSession(services, request, accountDid));
   // Asked for from a sign-in request in this browser: back to that request, to sign in with the new password.
-  const returnTo = signInScreen(readCookie(request, returnCookieName(services)));
+  // The screen says the password changed (issue 28, item 21), as the account page does.
+  const returnTo = screenRequestOf(readCookie(request, returnCookieName(services)));
   if (returnTo) {
     headers.append("Set-Cookie", serializeCookie(services.config, returnCookieName(services), "", 0));
-    return redirectTo(returnTo, headers);
+    return redirectTo(screenAddress(returnTo, { notice: "password-reset" }), headers);
   }
   return redirectTo(withNotice("/account", "password-reset"), headers);
 }

@@ -55,7 +55,48 @@ export type ConnectedAppView = ClientIdentityView & {
  * `revoking`: the app whose Revoke was pressed (`?revoke=<client_id>`): the page asks to confirm first, naming the
  * app and what it loses, a second step that needs no JavaScript; Cancel is a link back to the list.
  */
-export type AppsView = SignedInBase & { kind: "apps"; apps: ConnectedAppView[]; revoking?: ConnectedAppView };
+export type AppsView = SignedInBase & {
+  kind: "apps";
+  apps: ConnectedAppView[];
+  revoking?: ConnectedAppView;
+  /** Apps signed in with the account's password or an app password (docs/decisions/0047). */
+  passwordSessions: PasswordSessionView[];
+  /** The one whose Sign out was pressed (`?sign-out=<id>`): the page asks to confirm first. */
+  signingOut?: PasswordSessionView;
+};
+
+/** An app signed in with a password (com.atproto.server.createSession, docs/decisions/0047). */
+export type PasswordSessionView = {
+  id: string;
+  /** The app password it signed in with; undefined: the account's own password. */
+  appPasswordName?: string;
+  /** What the app said it was (its User-Agent), when it said. */
+  userAgent?: string;
+  createdAt: string;
+  lastUsedAt: string;
+};
+
+export type AppPasswordView = { name: string; privileged: boolean; createdAt: string; lastUsedAt?: string };
+
+/**
+ * /account/app-passwords (docs/decisions/0047): the account's app passwords, the form that creates one (or "Confirm
+ * it's you" first), and the emailed sign-in code of password sessions.
+ */
+export type AppPasswordsView = SignedInBase & {
+  kind: "app-passwords";
+  /** ATRIUM_PASSWORD_SESSIONS: off, nothing new is created; the list stays, to revoke. */
+  enabled: boolean;
+  appPasswords: AppPasswordView[];
+  /** The one whose Revoke was pressed (`?revoke=<name>`): the page asks to confirm first. */
+  revoking?: AppPasswordView;
+  nameMaxLength: number;
+  signInCode: { available: boolean; on: boolean; email: string };
+  /** Present when creating one or changing the sign-in code first needs "Confirm it's you". */
+  confirm?: ConfirmView;
+};
+
+/** An app password just created: shown once, in the answer to the form that created it. */
+export type CreatedAppPasswordView = { kind: "app-password-created"; name: string; password: string; handle: string };
 
 export type SessionView = {
   /** The SHA-256 of the session id (what the database stores): names it in forms without revealing it. */
@@ -73,7 +114,7 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email" | "/account/deactivate" | "/account/handle";
+export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email" | "/account/deactivate" | "/account/handle" | "/account/app-passwords";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -81,7 +122,8 @@ export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/ac
  * passkey, offered when the account has one, is bound to this browser session.
  */
 export type ConfirmView = {
-  next: ConfirmReturnPath;
+  /** Where a passkey's confirmation returns: a ConfirmReturnPath, or the consent screen's address (reactivating in the flow). */
+  next: string;
   windowMinutes: number;
   passkeyOptions?: PublicKeyCredentialRequestOptionsJSON;
 };
@@ -115,8 +157,8 @@ export type EmailView = SignedInBase & {
   /** This server can send the code. */
   available: boolean;
   email: string;
-  /** A code was sent to a new address and may still be typed. */
-  pending: boolean;
+  /** The new address a code was sent to, while that code may still be typed (the code form names it: issue 28, item 21). */
+  pendingEmail?: string;
   minutes: number;
   serviceName: string;
   /** Present when asking for a code first needs "Confirm it's you". */
@@ -154,7 +196,7 @@ export type DeleteAccountView = SignedInBase & {
  */
 export type HandleView = SignedInBase & { kind: "handle"; domains: string[]; limits: { min: number; max: number }; confirm?: ConfirmView };
 
-export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView;
+export type AccountView = SignInView | ChooserView | OverviewView | AppsView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView | AppPasswordsView;
 
 /** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
 export type RecoverView = {

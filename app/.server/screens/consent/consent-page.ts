@@ -16,6 +16,8 @@ import {
 import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, signInWithPassword, withCookies } from "../browser-session.ts";
 import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
+import { screenAddress, screenNoticeOf } from "./consent-address.ts";
+import { reactivateInFlow, reactivationView, screenRequest } from "./consent-reactivation.ts";
 
 /**
  * The consent screen's server side, framework-free: what GET shows and what
@@ -24,8 +26,8 @@ import { consentView, type ConsentView } from "./consent-view.ts";
  */
 
 /** The screen's own address with its step's parameters (the request's client_id and request_uri, and one of ours). */
-function screenAddress(pending: PendingAuthorization, extra: Record<string, string> = {}): string {
-  return `/oauth/authorize?${new URLSearchParams({ client_id: pending.client.clientId, request_uri: pending.requestUri, ...extra })}`;
+function screenAddressOf(pending: PendingAuthorization, extra: Record<string, string> = {}): string {
+  return screenAddress(screenRequest(pending), extra);
 }
 
 /** What the person chose on the screen's own links (oauth/authorize/prompt-rules.ts reads it). */
@@ -89,6 +91,8 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   const account = step.kind === "account" ? step.signedIn.account : undefined;
   const earlierAnswer = account ? await consentOnScreen(services.connectedApps, pending.request, account.did) : { remembered: false, declined: [] };
   const accountDeactivated = account ? await isDeactivated(services, account.did) : false;
+  // A deactivated account is reactivated here, then comes back to this request (issue 28, item 17).
+  const reactivation = step.kind === "account" && accountDeactivated ? await reactivationView(services, step.signedIn, pending) : undefined;
   const headers = new Headers();
   const token = csrfToken(services, request, headers);
   // Offered whenever any passkey is registered here, whatever login_hint says: offering it only for hinted accounts
@@ -111,13 +115,15 @@ async function consentPage(services: Services, request: Request, t: Translate): 
         rememberedConsent: earlierAnswer.remembered,
         declinedBefore: earlierAnswer.declined,
         accountDeactivated,
+        reactivation,
+        notice: screenNoticeOf(url, t),
         passkeyOptions,
         chooser: step.kind === "choose" ? step.accounts.map((signedIn) => ({ handle: signedIn.account.handle, did: signedIn.account.did })) : undefined,
         otherAccounts: accounts.filter((signedIn) => signedIn.account.did !== account?.did).length,
         addingAccount: step.kind === "sign-in" && accounts.length > 0,
         links: {
-          useAnother: screenAddress(pending, { add: "1" }),
-          choose: screenAddress(pending, { choose: "1" }),
+          useAnother: screenAddressOf(pending, { add: "1" }),
+          choose: screenAddressOf(pending, { choose: "1" }),
         },
       },
       t,
@@ -136,14 +142,15 @@ async function consentForm(services: Services, request: Request, form: (name: st
     // Denying never needs a password.
     return redirectTo(await services.authorize.reject(pending, "access_denied", "The user denied the request"));
   }
+  if (decision === "reactivate") return reactivateInFlow(services, request, pending, form, t);
   if (decision === "switch_account") {
     // "Use another account" adds one: the accounts signed in here stay signed in (docs/decisions/0020).
-    return redirectTo(screenAddress(pending, { add: "1" }));
+    return redirectTo(screenAddressOf(pending, { add: "1" }));
   }
   // The chooser's buttons name an account; "Choose another account" names none.
   const chosen = form("choose_account");
-  if (chosen) return redirectTo(screenAddress(pending, { account: chosen }));
-  if (decision === "choose") return redirectTo(screenAddress(pending, { choose: "1" }));
+  if (chosen) return redirectTo(screenAddressOf(pending, { account: chosen }));
+  if (decision === "choose") return redirectTo(screenAddressOf(pending, { choose: "1" }));
   if (decision !== "allow") return formErrors("consent", { form: t("errors:form.chooseAllowOrDeny") });
 
   const identifier = form("identifier");
@@ -164,12 +171,11 @@ async function consentForm(services: Services, request: Request, form: (name: st
     account = allowingAccount(pending.request, await signedInAccounts(services, request), form("account"))?.account;
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
-  // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not. A
+  // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not: the
+  // screen, for this account, offers reactivation and then this request again (issue 28, item 17). No code. A
   // taken-down account signs in nowhere (SignIn), and its sessions are gone; one taken down since the screen was shown
   // is refused its code by the store (docs/decisions/0051).
-  if (await isDeactivated(services, account.did)) {
-    return formErrors("consent", { form: t("errors:form.accountDeactivated", { handle: account.handle }) }, { identifier }, 403, headers);
-  }
+  if (await isDeactivated(services, account.did)) return redirectTo(screenAddressOf(pending, { account: account.did }), headers);
   return redirectTo(await approve(services, pending, account, await declinedByForm(services, pending, account, form)), headers);
 }
 

@@ -1,16 +1,18 @@
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import type { AccountSummary } from "../../accounts/account-manager.ts";
 import type { Translate } from "../../i18n/translate.ts";
-import { describeScope, groupPermissions, type PermissionDescription, type PermissionGroups } from "../../oauth/scopes/scope-description.ts";
+import { describeScope, groupPermissions, summarizePermissions, type PermissionDescription, type PermissionGroups, type SummaryLine } from "../../oauth/scopes/scope-description.ts";
 import type { PendingAuthorization } from "../../oauth/authorize/authorize-manager.ts";
 import { isOptionalValue } from "../../oauth/authorize/prompt-rules.ts";
 import { clientIdentity, type ClientIdentityView, type ServiceIdentity } from "../client-identity.ts";
+import type { ReactivationView } from "./consent-reactivation.ts";
 
 /**
  * Which step the screen is at, for its heading: signing in, signing in again (the app sent prompt=login),
- * allowing (signed in), or continuing (signed in, and this access was allowed before).
+ * allowing (signed in), continuing (signed in, and this access was allowed before), or reactivating the signed-in
+ * account first (issue 28, item 17).
  */
-export type ConsentStep = "choose" | "sign-in" | "sign-in-again" | "allow" | "continue";
+export type ConsentStep = "choose" | "sign-in" | "sign-in-again" | "allow" | "continue" | "reactivate";
 
 /** What the consent screen shows: plain data, safe to send to the browser. */
 export type ConsentView = {
@@ -31,6 +33,8 @@ export type ConsentView = {
   permissions: PermissionDescription[];
   /** The same permissions grouped by family (repository table, uploads, calls, account, identity). */
   groups: PermissionGroups;
+  /** One line per family in plain words, never broader than the grant (scope-description.ts, summarizePermissions). */
+  summary: SummaryLine[];
   /** Permission sets (include:), by their title and detail, with what they expand to. */
   permissionSets: { nsid: string; title: string; detail?: string; permissions: PermissionDescription[]; groups: PermissionGroups }[];
   scope: string;
@@ -47,10 +51,14 @@ export type ConsentView = {
   /** The signed-in account already allowed this client all of this (remembered consent): one click. */
   rememberedConsent: boolean;
   /**
-   * The signed-in account is deactivated (docs/decisions/0031): the screen says so and offers reactivation on the
-   * account pages instead of Allow; an app never receives a code for it.
+   * The signed-in account is deactivated (docs/decisions/0031): the screen says so and offers "Reactivate and
+   * continue" instead of Allow (`reactivation`); an app never receives a code for it.
    */
   accountDeactivated: boolean;
+  /** Reactivating in the flow (issue 28, item 17): with `confirm`, the password (or a passkey) is proved first. */
+  reactivation?: ReactivationView;
+  /** What another page did before sending the person back here (a reset password, a reactivated account). */
+  notice?: string;
   /** Passkey sign-in, offered when at least one passkey is registered (for the hinted account, if any). */
   passkey?: { options: PublicKeyCredentialRequestOptionsJSON };
   /** The account chooser (docs/decisions/0020): the accounts signed in here that may answer, one button each. */
@@ -88,6 +96,8 @@ export type ConsentContext = {
   links: { useAnother: string; choose: string };
   /** The signed-in account is deactivated: no Allow, and the screen says why (docs/decisions/0031). */
   accountDeactivated?: boolean;
+  reactivation?: ReactivationView;
+  notice?: string;
 };
 
 export function consentView(pending: PendingAuthorization, context: ConsentContext, t: Translate): ConsentView {
@@ -97,6 +107,8 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
   // The caller passes no account when prompt=login and the session predates the request.
   const requireLogin = !account && !context.chooser;
   const fromSets = new Set((parameters.permission_sets ?? []).flatMap((set) => set.scopes));
+  const groups = groupPermissions(directScope(parameters.scope, fromSets), t);
+  const emailOptional = asksForOptional(parameters.scope);
   return {
     kind: "consent",
     requestUri: pending.requestUri,
@@ -111,9 +123,10 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
       tosUri: client.tosUri,
       policyUri: client.policyUri,
     },
-    step: context.chooser ? "choose" : requireLogin ? (parameters.prompt === "login" ? "sign-in-again" : "sign-in") : context.rememberedConsent ? "continue" : "allow",
+    step: stepOf(context, requireLogin, parameters.prompt),
     permissions: describeScope(directScope(parameters.scope, fromSets), t),
-    groups: groupPermissions(directScope(parameters.scope, fromSets), t),
+    groups,
+    summary: summarizePermissions(groups, t, { hideEmail: emailOptional }),
     permissionSets: (parameters.permission_sets ?? []).map((set) => ({
       nsid: set.nsid,
       title: set.title ?? set.nsid,
@@ -133,10 +146,19 @@ export function consentView(pending: PendingAuthorization, context: ConsentConte
     otherAccounts: context.otherAccounts,
     addingAccount: context.addingAccount,
     links: context.links,
-    emailOptional: asksForOptional(parameters.scope),
+    emailOptional,
     emailDeclined: Boolean(account) && context.declinedBefore.some(isOptionalValue),
     accountDeactivated: Boolean(account) && !requireLogin && Boolean(context.accountDeactivated),
+    reactivation: account && !requireLogin && context.accountDeactivated ? (context.reactivation ?? {}) : undefined,
+    notice: context.notice,
   };
+}
+
+function stepOf(context: ConsentContext, requireLogin: boolean, prompt: string | undefined): ConsentStep {
+  if (context.chooser) return "choose";
+  if (requireLogin) return prompt === "login" ? "sign-in-again" : "sign-in";
+  if (context.accountDeactivated) return "reactivate";
+  return context.rememberedConsent ? "continue" : "allow";
 }
 
 /** The scope values not contributed by a permission set (those are shown under their set). */

@@ -7,7 +7,7 @@ import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identif
 import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
-import { requireHostedHandle } from "./identity.ts";
+import { updateHandleOrRefuse } from "./identity.ts";
 
 /**
  * The reference PDS's admin methods an operator needs (com.atproto.admin.*, docs/decisions/0051), behind HTTP Basic
@@ -192,15 +192,14 @@ export const adminMethods: XrpcMethods = {
     },
   },
 
-  /** Any handle under this server's domains, as the person may choose (identity.ts requireHostedHandle). */
+  /** Any handle the person could choose: the same rules (identity.ts updateHandleOrRefuse). */
   "com.atproto.admin.updateAccountHandle": {
     type: "procedure",
     auth: "admin",
     input: "json",
     handler: async ({ services }, body) => {
       const input = z.object({ did, handle: z.string().max(253) }).parse(body);
-      requireHostedHandle(services, input.handle);
-      await orXrpc(() => services.accounts.updateHandle(input.did, input.handle));
+      await orXrpc(() => updateHandleOrRefuse(services, input.did, input.handle));
       adminLog(services, "updateAccountHandle", { did: input.did, handle: input.handle });
       return {};
     },

@@ -1,7 +1,15 @@
-import type { PutBlobOutcome } from "../../repo/blob-store.ts";
-import { detectMediaType, mediaTypeEssence } from "../../repo/blob-type.ts";
-import { rawCid } from "../../repo/identifiers.ts";
+import { isValidDid } from "@atproto/syntax";
+import { z } from "zod";
+import type { PutBlobOutcome } from "../../blobs/blob-store.ts";
+import { servedBlobHeaders } from "../../blobs/blob-serving.ts";
+import { mediaTypeEssence } from "../../blobs/blob-type.ts";
+import { BlobError } from "../../blobs/blobs.ts";
+import { isBodyTooLarge } from "../../http/limits.ts";
+import { parseCid } from "../../repo/identifiers.ts";
+import { headOf, SyncError, type SyncReader } from "../../sync/repo-sync.ts";
+import { readerOf } from "./sync.ts";
 import { SECOND } from "../../util/time.ts";
+import { bytesAnswer } from "../bytes-answer.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
@@ -9,41 +17,88 @@ import { invalidRequest, XrpcError } from "../xrpc-error.ts";
  * 413, as for a blob over ATRIUM_BLOB_MAX_BYTES: RFC 9110 §15.5.14, "the request content is larger than the server
  * is willing or able to process" — here, larger than what the account's quota has left (docs/decisions/0008).
  */
-function quotaExceeded(refusal: Extract<PutBlobOutcome, { kind: "over-quota" }>, size: number, graceMs: number): XrpcError {
+function quotaExceeded(refusal: Extract<PutBlobOutcome, { kind: "over-quota" }>, graceMs: number): XrpcError {
   const free = Math.max(0, refusal.quotaBytes - refusal.usedBytes);
   return new XrpcError(
     413,
     "BlobQuotaExceeded",
-    `This blob (${size} bytes) does not fit in the account's blob quota: ${refusal.usedBytes} of ${refusal.quotaBytes} bytes are in use, ${free} free. ` +
+    `This blob (${refusal.size} bytes) does not fit in the account's blob quota: ${refusal.usedBytes} of ${refusal.quotaBytes} bytes are in use, ${free} free. ` +
       `Blobs that no record references are deleted ${graceMs / SECOND} seconds after upload.`,
   );
 }
 
+const getBlobParams = z.object({
+  did: z.string().refine(isValidDid, "did must be a DID"),
+  cid: z.string().refine((value) => parseCid(value) !== undefined, "must be a CID"),
+});
+
 export const blobMethods: XrpcMethods = {
   /**
-   * Raw body with its Content-Type. `blob:` is checked against the declared
-   * type and, when the bytes say otherwise, against the detected type too: a
-   * PNG declared as text/plain needs image/png permission as well.
+   * A raw body with its Content-Type, streamed into the blob store as it arrives (docs/decisions/0043). `blob:` is
+   * checked against the declared type before any byte is read and, when the bytes say otherwise, against the detected
+   * type too: a PNG declared as text/plain needs image/png permission as well.
    */
   "com.atproto.repo.uploadBlob": {
     type: "procedure",
     auth: "required",
-    input: "bytes",
-    handler: async ({ services, caller, request }, bytes) => {
+    input: "stream",
+    handler: async ({ services, caller, request }, body) => {
       const declaredType = mediaTypeEssence(request.headers.get("content-type"));
       if (!declaredType) throw invalidRequest("Content-Type must name the blob's media type");
-      if (bytes.byteLength === 0) throw invalidRequest("The blob is empty");
-      if (bytes.byteLength > services.config.blobMaxBytes) {
-        throw new XrpcError(413, "BlobTooLarge", `Blobs may be at most ${services.config.blobMaxBytes} bytes`);
-      }
-      const detectedType = detectMediaType(bytes);
       caller.requireBlob(declaredType);
-      if (detectedType && detectedType !== declaredType) caller.requireBlob(detectedType);
-      const mimeType = detectedType ?? declaredType;
-      const outcome = await services.blobs.putBlob(caller.did, { cid: rawCid(bytes), declaredType, detectedType, mimeType, bytes }, services.now());
-      if (outcome.kind === "over-quota") throw quotaExceeded(outcome, bytes.byteLength, services.config.blobUnreferencedGraceMs);
+      const { blobMaxBytes, blobUnreferencedGraceMs } = services.config;
+      let outcome: Awaited<ReturnType<typeof services.blobs.upload>>;
+      try {
+        outcome = await services.blobs.upload(caller.did, {
+          declaredType,
+          body,
+          authorizeDetected: (detectedType) => {
+            if (detectedType && detectedType !== declaredType) caller.requireBlob(detectedType);
+          },
+        });
+      } catch (error) {
+        // The route's body limit is this one: its 413 says so in the blob's words.
+        throw isBodyTooLarge(error) ? BlobError.tooLarge(blobMaxBytes) : error;
+      }
+      if (outcome.kind === "over-quota") throw quotaExceeded(outcome, blobUnreferencedGraceMs);
       const { blob } = outcome;
       return { blob: { $type: "blob", ref: { $link: blob.cid }, mimeType: blob.mimeType, size: blob.size } };
     },
   },
+
+  /**
+   * "Get a blob associated with a given account", streamed from the blob store (docs/decisions/0043): only a blob a
+   * record of the account references, as the reference PDS serves, and never as a page of this origin
+   * (blobs/blob-serving.ts).
+   */
+  "com.atproto.sync.getBlob": {
+    type: "query",
+    auth: "optional",
+    handler: async ({ services, request, params, viewer }) => {
+      const input = getBlobParams.parse(Object.fromEntries(params));
+      // The owner and the operator are served it whatever the account's state (docs/decisions/0051).
+      const reader = readerOf(viewer, input.did);
+      await headOf(services.repo, input.did, reader);
+      const notFound = () => new SyncError("BlobNotFound", `Could not find blob: ${input.cid}`);
+      // A blob the operator took down is served to nobody, its owner and the operator included (the reference
+      // quarantines its bytes): BlobNotFound, as for a blob that is not there.
+      if ((await services.takedowns.blobTakedown(input.did, input.cid))?.ref != null) throw notFound();
+      if (request.method === "HEAD") {
+        // The headers alone: the bytes are not opened.
+        const blob = await services.blobs.exists(input.did, input.cid);
+        if (!blob) throw notFound();
+        const served = servedBlobHeaders(blob, input.cid);
+        return bytesAnswer(served.contentType, null, privateFor(reader, served.headers));
+      }
+      const blob = await services.blobs.download(input.did, input.cid);
+      if (!blob) throw notFound();
+      const served = servedBlobHeaders(blob, input.cid);
+      return bytesAnswer(served.contentType, blob.body, privateFor(reader, served.headers));
+    },
+  },
 };
+
+/** An answer served only because of who asked (a taken-down account's owner, the operator) is never kept by a shared cache. */
+function privateFor(reader: SyncReader, headers: Record<string, string>): Record<string, string> {
+  return reader === "public" ? headers : { ...headers, "Cache-Control": "private, no-store" };
+}

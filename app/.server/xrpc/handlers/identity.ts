@@ -1,23 +1,22 @@
 import { z } from "zod";
 import { hasCode } from "../../errors/atrium-error.ts";
-import { isHandle } from "../../accounts/identifiers.ts";
+import { HandleError, type HandleRefusal } from "../../accounts/handle-rules.ts";
 import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
 const updateHandleInput = z.object({ handle: z.string().max(253) });
 
-/**
- * A handle this server may give an account (the person's updateHandle, the operator's updateAccountHandle): a domain
- * name under one of its own domains, since proving control of another domain (DNS/HTTP) is not offered.
- */
-export function requireHostedHandle(services: Services, handle: string): void {
-  if (!isHandle(handle)) throw new XrpcError(400, "InvalidHandle", "handle must be a domain name such as alice.example.com");
-  const domains = services.config.userDomains;
-  if (!domains.some((domain) => handle.toLowerCase().endsWith(domain.startsWith(".") ? domain : `.${domain}`))) {
-    throw new XrpcError(400, "UnsupportedDomain", `Handles on this server must end with ${domains.join(" or ")}`);
-  }
-}
+/** The reference PDS's error names for a refused handle (accounts/handle-rules.ts decides). */
+const HANDLE_ERROR_NAMES: Record<HandleRefusal, string> = {
+  syntax: "InvalidHandle",
+  disallowed_tld: "InvalidHandle",
+  characters: "InvalidHandle",
+  too_short: "InvalidHandle",
+  too_long: "InvalidHandle",
+  reserved: "HandleNotAvailable",
+  unsupported_domain: "UnsupportedDomain",
+};
 
 export const identityMethods: XrpcMethods = {
   /** The DID of a handle hosted here; 400 InvalidRequest when unknown (as the reference PDS answers). */
@@ -33,7 +32,10 @@ export const identityMethods: XrpcMethods = {
     },
   },
 
-  /** identity:handle (or transition:generic, docs/architecture.md, "Scopes and the data server"). */
+  /**
+   * identity:handle (or transition:generic, docs/architecture.md, "Scopes and the data server"). Only a handle under
+   * this server's own domains, by the one rule every way in uses (AccountManager.updateHandle, accounts/handle-rules.ts).
+   */
   "com.atproto.identity.updateHandle": {
     type: "procedure",
     auth: "required",
@@ -41,15 +43,22 @@ export const identityMethods: XrpcMethods = {
     handler: async ({ services, caller }, body) => {
       caller.requireIdentity("handle");
       const { handle } = updateHandleInput.parse(body);
-      requireHostedHandle(services, handle);
-      try {
-        await services.accounts.updateHandle(caller.did, handle);
-      } catch (error) {
-        if (hasCode(error, "handle_taken")) throw new XrpcError(400, "HandleNotAvailable", error.message);
-        if (hasCode(error, "handle_invalid")) throw new XrpcError(400, "InvalidHandle", error.message);
-        throw error;
-      }
+      await updateHandleOrRefuse(services, caller.did, handle);
       return {};
     },
   },
 };
+
+/**
+ * Gives the account `handle` by the one rule every way in uses (the person's updateHandle, the operator's
+ * updateAccountHandle), a refusal answered with the reference's error name.
+ */
+export async function updateHandleOrRefuse(services: Services, did: string, handle: string): Promise<void> {
+  try {
+    await services.accounts.updateHandle(did, handle);
+  } catch (error) {
+    if (error instanceof HandleError) throw new XrpcError(400, HANDLE_ERROR_NAMES[error.reason], error.message);
+    if (hasCode(error, "handle_taken")) throw new XrpcError(400, "HandleNotAvailable", error.message);
+    throw error;
+  }
+}

@@ -1,3 +1,4 @@
+import { isAtIdentifierString } from "@atproto/syntax";
 import { z } from "zod";
 import { canonicalNsid, isNsid, isRecordKey, nextTid, parseCid } from "../../repo/identifiers.ts";
 import type { StoredRecord } from "../../repo/repo-store.ts";
@@ -10,7 +11,8 @@ import { XrpcError } from "../xrpc-error.ts";
 
 /** Lexicon-style input checks for com.atproto.repo.* (atproto syntax rules for NSIDs and record keys). */
 const MAX_RECORD_BYTES = 100 * 1024;
-const repoParam = z.string().min(1).max(2048);
+/** The lexicon's at-identifier: a DID or a handle, by their syntax, before anything looks it up. */
+const repoParam = z.string().refine(isAtIdentifierString, "repo must be a DID or a handle");
 /** Collections are NSIDs: stored and permission-checked in their one canonical spelling. */
 const collection = z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid);
 const rkey = z.string().refine(isRecordKey, "rkey must be a valid record key");
@@ -45,7 +47,8 @@ const listRecordsParams = z.object({
   repo: repoParam,
   collection,
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().max(512).optional(),
+  /** The cursor this method hands out is the last record key of a page. */
+  cursor: rkey.optional(),
   reverse: z.enum(["true", "false"]).default("false").transform((value) => value === "true"),
 });
 
@@ -65,8 +68,13 @@ function normalizeRecord(coll: string, value: Record<string, unknown>): Record<s
   return { ...value, $type: coll };
 }
 
-/** One commit holding exactly this call's writes (docs/decisions/0027), each new record checked as `validate` says (docs/decisions/0049). */
-function commitWrites(services: Services, did: string, writes: WriteRequest[], options: WriteOptions): Promise<Committed> {
+/**
+ * One commit holding exactly this call's writes (docs/decisions/0027), each new record checked as `validate` says
+ * (docs/decisions/0049), once the account's write budget has room for every one of them (docs/decisions/0045: 429
+ * RateLimitExceeded otherwise, and nothing written).
+ */
+async function commitWrites(services: Services, did: string, writes: WriteRequest[], options: WriteOptions): Promise<Committed> {
+  await services.writeBudget.spend(did, writes);
   return services.repoWriter.write(did, writes, options);
 }
 

@@ -6,6 +6,8 @@ import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { statusFields } from "../../accounts/account-status.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
+import { serverDid } from "../../config.ts";
+import { isProtectedMethod } from "../protected-methods.ts";
 
 const serviceAuthParams = z.object({
   aud: z.string().regex(/^did:[a-z]+:[a-zA-Z0-9._:%-]+(#[a-zA-Z0-9._-]+)?$/, "aud must be a DID"),
@@ -23,7 +25,7 @@ export const serverMethods: XrpcMethods = {
     type: "query",
     auth: "none",
     handler: ({ services }) => ({
-      did: `did:web:${services.config.publicUrl.hostname}`,
+      did: serverDid(services.config),
       availableUserDomains: services.config.userDomains,
       inviteCodeRequired: true,
       phoneVerificationRequired: false,
@@ -33,7 +35,8 @@ export const serverMethods: XrpcMethods = {
   },
 
   /**
-   * Any valid token reads its own session; email only with account:email (or transition:email). A deactivated
+   * Any valid token reads its own session; email only with account:email (or transition:email), or a password
+   * session (docs/decisions/0047). A deactivated
    * account's apps learn it here (the lexicon's `active`, `status`), the one call they may still make.
    */
   "com.atproto.server.getSession": {
@@ -47,6 +50,7 @@ export const serverMethods: XrpcMethods = {
         if (account) {
           session.email = account.email;
           session.emailConfirmed = account.emailConfirmed;
+          session.emailAuthFactor = account.emailAuthFactor;
         }
       }
       return session;
@@ -60,12 +64,13 @@ export const serverMethods: XrpcMethods = {
     handler: async ({ services, caller, params }) => {
       const input = serviceAuthParams.parse(Object.fromEntries(params));
       // A taken-down account may only move away (docs/decisions/0051), as the reference's takedown scope allows.
-      if (caller.accountState === "takendown" && input.lxm !== "com.atproto.server.createAccount") {
+      if ((caller.accountState === "takendown" || caller.takedownOnly) && input.lxm !== CREATE_ACCOUNT) {
         throw new XrpcError(400, "InvalidToken", "Bad token scope: a taken-down account may only ask for a service token to create its account elsewhere");
       }
-      // A service token must never let an app reach account management it may not do here.
-      if (input.lxm && PROTECTED_METHODS.has(input.lxm)) {
-        throw new XrpcError(403, "Forbidden", `Service tokens for ${input.lxm} are not available to OAuth apps`);
+      // Before the permission and anything signed: a service token must never let another service manage the
+      // account (protected-methods.ts). The reference's answer: 400 InvalidRequest.
+      if (input.lxm && isProtectedMethod(input.lxm)) {
+        throw invalidRequest(`Service tokens for ${input.lxm} are never issued: it is account management, done at this server directly`);
       }
       requireServiceRpc(caller, input.lxm ?? "*", input.aud);
       const now = services.now();
@@ -114,20 +119,4 @@ export const METHODS_REFUSED_FOR_OAUTH = new Set([
   "com.atproto.server.updateEmail",
   "com.atproto.server.requestEmailConfirmation",
   "com.atproto.server.confirmEmail",
-]);
-
-/**
- * Methods no service token may be minted for (the refused list plus identity operations).
- * com.atproto.server.createAccount is not among them: as the reference PDS does, a session whose scope covers
- * rpc:com.atproto.server.createAccount for the audience (transition:generic does) gets one, since moving an account
- * starts with it at the new PDS (issue 18, item 7). The consent screen says so, with a caution
- * (permissions:scope.moveAccount, permissions:scope.generic.includes.moveAccount).
- */
-const PROTECTED_METHODS = new Set([
-  ...METHODS_REFUSED_FOR_OAUTH,
-  "com.atproto.identity.requestPlcOperationSignature",
-  "com.atproto.identity.signPlcOperation",
-  "com.atproto.identity.submitPlcOperation",
-  "com.atproto.identity.updateHandle",
-  "com.atproto.server.getServiceAuth",
 ]);

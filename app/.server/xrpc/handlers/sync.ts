@@ -1,20 +1,23 @@
 import { isValidDid, isValidTid } from "@atproto/syntax";
 import { z } from "zod";
 import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identifiers.ts";
-import { blocksCar, headOf, recordProofCar, repositoryCar, SyncError, type SyncReader } from "../../sync/repo-sync.ts";
-import { bytesAnswer, streamOf } from "../bytes-answer.ts";
+import type { ApiRequest } from "../../http/api-request.ts";
+import { limitBucketOf } from "../../http/forwarded-address.ts";
+import { headOf, SyncError, type SyncReader } from "../../sync/repo-sync.ts";
+import { bytesAnswer } from "../bytes-answer.ts";
 import type { Viewer, XrpcMethods } from "../xrpc-method.ts";
 import { accountStateOf, statusFields } from "../../accounts/account-status.ts";
-import type { TakedownStore } from "../../accounts/takedown-store.ts";
 
 /**
- * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027). Public, as on
- * every PDS, and counted by the per-address /xrpc limit like every other method. A repository is `active` unless
- * its account is deactivated (docs/decisions/0031) or taken down by the operator (docs/decisions/0051): then the
- * methods that serve its data answer RepoDeactivated or RepoTakendown (repo-sync.ts headOf), listRepos and
- * getRepoStatus say `active: false` with the status. The export methods (getRepo, getBlob, listBlobs) still serve
- * the account's own credentials and the operator's, as the reference does, so that a taken-down person can take their
- * data away. Accounts here are never suspended, so RepoSuspended does not arise.
+ * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027); getBlob is with
+ * the blobs' other method (blob.ts). Public, as on every PDS, and counted by the per-address /xrpc limit like every
+ * other method; the exports (getRepo, getBlocks, a proof read from a snapshot) are also capped at once per address and
+ * in all (docs/decisions/0042). A repository is `active` unless its account is deactivated (docs/decisions/0031) or
+ * taken down by the operator (docs/decisions/0051): then the methods that serve its data answer RepoDeactivated or
+ * RepoTakendown (repo-sync.ts headOf), listRepos and getRepoStatus say `active: false` with the status. The export
+ * methods (getRepo, getBlob, listBlobs) still serve the account's own credentials and the operator's, as the reference
+ * does, so that a taken-down person can take their data away. Accounts here are never suspended, so RepoSuspended
+ * does not arise.
  */
 const CAR = "application/vnd.ipld.car";
 
@@ -25,22 +28,14 @@ const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).
 
 const paramsOf = (params: URLSearchParams) => Object.fromEntries(params);
 
+/** Whose exports a request's count among (docs/decisions/0042): its client's limit bucket, as every per-address limit counts. */
+function exportBucketOf(request: ApiRequest): string {
+  return limitBucketOf(request.clientAddress ?? "unknown");
+}
+
 /** The owner of `did` and the operator are served its export whatever its state; anyone else as the network is. */
-function readerOf(viewer: Viewer, did: string): SyncReader {
+export function readerOf(viewer: Viewer, did: string): SyncReader {
   return viewer.kind === "admin" || (viewer.kind === "account" && viewer.did === did) ? "owner-or-admin" : "public";
-}
-
-/** An answer served only because of who asked is never kept by a shared cache. */
-function cacheControl(reader: SyncReader, publicValue: string): string {
-  return reader === "public" ? publicValue : "private, no-store";
-}
-
-/**
- * A blob the operator took down is served to nobody, its owner and the operator included (the reference
- * quarantines its bytes): BlobNotFound, as for a blob that is not there (docs/decisions/0051).
- */
-export async function refuseTakenDownBlob(takedowns: TakedownStore, did: string, cid: string): Promise<void> {
-  if ((await takedowns.blobTakedown(did, cid))?.ref != null) throw new SyncError("BlobNotFound", `Could not find blob: ${cid}`);
 }
 
 export const syncMethods: XrpcMethods = {
@@ -48,10 +43,10 @@ export const syncMethods: XrpcMethods = {
   "com.atproto.sync.getRepo": {
     type: "query",
     auth: "optional",
-    handler: async ({ services, params, viewer }) => {
+    handler: async ({ services, params, request, viewer }) => {
       const input = z.object({ did, since: tid.optional() }).parse(paramsOf(params));
       const reader = readerOf(viewer, input.did);
-      const car = streamOf(await repositoryCar(services.repo, input.did, input.since, reader));
+      const car = await services.repoExports.repository(input.did, input.since, exportBucketOf(request), reader);
       return bytesAnswer(CAR, car, reader === "public" ? {} : { "Cache-Control": "private, no-store" });
     },
   },
@@ -70,7 +65,7 @@ export const syncMethods: XrpcMethods = {
   "com.atproto.sync.getRecord": {
     type: "query",
     auth: "none",
-    handler: async ({ services, params }) => {
+    handler: async ({ services, params, request }) => {
       const input = z
         .object({ did, collection: z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid), rkey: z.string().refine(isRecordKey, "rkey must be a record key") })
         .parse(paramsOf(params));
@@ -79,31 +74,17 @@ export const syncMethods: XrpcMethods = {
       if ((await services.takedowns.recordTakedown(input.did, input.collection, input.rkey))?.ref != null) {
         throw new SyncError("RecordNotFound", `Could not locate record: at://${input.did}/${input.collection}/${input.rkey}`);
       }
-      return bytesAnswer(CAR, await recordProofCar(services.repo, input.did, input.collection, input.rkey));
+      return bytesAnswer(CAR, await services.repoExports.recordProof(input.did, input.collection, input.rkey, exportBucketOf(request)));
     },
   },
 
+  /** The blocks named, streamed from one snapshot (docs/decisions/0042). */
   "com.atproto.sync.getBlocks": {
     type: "query",
     auth: "none",
-    handler: async ({ services, params }) => {
+    handler: async ({ services, params, request }) => {
       const input = z.object({ did, cids: z.array(cid).min(1).max(1000) }).parse({ did: params.get("did") ?? undefined, cids: params.getAll("cids") });
-      return bytesAnswer(CAR, await blocksCar(services.repo, input.did, input.cids));
-    },
-  },
-
-  /** A blob of the account's, with its stored media type; never rendered by a browser on this origin. */
-  "com.atproto.sync.getBlob": {
-    type: "query",
-    auth: "optional",
-    handler: async ({ services, params, viewer }) => {
-      const input = z.object({ did, cid }).parse(paramsOf(params));
-      const reader = readerOf(viewer, input.did);
-      await headOf(services.repo, input.did, reader);
-      await refuseTakenDownBlob(services.takedowns, input.did, input.cid);
-      const blob = await services.repo.getBlob(input.did, input.cid);
-      if (!blob) throw new SyncError("BlobNotFound", `Could not find blob: ${input.cid}`);
-      return bytesAnswer(blob.mimeType, blob.bytes, { "Content-Security-Policy": "default-src 'none'; sandbox", "Cache-Control": cacheControl(reader, "public, max-age=300") });
+      return bytesAnswer(CAR, await services.repoExports.blocks(input.did, input.cids, exportBucketOf(request)));
     },
   },
 
@@ -111,7 +92,7 @@ export const syncMethods: XrpcMethods = {
     type: "query",
     auth: "optional",
     handler: async ({ services, params, viewer }) => {
-      const input = z.object({ did, since: tid.optional(), limit: limit(1000, 500), cursor: z.string().max(256).optional() }).parse(paramsOf(params));
+      const input = z.object({ did, since: tid.optional(), limit: limit(1000, 500), cursor: cid.optional() }).parse(paramsOf(params));
       await headOf(services.repo, input.did, readerOf(viewer, input.did));
       const cids = await services.repo.listBlobs(input.did, input);
       return { cids, ...(cids.length === input.limit ? { cursor: cids.at(-1) } : {}) };
@@ -122,7 +103,7 @@ export const syncMethods: XrpcMethods = {
     type: "query",
     auth: "none",
     handler: async ({ services, params }) => {
-      const input = z.object({ limit: limit(1000, 500), cursor: z.string().max(2048).optional() }).parse(paramsOf(params));
+      const input = z.object({ limit: limit(1000, 500), cursor: did.optional() }).parse(paramsOf(params));
       const repos = await services.repo.listRepos(input);
       return {
         repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, ...statusFields(repo.state) })),

@@ -17,7 +17,7 @@ import { countRows, useSharedDatabase } from "../../../../../tests/helpers/store
 import { sql } from "../../../db/sql.ts";
 import { SqlPermissionSetCache } from "../../../stores/sql-permission-set-cache.ts";
 import { DAY, HOUR, MINUTE } from "../../../util/time.ts";
-import { didWebHost, NetworkPermissionSetResolver, nsidAuthority, type NetworkPermissionSetResolverOptions } from "./network-resolver.ts";
+import { NetworkPermissionSetResolver, nsidAuthority, type NetworkPermissionSetResolverOptions } from "./network-resolver.ts";
 import { PermissionSetResolutionError } from "./permission-set-resolver.ts";
 
 const NSID = "com.example.calendar.authFull";
@@ -361,18 +361,5 @@ describe("helpers", () => {
   it("nsidAuthority reverses the NSID less its name", () => {
     expect(nsidAuthority("com.example.calendar.authFull")).toBe("calendar.example.com");
     expect(nsidAuthority("App.Bsky.Feed.post")).toBe("feed.bsky.app");
-  });
-
-  it.each([
-    ["did:web:example.com", "example.com"],
-    ["did:web:127.0.0.1%3A8080", "127.0.0.1:8080"],
-    ["did:web:localhost%3a3000", "localhost:3000"],
-    ["did:web:example.com:user:alice", undefined],
-    ["did:web:exa_mple.com", undefined],
-    ["did:web:example..com", undefined],
-    ["did:web:0x7f000001", undefined],
-    ["did:plc:abcdefghijklmnopqrstuvwx", undefined],
-  ])("didWebHost(%s) is %s", (did, host) => {
-    expect(didWebHost(did)).toBe(host);
   });
 });

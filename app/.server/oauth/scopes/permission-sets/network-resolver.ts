@@ -1,11 +1,11 @@
 import dns from "node:dns";
-import net from "node:net";
 import { isNsid, type LexiconPermissionSet } from "@atproto/oauth-scopes";
 import { def, formatDataKey, MemoryBlockstore, MST, readCarWithRoot, verifyCommitSig } from "@atproto/repo";
 import { CID } from "multiformats/cid";
 import { DEFAULT_PLC_DIRECTORY_URL } from "../../../config.ts";
-import { atprotoPdsEndpoint, atprotoSigningKey, didDocumentSchema } from "../../../identity/did-document.ts";
-import { fetchDocumentBytes, fetchJsonDocument } from "../../client/safe-fetch.ts";
+import { atprotoPdsEndpoint, atprotoSigningKey } from "../../../identity/did-document.ts";
+import { DidResolver, isResolvableDid } from "../../../identity/did-resolver.ts";
+import { fetchDocumentBytes } from "../../client/safe-fetch.ts";
 import { DAY, MINUTE, SECOND } from "../../../util/time.ts";
 import { permissionSetFromLexicon } from "./lexicon-document.ts";
 import type { PermissionSetCache } from "./permission-set-cache.ts";
@@ -18,7 +18,7 @@ import { PermissionSetResolutionError, type PermissionSetResolver } from "./perm
  *   NSID com.example.calendar.authFull
  *   → authority calendar.example.com (the NSID less its name, reversed)
  *   → DNS TXT _lexicon.calendar.example.com: "did=<did>" (exactly one)
- *   → the DID document (did:plc from the PLC directory, did:web from /.well-known/did.json)
+ *   → the DID document (did:plc from the PLC directory, did:web from /.well-known/did.json: identity/did-resolver.ts)
  *   → its #atproto_pds service endpoint and its #atproto signing key
  *   → GET <pds>/xrpc/com.atproto.sync.getRecord?did=<did>&collection=com.atproto.lexicon.schema&rkey=<nsid>
  *   → a CAR file, verified as the reference's lexicon resolver does (issue 18, item 6): every block's CID matches
@@ -47,8 +47,6 @@ const RETAIN_FOR = 90 * DAY;
 const DEFAULT_TIMEOUT_MS = 10 * SECOND;
 const DEFAULT_DNS_TIMEOUT_MS = 3 * SECOND;
 const DEFAULT_MAX_CAR_BYTES = 1024 * 1024;
-const MAX_DID_DOCUMENT_BYTES = 64 * 1024;
-const MAX_DID_LENGTH = 2048;
 
 export type NetworkPermissionSetResolverOptions = {
   /** Where resolved lexicons are kept (SqlPermissionSetCache in the server). */
@@ -73,6 +71,8 @@ export type NetworkPermissionSetResolverOptions = {
   maxCarBytes?: number;
   /** Told when a stale cached copy is served because its refresh failed; console.warn by default. */
   onStaleServed?: (nsid: string, error: PermissionSetResolutionError) => void;
+  /** The server's one DID resolver (services.ts); one of this resolver's own, with the options above, when absent. */
+  didResolver?: DidResolver;
 };
 
 type Fetched = { document: unknown; permissionSet: LexiconPermissionSet };
@@ -80,7 +80,7 @@ type Fetched = { document: unknown; permissionSet: LexiconPermissionSet };
 export class NetworkPermissionSetResolver implements PermissionSetResolver {
   private readonly cache: PermissionSetCache;
   private readonly allowPrivate: boolean;
-  private readonly plcDirectoryUrl: string;
+  private readonly didResolver: DidResolver;
   private readonly now: () => number;
   private readonly timeoutMs: number;
   private readonly maxCarBytes: number;
@@ -91,9 +91,11 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
   constructor(options: NetworkPermissionSetResolverOptions) {
     this.cache = options.cache;
     this.allowPrivate = options.allowPrivate ?? false;
-    this.plcDirectoryUrl = (options.plcDirectoryUrl ?? DEFAULT_PLC_DIRECTORY_URL).replace(/\/+$/, "");
     this.now = options.now ?? Date.now;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.didResolver =
+      options.didResolver ??
+      new DidResolver({ plcDirectoryUrl: options.plcDirectoryUrl ?? DEFAULT_PLC_DIRECTORY_URL, allowPrivate: this.allowPrivate, now: this.now, timeoutMs: this.timeoutMs });
     this.maxCarBytes = options.maxCarBytes ?? DEFAULT_MAX_CAR_BYTES;
     this.dns = new dns.promises.Resolver({ timeout: options.dnsTimeoutMs ?? DEFAULT_DNS_TIMEOUT_MS, tries: 2 });
     if (options.dnsServers && options.dnsServers.length > 0) this.dns.setServers(options.dnsServers);
@@ -196,7 +198,7 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
     if (named.length === 0) {
       throw new PermissionSetResolutionError(nsid, `No lexicon authority for ${nsid}: the TXT records at ${name} have no did= entry`);
     }
-    const valid = [...new Set(named.filter(isSupportedDid))];
+    const valid = [...new Set(named.filter(isResolvableDid))];
     if (valid.length === 0) {
       throw new PermissionSetResolutionError(nsid, `The TXT record at ${name} does not name a did:plc or did:web DID`);
     }
@@ -208,23 +210,17 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
 
   /** The #atproto_pds service endpoint and the #atproto signing key (a did:key) of `did`'s DID document. */
   private async authorityService(nsid: string, did: string): Promise<{ pds: URL; signingKey: string }> {
-    const documentUrl = this.didDocumentUrl(did);
-    let raw: unknown;
+    let document: Awaited<ReturnType<DidResolver["resolve"]>>;
     try {
-      raw = await fetchJsonDocument(documentUrl, { allowPrivate: this.allowPrivate, maxBytes: MAX_DID_DOCUMENT_BYTES, timeoutMs: this.timeoutMs });
+      document = await this.didResolver.resolve(did);
     } catch (error) {
       throw new PermissionSetResolutionError(nsid, `Resolving ${did} (the lexicon authority of ${nsid}) failed: ${message(error)}`, { cause: error });
     }
-    const parsed = didDocumentSchema.safeParse(raw);
-    if (!parsed.success) throw new PermissionSetResolutionError(nsid, `The DID document of ${did} from ${documentUrl} is malformed`);
-    if (parsed.data.id !== did) {
-      throw new PermissionSetResolutionError(nsid, `The DID document from ${documentUrl} is for ${parsed.data.id}, not ${did}`);
-    }
-    const serviceEndpoint = atprotoPdsEndpoint(parsed.data);
+    const serviceEndpoint = atprotoPdsEndpoint(document);
     if (serviceEndpoint === undefined) {
       throw new PermissionSetResolutionError(nsid, `The DID document of ${did} names no atproto PDS (#atproto_pds service)`);
     }
-    const signingKey = atprotoSigningKey(parsed.data);
+    const signingKey = atprotoSigningKey(document);
     if (signingKey === undefined) {
       throw new PermissionSetResolutionError(nsid, `The DID document of ${did} names no usable #atproto signing key: its records cannot be verified`);
     }
@@ -242,42 +238,11 @@ export class NetworkPermissionSetResolver implements PermissionSetResolver {
     }
     return { pds: endpoint, signingKey };
   }
-
-  private didDocumentUrl(did: string): string {
-    if (did.startsWith("did:plc:")) return `${this.plcDirectoryUrl}/${did}`;
-    const host = didWebHost(did)!; // isSupportedDid checked it
-    const hostname = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
-    const local = hostname === "localhost" || hostname.endsWith(".localhost") || net.isIP(hostname) !== 0;
-    const scheme = this.allowPrivate && local ? "http" : "https";
-    return `${scheme}://${host}/.well-known/did.json`;
-  }
 }
 
 /** `com.example.calendar.authFull` → `calendar.example.com`. */
 export function nsidAuthority(nsid: string): string {
   return nsid.split(".").slice(0, -1).reverse().join(".").toLowerCase();
-}
-
-function isSupportedDid(did: string): boolean {
-  if (did.length > MAX_DID_LENGTH) return false;
-  if (/^did:plc:[a-z2-7]{24}$/.test(did)) return true;
-  return didWebHost(did) !== undefined;
-}
-
-/** The host (with port) of a hostname-level did:web, or undefined. `did:web:127.0.0.1%3A8080` → `127.0.0.1:8080`. */
-export function didWebHost(did: string): string | undefined {
-  const match = /^did:web:([a-zA-Z0-9.-]+(?:%3[aA]\d{1,5})?)$/.exec(did);
-  if (!match) return undefined;
-  const host = match[1]!.replace(/%3a/i, ":");
-  let parsed: URL;
-  try {
-    parsed = new URL(`https://${host}/`);
-  } catch {
-    return undefined;
-  }
-  const hostname = host.replace(/:\d+$/, "").toLowerCase();
-  if (parsed.hostname !== hostname || hostname.startsWith(".") || hostname.endsWith(".") || hostname.includes("..")) return undefined;
-  return host;
 }
 
 /**
