@@ -93,8 +93,10 @@ function AccountCards({ accounts }: { accounts: readonly OperatorAccount[] }) {
           </div>
           <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-sm">
             <dt className={mutedText}>{t("admin:list.email")}</dt>
-            <dd className="min-w-0 break-all">
-              {account.email} <EmailState account={account} />
+            {/* The address may break anywhere (it has no spaces); whether it is confirmed, on its own line, never. */}
+            <dd className="min-w-0">
+              <div className="break-all">{account.email}</div>
+              <EmailState account={account} />
             </dd>
             <dt className={mutedText}>{t("admin:list.created")}</dt>
             <dd>
@@ -147,8 +149,8 @@ function AccountTable({ accounts }: { accounts: readonly OperatorAccount[] }) {
                 </a>
                 <div className={`font-mono text-xs break-all ${mutedText}`}>{account.did}</div>
               </th>
-              <td className={`${cell} break-all`}>
-                <div>{account.email}</div>
+              <td className={cell}>
+                <div className="break-all">{account.email}</div>
                 <EmailState account={account} />
               </td>
               <td className={cell}>
