@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DpopClient, sha256Base64url } from "../../scripts/lib/dpop-client.ts";
 import { at, sql } from "../../app/.server/db/sql.ts";
 import { openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
-import { CookieJar, openConsentPage, submitConsent, visibleText } from "../helpers/consent.ts";
+import { CookieJar, openConsentPage, pushedLoopbackRequest, submitConsent, visibleText } from "../helpers/consent.ts";
 import { execute } from "../helpers/databases.ts";
 import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
 import { ALICE, createAlice, createPkce, generateDpopKey } from "../helpers/flow.ts";
@@ -65,20 +65,7 @@ const repoStatus = () => repoStatusOf(server, alice.did);
 const listed = () => listedRepo(server, alice.did);
 
 /** A new sign-in request of the app, with its consent screen's address. */
-async function newRequest(extra: Record<string, string> = {}) {
-  const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
-  const pkce = createPkce();
-  const par = await client.pushAuthorizationRequest({
-    redirect_uri: "http://127.0.0.1/callback",
-    scope: SCOPE,
-    state: "s1",
-    code_challenge: pkce.challenge,
-    code_challenge_method: "S256",
-    ...extra,
-  });
-  expect(par.status).toBe(201);
-  return client.authorizeUrl(par.body.request_uri);
-}
+const newRequest = (extra: Record<string, string> = {}) => pushedLoopbackRequest(server.issuer, SCOPE, extra);
 
 /** Makes this browser's last proof of identity older than the recent-authentication window (docs/decisions/0007). */
 async function ageSession(target: Browser): Promise<void> {

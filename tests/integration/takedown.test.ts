@@ -9,17 +9,16 @@
  * another server, and nothing else. Then records and blobs taken down one by one.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DpopClient } from "../../scripts/lib/dpop-client.ts";
 import { sql } from "../../app/.server/db/sql.ts";
 import { adminCall, basicAuthorization, takedownAccount, ADMIN_PASSWORD } from "../helpers/admin.ts";
 import { newBrowser, openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
-import { approveWithPassword, CookieJar, openConsentPage, submitConsent, visibleText } from "../helpers/consent.ts";
+import { approveWithPassword, CookieJar, openConsentPage, pushedLoopbackRequest, submitConsent, visibleText } from "../helpers/consent.ts";
 import { countOf } from "../helpers/store-fixtures.ts";
 import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
-import { ALICE, createAlice, createPkce, generateDpopKey } from "../helpers/flow.ts";
+import { ALICE, createAlice } from "../helpers/flow.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, expectXrpcError } from "../helpers/xrpc.ts";
-import { loopbackClientId, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
+import { SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
 import { listedRepo, messagesOf, repoStatusOf, syncReads, type FirehoseMessage } from "../helpers/repo-availability.ts";
 import { startServiceStandIn, type ServiceStandIn } from "../helpers/service-stand-in.ts";
 
@@ -104,13 +103,7 @@ const repoStatus = () => repoStatusOf(server, alice.did);
 const listed = () => listedRepo(server, alice.did);
 
 /** A new sign-in request of the app, with its consent screen's address. */
-async function newRequest(extra: Record<string, string> = {}) {
-  const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
-  const pkce = createPkce();
-  const par = await client.pushAuthorizationRequest({ redirect_uri: "http://127.0.0.1/callback", scope: SCOPE, state: "s1", code_challenge: pkce.challenge, code_challenge_method: "S256", ...extra });
-  expect(par.status).toBe(201);
-  return client.authorizeUrl(par.body.request_uri);
-}
+const newRequest = (extra: Record<string, string> = {}) => pushedLoopbackRequest(server.issuer, SCOPE, extra);
 
 /** The handles the browser's account chooser offers. */
 async function chooserHandles(browser: Browser): Promise<string[]> {
