@@ -1,4 +1,5 @@
-import { BrandFooter, BrandMark, useBrand } from "../ui/brand";
+import { AreaHeader } from "../ui/area-header";
+import { BrandFooter } from "../ui/brand";
 import { useT } from "../ui/i18n";
 import { Notice } from "../ui/messages";
 import { secondaryButton, smallButton } from "../ui/styles";
@@ -17,32 +18,20 @@ type Props = {
  * header with the sign-out button, then the page's title, introduction and notice. No JavaScript needed.
  */
 export function AdminShell({ title, intro, notice, signOutToken, children }: Props) {
-  const brand = useBrand();
   const { t } = useT();
   return (
     <div className="flex min-h-screen flex-col">
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-10 focus:rounded focus:bg-white focus:p-2 dark:focus:bg-slate-900">
-        {t("admin:skip")}
-      </a>
-      <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
-        <div className="mx-auto flex w-full max-w-6xl flex-wrap items-center justify-between gap-3 px-4 py-3">
-          <a href="/admin" className="flex min-w-0 items-center gap-2.5 text-lg font-semibold">
-            <BrandMark brand={brand} size="sm" />
-            <span className="min-w-0 truncate">
-              {brand.serviceName} <span className="font-normal text-slate-600 dark:text-slate-300">{t("admin:operator")}</span>
-            </span>
-          </a>
-          {signOutToken ? (
-            <form method="post" action="/admin">
-              <input type="hidden" name="csrf_token" value={signOutToken} />
-              <input type="hidden" name="intent" value="sign_out" />
-              <button type="submit" className={`${secondaryButton} ${smallButton}`}>
-                {t("admin:signOut")}
-              </button>
-            </form>
-          ) : null}
-        </div>
-      </header>
+      <AreaHeader home="/admin" area={t("admin:operator")} skipLabel={t("admin:skip")} rowClassName="max-w-6xl">
+        {signOutToken ? (
+          <form method="post" action="/admin">
+            <input type="hidden" name="csrf_token" value={signOutToken} />
+            <input type="hidden" name="intent" value="sign_out" />
+            <button type="submit" className={`${secondaryButton} ${smallButton}`}>
+              {t("admin:signOut")}
+            </button>
+          </form>
+        ) : null}
+      </AreaHeader>
       <main id="main" className="mx-auto flex w-full max-w-6xl flex-1 flex-col gap-5 px-4 py-6 md:py-10">
         <div className="flex flex-col gap-2">
           <h1 className="text-2xl font-semibold break-words sm:text-3xl">{title}</h1>
