@@ -2,12 +2,15 @@ import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../../app/.server/accounts/account-manager.ts";
 import { HandleRules } from "../../app/.server/accounts/handle-rules.ts";
 import { setTestPasswordCost } from "../../app/.server/accounts/password.ts";
-import { AccountDeletion } from "../../app/.server/accounts/account-deletion.ts";
+import { AccountDeletion, AccountDeletionError } from "../../app/.server/accounts/account-deletion.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "../../app/.server/accounts/typed-codes.ts";
 import { ConfigError, loadConfig, type Config } from "../../app/.server/config.ts";
 import type { Database } from "../../app/.server/db/sql.ts";
 import type { PlcIdentity } from "../../app/.server/identity/plc-identity.ts";
-import { loadOrCreateSecret } from "../../app/.server/stores/secrets.ts";
+import { SqlSecretStore } from "../../app/.server/stores/secrets.ts";
+import { SqlSigningKeyStore } from "../../app/.server/stores/sql-signing-key-store.ts";
+import { resealUnderCurrentKey } from "../../app/.server/accounts/signing-key-setup.ts";
+import type { SigningKeys } from "../../app/.server/accounts/signing-key.ts";
 import { SqlAccountDeletionStore } from "../../app/.server/stores/sql-account-deletion-store.ts";
 import { SqlTypedCodeStore } from "../../app/.server/stores/sql-typed-code-store.ts";
 import { SqlAttemptStore } from "../../app/.server/stores/sql-attempt-store.ts";
@@ -15,7 +18,7 @@ import { SignInThrottle } from "../../app/.server/security/sign-in-throttle.ts";
 import { openDatabase } from "../../app/.server/db/index.ts";
 import { applyMigrations } from "../../app/.server/db/migrations.ts";
 import { IdentityError } from "../../app/.server/identity/identity-error.ts";
-import { blobStorage, plcIdentity, repositories } from "../../app/.server/services.ts";
+import { accountSigningKeys, blobStorage, plcIdentity, repositories } from "../../app/.server/services.ts";
 import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
 import { SqlTakedownStore } from "../../app/.server/stores/sql-takedown-store.ts";
 import { AccountStatusManager, accountStateOf, statusFields } from "../../app/.server/accounts/account-status.ts";
@@ -29,30 +32,36 @@ import { randomBytes } from "node:crypto";
  * createAccount) rather than starting a Node process per account (docs/decisions/0036, amendment).
  *
  * Account administration on the command line, with the reference's pdsadmin commands beside ours (docs/decisions/0051):
- *   npm run account -- create --handle alice.test --email alice@example.com --password '…'
+ *   npm run account -- create --handle alice.test --email alice@example.com --password '…' [--recovery-key did:key:…]
  *   npm run account -- register --handle alice.test [--new-did]
  *   npm run account -- list [--prefix <text>]         (100 accounts per read of the database, however many there are)
  *   npm run account -- set-password --handle alice.test --password '…'
  *   npm run account -- reset-password --handle alice.test   (a new random password, printed; every session and app ends)
  *   npm run account -- takedown --handle alice.test [--reason '…']
  *   npm run account -- untakedown --handle alice.test
- *   npm run account -- delete --handle alice.test   (tombstones its DID too: docs/decisions/0030)
+ *   npm run account -- delete --handle alice.test [--tombstone]
  *   npm run account -- request-crawl [--relays https://bsky.network,…]   (ATRIUM_CRAWLERS by default)
+ *   npm run account -- rotate-key-encryption
  * `create` registers the account's did:plc at ATRIUM_PLC_DIRECTORY_URL before it stores the account and prints it;
- * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md).
+ * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md);
+ * `delete` leaves the DID as it is unless told to tombstone it, which only a DID whose one rotation key is this
+ * server's may be (docs/decisions/0050); `rotate-key-encryption` seals every account's signing key under
+ * ATRIUM_KEY_ENCRYPTION_KEY, opening those of ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS. The commands open the signing
+ * keys with the server's settings, and seal at start what the server would (accounts/signing-key-setup.ts).
  * Each success prints one JSON line; failures print a message to stderr and exit 1.
  */
 
 const USAGE = `Usage:
-  npm run account -- create --handle <handle> --email <email> --password <password>
+  npm run account -- create --handle <handle> --email <email> --password <password> [--recovery-key <did:key>]
   npm run account -- register (--handle <handle> | --email <email> | --did <did>) [--new-did]
   npm run account -- list [--prefix <handle, email or DID prefix>]
   npm run account -- set-password (--handle <handle> | --email <email> | --did <did>) --password <password>
   npm run account -- reset-password (--handle <handle> | --email <email> | --did <did>)
   npm run account -- takedown (--handle <handle> | --email <email> | --did <did>) [--reason <reason>]
   npm run account -- untakedown (--handle <handle> | --email <email> | --did <did>)
-  npm run account -- delete (--handle <handle> | --email <email> | --did <did>)
-  npm run account -- request-crawl [--relays <relay URL or host>,…]`;
+  npm run account -- delete (--handle <handle> | --email <email> | --did <did>) [--tombstone]
+  npm run account -- request-crawl [--relays <relay URL or host>,…]
+  npm run account -- rotate-key-encryption`;
 
 /** Accounts `list` reads per statement, as pdsadmin reads listRepos (100 at a time). */
 export const LIST_PAGE_SIZE = 100;
@@ -70,7 +79,13 @@ function required(value: string | undefined, flag: string): string {
 
 /** A refusal the tool reports as `error: <message>` and exit status 1, rather than a crash. */
 export function isCommandRefusal(error: unknown): error is Error {
-  return error instanceof AccountError || error instanceof IdentityError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true;
+  return (
+    error instanceof AccountError ||
+    error instanceof AccountDeletionError ||
+    error instanceof IdentityError ||
+    error instanceof ConfigError ||
+    (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true
+  );
 }
 
 /** Runs one command (`argv`: what follows `npm run account --`) with the settings in `env`; each line of its result goes to `print`. */
@@ -87,6 +102,8 @@ export async function runAccountCommand(argv: string[], options: { env?: Readonl
       reason: { type: "string" },
       prefix: { type: "string" },
       relays: { type: "string" },
+      "recovery-key": { type: "string" },
+      tombstone: { type: "boolean" },
     },
     strict: true,
   });
@@ -114,9 +131,11 @@ async function runWith(config: Config, command: string | undefined, values: Valu
   await applyMigrations(config.database);
   const db = openDatabase(config.database);
   try {
-    const { repo, repoWriter } = repositories(config, db, Date.now);
+    const signingKeys = await accountSigningKeys(config, db, Date.now());
+    if (command === "rotate-key-encryption") return print(JSON.stringify(await rotateKeyEncryption(db, signingKeys)));
+    const { repo, repoWriter } = repositories(config, db, signingKeys, Date.now);
     const identity = await plcIdentity(config, db, Date.now());
-    const manager = new AccountManager(new SqlAccountStore(db), identity, new HandleRules(config.userDomains), Date.now, undefined, repoWriter);
+    const manager = new AccountManager(new SqlAccountStore(db), identity, { handles: new HandleRules(config.userDomains), signingKeys, repositories: repoWriter });
     const tools: Tools = {
       accounts: manager,
       deletion: operatorDeletion(config, db, manager, identity),
@@ -131,13 +150,23 @@ async function runWith(config: Config, command: string | undefined, values: Valu
 }
 
 /**
- * The operator's deletion (docs/decisions/0030): the DID tombstoned at the directory, then the account's rows and
- * its #account event in one transaction, then its blobs' bytes (docs/decisions/0043). No email and no typed code: the
- * operator at the command line is trusted.
+ * `rotate-key-encryption` (docs/decisions/0050): what the earlier keys sealed, sealed again under the current one.
+ * `remaining` counts the accounts whose keys are still under another key (another process sealing them at the same
+ * time); at 0, ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS can be emptied.
+ */
+async function rotateKeyEncryption(db: Database, signingKeys: SigningKeys) {
+  const { resealed, remaining } = await resealUnderCurrentKey(new SqlSigningKeyStore(db), signingKeys);
+  return { keyId: signingKeys.ring.current.id, resealed: resealed.reduce((sum, { accounts }) => sum + accounts, 0), from: resealed, remaining };
+}
+
+/**
+ * The operator's deletion (docs/decisions/0030, 0050): the account's rows and its #account event in one transaction,
+ * its DID tombstoned first only when asked, then its blobs' bytes (docs/decisions/0043). No email and no typed code:
+ * the operator at the command line is trusted.
  */
 function operatorDeletion(config: Config, db: Database, accounts: AccountManager, identity: PlcIdentity): () => Promise<AccountDeletion> {
   return async () => {
-    const cookieSecret = config.cookieSecret ?? (await loadOrCreateSecret(db, "cookie", Date.now()));
+    const cookieSecret = config.cookieSecret ?? (await new SqlSecretStore(db).loadOrCreate("cookie", Date.now()));
     const codes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now: Date.now });
     const store = new SqlAccountDeletionStore(db, config.firehose.backfillMs);
     const unused = () => ({ subject: "", text: "" });
@@ -155,7 +184,18 @@ function operatorDeletion(config: Config, db: Database, accounts: AccountManager
   };
 }
 
-type Values = { handle?: string; email?: string; password?: string; did?: string; "new-did"?: boolean; reason?: string; prefix?: string; relays?: string };
+type Values = {
+  handle?: string;
+  email?: string;
+  password?: string;
+  did?: string;
+  "new-did"?: boolean;
+  "recovery-key"?: string;
+  tombstone?: boolean;
+  reason?: string;
+  prefix?: string;
+  relays?: string;
+};
 
 type Tools = { accounts: AccountManager; deletion: () => Promise<AccountDeletion>; status: AccountStatusManager; config: Config };
 
@@ -175,6 +215,7 @@ async function runCommand(command: string | undefined, values: Values, tools: To
         handle: required(values.handle, "--handle"),
         email: required(values.email, "--email"),
         password: required(values.password, "--password"),
+        recoveryKey: values["recovery-key"],
       });
       print(JSON.stringify({ did: account.did, handle: account.handle }));
       return;
@@ -230,8 +271,9 @@ async function runCommand(command: string | undefined, values: Values, tools: To
       return;
     }
     case "delete": {
-      const account = await (await deletion()).deleteByOperator(identifierOf(values));
-      print(JSON.stringify({ did: account.did, handle: account.handle, deleted: true }));
+      const tombstone = values.tombstone === true;
+      const account = await (await deletion()).deleteByOperator(identifierOf(values), { tombstone });
+      print(JSON.stringify({ did: account.did, handle: account.handle, deleted: true, ...(tombstone ? { tombstoned: true } : {}) }));
       return;
     }
     default:

@@ -80,13 +80,15 @@ beforeAll(async () => {
   const port = await freePort();
   hostname = `localhost:${port}`;
   const issuer = `https://${hostname}`;
-  // An https issuer, as pdsadmin's servers have: the production password cost (the test cost is refused for one).
-  server = await startTestServer({ PUBLIC_URL: issuer, ATRIUM_TRUST_PROXY: "1", ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD, ATRIUM_TEST_FAST_PASSWORD_HASHES: "0" });
+  // An https issuer, as pdsadmin's servers have: the production password cost (the test cost is refused for one), and
+  // the keys that sign for every account from the environment (docs/decisions/0050).
+  const keys = { ATRIUM_PLC_ROTATION_KEY: randomBytes(32).toString("hex"), ATRIUM_KEY_ENCRYPTION_KEY: randomBytes(32).toString("hex") };
+  server = await startTestServer({ PUBLIC_URL: issuer, ATRIUM_TRUST_PROXY: "1", ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD, ATRIUM_TEST_FAST_PASSWORD_HASHES: "0", ...keys });
   nginx = await startNginx({ port, upstreamPorts: [server.port], tls: certificates });
   for (const name of ["alice", "bob", "carol"]) {
     const printed: string[] = [];
     await runAccountCommand(["create", "--handle", `${name}.test`, "--email", `${name}@example.com`, "--password", PASSWORD], {
-      env: { ...process.env, DATABASE_URL: server.databaseUrl, PUBLIC_URL: issuer },
+      env: { ...process.env, DATABASE_URL: server.databaseUrl, PUBLIC_URL: issuer, ...keys },
       print: (line) => printed.push(line),
     });
     accounts[name] = JSON.parse(printed.join("")) as { did: string; handle: string };

@@ -193,6 +193,10 @@ describe("an account taken down by the operator", () => {
     expect(await xrpcError(await bearer(token, "com.atproto.server.createAppPassword", { name: "another" }))).toEqual({ status: 400, error: "InvalidToken" });
     // The preferences, which the new server imports when the account moves (the reference allows this one too).
     expect((await bearer(token, "app.bsky.actor.getPreferences")).status).toBe(200);
+    // The DID operation that points the DID at the new server: its emailed code is asked for as the account's own (this
+    // server has no SMTP here, so the method itself answers that it cannot send it).
+    const plcCode = await bearer(token, "com.atproto.identity.requestPlcOperationSignature", {});
+    expect(await plcCode.json()).toMatchObject({ error: "InvalidRequest", message: expect.stringContaining("sends no email") });
     // It refreshes as any password session does, and stays what it is.
     const refreshed = (await (await bearer(passwordSession.refreshJwt, "com.atproto.server.refreshSession", {})).json()) as typeof passwordSession & { status: string };
     expect(refreshed.status).toBe("takendown");

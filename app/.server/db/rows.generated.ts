@@ -12,6 +12,7 @@ export type AccountRow = {
   passwordHash: string;
   emailConfirmedAt: number | null;
   signingKey: string;
+  signingKeyEncryptedWith: string | null;
   deactivatedAt: number | null;
   takendownAt: number | null;
   takedownRef: string | null;
@@ -330,6 +331,7 @@ export const tables = {
     passwordHash: "string",
     emailConfirmedAt: "time?",
     signingKey: "string",
+    signingKeyEncryptedWith: "string?",
     deactivatedAt: "time?",
     takendownAt: "time?",
     takedownRef: "string?",

@@ -47,7 +47,9 @@ export class PasswordSessionPermissions {
   }
 
   requireIdentity(): void {
-    if (this.scope !== FULL_ACCESS) throw badToken("Bad token scope: an app password cannot change the account's identity");
+    // A takedown-only session (the account's own password) may sign the DID operation that moves the account away;
+    // the router lets it reach nothing else that asks this (docs/decisions/0051).
+    if (this.scope !== FULL_ACCESS && this.scope !== TAKENDOWN_ACCESS) throw badToken("Bad token scope: an app password cannot change the account's identity");
   }
 
   canReadEmail(): boolean {

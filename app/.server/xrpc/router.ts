@@ -9,7 +9,7 @@ import { identityMethods } from "./handlers/identity.ts";
 import { preferenceMethods } from "./handlers/preferences.ts";
 import { repoMethods } from "./handlers/repo.ts";
 import { syncMethods } from "./handlers/sync.ts";
-import { isBytesAnswer } from "./bytes-answer.ts";
+import { BytesAnswer } from "./bytes-answer.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
 import { proxyCall } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
@@ -119,7 +119,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
   let result: unknown;
-  if (method.type === "query") result = await method.handler(ctx);
+  if (method.type === "query" || method.input === "none") result = await method.handler(ctx);
   else if (method.input === "stream") result = await method.handler(ctx, request.chunks());
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
@@ -136,7 +136,7 @@ function refuseControlCharacters(params: URLSearchParams): void {
 
 /** JSON, unless the method built its own answer (a CAR file, a blob). */
 function answerOf(result: unknown): ApiResponse {
-  return isBytesAnswer(result) ? result : jsonResponse(result);
+  return result instanceof BytesAnswer ? result : jsonResponse(result);
 }
 
 /**
@@ -152,7 +152,7 @@ async function authenticate(services: Services, request: ApiRequest, nsid: strin
   // The reference's refusal of its takedown scope where a method does not accept it: 400 InvalidToken.
   if (caller.takedownOnly && !mayCallWhileTakenDown(nsid)) throw new XrpcError(400, "InvalidToken", `Bad token scope: a takedown-only session cannot call ${nsid}`);
   if (caller.accountState === "takendown" && !mayCallWhileTakenDown(nsid)) throw accountTakenDown();
-  if (caller.accountState === "deactivated" && nsid !== GET_SESSION) throw accountDeactivated();
+  if (caller.accountState === "deactivated" && !ALLOWED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
   return caller;
 }
 
@@ -179,14 +179,35 @@ async function viewerOf(services: Services, request: ApiRequest): Promise<Viewer
 const GET_SESSION = "com.atproto.server.getSession";
 
 /**
+ * What a deactivated account's callers may still call: getSession, and the identity methods, which the reference
+ * PDS allows a deactivated account since moving an account happens while one end of it is deactivated (the account
+ * being moved here is deactivated until it is activated, after its DID names this server: docs/decisions/0050).
+ */
+const ALLOWED_WHILE_DEACTIVATED = new Set([
+  "com.atproto.server.getSession",
+  "com.atproto.identity.getRecommendedDidCredentials",
+  "com.atproto.identity.requestPlcOperationSignature",
+  "com.atproto.identity.signPlcOperation",
+  "com.atproto.identity.submitPlcOperation",
+]);
+
+/**
  * What the reference PDS leaves a taken-down account's own takedown-only session (its AuthScope.Takendown): reading
  * its session, appealing (com.atproto.moderation.createReport, proxied to the moderation service) and a service token
  * to move to another server (getServiceAuth for com.atproto.server.createAccount only: server.ts) with its preferences
- * (getPreferences, which the new server imports). Its repository export (getRepo, getBlob, listBlobs) is served to it
- * through those methods' optional credentials. The reference also lets it deactivate the account and sign PLC
- * operations; those are not offered over XRPC here (docs/decisions/0051).
+ * (getPreferences, which the new server imports) and the DID operation that points the DID at it (the emailed code, then
+ * signPlcOperation: docs/decisions/0050). Its repository export (getRepo, getBlob, listBlobs) is served to it through
+ * those methods' optional credentials. The reference also lets it deactivate the account, which is not an XRPC method
+ * here (docs/decisions/0051).
  */
-const TAKEDOWN_METHODS = new Set([GET_SESSION, "com.atproto.server.getServiceAuth", "com.atproto.moderation.createReport", "app.bsky.actor.getPreferences"]);
+const TAKEDOWN_METHODS = new Set([
+  GET_SESSION,
+  "com.atproto.server.getServiceAuth",
+  "com.atproto.moderation.createReport",
+  "app.bsky.actor.getPreferences",
+  "com.atproto.identity.requestPlcOperationSignature",
+  "com.atproto.identity.signPlcOperation",
+]);
 
 export function mayCallWhileTakenDown(nsid: string): boolean {
   return TAKEDOWN_METHODS.has(nsid);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { hasCode } from "../../errors/atrium-error.ts";
 import type { OperatorAccountRow } from "../../accounts/account-store.ts";
 import type { TakedownChange } from "../../accounts/takedown-store.ts";
-import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identifiers.ts";
+import { canonicalNsid, isCidString, isNsid, isRecordKey } from "../../repo/identifiers.ts";
 import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
@@ -16,7 +16,7 @@ import { updateHandleOrRefuse } from "./identity.ts";
  */
 
 const did = z.string().refine(isValidDid, "must be a DID");
-const cid = z.string().refine((value) => parseCid(value) !== undefined, "must be a CID");
+const cid = z.string().refine(isCidString, "must be a CID");
 /** com.atproto.admin.defs#statusAttr. */
 const statusAttr = z.object({ applied: z.boolean(), ref: z.string().max(1024).optional() });
 
