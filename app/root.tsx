@@ -29,7 +29,7 @@ export async function loader({ request, context }: LoaderFunctionArgs) {
       cspNonce: typeof context.cspNonce === "string" ? context.cspNonce : undefined,
       brand: brandView(context.services.config),
       language,
-      resources: pageResourcesOf(language),
+      resources: pageResourcesOf(language, new URL(request.url).pathname),
     },
     setCookie ? { headers: { "Set-Cookie": setCookie } } : undefined,
   );

@@ -171,6 +171,28 @@ const crawlersVar = z
     return [...new Set(urls)];
   });
 
+/** The fewest characters of ATRIUM_ADMIN_PASSWORD: `openssl rand -hex 16`, as the reference's installer makes it, has 32. */
+export const ADMIN_PASSWORD_MIN_LENGTH = 16;
+
+/**
+ * ATRIUM_ADMIN_PASSWORD (docs/decisions/0051): the password of HTTP Basic `admin:<password>` for the admin /xrpc
+ * methods and of the operator page, /admin. Unset (or empty): every admin call is refused. Taken as it is, spaces
+ * included; shorter than ADMIN_PASSWORD_MIN_LENGTH, refused.
+ */
+const adminPasswordVar = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value === "") return undefined;
+    if (value.length < ADMIN_PASSWORD_MIN_LENGTH) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: `ATRIUM_ADMIN_PASSWORD must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters (got ${value.length}): it opens every account's administration. Make one with openssl rand -hex 16`,
+      });
+      return z.NEVER;
+    }
+    return value;
+  });
 /** `did#service`, as atproto-proxy names a service (atproto XRPC, "Service Proxying"). */
 const SERVICE_REF = /^did:[a-z]+:[^#\s]+#[a-zA-Z0-9_-]+$/;
 
@@ -186,20 +208,6 @@ const serviceUrlVar = optionalSetting((text) => {
 /** The reference PDS installer's app view and report service (its PDS_BSKY_APP_VIEW_* and PDS_REPORT_SERVICE_*). */
 export const DEFAULT_APPVIEW = { service: "did:web:api.bsky.app#bsky_appview", url: "https://api.bsky.app" };
 export const DEFAULT_REPORT_SERVICE = { service: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler", url: "https://mod.bsky.app" };
-
-/** The fewest characters of ATRIUM_ADMIN_PASSWORD: `openssl rand -hex 16`, as the reference's installer makes it, has 32. */
-export const ADMIN_PASSWORD_MIN_LENGTH = 16;
-
-/**
- * ATRIUM_ADMIN_PASSWORD: the password of HTTP Basic `admin:<password>` on the admin /xrpc methods (the invite codes'
- * here: docs/decisions/0052). Unset (or empty): every admin call is refused. Shorter than ADMIN_PASSWORD_MIN_LENGTH,
- * refused.
- */
-const adminPasswordVar = optionalSetting((text) =>
-  text.length >= ADMIN_PASSWORD_MIN_LENGTH
-    ? { value: text }
-    : { refused: `must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters (got ${text.length}): it makes invite codes and administers accounts. Make one with openssl rand -hex 16` },
-);
 
 /** The hCaptcha-compatible service's verify endpoint (docs/decisions/0052): https, or http on loopback (tests). */
 export const DEFAULT_HCAPTCHA_VERIFY_URL = "https://api.hcaptcha.com/siteverify";
@@ -349,6 +357,7 @@ const envSchema = z.object({
   ATRIUM_HCAPTCHA_SECRET: optionalSetting((text) => (/^[\x21-\x7e]{1,200}$/.test(text) ? { value: text } : { refused: "must be the secret the captcha service gave you" })),
   ATRIUM_HCAPTCHA_VERIFY_URL: captchaVerifyUrlVar,
   ATRIUM_CONTACT_EMAIL: contactEmailVar,
+  // docs/decisions/0051: the operator's password (admin XRPC calls, pdsadmin, /admin).
   ATRIUM_ADMIN_PASSWORD: adminPasswordVar,
 });
 
@@ -500,14 +509,17 @@ export type Config = {
   };
   /** Relays told with requestCrawl after writes, at most every 20 minutes each (ATRIUM_CRAWLERS). */
   crawlers: string[];
+  /**
+   * The operator's password (ATRIUM_ADMIN_PASSWORD, docs/decisions/0051): HTTP Basic admin:<password> on the admin
+   * /xrpc methods (invite codes among them: docs/decisions/0052), and the operator page's sign-in. Undefined: both refused.
+   */
+  adminPassword: string | undefined;
   /** Where password-recovery email goes out (docs/decisions/0020); undefined: no email is sent. */
   email: { smtpUrl: string; from: string } | undefined;
   /** Sign-up and invite codes (docs/decisions/0052). */
   signUp: SignUpSettings;
   /** describeServer's contact address (ATRIUM_CONTACT_EMAIL). */
   contactEmail: string | undefined;
-  /** The password of HTTP Basic admin:<password> on the admin /xrpc methods (ATRIUM_ADMIN_PASSWORD); undefined: refused. */
-  adminPassword: string | undefined;
   /**
    * ATRIUM_PASSWORD_SESSIONS (docs/decisions/0047): apps may sign in with com.atproto.server.createSession and app
    * passwords, as with the reference PDS. Off: OAuth only, and those methods say so.
@@ -702,6 +714,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       maxMs: e.ATRIUM_REPO_EXPORT_MAX_SECONDS * SECOND,
     },
     crawlers: e.ATRIUM_CRAWLERS,
+    adminPassword: e.ATRIUM_ADMIN_PASSWORD,
     email: e.ATRIUM_SMTP_URL && e.ATRIUM_EMAIL_FROM ? { smtpUrl: e.ATRIUM_SMTP_URL, from: e.ATRIUM_EMAIL_FROM } : undefined,
     passwordSessions: e.ATRIUM_PASSWORD_SESSIONS ?? true,
     signUp: {
@@ -715,7 +728,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
           : undefined,
     },
     contactEmail: e.ATRIUM_CONTACT_EMAIL,
-    adminPassword: e.ATRIUM_ADMIN_PASSWORD,
     appActivity: e.ATRIUM_APP_ACTIVITY ?? true,
     lifetimes: {
       requestUri: 5 * MINUTE,

@@ -36,6 +36,11 @@ import type { SigningKeys } from "./accounts/signing-key.ts";
 import { challengeMacKey, SignedChallengeStore } from "./stores/signed-challenge-store.ts";
 import { SqlAccountStore } from "./stores/sql-account-store.ts";
 import { AccountStatusManager } from "./accounts/account-status.ts";
+import { SqlTakedownStore } from "./stores/sql-takedown-store.ts";
+import { SqlAdminSessionStore } from "./stores/sql-admin-session-store.ts";
+import { AdminAuth, DEFAULT_ADMIN_THROTTLE } from "./admin/admin-auth.ts";
+import { AdminSessions } from "./admin/admin-sessions.ts";
+import { hmacBase64url } from "./util/crypto.ts";
 import { SqlAttemptStore } from "./stores/sql-attempt-store.ts";
 import { SqlBlobStore } from "./stores/sql-blob-store.ts";
 import { SqlBlobChunks } from "./stores/sql-blob-chunks.ts";
@@ -87,7 +92,6 @@ import { SqlInviteStore } from "./stores/sql-invite-store.ts";
 import { EmailConfirmation } from "./accounts/email-confirmation.ts";
 import { SignUp } from "./accounts/sign-up.ts";
 import { Captcha } from "./security/captcha.ts";
-import { AdminBasicAuth } from "./security/admin-basic-auth.ts";
 import { AppActivity } from "./activity/app-activity.ts";
 import { SqlActivityStore } from "./stores/sql-activity-store.ts";
 
@@ -227,6 +231,7 @@ export async function createServices(
   // Before anything signs: the keys a copy of the database could read are sealed (docs/decisions/0050).
   const signingKeys = await accountSigningKeys(config, db, now(), log);
   const { repo, repoWriter, eventLog, appended } = repositories(config, db, signingKeys, now);
+  const takedowns = new SqlTakedownStore(db, config.firehose.backfillMs);
   const accountStore = new SqlAccountStore(db);
   // docs/decisions/0028a: a handle change is announced on the firehose as an #identity event (none once deleted).
   const announceIdentity = async (did: string) => {
@@ -249,6 +254,9 @@ export async function createServices(
   // docs/decisions/0030: codes a person types, keyed by a key derived from the cookie secret.
   const typedCodes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now });
   const limiter = new RequestLimiter(new SqlLimitStore(db), { now, onFlushError: (error) => reportError("Writing the request counts failed", error) });
+  const accountStatus = new AccountStatusManager(repo, takedowns, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify());
+  // docs/decisions/0051: HTTP Basic admin:<ATRIUM_ADMIN_PASSWORD>, throttled per address and for the whole server.
+  const adminAuth = new AdminAuth(config.adminPassword, new SqlAttemptStore(db), DEFAULT_ADMIN_THROTTLE, now);
   // docs/decisions/0047: app passwords and password sessions, whose JWT keys are derived from the cookie secret.
   const appPasswords = new AppPasswords(new SqlAppPasswordStore(db), now);
   const passwordSessions = new PasswordSessions(new SqlPasswordSessionStore(db), sessionJwtKeys(cookieSecret), {
@@ -298,8 +306,16 @@ export async function createServices(
     dpop,
     clients,
     accounts,
-    /** Deactivation and reactivation (docs/decisions/0031). */
-    accountStatus: new AccountStatusManager(repo, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify()),
+    /** Deactivation and reactivation (docs/decisions/0031), takedowns (docs/decisions/0051). */
+    accountStatus,
+    /** Takedowns of records and blobs, and the takedown state of each (docs/decisions/0051). */
+    takedowns,
+    /** The operator's credential (docs/decisions/0051). */
+    adminAuth,
+    /** The operator page's sign-in (docs/decisions/0051). */
+    adminSessions: new AdminSessions(adminAuth, new SqlAdminSessionStore(db), hmacBase64url(cookieSecret, "admin-session-password-tag"), now),
+    /** The operator's email (com.atproto.admin.sendEmail); undefined without ATRIUM_SMTP_URL. */
+    mailer,
     sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
@@ -357,9 +373,7 @@ export async function createServices(
     signUp,
     /** Confirming the account's email address with a mailed code (docs/decisions/0052). */
     emailConfirmation,
-    /** HTTP Basic admin:<ATRIUM_ADMIN_PASSWORD> on the admin /xrpc methods (docs/decisions/0052). */
-    adminAuth: new AdminBasicAuth(config.adminPassword, new SqlAttemptStore(db), undefined, now),
-    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, appPasswords),
+    signIn: new SignIn(accounts, passkeys, new SignInThrottle(new SqlAttemptStore(db), config.signInThrottle, now), metrics, appPasswords, async (did) => (await accountStatus.stateOf(did)) === "takendown"),
     appPasswords,
     /** com.atproto.server.createSession and the calls made with its tokens (docs/decisions/0047). */
     passwordSessions,

@@ -1,4 +1,5 @@
 import type account from "./locales/en/account.json";
+import type admin from "./locales/en/admin.json";
 import type common from "./locales/en/common.json";
 import type consent from "./locales/en/consent.json";
 import type errors from "./locales/en/errors.json";
@@ -9,7 +10,7 @@ import type permissions from "./locales/en/permissions.json";
 declare module "i18next" {
   interface CustomTypeOptions {
     defaultNS: "common";
-    resources: { common: typeof common; consent: typeof consent; permissions: typeof permissions; account: typeof account; passkey: typeof passkey; errors: typeof errors };
+    resources: { common: typeof common; consent: typeof consent; permissions: typeof permissions; account: typeof account; passkey: typeof passkey; errors: typeof errors; admin: typeof admin };
     returnNull: false;
   }
 }

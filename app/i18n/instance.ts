@@ -9,11 +9,15 @@ import { DEFAULT_LANGUAGE, NAMESPACES, type Language } from "./languages";
  */
 export type LanguageResources = Record<string, unknown>;
 
-const cache = new Map<string, { resources: LanguageResources; instance: I18n }>();
+/**
+ * One instance per catalogue object: a language has two on the server (the people's pages' and the operator page's,
+ * app/.server/i18n/catalogue.ts pageResourcesOf), each built once.
+ */
+const cache = new WeakMap<LanguageResources, { language: Language; instance: I18n }>();
 
 export function i18nFor(language: Language, resources: LanguageResources): I18n {
-  const cached = cache.get(language);
-  if (cached && cached.resources === resources) return cached.instance;
+  const cached = cache.get(resources);
+  if (cached && cached.language === language) return cached.instance;
   const instance = createInstance();
   void instance.init({
     lng: language,
@@ -29,7 +33,7 @@ export function i18nFor(language: Language, resources: LanguageResources): I18n 
     returnNull: false,
     react: { useSuspense: false },
   });
-  cache.set(language, { resources, instance });
+  cache.set(resources, { language, instance });
   return instance;
 }
 

@@ -23,10 +23,10 @@ export const LANGUAGE_NAMES: Record<Language, string> = {
 /**
  * One catalogue file per language and namespace (app/i18n/locales/<language>/<namespace>.json): common (brand,
  * error pages, start page, the entry's own pages), consent (the consent screen and an app's identity), permissions
- * (the permission descriptions), account (the account pages and their notices), passkey (the passkey components) and
- * errors (what the server's refusals say).
+ * (the permission descriptions), account (the account pages and their notices), passkey (the passkey components),
+ * errors (what the server's refusals say) and admin (the operator page, docs/decisions/0051).
  */
-export const NAMESPACES = ["common", "consent", "permissions", "account", "passkey", "errors"] as const;
+export const NAMESPACES = ["common", "consent", "permissions", "account", "passkey", "errors", "admin"] as const;
 
 export type Namespace = (typeof NAMESPACES)[number];
 

@@ -20,18 +20,27 @@ import { applyMigrations } from "../../app/.server/db/migrations.ts";
 import { IdentityError } from "../../app/.server/identity/identity-error.ts";
 import { accountSigningKeys, blobStorage, plcIdentity, repositories } from "../../app/.server/services.ts";
 import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
+import { SqlTakedownStore } from "../../app/.server/stores/sql-takedown-store.ts";
+import { AccountStatusManager, accountStateOf, statusFields } from "../../app/.server/accounts/account-status.ts";
+import type { OperatorAccountRow } from "../../app/.server/accounts/account-store.ts";
+import { requestCrawl } from "../../app/.server/sync/crawler-notifier.ts";
+import { randomBytes } from "node:crypto";
 
 /**
  * The account command line tool's commands (scripts/account.ts is the tool: it prints what they print and turns their
  * refusals into an exit status). The tests run them in their own process (tests/helpers/test-server.ts:
  * createAccount) rather than starting a Node process per account (docs/decisions/0036, amendment).
  *
- * Account administration on the command line:
+ * Account administration on the command line, with the reference's pdsadmin commands beside ours (docs/decisions/0051):
  *   npm run account -- create --handle alice.test --email alice@example.com --password '…' [--recovery-key did:key:…]
  *   npm run account -- register --handle alice.test [--new-did]
- *   npm run account -- list
+ *   npm run account -- list [--prefix <text>]         (100 accounts per read of the database, however many there are)
  *   npm run account -- set-password --handle alice.test --password '…'
+ *   npm run account -- reset-password --handle alice.test   (a new random password, printed; every session and app ends)
+ *   npm run account -- takedown --handle alice.test [--reason '…']
+ *   npm run account -- untakedown --handle alice.test
  *   npm run account -- delete --handle alice.test [--tombstone]
+ *   npm run account -- request-crawl [--relays https://bsky.network,…]   (ATRIUM_CRAWLERS by default)
  *   npm run account -- rotate-key-encryption
  * `create` registers the account's did:plc at ATRIUM_PLC_DIRECTORY_URL before it stores the account and prints it;
  * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md);
@@ -45,10 +54,17 @@ import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
 const USAGE = `Usage:
   npm run account -- create --handle <handle> --email <email> --password <password> [--recovery-key <did:key>]
   npm run account -- register (--handle <handle> | --email <email> | --did <did>) [--new-did]
-  npm run account -- list
+  npm run account -- list [--prefix <handle, email or DID prefix>]
   npm run account -- set-password (--handle <handle> | --email <email> | --did <did>) --password <password>
+  npm run account -- reset-password (--handle <handle> | --email <email> | --did <did>)
+  npm run account -- takedown (--handle <handle> | --email <email> | --did <did>) [--reason <reason>]
+  npm run account -- untakedown (--handle <handle> | --email <email> | --did <did>)
   npm run account -- delete (--handle <handle> | --email <email> | --did <did>) [--tombstone]
+  npm run account -- request-crawl [--relays <relay URL or host>,…]
   npm run account -- rotate-key-encryption`;
+
+/** Accounts `list` reads per statement, as pdsadmin reads listRepos (100 at a time). */
+export const LIST_PAGE_SIZE = 100;
 
 function identifierOf(values: { handle?: string; email?: string; did?: string }): string {
   const identifier = values.handle ?? values.email ?? values.did;
@@ -83,6 +99,9 @@ export async function runAccountCommand(argv: string[], options: { env?: Readonl
       password: { type: "string" },
       did: { type: "string" },
       "new-did": { type: "boolean" },
+      reason: { type: "string" },
+      prefix: { type: "string" },
+      relays: { type: "string" },
       "recovery-key": { type: "string" },
       tombstone: { type: "boolean" },
     },
@@ -114,10 +133,17 @@ async function runWith(config: Config, command: string | undefined, values: Valu
   try {
     const signingKeys = await accountSigningKeys(config, db, Date.now());
     if (command === "rotate-key-encryption") return print(JSON.stringify(await rotateKeyEncryption(db, signingKeys)));
-    const { repoWriter } = repositories(config, db, signingKeys, Date.now);
+    const { repo, repoWriter } = repositories(config, db, signingKeys, Date.now);
     const identity = await plcIdentity(config, db, Date.now());
     const manager = new AccountManager(new SqlAccountStore(db), identity, { handles: new HandleRules(config.userDomains), signingKeys, repositories: repoWriter });
-    await runCommand(command, values, manager, operatorDeletion(config, db, manager, identity), print);
+    const tools: Tools = {
+      accounts: manager,
+      deletion: operatorDeletion(config, db, manager, identity),
+      // The server's firehose reads the #account events these append when it next polls the log.
+      status: new AccountStatusManager(repo, new SqlTakedownStore(db, config.firehose.backfillMs), async (did) => (await manager.findByDid(did))?.handle, Date.now),
+      config,
+    };
+    await runCommand(command, values, tools, print);
   } finally {
     await db.close();
   }
@@ -158,9 +184,30 @@ function operatorDeletion(config: Config, db: Database, accounts: AccountManager
   };
 }
 
-type Values = { handle?: string; email?: string; password?: string; did?: string; "new-did"?: boolean; "recovery-key"?: string; tombstone?: boolean };
+type Values = {
+  handle?: string;
+  email?: string;
+  password?: string;
+  did?: string;
+  "new-did"?: boolean;
+  "recovery-key"?: string;
+  tombstone?: boolean;
+  reason?: string;
+  prefix?: string;
+  relays?: string;
+};
 
-async function runCommand(command: string | undefined, values: Values, accounts: AccountManager, deletion: () => Promise<AccountDeletion>, print: (line: string) => void): Promise<void> {
+type Tools = { accounts: AccountManager; deletion: () => Promise<AccountDeletion>; status: AccountStatusManager; config: Config };
+
+/** A password as pdsadmin makes one (24 characters of base64 without +, / and =): 143 bits. */
+export function generatedPassword(): string {
+  let password = "";
+  while (password.length < 24) password += randomBytes(30).toString("base64").replace(/[+/=]/g, "");
+  return password.slice(0, 24);
+}
+
+async function runCommand(command: string | undefined, values: Values, tools: Tools, print: (line: string) => void): Promise<void> {
+  const { accounts, deletion, status } = tools;
   switch (command) {
     case "create": {
       if (values.did !== undefined) throw new AccountError("usage", "--did is not taken by create: the DID is derived from the account's registration at the PLC directory");
@@ -178,14 +225,49 @@ async function runCommand(command: string | undefined, values: Values, accounts:
       print(JSON.stringify({ did: account.did, handle: account.handle, registered: true, ...(previousDid ? { previousDid } : { unchanged: true }) }));
       return;
     }
-    case "list":
-      for (const account of await accounts.list()) {
-        print(JSON.stringify({ did: account.did, handle: account.handle, email: account.email, createdAt: account.createdAt.toISOString() }));
+    case "list": {
+      // One page in memory at a time, whatever the number of accounts.
+      const prefix = values.prefix?.trim().toLowerCase() || undefined;
+      let afterHandle: string | undefined;
+      for (;;) {
+        const page = await accounts.page({ prefix, afterHandle, limit: LIST_PAGE_SIZE });
+        for (const account of page) print(JSON.stringify(listedAccount(account)));
+        if (page.length < LIST_PAGE_SIZE) return;
+        afterHandle = page.at(-1)!.handle;
       }
-      return;
+    }
     case "set-password": {
       const account = await accounts.setPassword(identifierOf(values), required(values.password, "--password"));
       print(JSON.stringify({ did: account.did, handle: account.handle, passwordChanged: true }));
+      return;
+    }
+    case "reset-password": {
+      const account = await requireAccount(accounts, values);
+      const password = generatedPassword();
+      await accounts.resetPasswordByOperator(account.did, password);
+      print(JSON.stringify({ did: account.did, handle: account.handle, password }));
+      return;
+    }
+    case "takedown": {
+      const account = await requireAccount(accounts, values);
+      // pdsadmin's reference is the time; a reason says more to the next operator.
+      const ref = values.reason?.trim() || new Date().toISOString();
+      await status.takedown(account.did, ref);
+      print(JSON.stringify({ did: account.did, handle: account.handle, takendown: true, ref }));
+      return;
+    }
+    case "untakedown": {
+      const account = await requireAccount(accounts, values);
+      await status.reverseTakedown(account.did);
+      print(JSON.stringify({ did: account.did, handle: account.handle, takendown: false }));
+      return;
+    }
+    case "request-crawl": {
+      const relays = relayUrls(values.relays, tools.config);
+      for (const relay of relays) {
+        await requestCrawl(relay, tools.config.publicUrl.host);
+        print(JSON.stringify({ relay, hostname: tools.config.publicUrl.host, requested: true }));
+      }
       return;
     }
     case "delete": {
@@ -197,4 +279,38 @@ async function runCommand(command: string | undefined, values: Values, accounts:
     default:
       throw new AccountError("usage", command ? `unknown command ${command}\n${USAGE}` : USAGE);
   }
+}
+
+async function requireAccount(accounts: AccountManager, values: Values) {
+  const identifier = identifierOf(values);
+  const account = await accounts.findByIdentifier(identifier);
+  if (!account) throw new AccountError("account_not_found", `no account matches ${identifier}`);
+  return account;
+}
+
+/** One line of `list`: who the account is, its status (active, deactivated, takendown) and its dates. */
+function listedAccount(account: OperatorAccountRow) {
+  return {
+    did: account.did,
+    handle: account.handle,
+    email: account.email,
+    emailConfirmed: account.emailConfirmedAt !== null,
+    ...statusFields(accountStateOf(account)),
+    createdAt: new Date(account.createdAt).toISOString(),
+    lastSignInAt: account.lastSignInAt === null ? null : new Date(account.lastSignInAt).toISOString(),
+  };
+}
+
+/**
+ * The relays of request-crawl: the ones named (base URLs, or host names taken as https, as pdsadmin takes them), else
+ * ATRIUM_CRAWLERS; refused when there are none.
+ */
+function relayUrls(named: string | undefined, config: Config): string[] {
+  const given = (named ?? "").split(",").map((relay) => relay.trim()).filter(Boolean);
+  const relays = given.length > 0 ? given.map((relay) => (/^https?:\/\//.test(relay) ? relay : `https://${relay}`)) : config.crawlers;
+  if (relays.length === 0) throw new AccountError("usage", "name the relays with --relays, or set ATRIUM_CRAWLERS");
+  for (const relay of relays) {
+    if (!URL.canParse(relay)) throw new AccountError("usage", `${relay} is not a relay URL`);
+  }
+  return relays;
 }

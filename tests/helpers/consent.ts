@@ -1,3 +1,6 @@
+import { createPkce, DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
+import { loopbackClientId } from "./xrpc-extra.ts";
+
 /**
  * Drives the consent screen over plain HTTP, as a browser without
  * JavaScript would: GET the page, keep its cookies, POST the form.
@@ -93,4 +96,16 @@ export function visibleText(html: string): string {
     .replace(/<!-- -->|<wbr\/?>/g, "")
     .replace(/<[^>]+>/g, " ")
     .replace(/\s+/g, " ");
+}
+
+/**
+ * A new sign-in request of the atproto loopback app for `scope` (PAR, then the authorization URL its consent screen is
+ * at), with any further parameters (`prompt`, `login_hint`…).
+ */
+export async function pushedLoopbackRequest(issuer: string, scope: string, extra: Record<string, string> = {}): Promise<string> {
+  const client = new DpopClient(issuer, await generateDpopKey(), loopbackClientId(scope));
+  const pkce = createPkce();
+  const par = await client.pushAuthorizationRequest({ redirect_uri: "http://127.0.0.1/callback", scope, state: "s1", code_challenge: pkce.challenge, code_challenge_method: "S256", ...extra });
+  if (par.status !== 201) throw new Error(`PAR answered ${par.status}: ${JSON.stringify(par.body)}`);
+  return client.authorizeUrl(par.body.request_uri);
 }

@@ -193,7 +193,7 @@ export class MemoryGrantStore implements GrantStore {
     const row = this.access.get(tokenHash);
     const grant = row && this.grants.get(row.grantId);
     if (!row || !grant || row.expiresAt <= now || grant.expiresAt <= now || grant.endsAt <= now) return undefined;
-    return { grant: { ...grant }, expiresAt: row.expiresAt, handle: this.handleOf(grant.accountDid), scope: row.scope ?? grant.scope, accountDeactivated: false };
+    return { grant: { ...grant }, expiresAt: row.expiresAt, handle: this.handleOf(grant.accountDid), scope: row.scope ?? grant.scope, accountState: "active" };
   }
 
   async revokeGrant(grantId: string): Promise<void> {

@@ -46,7 +46,10 @@ function assertInstalled(): void {
   }
 }
 
-function nginxConfig(dir: string, port: number, upstreamPorts: number[]): string {
+/** A certificate and its key (PEM files) for nginx to serve https with. */
+export type NginxTls = { certificateFile: string; keyFile: string };
+
+function nginxConfig(dir: string, port: number, upstreamPorts: number[], tls?: NginxTls): string {
   const servers = upstreamPorts.map((upstream) => `    server 127.0.0.1:${upstream};`).join("\n");
   return `daemon off;
 master_process on;
@@ -70,7 +73,9 @@ http {
 ${servers}
   }
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port}${tls ? ` ssl;
+    ssl_certificate ${tls.certificateFile};
+    ssl_certificate_key ${tls.keyFile}` : ""};
     location / {
       proxy_pass http://atrium;
       proxy_http_version 1.1;
@@ -84,14 +89,17 @@ ${servers}
 `;
 }
 
-/** Starts nginx on `port` (a free one by default) in front of Atrium processes on `upstreamPorts`, and waits until it accepts connections. */
-export async function startNginx(options: { upstreamPorts: number[]; port?: number }): Promise<Nginx> {
+/**
+ * Starts nginx on `port` (a free one by default) in front of Atrium processes on `upstreamPorts`, and waits until it
+ * accepts connections. With `tls`, it serves https (TLS terminated at nginx, as in a deployment).
+ */
+export async function startNginx(options: { upstreamPorts: number[]; port?: number; tls?: NginxTls }): Promise<Nginx> {
   assertInstalled();
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-nginx-"));
   if (process.getuid?.() === 0) chmodSync(dir, 0o711);
   const configPath = path.join(dir, "nginx.conf");
-  writeFileSync(configPath, nginxConfig(dir, port, options.upstreamPorts));
+  writeFileSync(configPath, nginxConfig(dir, port, options.upstreamPorts, options.tls));
 
   const child = spawn(NGINX_BINARY, ["-p", dir, "-c", configPath, "-e", "stderr"], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
@@ -116,7 +124,7 @@ export async function startNginx(options: { upstreamPorts: number[]; port?: numb
     await stop();
     throw error;
   }
-  return { url: `http://127.0.0.1:${port}`, port, pid: child.pid!, output: () => output, stop };
+  return { url: `${options.tls ? "https" : "http"}://127.0.0.1:${port}`, port, pid: child.pid!, output: () => output, stop };
 }
 
 async function waitUntilListening(port: number, exited: Promise<void>, output: () => string): Promise<void> {

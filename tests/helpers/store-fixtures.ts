@@ -46,6 +46,7 @@ export const TABLES = [
   "ServerSecret",
   "PermissionSetCache",
   "RateLimit",
+  "AdminSession",
 ] as const;
 export type Table = (typeof TABLES)[number];
 

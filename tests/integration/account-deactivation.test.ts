@@ -9,14 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DpopClient, sha256Base64url } from "../../scripts/lib/dpop-client.ts";
 import { at, sql } from "../../app/.server/db/sql.ts";
 import { openPage, pageText, postForm, signedIn, type Browser } from "../helpers/account.ts";
-import { CookieJar, openConsentPage, submitConsent, visibleText } from "../helpers/consent.ts";
+import { CookieJar, openConsentPage, pushedLoopbackRequest, submitConsent, visibleText } from "../helpers/consent.ts";
 import { execute } from "../helpers/databases.ts";
 import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
 import { ALICE, createAlice, createPkce, generateDpopKey } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, expectXrpcError } from "../helpers/xrpc.ts";
 import { loopbackClientId, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
-import type { Frame } from "../helpers/subscribe-repos-lexicon.ts";
+import { listedRepo, messagesOf, repoStatusOf, syncReads, type FirehoseMessage } from "../helpers/repo-availability.ts";
 
 /** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
 const NOTE = "com.example.note";
@@ -54,43 +54,18 @@ function post(rkey: string, extra: Record<string, unknown> = {}) {
   });
 }
 
-type Message = Extract<Frame, { kind: "message" }>;
-const aliceMessages = () => firehose.frames.filter((frame): frame is Message => frame.kind === "message" && (frame.body.did ?? frame.body.repo) === alice.did);
+type Message = FirehoseMessage;
+const aliceMessages = () => messagesOf(firehose, alice.did);
 const isDeactivation = (frame: Message) => frame.type === "#account" && frame.body.active === false;
 
-const SYNC_READS: Array<[string, () => Record<string, string>]> = [
-  ["com.atproto.sync.getRepo", () => ({ did: alice.did })],
-  ["com.atproto.sync.getLatestCommit", () => ({ did: alice.did })],
-  ["com.atproto.sync.getRecord", () => ({ did: alice.did, collection: NOTE, rkey: "kept" })],
-  ["com.atproto.sync.getBlocks", () => ({ did: alice.did, cids: recordCid })],
-  ["com.atproto.sync.getBlob", () => ({ did: alice.did, cid: blobCid })],
-  ["com.atproto.sync.listBlobs", () => ({ did: alice.did })],
-];
+const SYNC_READS = syncReads(() => ({ did: alice.did, collection: NOTE, recordCid, blobCid }));
 
-async function repoStatus() {
-  return (await callAnonymous<Record<string, unknown>>(server, "com.atproto.sync.getRepoStatus", { params: { did: alice.did } })).body;
-}
+const repoStatus = () => repoStatusOf(server, alice.did);
 
-async function listed() {
-  const answer = await callAnonymous<{ repos: Array<Record<string, unknown>> }>(server, "com.atproto.sync.listRepos");
-  return answer.body.repos.find((repo) => repo.did === alice.did);
-}
+const listed = () => listedRepo(server, alice.did);
 
 /** A new sign-in request of the app, with its consent screen's address. */
-async function newRequest(extra: Record<string, string> = {}) {
-  const client = new DpopClient(server.issuer, await generateDpopKey(), loopbackClientId(SCOPE));
-  const pkce = createPkce();
-  const par = await client.pushAuthorizationRequest({
-    redirect_uri: "http://127.0.0.1/callback",
-    scope: SCOPE,
-    state: "s1",
-    code_challenge: pkce.challenge,
-    code_challenge_method: "S256",
-    ...extra,
-  });
-  expect(par.status).toBe(201);
-  return client.authorizeUrl(par.body.request_uri);
-}
+const newRequest = (extra: Record<string, string> = {}) => pushedLoopbackRequest(server.issuer, SCOPE, extra);
 
 /** Makes this browser's last proof of identity older than the recent-authentication window (docs/decisions/0007). */
 async function ageSession(target: Browser): Promise<void> {

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import type { AccountPageQuery, AccountStore, LockdownResult, OperatorAccountRow, StoredAccount } from "./account-store.ts";
 import { AccountError, type AccountErrorCode, type AccountField } from "./account-errors.ts";
-import type { AccountStore, LockdownResult, StoredAccount } from "./account-store.ts";
 import type { IdentityRegistry } from "../identity/plc-identity.ts";
 import { canonicalIdentifier, emailSchema, handleSchema } from "./identifiers.ts";
 import type { HandleRules } from "./handle-rules.ts";
@@ -186,8 +186,36 @@ export class AccountManager {
     await this.repositories?.createRepository({ did: account.did, signingKey: account.signingKey, handle: account.handle });
   }
 
-  async list(): Promise<AccountSummary[]> {
-    return (await this.store.list()).map(summary);
+  /** One page of the accounts in handle order, as the operator sees them (docs/decisions/0051). */
+  async page(query: AccountPageQuery): Promise<OperatorAccountRow[]> {
+    return this.store.page(query);
+  }
+
+  /** The accounts of these DIDs, as the operator sees them (com.atproto.admin.getAccountInfos). */
+  async operatorView(dids: readonly string[]): Promise<OperatorAccountRow[]> {
+    return this.store.operatorView(dids);
+  }
+
+  /**
+   * The operator's change of an account's email (com.atproto.admin.updateAccountEmail): unconfirmed, as the
+   * reference leaves it; refuses a malformed or taken address.
+   */
+  async setEmailByOperator(did: string, email: string): Promise<void> {
+    const address = parseField(emailSchema, email, "email");
+    const outcome = await this.store.setEmailByOperator(did, address, this.now());
+    if (outcome === "taken") throw new AccountError("email_taken", `email ${address} is already in use`, "email");
+    if (outcome === "no-account") throw new AccountError("account_not_found", `no account matches ${did}`);
+  }
+
+  /**
+   * The operator's password reset (com.atproto.admin.updateAccountPassword, pdsadmin account reset-password): every
+   * browser session and app grant of the account ends in the same step (docs/decisions/0051).
+   */
+  async resetPasswordByOperator(did: string, password: string): Promise<void> {
+    const checked = parseField(passwordSchema, password, "password");
+    if (!(await this.store.resetPasswordByOperator(did, await hashPassword(checked), this.now()))) {
+      throw new AccountError("account_not_found", `no account matches ${did}`);
+    }
   }
 
   async findByDid(did: string): Promise<AccountSummary | undefined> {

@@ -32,6 +32,20 @@ export type SpentInvite = { code: string };
 /** What "Secure your account" removed (docs/decisions/0007). */
 export type LockdownResult = { passkeys: number; otherSessions: number; apps: number };
 
+/** An account as the operator sees it (docs/decisions/0051): no password hash, no signing key. */
+export type OperatorAccountRow = AccountProfile & {
+  lastSignInAt: number | null;
+  deactivatedAt: number | null;
+  takendownAt: number | null;
+  takedownRef: string | null;
+};
+
+/**
+ * A page of the accounts in handle order: those whose handle sorts after `afterHandle`, and, with `prefix`, only
+ * those whose handle, email or DID starts with it.
+ */
+export type AccountPageQuery = { prefix?: string; afterHandle?: string; limit: number };
+
 /** Accounts, and the steps that span an account's rows. */
 export interface AccountStore {
   /**
@@ -43,6 +57,16 @@ export interface AccountStore {
   find(by: "did" | "handle" | "email", value: string): Promise<StoredAccount | undefined>;
   /** Who the account is, reading neither the password hash nor the signing key (every lookup that needs no secret). */
   profile(by: "did" | "handle" | "email", value: string): Promise<AccountProfile | undefined>;
+  /** One page of the accounts, read as one bounded statement (the operator page and the account command list them). */
+  page(query: AccountPageQuery): Promise<OperatorAccountRow[]>;
+  /** The accounts of these DIDs that exist, as the operator sees them. */
+  operatorView(dids: readonly string[]): Promise<OperatorAccountRow[]>;
+  /**
+   * The operator's change of the account's email (com.atproto.admin.updateAccountEmail): unconfirmed, as the
+   * reference sets it; what was mailed to the old address stops working. Claimed under the lock account creation
+   * takes for the address.
+   */
+  setEmailByOperator(did: string, email: string, now: number): Promise<"updated" | "taken" | "no-account">;
   /** The account's email settings (getSession, the emailed sign-in code: docs/decisions/0047). */
   emailSettings(did: string): Promise<EmailSettings | undefined>;
   /**
@@ -52,8 +76,6 @@ export interface AccountStore {
   confirmEmail(did: string, email: string, now: number): Promise<boolean>;
   /** Turns the emailed sign-in code of password sessions on or off (docs/decisions/0047). */
   setEmailAuthFactor(did: string, on: boolean, now: number): Promise<void>;
-  /** Every account, oldest first. */
-  list(): Promise<StoredAccount[]>;
   /** Changes the handle unless another account holds it (checked and written atomically). False: taken. */
   updateHandle(did: string, handle: string, now: number): Promise<boolean>;
   /**
@@ -61,6 +83,11 @@ export interface AccountStore {
    * no session made with the old password outlives the change (docs/decisions/0007).
    */
   setPasswordHash(did: string, passwordHash: string, now: number, signOut?: { keepSessionIdHash: string }): Promise<void>;
+  /**
+   * The operator's password reset (com.atproto.admin.updateAccountPassword, docs/decisions/0051): sets the hash and,
+   * in the same step, ends every browser session and every app's grant of the account. False: no such account.
+   */
+  resetPasswordByOperator(did: string, passwordHash: string, now: number): Promise<boolean>;
   /**
    * In one step, deletes the account under `previousDid` (with everything it owns, by cascade) and stores `account`
    * (a re-creation under a newly registered DID: AccountManager.register).

@@ -1,3 +1,4 @@
+import type { AccountState } from "./account-status.ts";
 import type { AccessScope } from "./session-jwt.ts";
 
 /** A password session as stored (docs/decisions/0047). Times are epoch milliseconds. */
@@ -18,7 +19,7 @@ export type StoredPasswordSession = {
  * What createSession's and refreshSession's answers say of the account (their lexicons), read in the step that stores
  * the session or spends the token, so that the answer costs no other read.
  */
-export type SessionAccount = { handle: string; email: string; emailConfirmedAt: number | null; emailAuthFactor: boolean; deactivatedAt: number | null };
+export type SessionAccount = { handle: string; email: string; emailConfirmedAt: number | null; emailAuthFactor: boolean; deactivatedAt: number | null; takendownAt: number | null };
 
 /**
  * What a sign-in proved: the account's password hash it matched, or the app password it was, with the privilege it
@@ -52,8 +53,8 @@ export type RefreshOutcome =
   | { kind: "rotated" | "retried"; session: StoredPasswordSession; account: SessionAccount; successorExpiresAt: number }
   | { kind: "revoked" };
 
-/** What a call made with an access token needs: its session, the account's handle, whether it is deactivated. */
-export type AccessOwner = { session: StoredPasswordSession; handle: string; accountDeactivated: boolean };
+/** What a call made with an access token needs: its session, the account's handle, the account's state. */
+export type AccessOwner = { session: StoredPasswordSession; handle: string; accountState: AccountState };
 
 /** A session as the account pages list it. */
 export type ListedPasswordSession = StoredPasswordSession & { appPasswordName: string | null };
@@ -63,7 +64,8 @@ export interface PasswordSessionStore {
    * Stores a new session and its first tokens (and drops a few expired rows), in the step that checks `proof` still
    * holds under the account's credentials lock: its password hash unchanged, or the app password not revoked; the
    * account as the answer tells it. Undefined, and nothing stored, otherwise (a password change or a revocation landed
-   * while the sign-in was being checked).
+   * while the sign-in was being checked). AccountTakedown, and nothing stored, when the account is taken down and the
+   * session is not a takedown-only one (TAKENDOWN_ACCESS): a takedown that commits first leaves no other session.
    */
   create(session: StoredPasswordSession, proof: SessionProof, tokens: IssuedTokenHashes): Promise<SessionAccount | undefined>;
   /** Spends a refresh token and issues the next pair, atomically (see RefreshOutcome). */

@@ -1,4 +1,5 @@
 import { AtriumError } from "../errors/atrium-error.ts";
+import type { AccountState } from "./account-status.ts";
 import { randomToken, sha256Base64url } from "../util/crypto.ts";
 import { DAY, HOUR, MINUTE } from "../util/time.ts";
 import type { StoredAppPassword } from "./app-password-store.ts";
@@ -9,6 +10,7 @@ import {
   newJti,
   PRIVILEGED_APP_PASSWORD_ACCESS,
   REFRESH_SCOPE,
+  TAKENDOWN_ACCESS,
   SessionJwtRefused,
   signSessionJwt,
   successorJti,
@@ -55,8 +57,8 @@ export type SessionCredential = { passwordHash: string } | { appPassword: Stored
 /** The tokens, and the account as the answer tells it (read in the same step). */
 export type IssuedPasswordSession = { accessJwt: string; refreshJwt: string; did: string; scope: AccessScope; account: SessionAccount };
 
-/** The caller behind an access token: its session, the account's handle, whether the account is deactivated. */
-export type PasswordSessionSubject = { session: StoredPasswordSession; handle: string; accountDeactivated: boolean };
+/** The caller behind an access token: its session, the account's handle, the account's state. */
+export type PasswordSessionSubject = { session: StoredPasswordSession; handle: string; accountState: AccountState };
 
 export type PasswordSessionOptions = {
   /** `aud` of every token: this server's DID (describeServer's). */
@@ -102,11 +104,12 @@ export class PasswordSessions {
   /**
    * A new session for an account that just proved `credential`, or undefined when that no longer holds: the password
    * changed or the app password was revoked while the sign-in was being checked (PasswordSessionStore.create).
+   * `takedownOnly`: the taken-down account's own session (TAKENDOWN_ACCESS, docs/decisions/0051).
    */
-  async create(accountDid: string, credential: SessionCredential, userAgent: string | undefined): Promise<IssuedPasswordSession | undefined> {
+  async create(accountDid: string, credential: SessionCredential, userAgent: string | undefined, options: { takedownOnly?: boolean } = {}): Promise<IssuedPasswordSession | undefined> {
     this.requireEnabled();
     const now = this.options.now();
-    const scope = scopeOf(credential);
+    const scope = options.takedownOnly ? TAKENDOWN_ACCESS : scopeOf(credential);
     const session: StoredPasswordSession = {
       id: randomToken("pss"),
       accountDid,

@@ -14,10 +14,15 @@ export const FULL_ACCESS = "com.atproto.access";
 export const APP_PASSWORD_ACCESS = "com.atproto.appPass";
 export const PRIVILEGED_APP_PASSWORD_ACCESS = "com.atproto.appPassPrivileged";
 export const REFRESH_SCOPE = "com.atproto.refresh";
+/**
+ * A taken-down account's own session (createSession with allowTakendown, docs/decisions/0051): it may only take the
+ * account's data away, appeal and move to another server (xrpc/router.ts mayCallWhileTakenDown).
+ */
+export const TAKENDOWN_ACCESS = "com.atproto.takendown";
 
-export type AccessScope = typeof FULL_ACCESS | typeof APP_PASSWORD_ACCESS | typeof PRIVILEGED_APP_PASSWORD_ACCESS;
+export type AccessScope = typeof FULL_ACCESS | typeof APP_PASSWORD_ACCESS | typeof PRIVILEGED_APP_PASSWORD_ACCESS | typeof TAKENDOWN_ACCESS;
 
-const ACCESS_SCOPES: readonly string[] = [FULL_ACCESS, APP_PASSWORD_ACCESS, PRIVILEGED_APP_PASSWORD_ACCESS];
+const ACCESS_SCOPES: readonly string[] = [FULL_ACCESS, APP_PASSWORD_ACCESS, PRIVILEGED_APP_PASSWORD_ACCESS, TAKENDOWN_ACCESS];
 
 export function isAccessScope(value: unknown): value is AccessScope {
   return typeof value === "string" && ACCESS_SCOPES.includes(value);

@@ -10,6 +10,7 @@ import type { SessionCredential } from "./password-sessions.ts";
 import type { CredentialProof } from "./session-store.ts";
 import { canonicalIdentifier } from "./identifiers.ts";
 import { PasskeyError, type PasskeyBinding, type PasskeyManager } from "./passkey-manager.ts";
+import { accountTakenDown } from "./account-status.ts";
 
 /** A wrong password: the message never says which part was wrong (code `sign_in_failed`). */
 export class SignInError extends AtriumError {
@@ -37,6 +38,8 @@ export class SignIn {
     private readonly metrics: Pick<Metrics, "signInFailed" | "rateLimited"> = NO_METRICS,
     /** App passwords, which only password sessions accept (`forPasswordSession`); never the screens. */
     private readonly appPasswords?: AppPasswords,
+    /** Whether the operator took the account down (docs/decisions/0051): its password or passkey then signs in nobody. */
+    private readonly isTakenDown: (did: string) => Promise<boolean> = async () => false,
   ) {}
 
   /**
@@ -59,6 +62,7 @@ export class SignIn {
       : await this.claimPassword(identifier, account?.did, address, () => this.accounts.passwordProof(undefined, password));
     const proof = await this.check(attempt, () => this.accounts.passwordProof(account?.did, password));
     // No account matches no password (passwordProof checks a dummy hash then), so `check` has thrown without one.
+    await this.refuseTakenDown(account!.did);
     return { ...account!, proof };
   }
 
@@ -152,6 +156,16 @@ export class SignIn {
       this.metrics.signInFailed("passkey");
       throw new PasskeyError("accountGone");
     }
+    await this.refuseTakenDown(account.did);
     return { ...account, proof: { passkey: signed.credentialId } };
+  }
+
+  /**
+   * A taken-down account signs in nowhere on the screens: told so only once the password or passkey proved right, as
+   * the reference's OAuth sign-in says "Account was taken down" (the session store refuses it too, should the takedown
+   * land meanwhile: SessionStore.create).
+   */
+  private async refuseTakenDown(did: string): Promise<void> {
+    if (await this.isTakenDown(did)) throw accountTakenDown();
   }
 }

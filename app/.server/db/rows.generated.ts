@@ -14,6 +14,9 @@ export type AccountRow = {
   signingKey: string;
   signingKeyEncryptedWith: string | null;
   deactivatedAt: number | null;
+  takendownAt: number | null;
+  takedownRef: string | null;
+  lastSignInAt: number | null;
   emailAuthFactor: boolean;
   invitesDisabled: boolean;
   createdAt: number;
@@ -134,6 +137,7 @@ export type RecordRow = {
   cid: string;
   value: string;
   repoRev: string | null;
+  takedownRef: string | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -174,6 +178,7 @@ export type BlobRow = {
   bytes: Uint8Array;
   createdAt: number;
   unreferencedSince: number | null;
+  takedownRef: string | null;
 };
 
 /** A row of "BlobContent". */
@@ -285,6 +290,14 @@ export type RecoveryCodeRow = {
   usedAt: number | null;
 };
 
+/** A row of "AdminSession". */
+export type AdminSessionRow = {
+  idHash: string;
+  passwordTag: string;
+  createdAt: number;
+  expiresAt: number;
+};
+
 /** A row of "AppPassword". */
 export type AppPasswordRow = {
   id: string;
@@ -352,6 +365,9 @@ export const tables = {
     signingKey: "string",
     signingKeyEncryptedWith: "string?",
     deactivatedAt: "time?",
+    takendownAt: "time?",
+    takedownRef: "string?",
+    lastSignInAt: "time?",
     emailAuthFactor: "boolean",
     invitesDisabled: "boolean",
     createdAt: "time",
@@ -452,6 +468,7 @@ export const tables = {
     cid: "string",
     value: "string",
     repoRev: "string?",
+    takedownRef: "string?",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -484,6 +501,7 @@ export const tables = {
     bytes: "bytes",
     createdAt: "time",
     unreferencedSince: "time?",
+    takedownRef: "string?",
   }),
   BlobContent: table<BlobContentRow>("BlobContent", {
     key: "string",
@@ -569,6 +587,12 @@ export const tables = {
     createdAt: "time",
     expiresAt: "time",
     usedAt: "time?",
+  }),
+  AdminSession: table<AdminSessionRow>("AdminSession", {
+    idHash: "string",
+    passwordTag: "string",
+    createdAt: "time",
+    expiresAt: "time",
   }),
   AppPassword: table<AppPasswordRow>("AppPassword", {
     id: "string",

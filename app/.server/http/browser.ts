@@ -19,9 +19,10 @@ import { hmacBase64url, safeEqual } from "../util/crypto.ts";
  * `session`: the ids of this browser's sessions that end with the browser session (no Max-Age); `keptSession`: those
  * whose person ticked "Stay signed in on this device" (Max-Age of the long lifetime); `account`: which of the
  * signed-in accounts the account pages act on (docs/decisions/0020); `language`: the language picked on this site
- * (docs/decisions/0019); `recoveryReturn`: the sign-in request a password reset started from (issue 19).
+ * (docs/decisions/0019); `recoveryReturn`: the sign-in request a password reset started from (issue 19); `admin`: the
+ * operator page's session (docs/decisions/0051).
  */
-export type CookieNames = { session: string; keptSession: string; account: string; csrf: string; device: string; language: string; recoveryReturn: string };
+export type CookieNames = { session: string; keptSession: string; account: string; csrf: string; device: string; language: string; recoveryReturn: string; admin: string };
 
 export function cookieNames(config: Pick<Config, "publicUrl">): CookieNames {
   const prefix = config.publicUrl.protocol === "https:" ? "__Host-" : "";
@@ -33,6 +34,7 @@ export function cookieNames(config: Pick<Config, "publicUrl">): CookieNames {
     device: `${prefix}atrium_device`,
     language: `${prefix}atrium_lang`,
     recoveryReturn: `${prefix}atrium_recovery_return`,
+    admin: `${prefix}atrium_admin`,
   };
 }
 

@@ -1,3 +1,9 @@
+import enAdmin from "../../i18n/locales/en/admin.json";
+import deAdmin from "../../i18n/locales/de/admin.json";
+import esAdmin from "../../i18n/locales/es/admin.json";
+import frAdmin from "../../i18n/locales/fr/admin.json";
+import jaAdmin from "../../i18n/locales/ja/admin.json";
+import ptBRAdmin from "../../i18n/locales/pt-BR/admin.json";
 import enAccount from "../../i18n/locales/en/account.json";
 import enCommon from "../../i18n/locales/en/common.json";
 import enConsent from "../../i18n/locales/en/consent.json";
@@ -49,12 +55,12 @@ import type { LanguageResources } from "../../i18n/instance.ts";
 export type Catalogue = { [key: string]: string | Catalogue };
 
 export const CATALOGUES: Record<Language, Record<Namespace, Catalogue>> = {
-  en: { common: enCommon, consent: enConsent, permissions: enPermissions, account: enAccount, passkey: enPasskey, errors: enErrors },
-  fr: { common: frCommon, consent: frConsent, permissions: frPermissions, account: frAccount, passkey: frPasskey, errors: frErrors },
-  de: { common: deCommon, consent: deConsent, permissions: dePermissions, account: deAccount, passkey: dePasskey, errors: deErrors },
-  es: { common: esCommon, consent: esConsent, permissions: esPermissions, account: esAccount, passkey: esPasskey, errors: esErrors },
-  "pt-BR": { common: ptBRCommon, consent: ptBRConsent, permissions: ptBRPermissions, account: ptBRAccount, passkey: ptBRPasskey, errors: ptBRErrors },
-  ja: { common: jaCommon, consent: jaConsent, permissions: jaPermissions, account: jaAccount, passkey: jaPasskey, errors: jaErrors },
+  en: { common: enCommon, consent: enConsent, permissions: enPermissions, account: enAccount, passkey: enPasskey, errors: enErrors, admin: enAdmin },
+  fr: { common: frCommon, consent: frConsent, permissions: frPermissions, account: frAccount, passkey: frPasskey, errors: frErrors, admin: frAdmin },
+  de: { common: deCommon, consent: deConsent, permissions: dePermissions, account: deAccount, passkey: dePasskey, errors: deErrors, admin: deAdmin },
+  es: { common: esCommon, consent: esConsent, permissions: esPermissions, account: esAccount, passkey: esPasskey, errors: esErrors, admin: esAdmin },
+  "pt-BR": { common: ptBRCommon, consent: ptBRConsent, permissions: ptBRPermissions, account: ptBRAccount, passkey: ptBRPasskey, errors: ptBRErrors, admin: ptBRAdmin },
+  ja: { common: jaCommon, consent: jaConsent, permissions: jaPermissions, account: jaAccount, passkey: jaPasskey, errors: jaErrors, admin: jaAdmin },
 };
 
 /** English under the language's own words: a key not yet translated reads in English rather than as its key. */
@@ -84,12 +90,22 @@ export function resourcesOf(language: Language): LanguageResources {
  * pages are not sent them.
  */
 const SERVER_ONLY: readonly Namespace[] = ["errors"];
+/** Only the operator page's own pages are sent its words (docs/decisions/0051): the people's pages stay as light. */
+const OPERATOR_ONLY: readonly Namespace[] = ["admin"];
 
-const PAGE_RESOURCES = new Map<Language, LanguageResources>(
-  LANGUAGES.map((language) => [language, Object.fromEntries(Object.entries(resourcesOf(language)).filter(([ns]) => !SERVER_ONLY.includes(ns as Namespace)))]),
-);
+function pageResources(language: Language, operator: boolean): LanguageResources {
+  const left = operator ? SERVER_ONLY : [...SERVER_ONLY, ...OPERATOR_ONLY];
+  return Object.fromEntries(Object.entries(resourcesOf(language)).filter(([ns]) => !left.includes(ns as Namespace)));
+}
 
-/** What a page is rendered and hydrated with (the root loader's data): its language's catalogue, less SERVER_ONLY. */
-export function pageResourcesOf(language: Language): LanguageResources {
-  return PAGE_RESOURCES.get(language)!;
+const PAGE_RESOURCES = new Map<Language, LanguageResources>(LANGUAGES.map((language) => [language, pageResources(language, false)]));
+const OPERATOR_PAGE_RESOURCES = new Map<Language, LanguageResources>(LANGUAGES.map((language) => [language, pageResources(language, true)]));
+
+/**
+ * What a page is rendered and hydrated with (the root loader's data): its language's catalogue, less SERVER_ONLY,
+ * and less OPERATOR_ONLY but on the operator page (`path` under /admin).
+ */
+export function pageResourcesOf(language: Language, path = "/"): LanguageResources {
+  const operator = path === "/admin" || path.startsWith("/admin/");
+  return (operator ? OPERATOR_PAGE_RESOURCES : PAGE_RESOURCES).get(language)!;
 }

@@ -8,10 +8,10 @@ import { resourcesOf } from "./catalogue.ts";
  * refusals a form or an error page shows, the notices, the JSON errors the passkey scripts display. Keys carry their
  * namespace ("errors:form.enterPassword"); they are checked against the English catalogue at compile time.
  */
-export type Translate = TFunction<["common", "consent", "permissions", "account", "passkey", "errors"]>;
+export type Translate = TFunction<["common", "consent", "permissions", "account", "passkey", "errors", "admin"]>;
 
 export function translatorFor(language: Language): Translate {
-  return i18nFor(language, resourcesOf(language)).getFixedT(language, ["common", "consent", "permissions", "account", "passkey", "errors"]) as Translate;
+  return i18nFor(language, resourcesOf(language)).getFixedT(language, ["common", "consent", "permissions", "account", "passkey", "errors", "admin"]) as Translate;
 }
 
 /** English: the text of log lines and of errors' own messages, the catalogue's first language. */

@@ -1,6 +1,7 @@
 import type { ReadableBlockstore } from "@atproto/repo";
 import type { CommitActivity } from "../activity/activity-lines.ts";
 import type { NewEvent } from "../sync/event-log.ts";
+import type { AccountState } from "../accounts/account-status.ts";
 
 export type StoredRecord = { collection: string; rkey: string; cid: string; value: unknown; createdAt: number; updatedAt: number };
 
@@ -35,11 +36,14 @@ export type PreparedCommit = {
   activity?: CommitActivity;
 };
 
-/** `active` false: the account is deactivated (docs/decisions/0031). */
-export type RepoListing = { did: string; head: string; rev: string; active: boolean };
+/** `state`: whether the account is active, deactivated or taken down (docs/decisions/0031, 0051). */
+export type RepoListing = { did: string; head: string; rev: string; state: AccountState };
 
-/** Whether the network may be served an account's repository, and its head (none before its first commit). */
-export type RepoAvailability = { deactivatedAt: number | null; head: RepoHead | undefined };
+/**
+ * Whether the network may be served an account's repository (accounts/account-status.ts accountStateOf reads the
+ * two times), and its head (none before its first commit).
+ */
+export type RepoAvailability = { deactivatedAt: number | null; takendownAt: number | null; takedownRef: string | null; head: RepoHead | undefined };
 export type BlobListing = { cids: string[]; cursor?: string };
 export type BlockRow = { cid: string; bytes: Uint8Array };
 export type BlockSize = { cid: string; size: number };
@@ -51,8 +55,11 @@ export type BlockSize = { cid: string; size: number };
  */
 export interface RepoSnapshot {
   readonly head: RepoHead;
-  /** The account is deactivated (docs/decisions/0031): nothing of the repository is served. */
-  readonly deactivated: boolean;
+  /**
+   * The account's state: while deactivated or taken down (docs/decisions/0031, 0051), nothing of the repository is
+   * served but to its owner or the operator.
+   */
+  readonly state: AccountState;
   /**
    * The next blocks in CID order after `after` ("" for the first), those added after revision `since` if given: as
    * many as fit in `maxBytes` of content, or the first alone when it is larger; none at the end. `after` is the last
@@ -69,6 +76,7 @@ export interface RepoSnapshot {
 }
 
 export interface RepoStore {
+  /** A record the operator took down is absent here and from listRecords (docs/decisions/0051). */
   getRecord(did: string, collection: string, rkey: string): Promise<StoredRecord | undefined>;
   listRecords(did: string, collection: string, options: { limit: number; cursor?: string; reverse: boolean }): Promise<StoredRecord[]>;
   /**
@@ -97,7 +105,8 @@ export interface RepoStore {
   /**
    * One transaction: moves the head from `base` to `head` if it is still at `base` (compare-and-swap), stores the
    * blocks, changes the record rows and their blob references, appends the events. False, with nothing written,
-   * when the head had moved; AccountDeactivated, with nothing written, when the account is deactivated.
+   * when the head had moved; AccountDeactivated or AccountTakedown, with nothing written, when the account is
+   * deactivated or taken down.
    */
   applyCommit(commit: PreparedCommit, now: number): Promise<boolean>;
   /** The account's status and head in one read; undefined when there is no such account. */
@@ -105,9 +114,10 @@ export interface RepoStore {
   /**
    * One transaction: deactivates or reactivates the account and appends `events`, under the lock every commit of
    * the account takes, so that no commit lands between the change and its events, nor after a deactivation
-   * (docs/decisions/0031). "unchanged", with nothing appended, when the account already had that status.
+   * (docs/decisions/0031). "unchanged", with nothing appended, when the account already had that status;
+   * "takendown", with nothing changed, when the operator took the account down (docs/decisions/0051).
    */
-  changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]): Promise<"changed" | "unchanged" | "no-account">;
+  changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]): Promise<"changed" | "unchanged" | "no-account" | "takendown">;
   /**
    * Appends the account's #identity event with its handle as it is now, read under the lock every commit and the
    * account's deletion take: an account deleted meanwhile gets none (its deletion removed its events and ends them

@@ -1,4 +1,4 @@
-import { FULL_ACCESS, PRIVILEGED_APP_PASSWORD_ACCESS, type AccessScope } from "../accounts/session-jwt.ts";
+import { FULL_ACCESS, PRIVILEGED_APP_PASSWORD_ACCESS, TAKENDOWN_ACCESS, type AccessScope } from "../accounts/session-jwt.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
 
 /**
@@ -39,13 +39,17 @@ export class PasswordSessionPermissions {
   requireBlob(): void {}
 
   requireRpc(lxm: string): void {
+    // A takedown-only session is opened with the account's own password only, to move away (docs/decisions/0051).
+    if (this.scope === TAKENDOWN_ACCESS && lxm === "com.atproto.server.createAccount") return;
     if (this.scope !== FULL_ACCESS && this.scope !== PRIVILEGED_APP_PASSWORD_ACCESS && isPrivilegedMethod(lxm)) {
       throw badToken(`Bad token method: ${lxm} needs the account's password or a privileged app password`);
     }
   }
 
   requireIdentity(): void {
-    if (this.scope !== FULL_ACCESS) throw badToken("Bad token scope: an app password cannot change the account's identity");
+    // A takedown-only session (the account's own password) may sign the DID operation that moves the account away;
+    // the router lets it reach nothing else that asks this (docs/decisions/0051).
+    if (this.scope !== FULL_ACCESS && this.scope !== TAKENDOWN_ACCESS) throw badToken("Bad token scope: an app password cannot change the account's identity");
   }
 
   canReadEmail(): boolean {

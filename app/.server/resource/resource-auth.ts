@@ -1,5 +1,6 @@
+import type { AccountState } from "../accounts/account-status.ts";
 import type { PasswordSessions } from "../accounts/password-sessions.ts";
-import { FULL_ACCESS, looksLikeJwt, type AccessScope } from "../accounts/session-jwt.ts";
+import { FULL_ACCESS, looksLikeJwt, TAKENDOWN_ACCESS, type AccessScope } from "../accounts/session-jwt.ts";
 import type { AccessTokenVerifier } from "../oauth/token/access-token-verifier.ts";
 import type { Grant } from "../oauth/token/grant-store.ts";
 import { OAuthPermissions } from "./scope-permissions.ts";
@@ -41,8 +42,12 @@ export class ResourceCaller {
     readonly did: string,
     readonly handle: string,
     readonly credentials: CallerCredentials,
-    /** The account is deactivated: the router refuses every call but getSession (docs/decisions/0031). */
-    readonly accountDeactivated = false,
+    /**
+     * The account's state (accounts/account-status.ts): the router refuses a deactivated account's calls but
+     * getSession (docs/decisions/0031), a taken-down account's but those a takedown leaves the person
+     * (docs/decisions/0051).
+     */
+    readonly accountState: AccountState = "active",
   ) {
     // An OAuth token's scope, less what the person took back from the app since (docs/decisions/0053).
     this.permissions = credentials.kind === "oauth" ? OAuthPermissions.of(credentials.scope, credentials.grant.withdrawn) : PasswordSessionPermissions.of(credentials.scope);
@@ -99,6 +104,11 @@ export class ResourceCaller {
   get fullAccess(): boolean {
     return this.credentials.kind === "password" && this.credentials.scope === FULL_ACCESS;
   }
+
+  /** A taken-down account's takedown-only session (docs/decisions/0051): it reaches only what a takedown leaves the person. */
+  get takedownOnly(): boolean {
+    return this.credentials.kind === "password" && this.credentials.scope === TAKENDOWN_ACCESS;
+  }
 }
 
 export type ResourceRequest = { authorization: string | null; dpop: string | null; method: string; url: string };
@@ -114,11 +124,11 @@ export type CallerVerifiers = { accessTokens: AccessTokenVerifier; passwordSessi
 export async function authenticateCaller(verifiers: CallerVerifiers, request: ResourceRequest): Promise<ResourceCaller> {
   const bearer = bearerJwt(request.authorization);
   if (bearer !== undefined) {
-    const { session, handle, accountDeactivated } = await verifiers.passwordSessions.authenticate(bearer);
-    return new ResourceCaller(session.accountDid, handle, { kind: "password", sessionId: session.id, scope: session.scope, appPasswordId: session.appPasswordId }, accountDeactivated);
+    const { session, handle, accountState } = await verifiers.passwordSessions.authenticate(bearer);
+    return new ResourceCaller(session.accountDid, handle, { kind: "password", sessionId: session.id, scope: session.scope, appPasswordId: session.appPasswordId }, accountState);
   }
   const subject = await verifiers.accessTokens.verify(request);
-  return new ResourceCaller(subject.did, subject.handle, { kind: "oauth", grant: subject.grant, scope: subject.scope }, subject.accountDeactivated);
+  return new ResourceCaller(subject.did, subject.handle, { kind: "oauth", grant: subject.grant, scope: subject.scope }, subject.accountState);
 }
 
 /** The token of `Authorization: Bearer <token>` when it is a JWT; undefined for anything else. */

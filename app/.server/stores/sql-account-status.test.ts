@@ -8,6 +8,7 @@ import type { Database } from "../db/sql.ts";
 import { hasCode } from "../errors/atrium-error.ts";
 import type { WriteRequest } from "../repo/repo-writer.ts";
 import { SqlEventLog } from "./sql-event-log.ts";
+import { SqlTakedownStore } from "./sql-takedown-store.ts";
 
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
@@ -36,7 +37,7 @@ describe.each(ENGINES)("account status (RepoStore.changeAccountStatus) on %s", (
   const handles: Record<string, string> = { [ALICE]: "alice.test", [BOB]: "bob.test" };
   const on = (db: Database) => {
     const { store, writer } = repositoriesOn(db, clock);
-    return { store, writer, status: new AccountStatusManager(store, async (did) => handles[did], () => clock.now) };
+    return { store, writer, status: new AccountStatusManager(store, new SqlTakedownStore(db, 3600_000), async (did) => handles[did], () => clock.now) };
   };
   const main = () => on(shared.db);
   const events = async () => (await new SqlEventLog(shared.db, 3600_000).after(0, { events: 10_000, bytes: 2 ** 30 })).filter((event) => event.did === ALICE);
@@ -52,7 +53,7 @@ describe.each(ENGINES)("account status (RepoStore.changeAccountStatus) on %s", (
     const before = (await events()).length;
     expect(await status.deactivate(ALICE)).toBe(true);
     expect(await status.statusOf(ALICE)).toEqual({ active: false, status: "deactivated", since: clock.now });
-    expect(await store.availability(ALICE)).toEqual({ deactivatedAt: clock.now, head: await store.head(ALICE) });
+    expect(await store.availability(ALICE)).toEqual({ deactivatedAt: clock.now, takendownAt: null, takedownRef: null, head: await store.head(ALICE) });
     const added = (await events()).slice(before);
     expect(added.map((event) => event.type)).toEqual(["account"]);
     expect(decode(added[0]!.body)).toEqual({ did: ALICE, active: false, status: "deactivated", time: new Date(clock.now).toISOString() });
@@ -72,9 +73,9 @@ describe.each(ENGINES)("account status (RepoStore.changeAccountStatus) on %s", (
     expect(await store.getRecord(ALICE, NOTE, "kept")).toBeDefined();
     expect(await store.getRecord(ALICE, NOTE, "refused")).toBeUndefined();
     const listed = await store.listRepos({ limit: 10 });
-    expect(listed.map((repo) => [repo.did, repo.active])).toEqual([
-      [ALICE, false],
-      [BOB, true],
+    expect(listed.map((repo) => [repo.did, repo.state])).toEqual([
+      [ALICE, "deactivated"],
+      [BOB, "active"],
     ]);
     expect(await outcome(writer.write(BOB, [create("bob")]))).toBe("ok");
   });

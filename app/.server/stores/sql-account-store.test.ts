@@ -2,8 +2,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, type Engine, raceOn } from "../../../tests/helpers/databases.ts";
 import { accountFor, countOf, countRows, issuedTokens, newCode, newGrant, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
-import { sql, type Database } from "../db/sql.ts";
-import { SqlAccountStore } from "./sql-account-store.ts";
+import { at, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { ACCOUNT_PAGE_SQL, SqlAccountStore } from "./sql-account-store.ts";
+import { postgresPlan, sqlitePlan } from "../../../tests/helpers/query-plans.ts";
 import { SqlConsentStore } from "./sql-consent-store.ts";
 import { SqlGrantStore } from "./sql-grant-store.ts";
 import { SqlPasskeyStore } from "./sql-passkey-store.ts";
@@ -50,7 +51,7 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(await store.find("did", BOB)).toMatchObject(bob);
     expect((await store.find("did", BOB))?.emailConfirmedAt).toBeNull();
     expect(await store.find("handle", "nobody.test")).toBeUndefined();
-    expect((await store.list()).map((account) => account.did)).toEqual([ALICE, BOB]);
+    expect((await store.page({ limit: 10 })).map((account) => account.did)).toEqual([ALICE, BOB]);
   });
 
   it("profile reads who the account is, by DID, handle or email, and neither its password hash nor its signing key", async () => {
@@ -166,6 +167,60 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.find("handle", "wanted.test")).toMatchObject({ did: `did:plc:racer${results.indexOf(true)}` });
   });
+
+  describe("the operator's pages of accounts (docs/decisions/0051)", () => {
+    it("in handle order, each page after the last handle shown, searched by the start of a handle, an email or a DID", async () => {
+      for (const name of ["carol", "alice", "bob", "al_ice", "al%ce"]) await store.insert(accountFor(`did:plc:${name.replace(/[_%]/g, "x")}`, { handle: `${name.replace(/[_%]/g, "-")}.test`, email: `${name}@example.com` }));
+      const handles = async (query: Parameters<SqlAccountStore["page"]>[0]) => (await store.page(query)).map((account) => account.handle);
+      expect(await handles({ limit: 10 })).toEqual(["al-ce.test", "al-ice.test", "alice.test", "bob.test", "carol.test"]);
+      expect(await handles({ limit: 2 })).toEqual(["al-ce.test", "al-ice.test"]);
+      expect(await handles({ limit: 2, afterHandle: "al-ice.test" })).toEqual(["alice.test", "bob.test"]);
+      expect(await handles({ limit: 10, prefix: "al" })).toEqual(["al-ce.test", "al-ice.test", "alice.test"]);
+      expect(await handles({ limit: 10, prefix: "alice@" })).toEqual(["alice.test"]);
+      expect(await handles({ limit: 10, prefix: "did:plc:b" })).toEqual(["bob.test"]);
+      // % and _ are the characters typed, not patterns: "al_" finds only the email that has it.
+      expect(await handles({ limit: 10, prefix: "al_" })).toEqual(["al-ice.test"]);
+      expect(await handles({ limit: 10, prefix: "al%" })).toEqual(["al-ce.test"]);
+      expect(await handles({ limit: 1, prefix: "al", afterHandle: "al-ice.test" })).toEqual(["alice.test"]);
+      expect((await store.page({ limit: 1, prefix: "bob" }))[0]).toEqual({
+        did: "did:plc:bob", handle: "bob.test", email: "bob@example.com", emailConfirmedAt: null, createdAt: 1_700_000_000_000,
+        lastSignInAt: null, deactivatedAt: null, takendownAt: null, takedownRef: null,
+      });
+    });
+
+    it("10,000 accounts: a hundred pages of a hundred, each read through the handle's index up to its limit, never the whole table", async () => {
+      const total = 10_000;
+      await insertAccounts(shared.db, total);
+      const seen = new Set<string>();
+      let afterHandle: string | undefined;
+      let pages = 0;
+      for (;;) {
+        const page = await store.page({ limit: 100, afterHandle });
+        expect(page.length).toBeLessThanOrEqual(100);
+        for (const account of page) seen.add(account.did);
+        pages += 1;
+        if (page.length < 100) break;
+        afterHandle = page.at(-1)!.handle;
+      }
+      expect(seen.size).toBe(total);
+      expect(pages).toBe(total / 100 + 1);
+      // The plan: the unique index on the handle, in order, stopped by the LIMIT; no scan of the table, no sort.
+      if (engine === "sqlite") {
+        expect(sqlitePlan(shared.db, ACCOUNT_PAGE_SQL.all, "a", 100)).toEqual([expect.stringMatching(/^SEARCH Account USING INDEX Account_handle_key \(handle>\?\)$/)]);
+        expect(sqlitePlan(shared.db, ACCOUNT_PAGE_SQL.prefix, "a", "x%", "x%", "x%", 100)).toEqual([expect.stringMatching(/^SEARCH Account USING INDEX Account_handle_key \(handle>\?\)$/)]);
+        return;
+      }
+      const plan = await postgresPlan(shared.db, ACCOUNT_PAGE_SQL.all, ["a", 100]);
+      expect(plan[0]!.nodeType).toBe("Limit");
+      expect(plan).toContainEqual(expect.objectContaining({ nodeType: "Index Scan", relation: "Account", index: "Account_handle_key" }));
+      expect(plan.filter((node) => node.nodeType === "Seq Scan" || node.nodeType === "Sort")).toEqual([]);
+      // A search reads the accounts that match, through the indexes (or walks the handle's up to the limit), never
+      // the whole table.
+      const searched = await postgresPlan(shared.db, ACCOUNT_PAGE_SQL.prefix, ["a", "x%", "x%", "x%", 100]);
+      expect(searched[0]!.nodeType).toBe("Limit");
+      expect(searched.filter((node) => node.nodeType === "Seq Scan")).toEqual([]);
+    });
+  });
 });
 
 /** What `populate` gives an account. */
@@ -208,3 +263,22 @@ async function rowsFor(db: Database, did: string) {
   };
 }
 
+
+/** Rows of accounts per insert statement when a test makes thousands. */
+const ACCOUNTS_PER_INSERT = 100;
+const insertAccountsStatement = statementOf(
+  `INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "signingKey", "createdAt", "updatedAt") VALUES ${Array.from({ length: ACCOUNTS_PER_INSERT }, () => "(?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
+);
+
+/** `count` accounts (a multiple of ACCOUNTS_PER_INSERT), user00000.test… in one transaction. */
+async function insertAccounts(db: Database, count: number): Promise<void> {
+  await db.transaction(function* (): Program<void> {
+    for (let start = 0; start < count; start += ACCOUNTS_PER_INSERT) {
+      const values = Array.from({ length: ACCOUNTS_PER_INSERT }, (_, i) => {
+        const name = `user${String(start + i).padStart(5, "0")}`;
+        return [`did:plc:${name}`, `${name}.test`, `${name}@example.com`, "scrypt$16384$8$1$c2FsdA$aGFzaA", "{}", at(NOW), at(NOW)];
+      }).flat();
+      yield* run(insertAccountsStatement(...values));
+    }
+  });
+}

@@ -1,14 +1,38 @@
-import type { AccountClash, AccountProfile, AccountStore, EmailSettings, LockdownResult, SpentInvite, StoredAccount } from "../accounts/account-store.ts";
+import type { AccountClash, AccountPageQuery, AccountProfile, AccountStore, EmailSettings, LockdownResult, OperatorAccountRow, SpentInvite, StoredAccount } from "../accounts/account-store.ts";
 import { sealedKeyId } from "../accounts/key-encryption.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
+import { all, at, Fragment, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
 import { releaseBlobsOfAccount } from "./sql-blob-store.ts";
 import { spendInviteUse } from "./sql-invite-store.ts";
+import { forgetTypedCode } from "./sql-typed-code-store.ts";
 
 /** What an account is, without its password hash or private signing key (AccountStore.profile). */
 const PROFILE_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt");
+/** What the operator sees of an account (docs/decisions/0051). */
+const OPERATOR_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt", "lastSignInAt", "deactivatedAt", "takendownAt", "takedownRef");
+const OPERATOR_COLUMNS = '"did", "handle", "email", "emailConfirmedAt", "createdAt", "lastSignInAt", "deactivatedAt", "takendownAt", "takedownRef"';
+const OPERATOR_COLUMNS_FRAGMENT = new Fragment({ sqlite: OPERATOR_COLUMNS, postgresql: OPERATOR_COLUMNS });
 
+/**
+ * A page of the accounts (AccountStore.page), in handle order, keyset-paged on the handle: its unique index serves both
+ * the order and the cursor, in the database's own collation whatever its locale, so each page reads `limit` rows
+ * however many accounts there are (their plans are tested: sql-account-store.test.ts). The search is a prefix of the
+ * handle, the email or the DID (LIKE, with % and _ escaped: identifiers are stored in lower case, and SQLite's LIKE
+ * ignores case only in ASCII, where they are).
+ */
+export const ACCOUNT_PAGE_SQL = {
+  all: `SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" > ? ORDER BY "handle" LIMIT ?`,
+  prefix: `SELECT ${OPERATOR_COLUMNS} FROM "Account" WHERE "handle" > ? AND ("handle" LIKE ? ESCAPE '\\' OR "email" LIKE ? ESCAPE '\\' OR "did" LIKE ? ESCAPE '\\')
+    ORDER BY "handle" LIMIT ?`,
+};
+const pageOfAll = statementOf(ACCOUNT_PAGE_SQL.all);
+const pageOfPrefix = statementOf(ACCOUNT_PAGE_SQL.prefix);
+
+/** A LIKE pattern for values that start with `prefix`. */
+function startsWith(prefix: string): string {
+  return `${prefix.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+}
 
 /** Locks the unique values an account claims, so that two processes cannot both find one free and take it. */
 export function* lockIdentifiers(...values: string[]): Program<void> {
@@ -23,6 +47,18 @@ export function* lockIdentifiers(...values: string[]): Program<void> {
  */
 export function* lockCredentials(did: string): Program<void> {
   yield* lock(`account-credentials:${did}`);
+}
+
+/**
+ * Ends every way in the account has open, as a step of a caller's transaction that holds the credentials lock: every
+ * browser session, every password session (with its tokens, by cascade), and every app's grant with its tokens and
+ * unredeemed codes (codes first: a code exchange that holds a code's row finishes before the grants are deleted, so
+ * its grant goes too). A takedown and the operator's password reset run it (docs/decisions/0051).
+ */
+export function* endSignIns(did: string): Program<void> {
+  yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did}`);
+  yield* endPasswordSessions(did);
+  yield* revokeAccountGrants(did);
 }
 
 /**
@@ -97,6 +133,44 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
+  async page(query: AccountPageQuery) {
+    const after = query.afterHandle ?? "";
+    const { prefix, limit } = query;
+    return this.db.execute(function* (): Program<OperatorAccountRow[]> {
+      if (prefix === undefined) return yield* all(OPERATOR_ROW, pageOfAll(after, limit));
+      const pattern = startsWith(prefix);
+      return yield* all(OPERATOR_ROW, pageOfPrefix(after, pattern, pattern, pattern, limit));
+    });
+  }
+
+  async operatorView(dids: readonly string[]) {
+    return this.db.execute(function* (): Program<OperatorAccountRow[]> {
+      const found: OperatorAccountRow[] = [];
+      for (const did of new Set(dids)) {
+        const row = yield* get(OPERATOR_ROW, sql`SELECT ${OPERATOR_COLUMNS_FRAGMENT} FROM "Account" WHERE "did" = ${did}`);
+        if (row) found.push(row);
+      }
+      return found;
+    });
+  }
+
+  async setEmailByOperator(did: string, email: string, now: number) {
+    return this.db.transaction(function* (): Program<"updated" | "taken" | "no-account"> {
+      // The lock account creation and an email change take for the address (SqlEmailUpdateStore.confirm).
+      yield* lockIdentifiers(email);
+      const holder = yield* get(tables.Account.pick("did"), sql`SELECT "did" FROM "Account" WHERE "email" = ${email}`);
+      if (holder && holder.did !== did) return "taken";
+      const changed = yield* run(sql`UPDATE "Account" SET "email" = ${email}, "emailConfirmedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      if (changed === 0) return "no-account";
+      // What was mailed to the old address stops working with it, as after the person's own change.
+      yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${did} AND "usedAt" IS NULL`);
+      yield* forgetTypedCode(did, "recovery");
+      yield* forgetTypedCode(did, "account-deletion");
+      yield* forgetTypedCode(did, "email-update");
+      return "updated";
+    });
+  }
+
   async emailSettings(did: string) {
     return this.db.execute(function* (): Program<EmailSettings | undefined> {
       return yield* get(tables.Account.pick("email", "emailConfirmedAt", "emailAuthFactor"), sql`SELECT "email", "emailConfirmedAt", "emailAuthFactor" FROM "Account" WHERE "did" = ${did}`);
@@ -116,12 +190,6 @@ export class SqlAccountStore implements AccountStore {
     });
   }
 
-  async list() {
-    return this.db.execute(function* (): Program<StoredAccount[]> {
-      return yield* all(tables.Account, sql`SELECT * FROM "Account" ORDER BY "createdAt" ASC, "did" ASC`);
-    });
-  }
-
   async updateHandle(did: string, handle: string, now: number) {
     return this.db.transaction(function* (): Program<boolean> {
       yield* lockIdentifiers(handle);
@@ -138,6 +206,18 @@ export class SqlAccountStore implements AccountStore {
       yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
       yield* endPasswordSessions(did);
       if (signOut) yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${did} AND "idHash" <> ${signOut.keepSessionIdHash}`);
+    });
+  }
+
+  async resetPasswordByOperator(did: string, passwordHash: string, now: number) {
+    return this.db.transaction(function* (): Program<boolean> {
+      // The lock a sign-in stores its session under (SqlSessionStore.create): one on the old password that is still
+      // being checked signs in nobody.
+      yield* lockCredentials(did);
+      const changed = yield* run(sql`UPDATE "Account" SET "passwordHash" = ${passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
+      if (changed === 0) return false;
+      yield* endSignIns(did);
+      return true;
     });
   }
 

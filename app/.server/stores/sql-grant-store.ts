@@ -13,6 +13,8 @@ import type {
 } from "../oauth/token/grant-store.ts";
 import { clientKeyColumns, clientKeyFromColumns } from "./client-key-columns.ts";
 import { CLEANUP_BATCH, expiredRowsCleanup, STILL_EXPIRES_AT } from "./expired-rows.ts";
+import { accountStateOf, accountTakenDown } from "../accounts/account-status.ts";
+import { lockCredentials } from "./sql-account-store.ts";
 
 /** A refresh token's columns beside its grant's (aliased one by one, so that the token's cannot shadow the grant's). */
 const REFRESH_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenHash: "string", tokenExpiresAt: "time", usedAt: "time?" });
@@ -21,7 +23,7 @@ const COUNT_ROW = shape({ n: "integer" });
 /** A rotation's answer on PostgreSQL: whether the token was spent, and its grant's taken-back permissions as the step saw them. */
 const ROTATED_ROW = shape({ n: "integer", withdrawn: "string?" });
 /** An access token's columns beside its grant's, the account's handle and whether it is deactivated. */
-const ACCESS_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenExpiresAt: "time", accessScope: "string?", handle: "string", deactivatedAt: "time?" });
+const ACCESS_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenExpiresAt: "time", accessScope: "string?", handle: "string", deactivatedAt: "time?", takendownAt: "time?" });
 
 function toGrant(row: GrantRow): Grant {
   const { id, clientId, accountDid, scope, dpopJkt, createdAt, lastUsedAt, expiresAt, endsAt, withdrawn } = row;
@@ -32,8 +34,15 @@ const cleanupCodes = expiredRowsCleanup("AuthorizationCode", "codeHash");
 const cleanupGrants = expiredRowsCleanup("Grant", "id");
 const cleanupRefreshTokens = expiredRowsCleanup("RefreshToken", "tokenHash");
 
-/** Inserts an unredeemed code (and drops a few expired ones): a step of the request store's exchange too. */
+/**
+ * Inserts an unredeemed code (and drops a few expired ones): a step of the request store's exchange too. Never for a
+ * taken-down account (docs/decisions/0051): checked under the credentials lock the takedown takes, so a code is either
+ * in before the takedown, which deletes it, or refused (AccountTakedown, and the caller's transaction with it).
+ */
 export function* insertCode(code: NewAuthorizationCode): Program<void> {
+  yield* lockCredentials(code.accountDid);
+  const account = yield* get(tables.Account.pick("takendownAt"), sql`SELECT "takendownAt" FROM "Account" WHERE "did" = ${code.accountDid}`);
+  if (account && account.takendownAt !== null) throw accountTakenDown();
   yield* run(cleanupCodes(code.createdAt));
   const key = clientKeyColumns(code.clientKey);
   yield* run(sql`INSERT INTO "AuthorizationCode"
@@ -203,7 +212,7 @@ export class SqlGrantStore implements GrantStore {
           g."id" AS "id", g."clientId" AS "clientId", g."accountDid" AS "accountDid", g."scope" AS "scope", g."dpopJkt" AS "dpopJkt",
           g."clientKeyId" AS "clientKeyId", g."clientKeyAlg" AS "clientKeyAlg", g."clientKeyJkt" AS "clientKeyJkt",
           g."createdAt" AS "createdAt", g."lastUsedAt" AS "lastUsedAt", g."expiresAt" AS "expiresAt", g."endsAt" AS "endsAt", g."withdrawn" AS "withdrawn", acc."handle" AS "handle",
-          acc."deactivatedAt" AS "deactivatedAt"
+          acc."deactivatedAt" AS "deactivatedAt", acc."takendownAt" AS "takendownAt"
         FROM "AccessToken" a JOIN "Grant" g ON g."id" = a."grantId" JOIN "Account" acc ON acc."did" = g."accountDid"
         WHERE a."tokenHash" = ${tokenHash}`);
       if (!row) return undefined;
@@ -212,7 +221,7 @@ export class SqlGrantStore implements GrantStore {
       // end the grant.
       if (row.tokenExpiresAt <= now || row.expiresAt <= now || row.endsAt <= now) return undefined;
       const grant = toGrant(row);
-      return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope, accountDeactivated: row.deactivatedAt !== null };
+      return { grant, expiresAt: row.tokenExpiresAt, handle: row.handle, scope: row.accessScope ?? grant.scope, accountState: accountStateOf(row) };
     });
   }
 

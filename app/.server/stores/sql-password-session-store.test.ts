@@ -18,7 +18,7 @@ const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
 const GRACE = 2 * HOUR;
 /** Alice as the answers tell her (the fixtures' account, tests/helpers/store-fixtures.ts). */
-const ALICE_ACCOUNT = { handle: "alice.test", email: "alice@example.com", emailConfirmedAt: null, emailAuthFactor: false, deactivatedAt: null };
+const ALICE_ACCOUNT = { handle: "alice.test", email: "alice@example.com", emailConfirmedAt: null, emailAuthFactor: false, deactivatedAt: null, takendownAt: null };
 
 function session(id: string, overrides: Partial<StoredPasswordSession> = {}): StoredPasswordSession {
   return { id, accountDid: ALICE, appPasswordId: null, scope: "com.atproto.access", userAgent: "a bot/1.0", createdAt: NOW, lastUsedAt: NOW, expiresAt: NOW + 90 * DAY, ...overrides };
@@ -64,12 +64,22 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
     expect(await countRows(shared.db, "PasswordRefreshToken")).toBe(2);
   });
 
+  it("a taken-down account gets no session but a takedown-only one (docs/decisions/0051), whatever the credential proved", async () => {
+    await execute(shared.db, sql`UPDATE "Account" SET "takendownAt" = ${at(NOW)}, "takedownRef" = 'spam' WHERE "did" = ${ALICE}`);
+    await expect(store.create(session("s1"), passwordOf(ALICE), tokens("1"))).rejects.toMatchObject({ xrpcName: "AccountTakedown" });
+    expect(await countRows(shared.db, "PasswordSession")).toBe(0);
+    expect(await store.create(session("s2", { scope: "com.atproto.takendown" }), passwordOf(ALICE), tokens("2"))).toEqual({ ...ALICE_ACCOUNT, takendownAt: NOW });
+    expect(await store.findAccess("access-2", NOW)).toEqual({ session: session("s2", { scope: "com.atproto.takendown" }), handle: "alice.test", accountState: "takendown" });
+  });
+
   it("finds a live access token's session with the account's handle and status; an expired or ended one is absent", async () => {
     await store.create(session("s1"), passwordOf(ALICE), tokens("1"));
-    expect(await store.findAccess("access-1", NOW + 2 * HOUR - 1)).toEqual({ session: session("s1"), handle: "alice.test", accountDeactivated: false });
+    expect(await store.findAccess("access-1", NOW + 2 * HOUR - 1)).toEqual({ session: session("s1"), handle: "alice.test", accountState: "active" });
     expect(await store.findAccess("access-1", NOW + 2 * HOUR)).toBeUndefined();
     await execute(shared.db, sql`UPDATE "Account" SET "deactivatedAt" = ${at(NOW)} WHERE "did" = ${ALICE}`);
-    expect((await store.findAccess("access-1", NOW))?.accountDeactivated).toBe(true);
+    expect((await store.findAccess("access-1", NOW))?.accountState).toBe("deactivated");
+    await execute(shared.db, sql`UPDATE "Account" SET "takendownAt" = ${at(NOW)} WHERE "did" = ${ALICE}`);
+    expect((await store.findAccess("access-1", NOW))?.accountState).toBe("takendown");
     expect(await store.end(BOB, "s1")).toBe(false);
     expect(await store.end(ALICE, "s1")).toBe(true);
     expect(await store.findAccess("access-1", NOW)).toBeUndefined();

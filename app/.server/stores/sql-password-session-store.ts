@@ -9,7 +9,8 @@ import type {
   SessionProof,
   StoredPasswordSession,
 } from "../accounts/password-session-store.ts";
-import type { AccessScope } from "../accounts/session-jwt.ts";
+import { accountStateOf, accountTakenDown } from "../accounts/account-status.ts";
+import { TAKENDOWN_ACCESS, type AccessScope } from "../accounts/session-jwt.ts";
 import { shape } from "../db/row-shape.ts";
 import { tables, type PasswordSessionRow } from "../db/rows.generated.ts";
 import { all, at, Fragment, get, run, send, sql, type Database, type Program } from "../db/sql.ts";
@@ -21,11 +22,11 @@ const cleanupAccessTokens = expiredRowsCleanup("PasswordAccessToken", "tokenHash
 const cleanupRefreshTokens = expiredRowsCleanup("PasswordRefreshToken", "tokenHash");
 
 /** What createSession's and refreshSession's answers say of the account (SessionAccount). */
-const ACCOUNT_ROW = tables.Account.pick("handle", "email", "emailConfirmedAt", "emailAuthFactor", "deactivatedAt");
+const ACCOUNT_ROW = tables.Account.pick("handle", "email", "emailConfirmedAt", "emailAuthFactor", "deactivatedAt", "takendownAt");
 /** A refresh token's state beside its session's columns and its account's. */
 const REFRESH_ROW = shape({ ...tables.PasswordSession.columns, ...ACCOUNT_ROW.columns, tokenExpiresAt: "time", usedAt: "time?" });
-/** An access token's expiry beside its session's columns, the account's handle and whether it is deactivated. */
-const ACCESS_ROW = shape({ ...tables.PasswordSession.columns, tokenExpiresAt: "time", handle: "string", deactivatedAt: "time?" });
+/** An access token's expiry beside its session's columns, the account's handle and its state's columns. */
+const ACCESS_ROW = shape({ ...tables.PasswordSession.columns, tokenExpiresAt: "time", handle: "string", deactivatedAt: "time?", takendownAt: "time?" });
 const LISTED_ROW = shape({ ...tables.PasswordSession.columns, appPasswordName: "string?" });
 
 /** The session columns, named one by one so that a joined table's cannot shadow them. */
@@ -43,17 +44,17 @@ function toSession(row: PasswordSessionRow): StoredPasswordSession {
  */
 function* accountIfProofHolds(accountDid: string, proof: SessionProof): Program<SessionAccount | undefined> {
   return "passwordHash" in proof
-    ? yield* get(ACCOUNT_ROW, sql`SELECT "handle", "email", "emailConfirmedAt", "emailAuthFactor", "deactivatedAt" FROM "Account"
+    ? yield* get(ACCOUNT_ROW, sql`SELECT "handle", "email", "emailConfirmedAt", "emailAuthFactor", "deactivatedAt", "takendownAt" FROM "Account"
         WHERE "did" = ${accountDid} AND "passwordHash" = ${proof.passwordHash}`)
     : yield* get(ACCOUNT_ROW, sql`SELECT a."handle" AS "handle", a."email" AS "email", a."emailConfirmedAt" AS "emailConfirmedAt",
-          a."emailAuthFactor" AS "emailAuthFactor", a."deactivatedAt" AS "deactivatedAt"
+          a."emailAuthFactor" AS "emailAuthFactor", a."deactivatedAt" AS "deactivatedAt", a."takendownAt" AS "takendownAt"
         FROM "Account" a JOIN "AppPassword" p ON p."accountDid" = a."did" WHERE a."did" = ${accountDid} AND p."id" = ${proof.appPasswordId}
           AND p."privileged" = ${proof.privileged}`);
 }
 
 function toAccount(row: SessionAccount): SessionAccount {
-  const { handle, email, emailConfirmedAt, emailAuthFactor, deactivatedAt } = row;
-  return { handle, email, emailConfirmedAt, emailAuthFactor, deactivatedAt };
+  const { handle, email, emailConfirmedAt, emailAuthFactor, deactivatedAt, takendownAt } = row;
+  return { handle, email, emailConfirmedAt, emailAuthFactor, deactivatedAt, takendownAt };
 }
 
 /**
@@ -71,6 +72,9 @@ export class SqlPasswordSessionStore implements PasswordSessionStore {
       yield* lockCredentials(session.accountDid);
       const account = yield* accountIfProofHolds(session.accountDid, proof);
       if (!account) return undefined;
+      // Read under the lock a takedown takes (SqlTakedownStore): one that committed first leaves the account no
+      // session but a takedown-only one (docs/decisions/0051).
+      if (account.takendownAt !== null && session.scope !== TAKENDOWN_ACCESS) throw accountTakenDown();
       // Apps that never come back: a few of their sessions and tokens go at each sign-in. Nothing below is read back:
       // on PostgreSQL the statements leave together, answered with the COMMIT (db/sql.ts, send).
       yield* send(cleanupSessions(session.createdAt));
@@ -93,12 +97,13 @@ export class SqlPasswordSessionStore implements PasswordSessionStore {
   async findAccess(accessHash: string, now: number) {
     return this.db.execute(function* (): Program<AccessOwner | undefined> {
       // The one read of every call: by the token's primary key, its session's and its account's.
-      const row = yield* get(ACCESS_ROW, sql`SELECT a."expiresAt" AS "tokenExpiresAt", ${SESSION_COLUMNS}, acc."handle" AS "handle", acc."deactivatedAt" AS "deactivatedAt"
+      const row = yield* get(ACCESS_ROW, sql`SELECT a."expiresAt" AS "tokenExpiresAt", ${SESSION_COLUMNS}, acc."handle" AS "handle", acc."deactivatedAt" AS "deactivatedAt",
+          acc."takendownAt" AS "takendownAt"
         FROM "PasswordAccessToken" a JOIN "PasswordSession" s ON s."id" = a."sessionId" JOIN "Account" acc ON acc."did" = s."accountDid"
         WHERE a."tokenHash" = ${accessHash}`);
       // An expired row stays until a later sign-in or refresh cleans up a batch: calls only read.
       if (!row || row.tokenExpiresAt <= now || row.expiresAt <= now) return undefined;
-      return { session: toSession(row), handle: row.handle, accountDeactivated: row.deactivatedAt !== null };
+      return { session: toSession(row), handle: row.handle, accountState: accountStateOf(row) };
     });
   }
 
@@ -146,7 +151,7 @@ function* refreshProgram(step: RefreshStep): Program<RefreshOutcome> {
   yield* lockCredentials(accountDid);
   const row = yield* get(REFRESH_ROW, sql`SELECT ${SESSION_COLUMNS}, t."expiresAt" AS "tokenExpiresAt", t."usedAt" AS "usedAt",
       a."handle" AS "handle", a."email" AS "email", a."emailConfirmedAt" AS "emailConfirmedAt", a."emailAuthFactor" AS "emailAuthFactor",
-      a."deactivatedAt" AS "deactivatedAt"
+      a."deactivatedAt" AS "deactivatedAt", a."takendownAt" AS "takendownAt"
     FROM "PasswordRefreshToken" t JOIN "PasswordSession" s ON s."id" = t."sessionId" JOIN "Account" a ON a."did" = s."accountDid"
     WHERE t."tokenHash" = ${refreshHash} AND s."accountDid" = ${accountDid}`);
   if (!row) return { kind: "revoked" };

@@ -5,6 +5,7 @@ import { all, BYTEWISE, get, sql, statementOf, type Database, type HeldSnapshot,
 import type { BlockCache } from "../repo/block-cache.ts";
 import { CachedBlockstore } from "../repo/cached-blockstore.ts";
 import type { BlockRow, BlockSize, RepoSnapshot } from "../repo/repo-store.ts";
+import { accountStateOf, type AccountState } from "../accounts/account-status.ts";
 
 /**
  * A repository read on one database snapshot held open while a client takes it at its own pace (docs/decisions/0042):
@@ -42,7 +43,7 @@ const pageStatements = {
   since: { sizes: statementOf(pageSql(`"cid", length("content") AS "size"`, "", SINCE, " LIMIT ?")), contents: statementOf(pageSql(`"cid", "content"`, ` AND "cid" <= ?`, SINCE, "")) },
 };
 
-const HEAD_ROW = shape({ deactivatedAt: "time?", cid: "string", rev: "string" });
+const HEAD_ROW = shape({ deactivatedAt: "time?", takendownAt: "time?", cid: "string", rev: "string" });
 const SIZE_ROW = shape({ cid: "string", size: "integer" });
 const BLOCK_ROW = tables.RepoBlock.pick("cid", "content");
 
@@ -52,17 +53,17 @@ const BLOCK_ROW = tables.RepoBlock.pick("cid", "content");
  */
 export async function openRepoSnapshot(db: Database, cache: BlockCache, did: string, maxHoldMs: number): Promise<RepoSnapshot | undefined> {
   const held = await db.holdSnapshot({ maxHoldMs });
-  let found: { deactivatedAt: number | null; cid: string; rev: string } | undefined;
+  let found: { deactivatedAt: number | null; takendownAt: number | null; cid: string; rev: string } | undefined;
   try {
-    found = await held.read(function* (): Program<{ deactivatedAt: number | null; cid: string; rev: string } | undefined> {
-      return yield* get(HEAD_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
+    found = await held.read(function* (): Program<{ deactivatedAt: number | null; takendownAt: number | null; cid: string; rev: string } | undefined> {
+      return yield* get(HEAD_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", a."takendownAt" AS "takendownAt", r."cid" AS "cid", r."rev" AS "rev"
         FROM "Account" a JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
     });
   } finally {
     if (!found) await held.release();
   }
   if (!found) return undefined;
-  return new SqlRepoSnapshot(held, cache, did, { cid: found.cid, rev: found.rev }, found.deactivatedAt !== null);
+  return new SqlRepoSnapshot(held, cache, did, { cid: found.cid, rev: found.rev }, accountStateOf(found));
 }
 
 class SqlRepoSnapshot implements RepoSnapshot {
@@ -71,7 +72,7 @@ class SqlRepoSnapshot implements RepoSnapshot {
     private readonly cache: BlockCache,
     private readonly did: string,
     readonly head: { cid: string; rev: string },
-    readonly deactivated: boolean,
+    readonly state: AccountState,
   ) {}
 
   /**

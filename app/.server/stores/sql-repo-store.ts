@@ -5,7 +5,7 @@ import { tables } from "../db/rows.generated.ts";
 import { all, at, BYTEWISE, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { BlockCache } from "../repo/block-cache.ts";
 import { CachedBlockstore } from "../repo/cached-blockstore.ts";
-import { accountDeactivated } from "../accounts/account-status.ts";
+import { accountDeactivated, accountStateOf, accountTakenDown, type AccountState } from "../accounts/account-status.ts";
 import type { PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoListing, RepoStore, StoredRecord } from "../repo/repo-store.ts";
 import { identityEventBody } from "../sync/event-bodies.ts";
 import type { NewEvent } from "../sync/event-log.ts";
@@ -23,13 +23,14 @@ function toRecord(row: RecordRow): StoredRecord {
   return { ...row, value: JSON.parse(row.value) as unknown };
 }
 
-/** A repository's listing: its head's CID is the root's "cid". */
-/** Whether an account is deactivated, beside its repository's head (none before its first commit). */
-const AVAILABILITY_ROW = shape({ deactivatedAt: "time?", cid: "string?", rev: "string?" });
+/** Whether an account is deactivated or taken down, beside its repository's head (none before its first commit). */
+const AVAILABILITY_ROW = shape({ deactivatedAt: "time?", takendownAt: "time?", takedownRef: "string?", cid: "string?", rev: "string?" });
 /** What a commit is built on: the account's signing key beside its repository's head. */
 const COMMIT_BASE_ROW = shape({ signingKey: "string", cid: "string?", rev: "string?" });
+/** A repository's listing: its head's CID is the root's "cid". */
+const REPO_LISTING_ROW = shape({ did: "string", head: "string", rev: "string", deactivatedAt: "time?", takendownAt: "time?" });
+/** A row that only says something matched. */
 const FOUND_ROW = shape({ found: "integer" });
-const REPO_LISTING_ROW = shape({ did: "string", head: "string", rev: "string", deactivatedAt: "time?" });
 
 /** Record keys sort bytewise on both engines (getRecord's cursor walks them in that order). */
 const LAST_KEY = "\uffff";
@@ -68,7 +69,7 @@ export class SqlRepoStore implements RepoStore {
   async getRecord(did: string, collection: string, rkey: string) {
     return this.db.execute(function* (): Program<StoredRecord | undefined> {
       const row = yield* get(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
-        WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey}`);
+        WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" = ${rkey} AND "takedownRef" IS NULL`);
       return row ? toRecord(row) : undefined;
     });
   }
@@ -78,10 +79,10 @@ export class SqlRepoStore implements RepoStore {
     return this.db.execute(function* (): Program<StoredRecord[]> {
       const rows = reverse
         ? yield* all(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
-            WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" ${BYTEWISE} > ${options.cursor ?? ""}
+            WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" ${BYTEWISE} > ${options.cursor ?? ""} AND "takedownRef" IS NULL
             ORDER BY "rkey" ${BYTEWISE} ASC LIMIT ${limit}`)
         : yield* all(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
-            WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" ${BYTEWISE} < ${options.cursor ?? LAST_KEY}
+            WHERE "did" = ${did} AND "collection" = ${collection} AND "rkey" ${BYTEWISE} < ${options.cursor ?? LAST_KEY} AND "takedownRef" IS NULL
             ORDER BY "rkey" ${BYTEWISE} DESC LIMIT ${limit}`);
       return rows.map(toRecord);
     });
@@ -151,8 +152,11 @@ export class SqlRepoStore implements RepoStore {
       await this.db.transaction(function* (): Program<void> {
         yield* lockAccountData(commit.did);
         if (!(yield* swapHead(commit, now))) {
-          // The swap also fails on a deactivated account (docs/decisions/0031): say so rather than rebuild.
-          if (yield* isDeactivated(commit.did)) throw accountDeactivated();
+          // The swap also fails on a deactivated or taken-down account (docs/decisions/0031, 0051): say so rather
+          // than rebuild.
+          const state = yield* stateOf(commit.did);
+          if (state === "takendown") throw accountTakenDown();
+          if (state === "deactivated") throw accountDeactivated();
           throw new HeadMoved();
         }
         yield* insertBlocks(commit);
@@ -177,22 +181,27 @@ export class SqlRepoStore implements RepoStore {
 
   async availability(did: string) {
     const row = await this.db.execute(function* (): Program<ShapeRow<typeof AVAILABILITY_ROW> | undefined> {
-      return yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", r."cid" AS "cid", r."rev" AS "rev"
+      return yield* get(AVAILABILITY_ROW, sql`SELECT a."deactivatedAt" AS "deactivatedAt", a."takendownAt" AS "takendownAt", a."takedownRef" AS "takedownRef",
+          r."cid" AS "cid", r."rev" AS "rev"
         FROM "Account" a LEFT JOIN "RepoRoot" r ON r."did" = a."did" WHERE a."did" = ${did}`);
     });
-    return row && ({ deactivatedAt: row.deactivatedAt, head: joinedHead(row) } satisfies RepoAvailability);
+    return row && ({ deactivatedAt: row.deactivatedAt, takendownAt: row.takendownAt, takedownRef: row.takedownRef, head: joinedHead(row) } satisfies RepoAvailability);
   }
 
   async changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]) {
     const { eventRetentionMs } = this.settings;
-    return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account"> {
+    return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account" | "takendown"> {
       // The lock every commit of the account takes first (applyCommit): a commit either landed before this change,
-      // with its event sequenced before the #account event, or waits and then finds the account deactivated.
+      // with its event sequenced before the #account event, or waits and then finds the account deactivated. A
+      // takedown takes it too (SqlTakedownStore): a taken-down account's status is the operator's (docs/decisions/0051).
       yield* lockAccountData(did);
       const changed = change.deactivated
-        ? yield* run(sql`UPDATE "Account" SET "deactivatedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NULL`)
-        : yield* run(sql`UPDATE "Account" SET "deactivatedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL`);
-      if (changed === 0) return (yield* get(FOUND_ROW, sql`SELECT 1 AS "found" FROM "Account" WHERE "did" = ${did}`)) ? "unchanged" : "no-account";
+        ? yield* run(sql`UPDATE "Account" SET "deactivatedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NULL AND "takendownAt" IS NULL`)
+        : yield* run(sql`UPDATE "Account" SET "deactivatedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL AND "takendownAt" IS NULL`);
+      if (changed === 0) {
+        const found = yield* get(tables.Account.pick("takendownAt"), sql`SELECT "takendownAt" FROM "Account" WHERE "did" = ${did}`);
+        return !found ? "no-account" : found.takendownAt !== null ? "takendown" : "unchanged";
+      }
       for (const event of events) yield* appendEvent(event, now, eventRetentionMs);
       return "changed";
     });
@@ -218,11 +227,12 @@ export class SqlRepoStore implements RepoStore {
   async listRepos(options: { cursor?: string; limit: number }) {
     const { cursor, limit } = options;
     const rows = await this.db.execute(function* (): Program<Array<ShapeRow<typeof REPO_LISTING_ROW>>> {
-      return yield* all(REPO_LISTING_ROW, sql`SELECT r."did" AS "did", r."cid" AS "head", r."rev" AS "rev", a."deactivatedAt" AS "deactivatedAt"
+      return yield* all(REPO_LISTING_ROW, sql`SELECT r."did" AS "did", r."cid" AS "head", r."rev" AS "rev", a."deactivatedAt" AS "deactivatedAt",
+          a."takendownAt" AS "takendownAt"
         FROM "RepoRoot" r JOIN "Account" a ON a."did" = r."did" WHERE r."did" ${BYTEWISE} > ${cursor ?? ""}
         ORDER BY r."did" ${BYTEWISE} LIMIT ${limit}`);
     });
-    return rows.map(({ deactivatedAt, ...row }): RepoListing => ({ ...row, active: deactivatedAt === null }));
+    return rows.map(({ deactivatedAt, takendownAt, ...row }): RepoListing => ({ ...row, state: accountStateOf({ deactivatedAt, takendownAt }) }));
   }
 
   async accountsWithoutRepository(limit: number) {
@@ -248,14 +258,16 @@ export class SqlRepoStore implements RepoStore {
   }
 }
 
-function* isDeactivated(did: string): Program<boolean> {
-  const row = yield* get(tables.Account.pick("deactivatedAt"), sql`SELECT "deactivatedAt" FROM "Account" WHERE "did" = ${did}`);
-  return row !== undefined && row.deactivatedAt !== null;
+/** The account's state, or undefined when there is no such account. */
+function* stateOf(did: string): Program<AccountState | undefined> {
+  const row = yield* get(tables.Account.pick("deactivatedAt", "takendownAt"), sql`SELECT "deactivatedAt", "takendownAt" FROM "Account" WHERE "did" = ${did}`);
+  return row && accountStateOf(row);
 }
 
 /**
  * The compare-and-swap on the head: true when it moved from the commit's base to its new head, and the account is
- * not deactivated (checked in the same statement, so a commit costs no extra read; docs/decisions/0031).
+ * neither deactivated nor taken down (checked in the same statement, so a commit costs no extra read;
+ * docs/decisions/0031, 0051).
  */
 function* swapHead(commit: PreparedCommit, now: number): Program<boolean> {
   const { did, base, head } = commit;
@@ -265,7 +277,7 @@ function* swapHead(commit: PreparedCommit, now: number): Program<boolean> {
   }
   return (yield* run(sql`UPDATE "RepoRoot" SET "cid" = ${head.cid}, "rev" = ${head.rev}, "updatedAt" = ${at(now)}
     WHERE "did" = ${did} AND "cid" = ${base.cid}
-      AND NOT EXISTS (SELECT 1 FROM "Account" WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL)`)) === 1;
+      AND NOT EXISTS (SELECT 1 FROM "Account" WHERE "did" = ${did} AND ("deactivatedAt" IS NOT NULL OR "takendownAt" IS NOT NULL))`)) === 1;
 }
 
 /**

@@ -17,11 +17,13 @@ const JOINED_ROW = shape({
 });
 const HOLDS = shape({ holds: "integer" });
 
+/** What the sign-in proved still holds, and the account is not taken down (docs/decisions/0051). */
 function* proofHolds(did: string, proof: CredentialProof): Program<boolean> {
   const found =
     "passwordHash" in proof
-      ? yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "Account" WHERE "did" = ${did} AND "passwordHash" = ${proof.passwordHash}`)
-      : yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "Passkey" WHERE "credentialId" = ${proof.passkey} AND "accountDid" = ${did}`);
+      ? yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "Account" WHERE "did" = ${did} AND "passwordHash" = ${proof.passwordHash} AND "takendownAt" IS NULL`)
+      : yield* get(HOLDS, sql`SELECT 1 AS "holds" FROM "Passkey" p JOIN "Account" a ON a."did" = p."accountDid"
+          WHERE p."credentialId" = ${proof.passkey} AND p."accountDid" = ${did} AND a."takendownAt" IS NULL`);
   return found !== undefined;
 }
 
@@ -31,9 +33,12 @@ export class SqlSessionStore implements SessionStore {
 
   async create(session: StoredSession, proof: CredentialProof) {
     return this.db.transaction(function* (): Program<boolean> {
-      // After any change of the account's credentials that took the lock first; one taking it later sees this session.
+      // After any change of the account's credentials (or a takedown) that took the lock first; one taking it later
+      // sees this session.
       yield* lockCredentials(session.accountDid);
       if (!(yield* proofHolds(session.accountDid, proof))) return false;
+      // The operator sees when each account last signed in (/admin).
+      yield* run(sql`UPDATE "Account" SET "lastSignInAt" = ${at(session.createdAt)} WHERE "did" = ${session.accountDid}`);
       // Browsers that never come back: a few of their sessions go at each sign-in.
       yield* run(cleanupSessions(session.createdAt));
       yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt", "staySignedIn")

@@ -43,16 +43,25 @@ export class CrawlerNotifier {
 
   private async tell(crawler: string): Promise<void> {
     try {
-      const response = await this.fetch(new URL("/xrpc/com.atproto.sync.requestCrawl", crawler), {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ hostname: this.options.hostname }),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      await response.body?.cancel();
-      if (!response.ok) throw new Error(`${crawler} answered requestCrawl with HTTP ${response.status}`);
+      await requestCrawl(crawler, this.options.hostname, this.fetch);
     } catch (error) {
       this.options.onError(crawler, error);
     }
   }
+}
+
+/**
+ * One com.atproto.sync.requestCrawl to the relay at `crawler` (a base URL) for `hostname`; throws when it cannot be
+ * reached or answers other than 2xx. The notifier above, and `npm run account -- request-crawl` (pdsadmin's
+ * request-crawl), call it.
+ */
+export async function requestCrawl(crawler: string, hostname: string, fetchImpl: typeof fetch = fetch): Promise<void> {
+  const response = await fetchImpl(new URL("/xrpc/com.atproto.sync.requestCrawl", crawler), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ hostname }),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  await response.body?.cancel();
+  if (!response.ok) throw new Error(`${crawler} answered requestCrawl with HTTP ${response.status}`);
 }

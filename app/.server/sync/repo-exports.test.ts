@@ -74,7 +74,7 @@ function watched(store: RepoStore, reads: Reads): RepoStore {
       };
       return {
         head: snapshot.head,
-        deactivated: snapshot.deactivated,
+        state: snapshot.state,
         blockPage: async (after, pageOptions) => {
           reads.blockPages++;
           return record(await snapshot.blockPage(after, pageOptions));

@@ -4,7 +4,7 @@ import { AtriumError } from "../errors/atrium-error.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { BlockRow, RepoSnapshot, RepoStore } from "../repo/repo-store.ts";
 import { ExportEnded, type ExportTicket, type ExportWatch } from "./export-watch.ts";
-import { headOf, refuseUnavailable, SyncError } from "./repo-sync.ts";
+import { headOf, refuseUnavailable, SyncError, type SyncReader } from "./repo-sync.ts";
 
 /**
  * What com.atproto.sync.* serves of a repository as CAR files (docs/decisions/0027, 0042): the whole repository
@@ -52,11 +52,12 @@ export class RepoExports {
   /**
    * com.atproto.sync.getRepo: "Download a repository export as CAR file", rooted at the head; with `since`, only the
    * blocks added after that revision. One snapshot from the head to the last block, so the CAR is one commit's
-   * repository even while others commit and remove the blocks their new heads no longer reach.
+   * repository even while others commit and remove the blocks their new heads no longer reach. Its owner and the
+   * operator are served it whatever the account's state (`reader`: docs/decisions/0051).
    */
-  async repository(did: string, since: string | undefined, bucket: string): Promise<ReadableStream<Uint8Array>> {
+  async repository(did: string, since: string | undefined, bucket: string, reader: SyncReader = "public"): Promise<ReadableStream<Uint8Array>> {
     const ticket = this.admit(bucket);
-    const snapshot = await this.opened(ticket, did);
+    const snapshot = await this.opened(ticket, did, reader);
     const pages = this.pages(ticket, snapshot, since);
     return exportStream(ticket, coalesced(writeCarStream(parseCid(snapshot.head.cid), pages), this.chunkBytes));
   }
@@ -122,14 +123,15 @@ export class RepoExports {
   }
 
   /**
-   * The repository's snapshot, released when the export ends (whatever ends it); RepoNotFound or RepoDeactivated, as
-   * every method that serves the repository's data answers, with the export ended.
+   * The repository's snapshot, released when the export ends (whatever ends it); RepoNotFound, RepoTakendown or
+   * RepoDeactivated, as every method that serves the repository's data answers (but to `reader` "owner-or-admin"),
+   * with the export ended.
    */
-  private async opened(ticket: ExportTicket, did: string): Promise<RepoSnapshot> {
+  private async opened(ticket: ExportTicket, did: string, reader: SyncReader = "public"): Promise<RepoSnapshot> {
     let snapshot: RepoSnapshot | undefined;
     try {
       snapshot = await this.store.openSnapshot(did, { maxHoldMs: this.options.maxHoldMs });
-      refuseUnavailable(did, snapshot?.head, snapshot?.deactivated ?? false);
+      refuseUnavailable(did, snapshot?.head, snapshot?.state ?? "active", reader);
     } catch (error) {
       await snapshot?.release();
       ticket.end();

@@ -15,12 +15,14 @@ import { proxyCall } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
 import { xrpcErrorAnswer } from "../http/error-answers.ts";
 import { invalidRequest, XrpcError } from "./xrpc-error.ts";
-import { accountDeactivated } from "../accounts/account-status.ts";
+import { accountDeactivated, accountTakenDown } from "../accounts/account-status.ts";
 import { firstWithControlCharacter } from "../util/control-characters.ts";
+import { adminMethods } from "./handlers/admin.ts";
 import { appPasswordMethods } from "./handlers/app-passwords.ts";
 import { passwordSessionMethods } from "./handlers/password-sessions.ts";
 import { signUpMethods } from "./handlers/sign-up.ts";
 import { inviteMethods } from "./handlers/invites.ts";
+import type { Viewer } from "./xrpc-method.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
@@ -33,6 +35,7 @@ const methods: Record<string, XrpcMethod> = {
   ...blobMethods,
   ...preferenceMethods,
   ...syncMethods,
+  ...adminMethods,
 };
 
 const MAX_JSON_BYTES = 1024 * 1024;
@@ -108,8 +111,9 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
     const result = method.input === "none" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
     return jsonResponse(result, 200, { "Cache-Control": "no-store" });
   }
+  if (method.auth === "optional") return answerOf(await method.handler({ services, request, params, viewer: await viewerOf(services, request) }));
   if (method.auth === "admin") {
-    // docs/decisions/0052: HTTP Basic admin:<password>, throttled, before the input is read.
+    // docs/decisions/0051, 0052: HTTP Basic admin:<password>, throttled, before the input is read.
     await services.adminAuth.verifyBasic(request.headers.get("Authorization"), request.clientAddress);
     const ctx = { services, request, params };
     const result = method.type === "query" ? await method.handler(ctx) : await method.handler(ctx, await readJson(request));
@@ -143,18 +147,40 @@ function answerOf(result: unknown): ApiResponse {
  * The caller of an authenticated method. A deactivated account's apps keep their tokens but may call nothing until
  * the person reactivates it (docs/decisions/0031), except getSession, which tells them why (`active: false`,
  * `status: "deactivated"`): the reference answers writes this way, and here reads and proxied calls too, since the
- * person was told that apps lose access.
+ * person was told that apps lose access. A taken-down account's tokens are gone (docs/decisions/0051); a credential it
+ * holds after the takedown (the reference's takedown-only password session) may only do what a takedown leaves the
+ * person: `mayCallWhileTakenDown`.
  */
 async function authenticate(services: Services, request: ApiRequest, nsid: string): Promise<ResourceCaller> {
-  const caller = await authenticateCaller(services, {
-    authorization: request.headers.get("Authorization"),
-    dpop: request.headers.get("DPoP"),
-    method: request.method,
-    url: publicRequestUrl(services.config.issuer, request),
-  });
-  if (caller.accountDeactivated && !ALLOWED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
+  const caller = await authenticateCaller(services, resourceRequestOf(services, request));
+  // The reference's refusal of its takedown scope where a method does not accept it: 400 InvalidToken.
+  if (caller.takedownOnly && !mayCallWhileTakenDown(nsid)) throw new XrpcError(400, "InvalidToken", `Bad token scope: a takedown-only session cannot call ${nsid}`);
+  if (caller.accountState === "takendown" && !mayCallWhileTakenDown(nsid)) throw accountTakenDown();
+  if (caller.accountState === "deactivated" && !ALLOWED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
   return caller;
 }
+
+function resourceRequestOf(services: Services, request: ApiRequest) {
+  return { authorization: request.headers.get("Authorization"), dpop: request.headers.get("DPoP"), method: request.method, url: publicRequestUrl(services.config.issuer, request) };
+}
+
+/**
+ * Who calls a method whose credentials are optional: nobody named; the operator, by HTTP Basic (checked and
+ * throttled as every admin call); or an account, by any of its tokens whatever the account's state (the method
+ * decides what each is served). A credential that fails its check is refused, as the reference refuses it.
+ */
+async function viewerOf(services: Services, request: ApiRequest): Promise<Viewer> {
+  const authorization = request.headers.get("Authorization");
+  if (authorization === null) return { kind: "anonymous" };
+  if (/^basic\b/i.test(authorization.trim())) {
+    await services.adminAuth.verifyBasic(authorization, request.clientAddress);
+    return { kind: "admin" };
+  }
+  const caller = await authenticateCaller(services, resourceRequestOf(services, request));
+  return { kind: "account", did: caller.did };
+}
+
+const GET_SESSION = "com.atproto.server.getSession";
 
 /**
  * What a deactivated account's callers may still call: getSession, and the identity methods, which the reference
@@ -168,6 +194,28 @@ const ALLOWED_WHILE_DEACTIVATED = new Set([
   "com.atproto.identity.signPlcOperation",
   "com.atproto.identity.submitPlcOperation",
 ]);
+
+/**
+ * What the reference PDS leaves a taken-down account's own takedown-only session (its AuthScope.Takendown): reading
+ * its session, appealing (com.atproto.moderation.createReport, proxied to the moderation service) and a service token
+ * to move to another server (getServiceAuth for com.atproto.server.createAccount only: server.ts) with its preferences
+ * (getPreferences, which the new server imports) and the DID operation that points the DID at it (the emailed code, then
+ * signPlcOperation: docs/decisions/0050). Its repository export (getRepo, getBlob, listBlobs) is served to it through
+ * those methods' optional credentials. The reference also lets it deactivate the account, which is not an XRPC method
+ * here (docs/decisions/0051).
+ */
+const TAKEDOWN_METHODS = new Set([
+  GET_SESSION,
+  "com.atproto.server.getServiceAuth",
+  "com.atproto.moderation.createReport",
+  "app.bsky.actor.getPreferences",
+  "com.atproto.identity.requestPlcOperationSignature",
+  "com.atproto.identity.signPlcOperation",
+]);
+
+export function mayCallWhileTakenDown(nsid: string): boolean {
+  return TAKEDOWN_METHODS.has(nsid);
+}
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

@@ -13,15 +13,23 @@ export type XrpcContext = {
 export type AuthenticatedContext = XrpcContext & { caller: ResourceCaller };
 
 /**
- * One XRPC method: queries are GET, procedures POST (atproto XRPC conventions). `auth`: "none" (public, or a credential
- * its handler checks), "required" (an account's token), "admin" (HTTP Basic admin:<password>, checked before the input
- * is read: security/admin-basic-auth.ts, docs/decisions/0052).
+ * Who called a method whose credentials are optional (the repository export methods, docs/decisions/0051): nobody
+ * named, the operator (HTTP Basic admin:<password>), or an account by one of its tokens, whatever its state.
+ */
+export type Viewer = { kind: "anonymous" } | { kind: "admin" } | { kind: "account"; did: string };
+
+export type ViewerContext = XrpcContext & { viewer: Viewer };
+
+/**
+ * One XRPC method: queries are GET, procedures POST (atproto XRPC conventions). `auth`: "none" (public), "optional"
+ * (public, and more for the owner or the operator), "required" (an account's token), "admin" (HTTP Basic
+ * admin:<password>, checked before the input is read: admin/admin-auth.ts; docs/decisions/0051).
  */
 export type XrpcMethod =
   | { type: "query"; auth: "none"; handler: (ctx: XrpcContext) => unknown }
+  | { type: "query"; auth: "optional"; handler: (ctx: ViewerContext) => unknown }
   | { type: "query"; auth: "admin"; handler: (ctx: XrpcContext) => unknown }
   | { type: "procedure"; auth: "admin"; input: "json"; handler: (ctx: XrpcContext, body: unknown) => unknown }
-  | { type: "procedure"; auth: "required"; input: "none"; handler: (ctx: AuthenticatedContext) => unknown }
   /** A procedure whose credential is in its input or header, checked by the handler (createSession, refreshSession…). */
   | { type: "procedure"; auth: "none"; input: "json"; handler: (ctx: XrpcContext, body: unknown) => unknown }
   | { type: "procedure"; auth: "none"; input: "none"; handler: (ctx: XrpcContext) => unknown }

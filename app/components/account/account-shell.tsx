@@ -1,6 +1,7 @@
 import { useEffect, useRef } from "react";
 import type { SignedInBase } from "../../.server/screens/account/views";
-import { BrandFooter, BrandMark, useBrand } from "../ui/brand";
+import { AreaHeader } from "../ui/area-header";
+import { BrandFooter } from "../ui/brand";
 import { slots, useT } from "../ui/i18n";
 import { ActionNotice } from "../ui/messages";
 import { fill } from "../ui/fill";
@@ -35,7 +36,6 @@ type Props = {
 
 /** The frame of every signed-in account page: who is signed in, sign out, navigation, the page's title and notice. */
 export function AccountShell({ base, current, title, intro, children }: Props) {
-  const brand = useBrand();
   const { t } = useT();
   const navList = useRef<HTMLUListElement>(null);
   useEffect(() => {
@@ -49,20 +49,9 @@ export function AccountShell({ base, current, title, intro, children }: Props) {
   return (
     <FormAccountProvider did={base.account.did}>
     <div className="flex min-h-screen flex-col">
-      <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-10 focus:rounded focus:bg-white focus:p-2 dark:focus:bg-slate-900">
-        {t("account:skip")}
-      </a>
-      <header className="border-b border-slate-200 bg-white dark:border-slate-800 dark:bg-slate-900">
-        <div className="relative mx-auto flex w-full max-w-5xl flex-wrap items-center justify-between gap-3 px-4 py-3">
-          <a href="/account" className="flex min-w-0 items-center gap-2.5 text-lg font-semibold">
-            <BrandMark brand={brand} size="sm" />
-            <span className="min-w-0 truncate">
-              {brand.serviceName} <span className="font-normal text-slate-600 dark:text-slate-300">{t("account:account")}</span>
-            </span>
-          </a>
-          <AccountMenu base={base} current={current} />
-        </div>
-      </header>
+      <AreaHeader home="/account" area={t("account:account")} skipLabel={t("account:skip")} rowClassName="relative max-w-5xl">
+        <AccountMenu base={base} current={current} />
+      </AreaHeader>
       <div className="mx-auto flex w-full max-w-5xl flex-1 flex-col gap-6 px-4 py-6 md:flex-row md:gap-10 md:py-10">
         {/*
           On a phone, one row that scrolls sideways (the page's content starts one line below the header, not four);

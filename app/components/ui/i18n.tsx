@@ -9,9 +9,9 @@ import { DEFAULT_LANGUAGE, isLanguage, type Language } from "../../i18n/language
  * wraps between its parts) is translated whole with a slot for it, then filled (ui/fill.tsx):
  * `fill(t("consent:takeBack", slots("link")), { link: <a …/> })`.
  */
-export type T = TFunction<["common", "consent", "permissions", "account", "passkey", "errors"]>;
+export type T = TFunction<["common", "consent", "permissions", "account", "passkey", "errors", "admin"]>;
 
-const ALL = ["common", "consent", "permissions", "account", "passkey", "errors"] as const;
+const ALL = ["common", "consent", "permissions", "account", "passkey", "errors", "admin"] as const;
 
 export function useT(): { t: T; language: Language } {
   const { t, i18n } = useTranslation([...ALL]);

@@ -3,6 +3,7 @@ import type { DpopVerifier } from "../dpop/dpop-verifier.ts";
 import { sha256Base64url } from "../../util/crypto.ts";
 import { MINUTE } from "../../util/time.ts";
 import type { Grant, GrantStore } from "./grant-store.ts";
+import type { AccountState } from "../../accounts/account-status.ts";
 
 /** "Last used" on the account pages is kept to the minute: no write on most requests. */
 const LAST_USED_RESOLUTION = MINUTE;
@@ -14,7 +15,7 @@ export type AuthenticatedRequest = {
   url: string;
 };
 
-export type TokenSubject = { grant: Grant; did: string; handle: string; scope: string; accountDeactivated: boolean };
+export type TokenSubject = { grant: Grant; did: string; handle: string; scope: string; accountState: AccountState };
 
 /**
  * Verifies a DPoP-bound access token presented to a protected resource
@@ -52,6 +53,6 @@ export class AccessTokenVerifier {
     if (owner.grant.dpopJkt !== proof.jkt) throw new InvalidTokenError("The DPoP proof key does not match the token's key");
     if (now - owner.grant.lastUsedAt > LAST_USED_RESOLUTION) await this.grants.touchGrant(owner.grant.id, now);
     // The token's own scope: the grant's, or the narrower one asked for when it was refreshed.
-    return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.scope, accountDeactivated: owner.accountDeactivated };
+    return { grant: owner.grant, did: owner.grant.accountDid, handle: owner.handle, scope: owner.scope, accountState: owner.accountState };
   }
 }

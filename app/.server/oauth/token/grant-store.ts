@@ -1,3 +1,4 @@
+import type { AccountState } from "../../accounts/account-status.ts";
 import type { ClientKeyBinding } from "../client/client-manager.ts";
 
 export type NewAuthorizationCode = {
@@ -51,8 +52,11 @@ export type RotatedGrant = { withdrawn: string };
 export type StoredRefreshToken = { tokenHash: string; grant: Grant; expiresAt: number; usedAt: number | null };
 
 /** `scope`: what this access token may do (the grant's scope, or the narrower one asked for at refresh). */
-/** `accountDeactivated`: the account is deactivated; the token stays, its calls are refused (docs/decisions/0031). */
-export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string; scope: string; accountDeactivated: boolean };
+/**
+ * `accountState`: a deactivated account's token stays, its calls are refused (docs/decisions/0031); a taken-down
+ * account has no tokens left, and one issued in a race with the takedown is refused too (docs/decisions/0051).
+ */
+export type AccessTokenOwner = { grant: Grant; expiresAt: number; handle: string; scope: string; accountState: AccountState };
 
 export interface GrantStore {
   insertCode(code: NewAuthorizationCode): Promise<void>;

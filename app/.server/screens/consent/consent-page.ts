@@ -96,9 +96,11 @@ async function consentPage(services: Services, request: Request, t: Translate): 
   // The prompt, login_hint and remembered-consent rules are oauth/authorize/prompt-rules.ts's; this renders them.
   if (parameters.prompt === "none") {
     const answer = await silentAnswer(services.connectedApps, pending.request, accounts);
-    if (answer.kind === "approve" && (await isDeactivated(services, answer.signedIn.account.did))) {
-      // The reference's answer: an app never silently receives a code for a deactivated account (docs/decisions/0031).
-      return redirectTo(await services.authorize.reject(pending, "access_denied", "This account has been deactivated"));
+    const state = answer.kind === "approve" ? await services.accountStatus.stateOf(answer.signedIn.account.did) : undefined;
+    if (state === "deactivated" || state === "takendown") {
+      // The reference's answer: an app never silently receives a code for a deactivated account (docs/decisions/0031),
+      // nor for one the operator took down (docs/decisions/0051).
+      return redirectTo(await services.authorize.reject(pending, "access_denied", state === "takendown" ? "This account has been taken down" : "This account has been deactivated"));
     }
     if (answer.kind === "approve") return redirectTo(await approve(services, pending, answer.signedIn.account, answer.declined));
     return redirectTo(await services.authorize.reject(pending, answer.error, answer.description));
@@ -203,7 +205,9 @@ async function consentForm(services: Services, request: Request, form: (name: st
   }
   if (!account) return formErrors("consent", { form: t("errors:form.signInToAllow") }, { identifier }, 400, headers);
   // Signing in to a deactivated account is allowed (it is how the person reactivates it), allowing an app is not: the
-  // screen, for this account, offers reactivation and then this request again (issue 28, item 17). No code.
+  // screen, for this account, offers reactivation and then this request again (issue 28, item 17). No code. A
+  // taken-down account signs in nowhere (SignIn), and its sessions are gone; one taken down since the screen was shown
+  // is refused its code by the store (docs/decisions/0051).
   if (await isDeactivated(services, account.did)) return redirectTo(screenAddressOf(pending, { account: account.did }), headers);
   return redirectTo(await approve(services, pending, account, await declinedByForm(services, pending, account, form)), headers);
 }

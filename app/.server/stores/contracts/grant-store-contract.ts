@@ -152,7 +152,7 @@ export function grantStoreContract(name: string, open: () => Promise<GrantStoreS
     describe("access tokens", () => {
       it("finds the owner of a live access token: grant, expiry, the account's handle and the grant's scope", async () => {
         const grant = await grantWithTokens("g", { scope: "atproto transition:generic" });
-        expect(await store.findAccessToken("access-g-1", now)).toEqual({ grant, expiresAt: now + 3_600_000, handle: "alice.test", scope: "atproto transition:generic", accountDeactivated: false });
+        expect(await store.findAccessToken("access-g-1", now)).toEqual({ grant, expiresAt: now + 3_600_000, handle: "alice.test", scope: "atproto transition:generic", accountState: "active" });
         expect(await store.findAccessToken("access-unknown", now)).toBeUndefined();
       });
 

@@ -6,7 +6,8 @@ import { mediaTypeEssence } from "../../blobs/blob-type.ts";
 import { BlobError } from "../../blobs/blobs.ts";
 import { isBodyTooLarge } from "../../http/limits.ts";
 import { isCidString } from "../../repo/identifiers.ts";
-import { headOf, SyncError } from "../../sync/repo-sync.ts";
+import { headOf, SyncError, type SyncReader } from "../../sync/repo-sync.ts";
+import { readerOf } from "./sync.ts";
 import { SECOND } from "../../util/time.ts";
 import { bytesAnswer } from "../bytes-answer.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
@@ -74,22 +75,32 @@ export const blobMethods: XrpcMethods = {
    */
   "com.atproto.sync.getBlob": {
     type: "query",
-    auth: "none",
-    handler: async ({ services, request, params }) => {
+    auth: "optional",
+    handler: async ({ services, request, params, viewer }) => {
       const input = getBlobParams.parse(Object.fromEntries(params));
-      await headOf(services.repo, input.did);
+      // The owner and the operator are served it whatever the account's state (docs/decisions/0051).
+      const reader = readerOf(viewer, input.did);
+      await headOf(services.repo, input.did, reader);
       const notFound = () => new SyncError("BlobNotFound", `Could not find blob: ${input.cid}`);
+      // A blob the operator took down is served to nobody, its owner and the operator included (the reference
+      // quarantines its bytes): BlobNotFound, as for a blob that is not there.
+      if ((await services.takedowns.blobTakedown(input.did, input.cid))?.ref != null) throw notFound();
       if (request.method === "HEAD") {
         // The headers alone: the bytes are not opened.
         const blob = await services.blobs.exists(input.did, input.cid);
         if (!blob) throw notFound();
         const served = servedBlobHeaders(blob, input.cid);
-        return bytesAnswer(served.contentType, null, served.headers);
+        return bytesAnswer(served.contentType, null, privateFor(reader, served.headers));
       }
       const blob = await services.blobs.download(input.did, input.cid);
       if (!blob) throw notFound();
       const served = servedBlobHeaders(blob, input.cid);
-      return bytesAnswer(served.contentType, blob.body, served.headers);
+      return bytesAnswer(served.contentType, blob.body, privateFor(reader, served.headers));
     },
   },
 };
+
+/** An answer served only because of who asked (a taken-down account's owner, the operator) is never kept by a shared cache. */
+function privateFor(reader: SyncReader, headers: Record<string, string>): Record<string, string> {
+  return reader === "public" ? headers : { ...headers, "Cache-Control": "private, no-store" };
+}

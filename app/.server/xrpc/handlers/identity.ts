@@ -5,6 +5,7 @@ import { DEFAULT_LANGUAGE } from "../../../i18n/languages.ts";
 import { fromAcceptLanguage } from "../../i18n/screen-language.ts";
 import { signPlcOperationInput, submitPlcOperationInput } from "../../identity/plc-operation-input.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
+import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 
@@ -57,13 +58,7 @@ export const identityMethods: XrpcMethods = {
     handler: async ({ services, caller }, body) => {
       caller.requireIdentity("handle");
       const { handle } = updateHandleInput.parse(body);
-      try {
-        await services.accounts.updateHandle(caller.did, handle);
-      } catch (error) {
-        if (error instanceof HandleError) throw new XrpcError(400, HANDLE_ERROR_NAMES[error.reason], error.message);
-        if (hasCode(error, "handle_taken")) throw new XrpcError(400, "HandleNotAvailable", error.message);
-        throw error;
-      }
+      await updateHandleOrRefuse(services, caller.did, handle);
       return {};
     },
   },
@@ -117,3 +112,17 @@ export const identityMethods: XrpcMethods = {
     },
   },
 };
+
+/**
+ * Gives the account `handle` by the one rule every way in uses (the person's updateHandle, the operator's
+ * updateAccountHandle), a refusal answered with the reference's error name.
+ */
+export async function updateHandleOrRefuse(services: Services, did: string, handle: string): Promise<void> {
+  try {
+    await services.accounts.updateHandle(did, handle);
+  } catch (error) {
+    if (error instanceof HandleError) throw new XrpcError(400, HANDLE_ERROR_NAMES[error.reason], error.message);
+    if (hasCode(error, "handle_taken")) throw new XrpcError(400, "HandleNotAvailable", error.message);
+    throw error;
+  }
+}

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { hasCode } from "../../errors/atrium-error.ts";
 import { DEFAULT_LANGUAGE } from "../../../i18n/languages.ts";
 import { fromAcceptLanguage } from "../../i18n/screen-language.ts";
-import type { IssuedPasswordSession } from "../../accounts/password-sessions.ts";
+import type { IssuedPasswordSession, SessionCredential } from "../../accounts/password-sessions.ts";
 import { bearerJwt } from "../../resource/resource-auth.ts";
-import { DEACTIVATED } from "../../accounts/account-status.ts";
+import { accountStateOf, accountTakenDown, statusFields, TAKENDOWN } from "../../accounts/account-status.ts";
 import type { ApiRequest } from "../../http/api-request.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
 import { XrpcError } from "../xrpc-error.ts";
@@ -13,7 +13,7 @@ const createSessionInput = z.object({
   identifier: z.string().max(1024),
   password: z.string().max(4096),
   authFactorToken: z.string().max(64).optional(),
-  // The reference answers a taken-down account a narrow session with it; there are no takedowns here.
+  // A taken-down account's person asks for its takedown-only session with it (docs/decisions/0051).
   allowTakendown: z.boolean().optional(),
 });
 
@@ -41,12 +41,14 @@ export const passwordSessionMethods: XrpcMethods = {
         throw error;
       }
       const { account, credential } = signedIn;
+      const takenDown = (await services.accountStatus.stateOf(account.did)) === TAKENDOWN;
+      if (takenDown) refuseTakenDown(credential, input.allowTakendown === true);
       // The emailed code guards the account's own password only: an app password is what the person gave the app.
       if ("passwordHash" in credential) {
         const language = fromAcceptLanguage(request.headers.get("accept-language")) ?? DEFAULT_LANGUAGE;
         await services.emailAuthFactor.verify(account.did, input.authFactorToken, request.clientAddress, language);
       }
-      const issued = await services.passwordSessions.create(account.did, credential, request.headers.get("user-agent") ?? undefined);
+      const issued = await services.passwordSessions.create(account.did, credential, request.headers.get("user-agent") ?? undefined, { takedownOnly: takenDown });
       // The password changed, or the app password was revoked, while this sign-in was being checked.
       if (!issued) throw wrongCredentials();
       return sessionAnswer(issued);
@@ -73,6 +75,15 @@ export const passwordSessionMethods: XrpcMethods = {
   },
 };
 
+/**
+ * A taken-down account (docs/decisions/0051), its password right: AccountTakedown, as the reference answers, unless
+ * the person asks for the takedown-only session (allowTakendown), which only the account's own password opens here:
+ * an app password is what the person gave an app, and the takedown-only session can move the account away.
+ */
+function refuseTakenDown(credential: SessionCredential, allowTakendown: boolean): void {
+  if (!allowTakendown || "appPassword" in credential) throw accountTakenDown();
+}
+
 function refreshToken(request: ApiRequest): string {
   const authorization = request.headers.get("Authorization");
   if (!authorization) throw new XrpcError(401, "AuthMissing", "Authentication Required");
@@ -91,6 +102,6 @@ function sessionAnswer({ accessJwt, refreshJwt, did, account }: IssuedPasswordSe
     email: account.email,
     emailConfirmed: account.emailConfirmedAt !== null,
     emailAuthFactor: account.emailAuthFactor,
-    ...(account.deactivatedAt === null ? { active: true } : { active: false, status: DEACTIVATED }),
+    ...statusFields(accountStateOf(account)),
   };
 }

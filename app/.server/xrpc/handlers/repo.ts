@@ -6,6 +6,7 @@ import { MAX_COMMIT_OPS, type Committed, type WriteOptions, type WriteRequest, t
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { Services } from "../../services.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
+import { accountStateOf } from "../../accounts/account-status.ts";
 import { XrpcError } from "../xrpc-error.ts";
 
 /** Lexicon-style input checks for com.atproto.repo.* (atproto syntax rules for NSIDs and record keys). */
@@ -89,15 +90,15 @@ function writeResult(did: string, result: WriteResult) {
 }
 
 /**
- * The DID whose records getRecord and listRecords read: undefined for an unknown handle, and for a deactivated
- * account, whose records the reference PDS does not serve either (its getDidForActor leaves deactivated accounts
- * out: docs/decisions/0031).
+ * The DID whose records getRecord and listRecords read: undefined for an unknown handle, and for a deactivated or
+ * taken-down account, whose records the reference PDS does not serve either (its getDidForActor leaves them out:
+ * docs/decisions/0031, 0051).
  */
 async function resolveRepo(services: Services, repo: string): Promise<string | undefined> {
   const did = repo.startsWith("did:") ? repo : (await services.accounts.findByHandle(repo))?.did;
   if (did === undefined) return undefined;
   const availability = await services.repo.availability(did);
-  return availability !== undefined && availability.deactivatedAt !== null ? undefined : did;
+  return availability !== undefined && accountStateOf(availability) !== "active" ? undefined : did;
 }
 
 function recordView(did: string, record: StoredRecord) {

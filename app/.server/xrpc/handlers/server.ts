@@ -4,7 +4,7 @@ import { canonicalNsid, isNsid } from "../../repo/identifiers.ts";
 import { MINUTE, SECOND } from "../../util/time.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
 import type { XrpcMethods } from "../xrpc-method.ts";
-import { DEACTIVATED } from "../../accounts/account-status.ts";
+import { statusFields } from "../../accounts/account-status.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 import { isProtectedMethod } from "../protected-methods.ts";
 
@@ -29,7 +29,7 @@ export const serverMethods: XrpcMethods = {
     type: "query",
     auth: "required",
     handler: async ({ services, caller }) => {
-      const status = caller.accountDeactivated ? { active: false, status: DEACTIVATED } : { active: true };
+      const status = statusFields(caller.accountState);
       const session: Record<string, unknown> = { did: caller.did, handle: caller.handle, ...status };
       if (caller.canReadEmail()) {
         const account = await services.accounts.emailOf(caller.did);
@@ -49,6 +49,10 @@ export const serverMethods: XrpcMethods = {
     auth: "required",
     handler: async ({ services, caller, params }) => {
       const input = serviceAuthParams.parse(Object.fromEntries(params));
+      // A taken-down account may only move away (docs/decisions/0051), as the reference's takedown scope allows.
+      if ((caller.accountState === "takendown" || caller.takedownOnly) && input.lxm !== CREATE_ACCOUNT) {
+        throw new XrpcError(400, "InvalidToken", "Bad token scope: a taken-down account may only ask for a service token to create its account elsewhere");
+      }
       // Before the permission and anything signed: a service token must never let another service manage the
       // account (protected-methods.ts). The reference's answer: 400 InvalidRequest.
       if (input.lxm && isProtectedMethod(input.lxm)) {

@@ -3,19 +3,21 @@ import { z } from "zod";
 import { canonicalNsid, isNsid, isRecordKey, isCidString } from "../../repo/identifiers.ts";
 import type { ApiRequest } from "../../http/api-request.ts";
 import { limitBucketOf } from "../../http/forwarded-address.ts";
-import { headOf, SyncError } from "../../sync/repo-sync.ts";
+import { headOf, SyncError, type SyncReader } from "../../sync/repo-sync.ts";
 import { bytesAnswer } from "../bytes-answer.ts";
-import type { XrpcMethods } from "../xrpc-method.ts";
-import { DEACTIVATED } from "../../accounts/account-status.ts";
+import type { Viewer, XrpcMethods } from "../xrpc-method.ts";
+import { accountStateOf, statusFields } from "../../accounts/account-status.ts";
 
 /**
  * com.atproto.sync.*: the repositories for relays, app views and other PDSes (docs/decisions/0027); getBlob is with
  * the blobs' other method (blob.ts). Public, as on every PDS, and counted by the per-address /xrpc limit like every
  * other method; the exports (getRepo, getBlocks, a proof read from a snapshot) are also capped at once per address and
- * in all (docs/decisions/0042). A repository is `active` unless
- * its account is deactivated (docs/decisions/0031): then the methods that serve its data answer RepoDeactivated
- * (repo-sync.ts headOf), listRepos and getRepoStatus say `active: false, status: "deactivated"`. Accounts here are
- * never taken down or suspended, so RepoTakendown and RepoSuspended do not arise.
+ * in all (docs/decisions/0042). A repository is `active` unless its account is deactivated (docs/decisions/0031) or
+ * taken down by the operator (docs/decisions/0051): then the methods that serve its data answer RepoDeactivated or
+ * RepoTakendown (repo-sync.ts headOf), listRepos and getRepoStatus say `active: false` with the status. The export
+ * methods (getRepo, getBlob, listBlobs) still serve the account's own credentials and the operator's, as the reference
+ * does, so that a taken-down person can take their data away. Accounts here are never suspended, so RepoSuspended
+ * does not arise.
  */
 const CAR = "application/vnd.ipld.car";
 
@@ -31,19 +33,21 @@ function exportBucketOf(request: ApiRequest): string {
   return limitBucketOf(request.clientAddress ?? "unknown");
 }
 
-/** listRepos' and getRepoStatus' `active`, and `status` ("a possible reason for why the account is not active"). */
-function statusFields(active: boolean): { active: boolean; status?: typeof DEACTIVATED } {
-  return active ? { active } : { active, status: DEACTIVATED };
+/** The owner of `did` and the operator are served its export whatever its state; anyone else as the network is. */
+export function readerOf(viewer: Viewer, did: string): SyncReader {
+  return viewer.kind === "admin" || (viewer.kind === "account" && viewer.did === did) ? "owner-or-admin" : "public";
 }
 
 export const syncMethods: XrpcMethods = {
   /** "Download a repository export as CAR file", streamed; `since`: only blocks added after that revision. */
   "com.atproto.sync.getRepo": {
     type: "query",
-    auth: "none",
-    handler: async ({ services, params, request }) => {
+    auth: "optional",
+    handler: async ({ services, params, request, viewer }) => {
       const input = z.object({ did, since: tid.optional() }).parse(paramsOf(params));
-      return bytesAnswer(CAR, await services.repoExports.repository(input.did, input.since, exportBucketOf(request)));
+      const reader = readerOf(viewer, input.did);
+      const car = await services.repoExports.repository(input.did, input.since, exportBucketOf(request), reader);
+      return bytesAnswer(CAR, car, reader === "public" ? {} : { "Cache-Control": "private, no-store" });
     },
   },
 
@@ -65,6 +69,11 @@ export const syncMethods: XrpcMethods = {
       const input = z
         .object({ did, collection: z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid), rkey: z.string().refine(isRecordKey, "rkey must be a record key") })
         .parse(paramsOf(params));
+      // A record the operator took down is not served (docs/decisions/0051); the repository keeps it, so no proof of
+      // its absence can be made either.
+      if ((await services.takedowns.recordTakedown(input.did, input.collection, input.rkey))?.ref != null) {
+        throw new SyncError("RecordNotFound", `Could not locate record: at://${input.did}/${input.collection}/${input.rkey}`);
+      }
       return bytesAnswer(CAR, await services.repoExports.recordProof(input.did, input.collection, input.rkey, exportBucketOf(request)));
     },
   },
@@ -81,10 +90,10 @@ export const syncMethods: XrpcMethods = {
 
   "com.atproto.sync.listBlobs": {
     type: "query",
-    auth: "none",
-    handler: async ({ services, params }) => {
+    auth: "optional",
+    handler: async ({ services, params, viewer }) => {
       const input = z.object({ did, since: tid.optional(), limit: limit(1000, 500), cursor: cid.optional() }).parse(paramsOf(params));
-      await headOf(services.repo, input.did);
+      await headOf(services.repo, input.did, readerOf(viewer, input.did));
       const cids = await services.repo.listBlobs(input.did, input);
       return { cids, ...(cids.length === input.limit ? { cursor: cids.at(-1) } : {}) };
     },
@@ -97,7 +106,7 @@ export const syncMethods: XrpcMethods = {
       const input = z.object({ limit: limit(1000, 500), cursor: did.optional() }).parse(paramsOf(params));
       const repos = await services.repo.listRepos(input);
       return {
-        repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, ...statusFields(repo.active) })),
+        repos: repos.map((repo) => ({ did: repo.did, head: repo.head, rev: repo.rev, ...statusFields(repo.state) })),
         ...(repos.length === input.limit ? { cursor: repos.at(-1)!.did } : {}),
       };
     },
@@ -111,8 +120,9 @@ export const syncMethods: XrpcMethods = {
       const availability = await services.repo.availability(input.did);
       if (!availability?.head) throw new SyncError("RepoNotFound", `Could not find repo for DID: ${input.did}`);
       // The lexicon: rev is "the current rev of the repo, if active=true" (the reference leaves it out otherwise).
-      if (availability.deactivatedAt !== null) return { did: input.did, ...statusFields(false) };
-      return { did: input.did, ...statusFields(true), rev: availability.head.rev };
+      const state = accountStateOf(availability);
+      if (state !== "active") return { did: input.did, ...statusFields(state) };
+      return { did: input.did, ...statusFields(state), rev: availability.head.rev };
     },
   },
 };
