@@ -76,6 +76,10 @@ import { PasswordSessions } from "./accounts/password-sessions.ts";
 import { sessionJwtKeys } from "./accounts/session-jwt.ts";
 import { serverDid } from "./config.ts";
 import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
+import { RepoImporter } from "./repo/repo-import.ts";
+import { SqlRepoImportStore } from "./stores/sql-repo-import-store.ts";
+import { accountKeypair } from "./accounts/signing-key.ts";
+import { atprotoSigningKey } from "./identity/did-document.ts";
 import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
@@ -219,6 +223,7 @@ export async function createServices(
   exportWatch.start(EXPORT_SWEEP_MS);
   metrics.watchRepoExports(() => exportWatch.state());
   const proxying = serviceProxying(config, now, log, accounts);
+  const repoImports = new SqlRepoImportStore(db);
 
   return {
     config,
@@ -277,6 +282,24 @@ export async function createServices(
     repoExports: new RepoExports(repo, exportWatch, metrics, { maxHoldMs: config.repoExports.maxMs }),
     /** Commits to the accounts' repositories (docs/decisions/0027). */
     repoWriter,
+    /** Accounts moving here: importRepo, and what checkAccountStatus and listMissingBlobs read (docs/decisions/0055). */
+    repoImports,
+    repoImporter: new RepoImporter(
+      {
+        repo,
+        imports: repoImports,
+        signingKeypair: (_did, stored) => accountKeypair(stored),
+        trustedKeys: async (did) => {
+          const own = await accounts.signingKeyOf(did);
+          const here = own === undefined ? [] : [(await accountKeypair(own)).did()];
+          const document = await proxying.dids.resolve(did).catch(() => undefined);
+          const published = document === undefined ? undefined : atprotoSigningKey(document);
+          return [...new Set([...(published === undefined ? [] : [published]), ...here])];
+        },
+        now,
+      },
+      { stagedForMs: HOUR },
+    ),
     /** Each account's repository writes per hour and per day, decided in the database (docs/decisions/0045). */
     writeBudget: new WriteBudget(new SqlLimitStore(db), config.writeBudget, now),
     /** The sequencer's log, which subscribeRepos replays and tails. */

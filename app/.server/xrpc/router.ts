@@ -19,6 +19,7 @@ import { accountDeactivated } from "../accounts/account-status.ts";
 import { firstWithControlCharacter } from "../util/control-characters.ts";
 import { appPasswordMethods } from "./handlers/app-passwords.ts";
 import { passwordSessionMethods } from "./handlers/password-sessions.ts";
+import { movingInMethods } from "./handlers/moving-in.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
@@ -29,6 +30,7 @@ const methods: Record<string, XrpcMethod> = {
   ...blobMethods,
   ...preferenceMethods,
   ...syncMethods,
+  ...movingInMethods,
 };
 
 const MAX_JSON_BYTES = 1024 * 1024;
@@ -141,11 +143,16 @@ async function authenticate(services: Services, request: ApiRequest, nsid: strin
     method: request.method,
     url: publicRequestUrl(services.config.issuer, request),
   });
-  if (caller.accountDeactivated && nsid !== GET_SESSION) throw accountDeactivated();
+  if (caller.accountDeactivated && !ANSWERED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
   return caller;
 }
 
-const GET_SESSION = "com.atproto.server.getSession";
+/**
+ * What a deactivated account's credentials may still call: getSession, which says why nothing else answers, and the
+ * steps of moving the account here, which it takes while deactivated (the reference's documented migration:
+ * docs/decisions/0055). Each of these checks its caller's permissions itself.
+ */
+const ANSWERED_WHILE_DEACTIVATED = new Set(["com.atproto.server.getSession", "com.atproto.repo.importRepo"]);
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
