@@ -79,7 +79,7 @@ import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
 import { RepoImporter } from "./repo/repo-import.ts";
 import { SqlRepoImportStore } from "./stores/sql-repo-import-store.ts";
 import { accountKeypair } from "./accounts/signing-key.ts";
-import { atprotoSigningKey } from "./identity/did-document.ts";
+import { MovingIn, publishedByDocument, publishedByPlc } from "./accounts/moving-in.ts";
 import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
@@ -224,6 +224,16 @@ export async function createServices(
   metrics.watchRepoExports(() => exportWatch.state());
   const proxying = serviceProxying(config, now, log, accounts);
   const repoImports = new SqlRepoImportStore(db);
+  const accountStatus = new AccountStatusManager(repo, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify());
+  const plcDirectory = new PlcDirectory(config.plc.directoryUrl);
+  const signingDidKey = async (did: string) => {
+    const stored = await accounts.signingKeyOf(did);
+    return stored === undefined ? undefined : (await accountKeypair(stored)).did();
+  };
+  // What a DID says of its account now: a did:plc from the directory itself, never from a cache (the person has just
+  // submitted an operation), a did:web from its document.
+  const published = async (did: string) =>
+    did.startsWith("did:plc:") ? publishedByPlc(await plcDirectory.lastOperation(did)) : publishedByDocument(await proxying.dids.resolve(did));
 
   return {
     config,
@@ -244,7 +254,16 @@ export async function createServices(
     clients,
     accounts,
     /** Deactivation and reactivation (docs/decisions/0031). */
-    accountStatus: new AccountStatusManager(repo, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify()),
+    accountStatus,
+    /** checkAccountStatus, listMissingBlobs and activateAccount for an account moving here (docs/decisions/0055). */
+    movingIn: new MovingIn({
+      imports: repoImports,
+      accountStatus,
+      signingDidKey,
+      published,
+      rotationDidKey: (await loadRotationKey(config.plc.rotationKeyHex, db, now())).did(),
+      pdsEndpoint: config.issuer,
+    }),
     sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
@@ -290,11 +309,10 @@ export async function createServices(
         imports: repoImports,
         signingKeypair: (_did, stored) => accountKeypair(stored),
         trustedKeys: async (did) => {
-          const own = await accounts.signingKeyOf(did);
-          const here = own === undefined ? [] : [(await accountKeypair(own)).did()];
-          const document = await proxying.dids.resolve(did).catch(() => undefined);
-          const published = document === undefined ? undefined : atprotoSigningKey(document);
-          return [...new Set([...(published === undefined ? [] : [published]), ...here])];
+          const own = await signingDidKey(did);
+          const here = own === undefined ? [] : [own];
+          const named = (await published(did).catch(() => undefined))?.signingKey;
+          return [...new Set([...(named === undefined ? [] : [named]), ...here])];
         },
         now,
       },

@@ -11,6 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountKeypair } from "../../app/.server/accounts/signing-key.ts";
 import { at, sql } from "../../app/.server/db/sql.ts";
 import { SqlRepoStore } from "../../app/.server/stores/sql-repo-store.ts";
+import { PlcDirectory } from "../../app/.server/identity/plc-directory.ts";
+import { atprotoOperation, operationCid, signOperation } from "../../app/.server/identity/plc-operation.ts";
+import { loadRotationKey } from "../../app/.server/identity/rotation-key.ts";
+import { generateSigningKey } from "../../app/.server/accounts/signing-key.ts";
+import { readCarWithRoot, verifyRepo } from "@atproto/repo";
+import { cidForRawBytes } from "@atproto/lex-data";
 import { execute, rowOf, rowsOf } from "../helpers/databases.ts";
 import { exportRepository, foreignRepositoryCar, verifiedRepository, type ForeignRecord } from "../helpers/repositories.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -19,6 +25,7 @@ import { callRaw, tokenWithScope } from "../helpers/xrpc.ts";
 
 const MAX_IMPORT_BYTES = 1024 * 1024;
 const CAROL = { handle: "carol.test", email: "carol@example.com", password: "carol's long password" };
+const DAVE = { handle: "dave.test", email: "dave@example.com", password: "dave's long password" };
 const POST = "app.bsky.feed.post";
 
 let server: TestServer;
@@ -99,5 +106,80 @@ describe("com.atproto.repo.importRepo", () => {
     const made = await foreignRepositoryCar(carol.did, carolsKey, [post("3k2aaaaaaad22", "oauth")]);
     const answer = await callRaw<{ error?: string }>(token, "POST", "com.atproto.repo.importRepo", { body: Buffer.from(made.car), headers: { "Content-Type": "application/vnd.ipld.car" } });
     expect({ status: answer.status, error: answer.body.error }).toEqual({ status: 403, error: "Forbidden" });
+  });
+});
+
+/**
+ * Dave moves here: his account exists here deactivated with a signing key of its own, while his DID document still
+ * names the old server's key (what createAccount with `did` leaves). The CAR is signed with that old key.
+ */
+describe("after the import: listMissingBlobs, uploadBlob, checkAccountStatus, activateAccount", () => {
+  const PNG = Buffer.from("89504e470d0a1a0a0000000d4948445200000001000000010806000000", "hex");
+  let dave: { did: string; handle: string };
+  let oldKey: Awaited<ReturnType<typeof accountKeypair>>;
+  let newKey: Awaited<ReturnType<typeof accountKeypair>>;
+  let agent: AtpAgent;
+
+  /** The PLC operation the old server signs after the emailed code (identity: signPlcOperation): the key here, this server's rotation key and endpoint. */
+  async function pointDidHere(): Promise<void> {
+    const directory = new PlcDirectory(process.env.ATRIUM_PLC_DIRECTORY_URL!);
+    const rotationKey = await loadRotationKey(undefined, server.database(), Date.now());
+    const last = await directory.lastOperation(dave.did);
+    const operation = atprotoOperation({ handle: dave.handle, signingKey: newKey.did(), pdsEndpoint: server.issuer, rotationKeys: [rotationKey.did()] }, await operationCid(last!));
+    await directory.submit(dave.did, await signOperation(operation, rotationKey));
+  }
+
+  beforeAll(async () => {
+    dave = await createAccount(server, DAVE);
+    const row = await rowOf<{ signingKey: string }>(server.database(), sql`SELECT "signingKey" FROM "Account" WHERE "did" = ${dave.did}`);
+    oldKey = await accountKeypair(row!.signingKey);
+    const fresh = await generateSigningKey();
+    newKey = await accountKeypair(fresh);
+    await execute(server.database(), sql`UPDATE "Account" SET "signingKey" = ${fresh}, "deactivatedAt" = ${at(Date.now())} WHERE "did" = ${dave.did}`);
+    agent = new AtpAgent({ service: server.issuer });
+    await agent.login({ identifier: DAVE.handle, password: DAVE.password });
+  });
+
+  it("the repository signed with the key the DID document names is taken in; its blob is listed missing until uploaded", async () => {
+    const blobCid = (await cidForRawBytes(PNG)).toString();
+    const image = { $type: "blob", ref: { $link: blobCid }, mimeType: "image/png", size: PNG.byteLength };
+    const records: ForeignRecord[] = [post("3k2aaaaaaaa22", "one"), { collection: POST, rkey: "3k2aaaaaaab22", value: { $type: POST, text: "two", createdAt: "2026-11-01T00:00:00.000Z", embed: { $type: "app.bsky.embed.images", images: [{ alt: "", image }] } } }];
+    const made = await foreignRepositoryCar(dave.did, oldKey, records);
+    await importRepo(agent, made.car);
+
+    expect((await agent.com.atproto.repo.listMissingBlobs({})).data).toEqual({ blobs: [{ cid: blobCid, recordUri: `at://${dave.did}/${POST}/3k2aaaaaaab22` }], cursor: blobCid });
+    expect((await agent.com.atproto.server.checkAccountStatus()).data).toMatchObject({ activated: false, validDid: false, indexedRecords: 2, expectedBlobs: 1, importedBlobs: 0, privateStateValues: 0 });
+
+    await agent.com.atproto.repo.uploadBlob(PNG, { encoding: "image/png" });
+    expect((await agent.com.atproto.repo.listMissingBlobs({})).data).toEqual({ blobs: [] });
+    const head = await rowOf<{ cid: string; rev: string }>(server.database(), sql`SELECT "cid", "rev" FROM "RepoRoot" WHERE "did" = ${dave.did}`);
+    expect((await agent.com.atproto.server.checkAccountStatus()).data).toMatchObject({ repoCommit: head!.cid, repoRev: head!.rev, expectedBlobs: 1, importedBlobs: 1 });
+  });
+
+  it("activateAccount is refused while the DID document names the old server's key, and announces the account once it names this one", async () => {
+    expect(await refusal(agent.com.atproto.server.activateAccount())).toMatchObject({ status: 400, error: "InvalidRequest", message: expect.stringMatching(/does not match expected signing key/) });
+    expect((await agent.com.atproto.server.getSession()).data.active).toBe(false);
+
+    await pointDidHere();
+    expect((await agent.com.atproto.server.checkAccountStatus()).data).toMatchObject({ validDid: true, activated: false });
+    await agent.com.atproto.server.activateAccount();
+    expect((await agent.com.atproto.server.checkAccountStatus()).data).toMatchObject({ validDid: true, activated: true });
+
+    // The reference's order: #account active, #identity, then #sync with the imported repository's commit.
+    const events = await rowsOf<{ type: string }>(server.database(), sql`SELECT "type" FROM "RepoEvent" WHERE "did" = ${dave.did} ORDER BY "seq"`);
+    expect(events.map((event) => event.type).slice(-3)).toEqual(["account", "identity", "sync"]);
+    // What getRepo serves now, verified by @atproto/repo against the key the DID document names.
+    const served = await new AtpAgent({ service: server.issuer }).com.atproto.sync.getRepo({ did: dave.did });
+    const { root, blocks } = await readCarWithRoot(served.data);
+    const verified = await verifyRepo(blocks, root, dave.did, newKey.did(), { ensureLeaves: true });
+    expect(verified.creates.map((op) => op.rkey).sort()).toEqual(["3k2aaaaaaaa22", "3k2aaaaaaab22"]);
+  });
+
+  it("an OAuth app may not activate an account, and a deactivated account's other calls still answer AccountDeactivated", async () => {
+    const token = await tokenWithScope(server, "atproto transition:generic");
+    const answer = await callRaw<{ error?: string }>(token, "POST", "com.atproto.server.activateAccount");
+    expect({ status: answer.status, error: answer.body.error }).toEqual({ status: 403, error: "Forbidden" });
+    const carols = await signedIn();
+    expect(await refusal(carols.com.atproto.repo.createRecord({ repo: carol.did, collection: POST, record: { $type: POST, text: "no", createdAt: new Date().toISOString() } }))).toMatchObject({ status: 401, error: "AccountDeactivated" });
   });
 });

@@ -112,6 +112,7 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   let result: unknown;
   if (method.type === "query") result = await method.handler(ctx);
   else if (method.input === "stream") result = await method.handler(ctx, request.chunks());
+  else if (method.input === "none") result = await method.handler(ctx);
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
 }
@@ -143,16 +144,28 @@ async function authenticate(services: Services, request: ApiRequest, nsid: strin
     method: request.method,
     url: publicRequestUrl(services.config.issuer, request),
   });
-  if (caller.accountDeactivated && !ANSWERED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
+  if (caller.accountDeactivated && !answersWhileDeactivated(caller, nsid)) throw accountDeactivated();
   return caller;
 }
 
 /**
- * What a deactivated account's credentials may still call: getSession, which says why nothing else answers, and the
- * steps of moving the account here, which it takes while deactivated (the reference's documented migration:
- * docs/decisions/0055). Each of these checks its caller's permissions itself.
+ * What a deactivated account's credentials may still call: getSession, which says why nothing else answers, and,
+ * from a password session, the steps of moving the account here, which it takes while deactivated (the reference's
+ * documented migration signs in with the password: docs/decisions/0055). Its OAuth apps get nothing else, as
+ * docs/decisions/0031 promised the person. Each of these methods checks its caller's permissions itself.
  */
-const ANSWERED_WHILE_DEACTIVATED = new Set(["com.atproto.server.getSession", "com.atproto.repo.importRepo"]);
+function answersWhileDeactivated(caller: ResourceCaller, nsid: string): boolean {
+  return nsid === GET_SESSION || (caller.credentials.kind === "password" && STEPS_OF_A_MOVE.has(nsid));
+}
+
+const GET_SESSION = "com.atproto.server.getSession";
+const STEPS_OF_A_MOVE = new Set([
+  "com.atproto.repo.importRepo",
+  "com.atproto.repo.listMissingBlobs",
+  "com.atproto.repo.uploadBlob",
+  "com.atproto.server.checkAccountStatus",
+  "com.atproto.server.activateAccount",
+]);
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
