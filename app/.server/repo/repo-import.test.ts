@@ -8,6 +8,10 @@ import { accountKeypair } from "../accounts/signing-key.ts";
 import { at, sql, type Database } from "../db/sql.ts";
 import { SqlRepoImportStore } from "../stores/sql-repo-import-store.ts";
 import { HOUR } from "../util/time.ts";
+import { decode } from "@atproto/lex-cbor";
+import { raceAgainstGatedTransaction } from "../../../tests/helpers/postgres.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
+import { AccountStatusManager } from "../accounts/account-status.ts";
 import { RepoImporter, RepoImportError } from "./repo-import.ts";
 import type { RepoImportStore } from "./repo-import-store.ts";
 
@@ -174,5 +178,27 @@ describe.each(ENGINES)("RepoImporter on %s", (engine) => {
     const landed = outcomes[0] === "imported" ? ["first-1", "first-2"] : ["second-1"];
     expect(await paths()).toEqual(landed.map((rkey) => `${NOTE}/${rkey}`));
     expect(await stagedRows()).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it.runIf(engine === "postgresql")("an activation racing an import announces the imported head in its #sync, not the one it read first", async () => {
+    const made = await foreignRepositoryCar(ALICE, foreign, [note("imported")]);
+    const plain = new SqlRepoImportStore(shared.db);
+    const activation = new AccountStatusManager(repositoriesOn(shared.db, clock).store, async () => "alice.test", () => clock.now);
+    const [imported, activated] = await raceAgainstGatedTransaction(
+      shared.db as PostgresDatabase,
+      // The import's last transaction (apply) is held before its COMMIT, the account's lock taken.
+      (gated) => {
+        const applyGated = new SqlRepoImportStore(gated);
+        const imports: RepoImportStore = Object.assign(Object.create(plain) as RepoImportStore, { apply: applyGated.apply.bind(applyGated) });
+        return importerOn(shared.db, imports).import(ALICE, inPieces(made.car));
+      },
+      // The activation reads the head before the import commits, then waits for the account's lock.
+      () => activation.activate(ALICE),
+    );
+    expect(activated).toBe(true);
+    const syncs = await rowsOf<{ body: Uint8Array }>(shared.db, sql`SELECT "body" FROM "RepoEvent" WHERE "did" = ${ALICE} AND "type" = 'sync'`);
+    expect(syncs).toHaveLength(1);
+    const { root } = await readCarWithRoot((decode(syncs[0]!.body) as { blocks: Uint8Array }).blocks);
+    expect(root.toString()).toBe(imported.head.cid);
   });
 });

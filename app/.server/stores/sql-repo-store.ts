@@ -177,12 +177,16 @@ export class SqlRepoStore implements RepoStore {
     return row && ({ deactivatedAt: row.deactivatedAt, head: joinedHead(row) } satisfies RepoAvailability);
   }
 
-  async changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]) {
+  async changeAccountStatus(did: string, change: { deactivated: boolean; head?: string | null }, now: number, events: readonly NewEvent[]) {
     const { eventRetentionMs } = this.settings;
-    return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account"> {
+    return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account" | "head-moved"> {
       // The lock every commit of the account takes first (applyCommit): a commit either landed before this change,
       // with its event sequenced before the #account event, or waits and then finds the account deactivated.
       yield* lockAccountData(did);
+      if (change.head !== undefined) {
+        const root = yield* get(tables.RepoRoot.pick("cid"), sql`SELECT "cid" FROM "RepoRoot" WHERE "did" = ${did}`);
+        if ((root?.cid ?? null) !== change.head) return "head-moved";
+      }
       const changed = change.deactivated
         ? yield* run(sql`UPDATE "Account" SET "deactivatedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NULL`)
         : yield* run(sql`UPDATE "Account" SET "deactivatedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL`);
