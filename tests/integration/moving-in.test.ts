@@ -24,7 +24,7 @@ import { ALICE, createAlice } from "../helpers/flow.ts";
 import { openPage, pageText, signedIn as signedInBrowser } from "../helpers/account.ts";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
 import { readFileSync } from "node:fs";
-import { callRaw, tokenWithScope } from "../helpers/xrpc.ts";
+import { agentRefusal, callRaw, tokenWithScope } from "../helpers/xrpc.ts";
 
 const MAX_IMPORT_BYTES = 1024 * 1024;
 const CAROL = { handle: "carol.test", email: "carol@example.com", password: "carol's long password" };
@@ -55,22 +55,13 @@ async function signedIn(): Promise<AtpAgent> {
   return agent;
 }
 
-async function refusal(promise: Promise<unknown>): Promise<{ status: number; error: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    const { status, error: name, message } = error as { status: number; error: string; message: string };
-    return { status, error: name, message };
-  }
-  throw new Error("expected a refusal");
-}
-
 /** Carol's repository as stored, checked by @atproto/repo with her key here: its records' paths. */
 async function storedPaths(): Promise<string[]> {
   const car = await exportRepository(new SqlRepoStore(server.database(), { blobGraceMs: 3600_000, eventRetentionMs: 3600_000 }), carol.did);
   return (await verifiedRepository(car, carol.did, carolsKey.did())).creates.map((op) => `${op.collection}/${op.rkey}`).sort();
 }
 
+const refusal = agentRefusal;
 const importRepo = (agent: AtpAgent, car: Uint8Array, encoding = "application/vnd.ipld.car") => agent.com.atproto.repo.importRepo(car, { encoding: encoding as "application/vnd.ipld.car" });
 
 describe("com.atproto.repo.importRepo", () => {
