@@ -9,7 +9,7 @@ import type { ServerBuild } from "@remix-run/node";
 import compression from "compression";
 import { AggregatorRegistry } from "prom-client";
 import express from "express";
-import { ConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
+import { ConfigError, isConfigError, loadConfig, unsafeConfigWarnings, type Config } from "./app/.server/config.ts";
 import { applyMigrations } from "./app/.server/db/migrations.ts";
 import { NO_METRICS } from "./app/.server/observability/metrics.ts";
 import type * as ServerRuntime from "./app/.server/runtime.ts";
@@ -60,6 +60,11 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const CLIENT_BUILD = path.join(here, "..", "client");
 
 type Runtime = typeof ServerRuntime;
+
+/** The runtime of the build alone (the primary of several workers checks the keys with it before forking). */
+async function loadRuntime(): Promise<Runtime> {
+  return (await import(pathToFileURL(path.join(here, "runtime.js")).href)) as Runtime;
+}
 
 async function loadBuild(dev: boolean) {
   if (!dev) {
@@ -211,10 +216,21 @@ async function main() {
     throw error;
   }
   const log = createLogger(config.logLevel);
+  try {
+    await serve(config, log);
+  } catch (error) {
+    // A setting the start found wrong with the database in hand (a key that opens nothing there: docs/decisions/0050).
+    if (!isConfigError(error)) throw error;
+    log.fatal({}, error.message);
+    process.exit(1);
+  }
+}
+
+async function serve(config: Config, log: PinoLogger) {
   const dev = process.argv.includes("--dev");
   if (config.workers > 1 && cluster.isPrimary) {
     if (dev) log.warn({}, "ATRIUM_WORKERS is ignored in development (one process, with Vite's hot reload)");
-    else return runPrimary(config, log);
+    else return runPrimary(config, log, async () => (await loadRuntime()).prepareKeys(config, log));
   }
   const started = await startServer(config, { dev, log });
   const { server, metricsServer } = started;

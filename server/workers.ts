@@ -29,9 +29,11 @@ const QUICK_DEATH_MS = 10_000;
 const MAX_RESTART_DELAY_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 
-export async function runPrimary(config: Config, log: PinoLogger): Promise<void> {
+/** `beforeFork`: what must hold before any worker starts (the keys: docs/decisions/0050); a refusal stops the primary. */
+export async function runPrimary(config: Config, log: PinoLogger, beforeFork: () => Promise<void>): Promise<void> {
   const { applied } = await applyMigrations(config.database);
   if (applied.length) log.info({ migrations: applied }, "Applied database migrations");
+  await beforeFork();
   const metricsServer = config.metrics ? await serveClusterMetrics(config.metrics, log) : undefined;
 
   let stopping = false;

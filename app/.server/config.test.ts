@@ -2,6 +2,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, unsafeConfigWarnings } from "./config.ts";
 
+/** The keys an https issuer must be given (docs/decisions/0050): any 64 hex digits pass the settings' check. */
+const PRODUCTION_KEYS = { ATRIUM_PLC_ROTATION_KEY: "1".repeat(64), ATRIUM_KEY_ENCRYPTION_KEY: "2".repeat(64) };
+
 function configError(env: Record<string, string | undefined>): ConfigError {
   try {
     loadConfig(env);
@@ -35,9 +38,9 @@ describe("loadConfig", () => {
   });
 
   it("accepts an https PUBLIC_URL and uses its origin as the issuer", () => {
-    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com" }).issuer).toBe("https://pds.example.com");
-    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com/" }).issuer).toBe("https://pds.example.com");
-    expect(loadConfig({ PUBLIC_URL: "https://PDS.Example.com:8443" }).issuer).toBe("https://pds.example.com:8443");
+    expect(loadConfig({ ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com" }).issuer).toBe("https://pds.example.com");
+    expect(loadConfig({ ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com/" }).issuer).toBe("https://pds.example.com");
+    expect(loadConfig({ ...PRODUCTION_KEYS, PUBLIC_URL: "https://PDS.Example.com:8443" }).issuer).toBe("https://pds.example.com:8443");
   });
 
   it("accepts plain http for loopback hosts", () => {
@@ -114,7 +117,7 @@ describe("loadConfig", () => {
   });
 
   it("warns when PostgreSQL is reached over the network without TLS, not when it is local or TLS is asked for", () => {
-    const warningsFor = (url: string) => unsafeConfigWarnings(loadConfig({ DATABASE_URL: url, PUBLIC_URL: "https://pds.example.com" }));
+    const warningsFor = (url: string) => unsafeConfigWarnings(loadConfig({ DATABASE_URL: url, ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com" }));
     expect(warningsFor("postgresql://atrium@db.internal/atrium").join("\n")).toMatch(/db\.internal without TLS/);
     expect(warningsFor("postgresql://atrium@db.internal/atrium?sslmode=verify-full")).toEqual([]);
     expect(warningsFor("postgresql://atrium@127.0.0.1:5432/atrium")).toEqual([]);
@@ -230,7 +233,7 @@ describe("loadConfig", () => {
   });
 
   it("warns that a blob folder with PostgreSQL must be one every process sees; not the database store, nor a folder with SQLite", () => {
-    const production = { PUBLIC_URL: "https://pds.example" };
+    const production = { PUBLIC_URL: "https://pds.example", ...PRODUCTION_KEYS };
     const shared = unsafeConfigWarnings(loadConfig({ ...production, DATABASE_URL: "postgresql://atrium@localhost/atrium", ATRIUM_BLOB_DIRECTORY: "/mnt/shared/blobs" }));
     expect(shared).toEqual([expect.stringMatching(/^ATRIUM_BLOB_DIRECTORY is \/mnt\/shared\/blobs with PostgreSQL: every server process, on every machine, must see this same folder/)]);
     expect(unsafeConfigWarnings(loadConfig({ ...production, DATABASE_URL: "postgresql://atrium@localhost/atrium" }))).toEqual([]);
@@ -400,34 +403,37 @@ describe("loadConfig: service proxying (docs/decisions/0048)", () => {
   });
 
   it("warns when a service's set URL is plain http to another machine", () => {
-    const warnings = unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_APPVIEW_URL: "http://10.0.0.5:3000" }));
+    const warnings = unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ...PRODUCTION_KEYS, ATRIUM_APPVIEW_URL: "http://10.0.0.5:3000" }));
     expect(warnings).toEqual([expect.stringMatching(/did:web:api\.bsky\.app#bsky_appview go to http:\/\/10\.0\.0\.5:3000 over plain http/)]);
-    expect(unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_APPVIEW_URL: "http://127.0.0.1:3000" }))).toEqual([]);
+    expect(unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com", ...PRODUCTION_KEYS, ATRIUM_APPVIEW_URL: "http://127.0.0.1:3000" }))).toEqual([]);
   });
 });
 
 describe("unsafeConfigWarnings", () => {
   it("warns loudly when private client documents are allowed", () => {
-    const warnings = unsafeConfigWarnings(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1", PUBLIC_URL: "https://pds.example.com" }));
+    const warnings = unsafeConfigWarnings(loadConfig({ ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS: "1", ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com" }));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/ATRIUM_DEV_ALLOW_PRIVATE_CLIENTS/);
     expect(warnings[0]).toMatch(/production/);
   });
 
-  it("warns about a plain http issuer", () => {
+  it("warns about a plain http issuer, and about the keys it generates into the database (docs/decisions/0050)", () => {
     const warnings = unsafeConfigWarnings(loadConfig({}));
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/http:\/\/localhost:3000/);
+    expect(warnings).toHaveLength(3);
+    expect(warnings.find((warning) => warning.includes("http://localhost:3000"))).toBeDefined();
+    expect(warnings.find((warning) => warning.startsWith("ATRIUM_PLC_ROTATION_KEY is not set"))).toMatch(/a copy of the database can/);
+    expect(warnings.find((warning) => warning.startsWith("ATRIUM_KEY_ENCRYPTION_KEY is not set"))).toMatch(/signs as every account/);
+    expect(unsafeConfigWarnings(loadConfig(PRODUCTION_KEYS))).toHaveLength(1);
   });
 
   it("has nothing to say about a production configuration", () => {
-    expect(unsafeConfigWarnings(loadConfig({ PUBLIC_URL: "https://pds.example.com" }))).toEqual([]);
+    expect(unsafeConfigWarnings(loadConfig({ ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com" }))).toEqual([]);
   });
 });
 
 describe("the operator's brand (docs/decisions/0018)", () => {
   it("defaults to the issuer's host name and nothing else", () => {
-    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com:8443" }).brand).toEqual({
+    expect(loadConfig({ ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com:8443" }).brand).toEqual({
       serviceName: "pds.example.com",
       logoUrl: undefined,
       primaryColor: undefined,
@@ -484,5 +490,35 @@ describe("the operator's brand (docs/decisions/0018)", () => {
   it("refuses a service name with bidi controls or one that is too long", () => {
     expect(configError({ ATRIUM_SERVICE_NAME: "Example\u202eSocial" }).message).toMatch(/ATRIUM_SERVICE_NAME.*bidirectional/);
     expect(configError({ ATRIUM_SERVICE_NAME: "x".repeat(61) }).message).toMatch(/ATRIUM_SERVICE_NAME.*at most 60/);
+  });
+});
+
+describe("the keys that sign for every account (docs/decisions/0050)", () => {
+  it("an https issuer without them does not start, and is told each missing one and how to make it", () => {
+    const message = configError({ PUBLIC_URL: "https://pds.example.com" }).message;
+    expect(message).toMatch(/^The issuer https:\/\/pds\.example\.com /);
+    expect(message).toMatch(/ATRIUM_PLC_ROTATION_KEY: .*openssl rand -hex 32.*generated one into its database/);
+    expect(message).toMatch(/ATRIUM_KEY_ENCRYPTION_KEY: .*openssl rand -hex 32/);
+    const onlyOne = configError({ PUBLIC_URL: "https://pds.example.com", ATRIUM_PLC_ROTATION_KEY: "1".repeat(64) }).message;
+    expect(onlyOne).toMatch(/ATRIUM_KEY_ENCRYPTION_KEY/);
+    expect(onlyOne).not.toMatch(/ATRIUM_PLC_ROTATION_KEY:/);
+  });
+
+  it("plain http on loopback may go without them (generated, with the warnings above)", () => {
+    expect(loadConfig({ PUBLIC_URL: "http://127.0.0.1:3000" }).keyEncryption).toEqual({ keyHex: undefined, previousKeysHex: [] });
+  });
+
+  it("reads the key, and the earlier keys without the current one among them", () => {
+    const config = loadConfig({ ...PRODUCTION_KEYS, PUBLIC_URL: "https://pds.example.com", ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS: ` ${"3".repeat(64)}, ${"A".repeat(64)},${"2".repeat(64)}` });
+    expect(config.keyEncryption).toEqual({ keyHex: "2".repeat(64), previousKeysHex: ["3".repeat(64), "a".repeat(64)] });
+  });
+
+  it.each([
+    [{ ATRIUM_KEY_ENCRYPTION_KEY: "abc" }, /ATRIUM_KEY_ENCRYPTION_KEY: must be 32 random bytes written as 64 hexadecimal digits \(make one with: openssl rand -hex 32\)/],
+    [{ ATRIUM_KEY_ENCRYPTION_KEY: "2".repeat(64), ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS: "not hex" }, /ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS: must be keys of 64 hexadecimal digits/],
+    [{ ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS: "3".repeat(64) }, /ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS is set without ATRIUM_KEY_ENCRYPTION_KEY/],
+    [{ ATRIUM_PLC_ROTATION_KEY: "xyz" }, /ATRIUM_PLC_ROTATION_KEY: must be a secp256k1 private key written as 64 hexadecimal digits/],
+  ])("refuses %o", (env, message) => {
+    expect(configError(env).message).toMatch(message);
   });
 });

@@ -184,6 +184,9 @@ const serviceUrlVar = optionalSetting((text) => {
 export const DEFAULT_APPVIEW = { service: "did:web:api.bsky.app#bsky_appview", url: "https://api.bsky.app" };
 export const DEFAULT_REPORT_SERVICE = { service: "did:plc:ar7c4by46qjdydhdevvrndac#atproto_labeler", url: "https://mod.bsky.app" };
 
+/** 32 bytes as 64 hexadecimal digits: `openssl rand -hex 32`. */
+const HEX_KEY = /^[0-9a-fA-F]{64}$/;
+
 const envSchema = z.object({
   PORT: integerVar("PORT", 0, 65535, 3000),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -248,8 +251,17 @@ const envSchema = z.object({
     return { refused: `must be an https URL (or http on a loopback host, for development and tests), without credentials (got ${JSON.stringify(text)})` };
   }),
   ATRIUM_PLC_ROTATION_KEY: optionalSetting((text) =>
-    /^[0-9a-fA-F]{64}$/.test(text) ? { value: text.toLowerCase() } : { refused: "must be a secp256k1 private key written as 64 hexadecimal digits" },
+    /^[0-9a-fA-F]{64}$/.test(text) ? { value: text.toLowerCase() } : { refused: "must be a secp256k1 private key written as 64 hexadecimal digits (make one with: openssl rand -hex 32)" },
   ),
+  // docs/decisions/0050: the key that seals the accounts' signing keys in the database, and the keys it replaced.
+  ATRIUM_KEY_ENCRYPTION_KEY: optionalSetting((text) =>
+    HEX_KEY.test(text) ? { value: text.toLowerCase() } : { refused: "must be 32 random bytes written as 64 hexadecimal digits (make one with: openssl rand -hex 32)" },
+  ),
+  ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS: optionalSetting((text) => {
+    const keys = text.split(",").map((key) => key.trim()).filter(Boolean);
+    if (keys.every((key) => HEX_KEY.test(key))) return { value: [...new Set(keys.map((key) => key.toLowerCase()))] };
+    return { refused: "must be keys of 64 hexadecimal digits, separated by commas: the earlier values of ATRIUM_KEY_ENCRYPTION_KEY" };
+  }),
   NODE_ENV: z.string().optional(),
   ATRIUM_LOG_LEVEL: logLevelVar,
   ATRIUM_LOG_REQUESTS: optionalFlag,
@@ -396,6 +408,12 @@ export type Config = {
    * the permission sets' too) and the rotation key's hex, or undefined: generated and kept in the database.
    */
   plc: { directoryUrl: string; rotationKeyHex: string | undefined };
+  /**
+   * The key that seals the accounts' signing keys in the database (docs/decisions/0050): ATRIUM_KEY_ENCRYPTION_KEY's
+   * hex, or undefined (plain http on loopback only: generated and kept in the database); and the earlier keys, which
+   * open what they sealed until `npm run account -- rotate-key-encryption` seals it again.
+   */
+  keyEncryption: { keyHex: string | undefined; previousKeysHex: string[] };
   brand: Brand;
   /** com.atproto.sync.subscribeRepos (docs/decisions/0029). */
   firehose: {
@@ -454,7 +472,14 @@ export type Config = {
   };
 };
 
-export class ConfigError extends Error {}
+/** A setting that stops the start, with a message naming it. Named, so that it is known across module copies (Vite's development server). */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function isConfigError(error: unknown): error is Error {
+  return error instanceof Error && error.name === "ConfigError";
+}
 
 /** This server's own DID, as describeServer names it: the `aud` of its password sessions' tokens (docs/decisions/0047). */
 export function serverDid(config: Pick<Config, "publicUrl">): string {
@@ -517,6 +542,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       `ATRIUM_TEST_FAST_PASSWORD_HASHES is set: it weakens new password hashes and exists for the tests only. It is refused for any issuer but plain http on loopback (got ${publicUrl.origin}); never set it in production.`,
     );
   }
+  refuseMissingKeys(publicUrl, loopbackHttp, e);
   if (e.ATRIUM_SMTP_URL && !e.ATRIUM_EMAIL_FROM) {
     throw new ConfigError("ATRIUM_EMAIL_FROM must be set with ATRIUM_SMTP_URL: the address the recovery email comes from, e.g. Atrium <no-reply@example.com>");
   }
@@ -584,6 +610,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       plcDirectoryUrl: e.ATRIUM_PLC_DIRECTORY_URL ?? DEFAULT_PLC_DIRECTORY_URL,
     },
     plc: { directoryUrl: e.ATRIUM_PLC_DIRECTORY_URL ?? DEFAULT_PLC_DIRECTORY_URL, rotationKeyHex: e.ATRIUM_PLC_ROTATION_KEY },
+    keyEncryption: { keyHex: e.ATRIUM_KEY_ENCRYPTION_KEY, previousKeysHex: (e.ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS ?? []).filter((key) => key !== e.ATRIUM_KEY_ENCRYPTION_KEY) },
     brand: {
       serviceName: e.ATRIUM_SERVICE_NAME ?? publicUrl.hostname,
       logoUrl: e.ATRIUM_LOGO_URL,
@@ -645,6 +672,36 @@ function blobStoreSettings(directory: string | undefined, databaseUrl: string): 
   return { kind: "database" };
 }
 
+/**
+ * docs/decisions/0050: the keys that sign for every account come from the environment on a server others use. An
+ * https issuer does not start without them, and is told which are missing and how to make each; plain http on
+ * loopback (development, tests) may go without, and they are generated into the database, with a warning.
+ */
+function refuseMissingKeys(publicUrl: URL, loopbackHttp: boolean, e: { ATRIUM_PLC_ROTATION_KEY?: string; ATRIUM_KEY_ENCRYPTION_KEY?: string; ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS?: string[] }): void {
+  if (e.ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS?.length && !e.ATRIUM_KEY_ENCRYPTION_KEY) {
+    throw new ConfigError("ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS is set without ATRIUM_KEY_ENCRYPTION_KEY: the previous keys only open what they sealed; the current key seals (docs/decisions/0050)");
+  }
+  if (loopbackHttp) return;
+  const missing: string[] = [];
+  if (!e.ATRIUM_PLC_ROTATION_KEY) {
+    missing.push(
+      "  ATRIUM_PLC_ROTATION_KEY: the secp256k1 key that signs the accounts' DID operations. Make one with `openssl rand -hex 32`; " +
+        "but if this server ran before and generated one into its database, set that one instead (docs/data-server.md, \"Identity\", says how to read it): " +
+        "the DIDs registered with it can be changed only with it.",
+    );
+  }
+  if (!e.ATRIUM_KEY_ENCRYPTION_KEY) {
+    missing.push(
+      "  ATRIUM_KEY_ENCRYPTION_KEY: the key that seals the accounts' signing keys in the database, so that a copy of it signs nothing. " +
+        "Make one with `openssl rand -hex 32` and keep a copy apart from the database's backups.",
+    );
+  }
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    `The issuer ${publicUrl.origin} is not plain http on loopback, and the keys that sign for every account must then come from the environment, not the database. Missing:\n${missing.join("\n")}`,
+  );
+}
+
 const proxyServicesSchema = z.record(
   z.string().regex(SERVICE_REF, "keys must be did#service"),
   z.string().url("values must be base URLs"),
@@ -681,6 +738,16 @@ export function unsafeConfigWarnings(config: Config): string[] {
     if (target?.protocol === "http:" && !isLoopbackHost(target.hostname)) {
       warnings.push(`Calls for ${service} go to ${url} over plain http: the service tokens and what the apps read cross the network in clear. Use https unless that network is private to you.`);
     }
+  }
+  if (config.plc.rotationKeyHex === undefined) {
+    warnings.push(
+      "ATRIUM_PLC_ROTATION_KEY is not set: the rotation key that can rewrite every account's DID document is generated and kept in the database, so a copy of the database can. A development setting; an https issuer refuses to start without it.",
+    );
+  }
+  if (config.keyEncryption.keyHex === undefined) {
+    warnings.push(
+      "ATRIUM_KEY_ENCRYPTION_KEY is not set: the key that seals the accounts' signing keys is generated and kept in the database beside them, so a copy of the database signs as every account. A development setting; an https issuer refuses to start without it.",
+    );
   }
   if (config.plc.directoryUrl.startsWith("http:")) {
     warnings.push(`ATRIUM_PLC_DIRECTORY_URL is ${config.plc.directoryUrl}: a development PLC directory on loopback. Accounts registered there exist nowhere else on the network.`);

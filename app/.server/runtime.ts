@@ -7,7 +7,7 @@
  */
 import type { Services } from "./services.ts";
 
-export { createServices, type Services } from "./services.ts";
+export { createServices, prepareKeys, type Services } from "./services.ts";
 export { apiRoutes, type ApiRoute, type ApiRouteTable } from "./http/api-routes.ts";
 
 declare module "@remix-run/node" {

@@ -1,4 +1,4 @@
-import { translatorFor } from "./i18n/translate.ts";
+import { deletionEmail, emailChangeEmails, keyAddedEmail, plcOperationEmail, recoveryEmail, signInCodeEmail } from "./email/templates.ts";
 import { AccountManager } from "./accounts/account-manager.ts";
 import { HandleRules } from "./accounts/handle-rules.ts";
 import { ConnectedApps } from "./accounts/connected-apps.ts";
@@ -29,7 +29,10 @@ import { DpopVerifier } from "./oauth/dpop/dpop-verifier.ts";
 import { ParManager } from "./oauth/request/par-manager.ts";
 import { AccessTokenVerifier } from "./oauth/token/access-token-verifier.ts";
 import { TokenManager } from "./oauth/token/token-manager.ts";
-import { loadOrCreateSecret } from "./stores/secrets.ts";
+import { SqlSecretStore } from "./stores/secrets.ts";
+import { SqlSigningKeyStore } from "./stores/sql-signing-key-store.ts";
+import { loadSigningKeys } from "./accounts/signing-key-setup.ts";
+import type { SigningKeys } from "./accounts/signing-key.ts";
 import { challengeMacKey, SignedChallengeStore } from "./stores/signed-challenge-store.ts";
 import { SqlAccountStore } from "./stores/sql-account-store.ts";
 import { AccountStatusManager } from "./accounts/account-status.ts";
@@ -64,6 +67,8 @@ import { ServiceDirectory } from "./xrpc/proxy-target.ts";
 import { UpstreamClient } from "./xrpc/upstream-client.ts";
 import { SigningKeyCache } from "./accounts/signing-key-cache.ts";
 import { PlcIdentity } from "./identity/plc-identity.ts";
+import { PlcOperations } from "./identity/plc-operations.ts";
+import { OwnKeys } from "./identity/own-keys.ts";
 import { loadRotationKey } from "./identity/rotation-key.ts";
 import { SILENT_LOGGER, type Logger } from "./observability/logger.ts";
 import { NO_METRICS, type Metrics } from "./observability/metrics.ts";
@@ -78,7 +83,6 @@ import { serverDid } from "./config.ts";
 import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
 import { RepoImporter } from "./repo/repo-import.ts";
 import { SqlRepoImportStore } from "./stores/sql-repo-import-store.ts";
-import { accountKeypair } from "./accounts/signing-key.ts";
 import { MovingIn, publishedByDocument, publishedByPlc } from "./accounts/moving-in.ts";
 import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
 
@@ -123,17 +127,17 @@ function serviceProxying(config: Config, now: () => number, log: Logger, account
     onStaleServed: (did, error) => log.warn({ did, err: error }, "Serving a cached DID document: resolving it again failed"),
   });
   const upstreams = new UpstreamClient({ allowPrivate: config.allowPrivateClients, maxResponseBytes: config.proxy.maxResponseBytes });
-  const signingKeys = new SigningKeyCache((did) => accounts.signingKeyOf(did), now);
-  return { dids, upstreams, signingKeys, serviceDirectory: new ServiceDirectory(config.proxy.pinned, dids, upstreams) };
+  const proxyKeys = new SigningKeyCache((did) => accounts.signingKeypair(did), now);
+  return { dids, upstreams, proxyKeys, serviceDirectory: new ServiceDirectory(config.proxy.pinned, dids, upstreams) };
 }
 
 /** The repositories' store and writer (docs/decisions/0027); the account CLI makes accounts with them too. */
-export function repositories(config: Config, db: Database, now: () => number) {
+export function repositories(config: Config, db: Database, signingKeys: SigningKeys, now: () => number) {
   // docs/decisions/0029: events are kept for the firehose's backfill window, then pruned lazily.
   const repo = new SqlRepoStore(db, { blobGraceMs: config.blobUnreferencedGraceMs, eventRetentionMs: config.firehose.backfillMs });
   // Tells this process's firehose of every commit at once (other processes' arrive by polling).
   const appended = new AppendSignal();
-  const repoWriter = new RepoWriter(repo, now, () => appended.notify());
+  const repoWriter = new RepoWriter(repo, signingKeys, now, () => appended.notify());
   return { repo, repoWriter, eventLog: new SqlEventLog(db, config.firehose.backfillMs), appended };
 }
 
@@ -152,7 +156,32 @@ export function blobStorage(config: Config, db: Database, now: () => number, rep
  * (docs/decisions/0028a-plc-identity.md). The account CLI builds the same.
  */
 export async function plcIdentity(config: Config, db: Database, now: number): Promise<PlcIdentity> {
-  return new PlcIdentity(new PlcDirectory(config.plc.directoryUrl), await loadRotationKey(config.plc.rotationKeyHex, db, now), config.issuer);
+  return new PlcIdentity(new PlcDirectory(config.plc.directoryUrl), await loadRotationKey(config.plc.rotationKeyHex, new SqlSecretStore(db), now), config.issuer);
+}
+
+/**
+ * The accounts' signing keys, sealed under ATRIUM_KEY_ENCRYPTION_KEY (docs/decisions/0050): what a copy of the
+ * database could read is sealed first, which is logged. The account CLI builds the same, with the same key.
+ */
+export async function accountSigningKeys(config: Config, db: Database, now: number, log: Logger = SILENT_LOGGER): Promise<SigningKeys> {
+  return loadSigningKeys(config.keyEncryption, new SqlSecretStore(db), new SqlSigningKeyStore(db), now, ({ from, accounts }) =>
+    log.info({ from, accounts }, from === "clear" ? "Sealed the signing keys stored in the clear" : "Sealed the signing keys of the database-kept key under ATRIUM_KEY_ENCRYPTION_KEY"),
+  );
+}
+
+/**
+ * The keys' checks and the sealing of a start, on their own (the primary of several workers runs them before forking,
+ * so that a missing or wrong key stops it with its message instead of a loop of workers that die): a ConfigError
+ * names what is wrong.
+ */
+export async function prepareKeys(config: Config, log: Logger): Promise<void> {
+  const db = openDatabase(config.database);
+  try {
+    await accountSigningKeys(config, db, Date.now(), log);
+    await plcIdentity(config, db, Date.now());
+  } finally {
+    await db.close();
+  }
 }
 
 /**
@@ -178,8 +207,9 @@ export async function createServices(
   const requests = new SqlRequestStore(db, config.lifetimes.requestRetention);
   const grants = new SqlGrantStore(db);
 
-  const nonces = new DpopNonces(config.dpopNonceSecret ?? (await loadOrCreateSecret(db, "dpop_nonce", now())), undefined, now);
-  const cookieSecret = config.cookieSecret ?? (await loadOrCreateSecret(db, "cookie", now()));
+  const secrets = new SqlSecretStore(db);
+  const nonces = new DpopNonces(config.dpopNonceSecret ?? (await secrets.loadOrCreate("dpop_nonce", now())), undefined, now);
+  const cookieSecret = config.cookieSecret ?? (await secrets.loadOrCreate("cookie", now()));
   const dpop = new DpopVerifier(nonces, replay, { maxAgeMs: config.dpopMaxAgeMs, maxFutureMs: config.dpopMaxFutureMs, now });
   const clients = new ClientManager(new SqlClientStore(db, config.clientCache), replay, {
     issuer: config.issuer,
@@ -189,14 +219,16 @@ export async function createServices(
     assertionMaxFutureMs: config.dpopMaxFutureMs,
     now,
   });
-  const { repo, repoWriter, eventLog, appended } = repositories(config, db, now);
+  // Before anything signs: the keys a copy of the database could read are sealed (docs/decisions/0050).
+  const signingKeys = await accountSigningKeys(config, db, now(), log);
+  const { repo, repoWriter, eventLog, appended } = repositories(config, db, signingKeys, now);
   const accountStore = new SqlAccountStore(db);
   // docs/decisions/0028a: a handle change is announced on the firehose as an #identity event (none once deleted).
   const announceIdentity = async (did: string) => {
     if (await repo.announceIdentity(did, now())) appended.notify();
   };
   const identity = await plcIdentity(config, db, now());
-  const accounts = new AccountManager(accountStore, identity, new HandleRules(config.userDomains), now, announceIdentity, repoWriter);
+  const accounts = new AccountManager(accountStore, identity, { handles: new HandleRules(config.userDomains), signingKeys, now, onIdentityChanged: announceIdentity, repositories: repoWriter });
   // docs/decisions/0027: accounts made before repositories existed get their first commit, after the SQL migrations.
   await migrateRepositories(repo, repoWriter, log);
   const passkeys = new PasskeyManager(new SqlPasskeyStore(db), new SignedChallengeStore(challengeMacKey(cookieSecret), replay, now), config.issuer, now, (credentialId) =>
@@ -226,10 +258,7 @@ export async function createServices(
   const repoImports = new SqlRepoImportStore(db);
   const accountStatus = new AccountStatusManager(repo, async (did) => (await accountStore.find("did", did))?.handle, now, () => appended.notify());
   const plcDirectory = new PlcDirectory(config.plc.directoryUrl);
-  const signingDidKey = async (did: string) => {
-    const stored = await accounts.signingKeyOf(did);
-    return stored === undefined ? undefined : (await accountKeypair(stored)).did();
-  };
+  const signingDidKey = async (did: string) => (await accounts.signingKeypair(did))?.did();
   // What a DID says of its account now: a did:plc from the directory itself, never from a cache (the person has just
   // submitted an operation), a did:web from its document.
   const published = async (did: string) =>
@@ -261,7 +290,7 @@ export async function createServices(
       accountStatus,
       signingDidKey,
       published,
-      rotationDidKey: (await loadRotationKey(config.plc.rotationKeyHex, db, now())).did(),
+      rotationDidKey: (await loadRotationKey(config.plc.rotationKeyHex, secrets, now())).did(),
       pdsEndpoint: config.issuer,
     }),
     sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
@@ -295,7 +324,7 @@ export async function createServices(
     serviceDirectory: proxying.serviceDirectory,
     upstreams: proxying.upstreams,
     /** The accounts' signing keys for service tokens, kept a minute (docs/decisions/0048). */
-    signingKeys: proxying.signingKeys,
+    proxyKeys: proxying.proxyKeys,
     repo,
     /** getRepo, getBlocks and a record's proof, as CAR files read from snapshots (docs/decisions/0042). */
     repoExports: new RepoExports(repo, exportWatch, metrics, { maxHoldMs: config.repoExports.maxMs }),
@@ -307,7 +336,7 @@ export async function createServices(
       {
         repo,
         imports: repoImports,
-        signingKeypair: (_did, stored) => accountKeypair(stored),
+        signingKeypair: (did, stored) => signingKeys.keypair(did, stored),
         trustedKeys: async (did) => {
           const own = await signingDidKey(did);
           const here = own === undefined ? [] : [own];
@@ -336,19 +365,13 @@ export async function createServices(
     /** The emailed code that password sessions on the account's own password may need (docs/decisions/0047). */
     emailAuthFactor: new EmailAuthFactor(accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "sign-in-code"), {
       serviceName: config.brand.serviceName,
-      email: ({ service, code, minutes, handle }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:appPasswords.signInCode.email.subject", { service }), text: t("account:appPasswords.signInCode.email.text", { service, code, handle, count: minutes }) };
-      },
+      email: signInCodeEmail,
     }),
     recovery: new PasswordRecovery(accounts, new SqlRecoveryStore(db), new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "recovery"), mailer, {
       issuer: config.issuer,
       serviceName: config.brand.serviceName,
       lifetimeMs: config.lifetimes.recoveryCode,
-      email: ({ service, link, code, minutes, handle }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:recovery.email.subject", { service }), text: t("account:recovery.email.text", { service, link, code, handle, count: minutes }) };
-      },
+      email: recoveryEmail,
       onSendError: (error) => reportError("Sending a password-recovery email failed", error),
       now,
     }, typedCodes),
@@ -356,27 +379,29 @@ export async function createServices(
     /** Deleting an account by emailed code and password (docs/decisions/0030). */
     accountDeletion: new AccountDeletion(accounts, typedCodes, new SqlAccountDeletionStore(db, config.firehose.backfillMs), identity, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "deletion"), {
       serviceName: config.brand.serviceName,
-      email: ({ service, code, minutes, handle }, language) => {
-        const t = translatorFor(language);
-        return { subject: t("account:deletion.email.subject", { service }), text: t("account:deletion.email.text", { service, code, handle, count: minutes }) };
-      },
+      email: deletionEmail,
       onDeleted: () => appended.notify(),
       sweepBlobs: () => blobs.sweepAll(),
       now,
     }),
+    /** The person's own operations on their DID, by emailed code (docs/decisions/0050). */
+    plcOperations: new PlcOperations(identity, accounts, typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "plc-operation"), {
+      serviceName: config.brand.serviceName,
+      pdsEndpoint: config.issuer,
+      email: plcOperationEmail,
+      onIdentityChanged: announceIdentity,
+    }),
+    /** "Keep a key of your own": the person's did:key above this server's in the DID's rotation keys (docs/decisions/0050). */
+    ownKeys: new OwnKeys(identity, mailer, {
+      serviceName: config.brand.serviceName,
+      addedEmail: keyAddedEmail,
+      onIdentityChanged: announceIdentity,
+      onSendError: (error) => reportError("Sending the notice of an added rotation key failed", error),
+    }),
     /** Changing the account's email with a code sent to the new address (docs/decisions/0030). */
     emailUpdate: new EmailUpdate(accounts, new SqlEmailUpdateStore(db), typedCodes, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "email-change"), {
       serviceName: config.brand.serviceName,
-      emails: {
-        confirm: ({ service, code, minutes, handle }, language) => {
-          const t = translatorFor(language);
-          return { subject: t("account:emailChange.confirmEmail.subject", { service }), text: t("account:emailChange.confirmEmail.text", { service, code, handle, count: minutes }) };
-        },
-        changed: ({ service, email, handle }, language) => {
-          const t = translatorFor(language);
-          return { subject: t("account:emailChange.changedEmail.subject", { service }), text: t("account:emailChange.changedEmail.text", { service, email, handle }) };
-        },
-      },
+      emails: emailChangeEmails,
       onSendError: (error) => reportError("Sending the email-change notice failed", error),
     }),
     /** At shutdown: writes the request counts still in memory, then closes the database. */

@@ -2,12 +2,15 @@ import { parseArgs } from "node:util";
 import { AccountError, AccountManager } from "../../app/.server/accounts/account-manager.ts";
 import { HandleRules } from "../../app/.server/accounts/handle-rules.ts";
 import { setTestPasswordCost } from "../../app/.server/accounts/password.ts";
-import { AccountDeletion } from "../../app/.server/accounts/account-deletion.ts";
+import { AccountDeletion, AccountDeletionError } from "../../app/.server/accounts/account-deletion.ts";
 import { MAX_CODE_GUESSES, TypedCodes, typedCodeKey } from "../../app/.server/accounts/typed-codes.ts";
 import { ConfigError, loadConfig, type Config } from "../../app/.server/config.ts";
 import type { Database } from "../../app/.server/db/sql.ts";
 import type { PlcIdentity } from "../../app/.server/identity/plc-identity.ts";
-import { loadOrCreateSecret } from "../../app/.server/stores/secrets.ts";
+import { SqlSecretStore } from "../../app/.server/stores/secrets.ts";
+import { SqlSigningKeyStore } from "../../app/.server/stores/sql-signing-key-store.ts";
+import { resealUnderCurrentKey } from "../../app/.server/accounts/signing-key-setup.ts";
+import type { SigningKeys } from "../../app/.server/accounts/signing-key.ts";
 import { SqlAccountDeletionStore } from "../../app/.server/stores/sql-account-deletion-store.ts";
 import { SqlTypedCodeStore } from "../../app/.server/stores/sql-typed-code-store.ts";
 import { SqlAttemptStore } from "../../app/.server/stores/sql-attempt-store.ts";
@@ -15,7 +18,7 @@ import { SignInThrottle } from "../../app/.server/security/sign-in-throttle.ts";
 import { openDatabase } from "../../app/.server/db/index.ts";
 import { applyMigrations } from "../../app/.server/db/migrations.ts";
 import { IdentityError } from "../../app/.server/identity/identity-error.ts";
-import { blobStorage, plcIdentity, repositories } from "../../app/.server/services.ts";
+import { accountSigningKeys, blobStorage, plcIdentity, repositories } from "../../app/.server/services.ts";
 import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
 
 /**
@@ -24,22 +27,28 @@ import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
  * createAccount) rather than starting a Node process per account (docs/decisions/0036, amendment).
  *
  * Account administration on the command line:
- *   npm run account -- create --handle alice.test --email alice@example.com --password '…'
+ *   npm run account -- create --handle alice.test --email alice@example.com --password '…' [--recovery-key did:key:…]
  *   npm run account -- register --handle alice.test [--new-did]
  *   npm run account -- list
  *   npm run account -- set-password --handle alice.test --password '…'
- *   npm run account -- delete --handle alice.test   (tombstones its DID too: docs/decisions/0030)
+ *   npm run account -- delete --handle alice.test [--tombstone]
+ *   npm run account -- rotate-key-encryption
  * `create` registers the account's did:plc at ATRIUM_PLC_DIRECTORY_URL before it stores the account and prints it;
- * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md).
+ * `register` deals with an account made before DIDs were registered (docs/decisions/0028a-plc-identity.md);
+ * `delete` leaves the DID as it is unless told to tombstone it, which only a DID whose one rotation key is this
+ * server's may be (docs/decisions/0050); `rotate-key-encryption` seals every account's signing key under
+ * ATRIUM_KEY_ENCRYPTION_KEY, opening those of ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS. The commands open the signing
+ * keys with the server's settings, and seal at start what the server would (accounts/signing-key-setup.ts).
  * Each success prints one JSON line; failures print a message to stderr and exit 1.
  */
 
 const USAGE = `Usage:
-  npm run account -- create --handle <handle> --email <email> --password <password>
+  npm run account -- create --handle <handle> --email <email> --password <password> [--recovery-key <did:key>]
   npm run account -- register (--handle <handle> | --email <email> | --did <did>) [--new-did]
   npm run account -- list
   npm run account -- set-password (--handle <handle> | --email <email> | --did <did>) --password <password>
-  npm run account -- delete (--handle <handle> | --email <email> | --did <did>)`;
+  npm run account -- delete (--handle <handle> | --email <email> | --did <did>) [--tombstone]
+  npm run account -- rotate-key-encryption`;
 
 function identifierOf(values: { handle?: string; email?: string; did?: string }): string {
   const identifier = values.handle ?? values.email ?? values.did;
@@ -54,7 +63,13 @@ function required(value: string | undefined, flag: string): string {
 
 /** A refusal the tool reports as `error: <message>` and exit status 1, rather than a crash. */
 export function isCommandRefusal(error: unknown): error is Error {
-  return error instanceof AccountError || error instanceof IdentityError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true;
+  return (
+    error instanceof AccountError ||
+    error instanceof AccountDeletionError ||
+    error instanceof IdentityError ||
+    error instanceof ConfigError ||
+    (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true
+  );
 }
 
 /** Runs one command (`argv`: what follows `npm run account --`) with the settings in `env`; each line of its result goes to `print`. */
@@ -68,6 +83,8 @@ export async function runAccountCommand(argv: string[], options: { env?: Readonl
       password: { type: "string" },
       did: { type: "string" },
       "new-did": { type: "boolean" },
+      "recovery-key": { type: "string" },
+      tombstone: { type: "boolean" },
     },
     strict: true,
   });
@@ -95,9 +112,11 @@ async function runWith(config: Config, command: string | undefined, values: Valu
   await applyMigrations(config.database);
   const db = openDatabase(config.database);
   try {
-    const { repoWriter } = repositories(config, db, Date.now);
+    const signingKeys = await accountSigningKeys(config, db, Date.now());
+    if (command === "rotate-key-encryption") return print(JSON.stringify(await rotateKeyEncryption(db, signingKeys)));
+    const { repoWriter } = repositories(config, db, signingKeys, Date.now);
     const identity = await plcIdentity(config, db, Date.now());
-    const manager = new AccountManager(new SqlAccountStore(db), identity, new HandleRules(config.userDomains), Date.now, undefined, repoWriter);
+    const manager = new AccountManager(new SqlAccountStore(db), identity, { handles: new HandleRules(config.userDomains), signingKeys, repositories: repoWriter });
     await runCommand(command, values, manager, operatorDeletion(config, db, manager, identity), print);
   } finally {
     await db.close();
@@ -105,13 +124,23 @@ async function runWith(config: Config, command: string | undefined, values: Valu
 }
 
 /**
- * The operator's deletion (docs/decisions/0030): the DID tombstoned at the directory, then the account's rows and
- * its #account event in one transaction, then its blobs' bytes (docs/decisions/0043). No email and no typed code: the
- * operator at the command line is trusted.
+ * `rotate-key-encryption` (docs/decisions/0050): what the earlier keys sealed, sealed again under the current one.
+ * `remaining` counts the accounts whose keys are still under another key (another process sealing them at the same
+ * time); at 0, ATRIUM_KEY_ENCRYPTION_PREVIOUS_KEYS can be emptied.
+ */
+async function rotateKeyEncryption(db: Database, signingKeys: SigningKeys) {
+  const { resealed, remaining } = await resealUnderCurrentKey(new SqlSigningKeyStore(db), signingKeys);
+  return { keyId: signingKeys.ring.current.id, resealed: resealed.reduce((sum, { accounts }) => sum + accounts, 0), from: resealed, remaining };
+}
+
+/**
+ * The operator's deletion (docs/decisions/0030, 0050): the account's rows and its #account event in one transaction,
+ * its DID tombstoned first only when asked, then its blobs' bytes (docs/decisions/0043). No email and no typed code:
+ * the operator at the command line is trusted.
  */
 function operatorDeletion(config: Config, db: Database, accounts: AccountManager, identity: PlcIdentity): () => Promise<AccountDeletion> {
   return async () => {
-    const cookieSecret = config.cookieSecret ?? (await loadOrCreateSecret(db, "cookie", Date.now()));
+    const cookieSecret = config.cookieSecret ?? (await new SqlSecretStore(db).loadOrCreate("cookie", Date.now()));
     const codes = new TypedCodes(new SqlTypedCodeStore(db), typedCodeKey(cookieSecret), { lifetimeMs: config.lifetimes.typedCode, maxGuesses: MAX_CODE_GUESSES, now: Date.now });
     const store = new SqlAccountDeletionStore(db, config.firehose.backfillMs);
     const unused = () => ({ subject: "", text: "" });
@@ -129,7 +158,7 @@ function operatorDeletion(config: Config, db: Database, accounts: AccountManager
   };
 }
 
-type Values = { handle?: string; email?: string; password?: string; did?: string; "new-did"?: boolean };
+type Values = { handle?: string; email?: string; password?: string; did?: string; "new-did"?: boolean; "recovery-key"?: string; tombstone?: boolean };
 
 async function runCommand(command: string | undefined, values: Values, accounts: AccountManager, deletion: () => Promise<AccountDeletion>, print: (line: string) => void): Promise<void> {
   switch (command) {
@@ -139,6 +168,7 @@ async function runCommand(command: string | undefined, values: Values, accounts:
         handle: required(values.handle, "--handle"),
         email: required(values.email, "--email"),
         password: required(values.password, "--password"),
+        recoveryKey: values["recovery-key"],
       });
       print(JSON.stringify({ did: account.did, handle: account.handle }));
       return;
@@ -159,8 +189,9 @@ async function runCommand(command: string | undefined, values: Values, accounts:
       return;
     }
     case "delete": {
-      const account = await (await deletion()).deleteByOperator(identifierOf(values));
-      print(JSON.stringify({ did: account.did, handle: account.handle, deleted: true }));
+      const tombstone = values.tombstone === true;
+      const account = await (await deletion()).deleteByOperator(identifierOf(values), { tombstone });
+      print(JSON.stringify({ did: account.did, handle: account.handle, deleted: true, ...(tombstone ? { tombstoned: true } : {}) }));
       return;
     }
     default:

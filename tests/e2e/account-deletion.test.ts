@@ -2,9 +2,9 @@ import type { Browser, Page } from "playwright-core";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
-import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
-import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { E2E_TIMEOUT, expectAccessible, releaseBrowser, sharedBrowser, PASSWORD, visibleText, watchedPage } from "./support.ts";
+import { typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
+import type { TestServer } from "../helpers/test-server.ts";
+import { E2E_TIMEOUT, expectAccessible, mailingServer, PASSWORD, visibleText, watchedPage, type MailingServer } from "./support.ts";
 
 /**
  * Deleting an account in Chromium on a phone (390×844; docs/decisions/0030), with JavaScript and without: the
@@ -13,20 +13,18 @@ import { E2E_TIMEOUT, expectAccessible, releaseBrowser, sharedBrowser, PASSWORD,
  * photographed under test-results/screenshots/account-delete-*.
  */
 
+let setup: MailingServer;
 let server: TestServer;
 let smtp: TestSmtp;
 let browser: Browser;
 
 beforeAll(async () => {
-  smtp = await startSmtpServer();
-  [server, browser] = await Promise.all([startTestServer({ ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>" }), sharedBrowser()]);
-  for (const name of ["erin", "finn", "gus"]) await createAccount(server, { handle: `${name}.test`, email: `${name}@example.com`, password: PASSWORD });
+  setup = await mailingServer(["erin", "finn", "gus"]);
+  ({ server, smtp, browser } = setup);
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
-  await releaseBrowser(browser);
-  await server?.stop();
-  await smtp?.stop();
+  await setup?.close();
 });
 
 async function signIn(page: Page, handle: string): Promise<void> {

@@ -11,6 +11,8 @@ import { gzipSync } from "node:zlib";
 import { expect } from "vitest";
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Locator, type Page } from "playwright-core";
 import { createPkce, type DpopClient } from "../../scripts/lib/dpop-client.ts";
+import { startSmtpServer, type TestSmtp } from "../helpers/smtp.ts";
+import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 export const SCREENSHOT_DIR = path.join(ROOT, "test-results", "screenshots");
@@ -300,4 +302,29 @@ export async function signedInToAccountArea(browser: Browser, issuer: string, ha
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(/notice=signed-in/);
   return { context, page };
+}
+
+/** A server that sends email, with the shared browser and accounts of its own: what the account-page tests start from. */
+export type MailingServer = { server: TestServer; smtp: TestSmtp; browser: Browser; accounts: Record<string, { did: string; handle: string }>; close(): Promise<void> };
+
+/**
+ * A server whose email goes to a real local SMTP server, the process's shared browser, and an account `<name>.test`
+ * (`<name>@example.com`, PASSWORD) for each name. `close` releases the browser's contexts and stops both servers.
+ */
+export async function mailingServer(names: readonly string[]): Promise<MailingServer> {
+  const smtp = await startSmtpServer();
+  const [server, browser] = await Promise.all([startTestServer({ ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>" }), sharedBrowser()]);
+  const accounts: MailingServer["accounts"] = {};
+  for (const name of names) accounts[name] = await createAccount(server, { handle: `${name}.test`, email: `${name}@example.com`, password: PASSWORD });
+  return {
+    server,
+    smtp,
+    browser,
+    accounts,
+    async close() {
+      await releaseBrowser(browser);
+      await server.stop();
+      await smtp.stop();
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { P256Keypair, type Keypair } from "@atproto/crypto";
 import * as plc from "@did-plc/lib";
 import { blocksToCarFile, concatBytesAsync, getRecords, MemoryBlockstore, readCarWithRoot, Repo, WriteOpAction } from "@atproto/repo";
 import { CarWriter } from "@ipld/car";
-import * as dagCbor from "@ipld/dag-cbor";
+import { encode, type LexValue } from "@atproto/lex-cbor";
 import { CID } from "multiformats/cid";
 import { sha256 } from "multiformats/hashes/sha2";
 
@@ -19,11 +19,14 @@ export const LEXICON_COLLECTION = "com.atproto.lexicon.schema";
 
 export type Block = { cid: CID; bytes: Uint8Array };
 
+/** The multicodec of DAG-CBOR, which a CIDv1 of a block names. */
+const DAG_CBOR = 0x71;
+
 /** A DAG-CBOR block with its CIDv1 (sha256). */
 export async function encodeBlock(value: unknown): Promise<Block> {
-  const bytes = dagCbor.encode(value);
+  const bytes = encode(value as LexValue);
   const digest = await sha256.digest(bytes);
-  return { cid: CID.createV1(dagCbor.code, digest), bytes };
+  return { cid: CID.createV1(DAG_CBOR, digest), bytes };
 }
 
 /** A lexicon document `{lexicon: 1, id, defs: {main: {type: "permission-set", ...}}}`. */

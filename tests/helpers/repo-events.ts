@@ -1,5 +1,5 @@
 import { CarWriter } from "@ipld/car";
-import * as dagCbor from "@ipld/dag-cbor";
+import { encode, type LexValue } from "@atproto/lex-cbor";
 import type { CID } from "multiformats/cid";
 import type { NewEvent } from "../../app/.server/sync/event-log.ts";
 import { encodeBlock, type Block } from "./lexicon-car.ts";
@@ -56,19 +56,19 @@ export async function commitEvent(did: string, n: number, padding = 0): Promise<
     ...(previousData ? { prevData: previousData.cid } : {}),
     time: new Date().toISOString(),
   };
-  return { did, type: "commit", body: dagCbor.encode(body) };
+  return { did, type: "commit", body: encode(body as LexValue) };
 }
 
 export function identityEvent(did: string, handle: string): NewEvent {
-  return { did, type: "identity", body: dagCbor.encode({ did, handle, time: new Date().toISOString() }) };
+  return { did, type: "identity", body: encode({ did, handle, time: new Date().toISOString() }) };
 }
 
 export function accountEvent(did: string, active: boolean, status?: string): NewEvent {
-  return { did, type: "account", body: dagCbor.encode({ did, active, ...(status ? { status } : {}), time: new Date().toISOString() }) };
+  return { did, type: "account", body: encode({ did, active, ...(status ? { status } : {}), time: new Date().toISOString() }) };
 }
 
 export async function syncEvent(did: string, n: number): Promise<NewEvent> {
   const data = await encodeBlock({ l: null, e: [] });
   const commit = await encodeBlock({ did, version: 3, data: data.cid, rev: revOf(n), prev: null, sig: new Uint8Array(64) });
-  return { did, type: "sync", body: dagCbor.encode({ did, rev: revOf(n), blocks: await carOf(commit.cid, [commit]), time: new Date().toISOString() }) };
+  return { did, type: "sync", body: encode({ did, rev: revOf(n), blocks: await carOf(commit.cid, [commit]), time: new Date().toISOString() }) };
 }

@@ -2,7 +2,9 @@ import type { Keypair } from "@atproto/crypto";
 import { jsonToLex } from "@atproto/lex-json";
 import { BlockMap, blocksToCarFile, MemoryBlockstore, readCarWithRoot, Repo, verifyRepo, WriteOpAction, type VerifiedRepo } from "@atproto/repo";
 import { parseCid } from "@atproto/lex-data";
-import { accountKeypair, generateSigningKey } from "../../app/.server/accounts/signing-key.ts";
+import { randomBytes } from "node:crypto";
+import { encryptionKey, KeyRing } from "../../app/.server/accounts/key-encryption.ts";
+import { accountKeypair, generateSigningKey, SigningKeys } from "../../app/.server/accounts/signing-key.ts";
 import type { Database } from "../../app/.server/db/sql.ts";
 import { RepoWriter } from "../../app/.server/repo/repo-writer.ts";
 import { SqlRepoStore } from "../../app/.server/stores/sql-repo-store.ts";
@@ -19,18 +21,27 @@ export const RETENTION_MS = 72 * 3600_000;
 
 export type Clock = { now: number };
 
+/** The tests' accounts' signing keys, sealed under a key of this process (docs/decisions/0050). */
+export const TEST_SIGNING_KEYS = new SigningKeys(new KeyRing(encryptionKey(randomBytes(32))));
+
 export function repositoriesOn(db: Database, clock: Clock, settings = { blobGraceMs: GRACE_MS, eventRetentionMs: RETENTION_MS }) {
   const store = new SqlRepoStore(db, settings);
-  const writer = new RepoWriter(store, () => clock.now);
+  const writer = new RepoWriter(store, TEST_SIGNING_KEYS, () => clock.now);
   return { store, writer };
+}
+
+/** A fresh signing key sealed for `did` (what its Account row stores), and its did:key. */
+export async function sealedSigningKey(did: string): Promise<{ didKey: string; signingKey: string }> {
+  const privateJwk = await generateSigningKey();
+  return { didKey: (await accountKeypair(privateJwk)).did(), signingKey: TEST_SIGNING_KEYS.seal(did, privateJwk) };
 }
 
 /** Inserts an account with a fresh signing key and gives it its repository's first commit; its did:key. */
 export async function accountWithRepository(db: Database, did: string, clock: Clock): Promise<{ didKey: string; signingKey: string }> {
-  const signingKey = await generateSigningKey();
+  const { didKey, signingKey } = await sealedSigningKey(did);
   const account = await insertAccount(db, did, { signingKey });
   await repositoriesOn(db, clock).writer.createRepository({ did, signingKey, handle: account.handle });
-  return { didKey: (await accountKeypair(signingKey)).did(), signingKey };
+  return { didKey, signingKey };
 }
 
 /** The whole repository as getRepo would send it: every block, rooted at the head, read page by page on one snapshot. */

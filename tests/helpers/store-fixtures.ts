@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import type { StoredAccount } from "../../app/.server/accounts/account-store.ts";
+import { sealedKeyId } from "../../app/.server/accounts/key-encryption.ts";
 import type { Grant, IssuedTokenHashes, NewAuthorizationCode } from "../../app/.server/oauth/token/grant-store.ts";
 import { shape } from "../../app/.server/db/row-shape.ts";
 import { at, get, run, sql, statementOf, type Database, type Program, type Statement } from "../../app/.server/db/sql.ts";
@@ -134,9 +135,9 @@ export function accountFor(did: string, overrides: Partial<StoredAccount> = {}):
 export async function insertAccount(db: Database, did: string, overrides: Partial<StoredAccount> = {}): Promise<StoredAccount> {
   const account = accountFor(did, overrides);
   await db.execute(function* (): Program<void> {
-    yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
+    yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "createdAt", "updatedAt")
       VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)}, ${account.signingKey},
-        ${at(account.createdAt)}, ${at(account.createdAt)})`);
+        ${sealedKeyId(account.signingKey)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
   });
   return account;
 }

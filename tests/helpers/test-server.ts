@@ -95,9 +95,16 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
   };
 }
 
-/** Creates an account with the account command line tool's own code, its did:plc registered at the test run's PLC directory (see createAccountFor). */
-export async function createAccount(server: TestServer, account: { handle: string; email: string; password: string }): Promise<{ did: string; handle: string }> {
-  return createAccountFor(server.databaseUrl, server.issuer, account);
+/** What the account tool is told beyond the account itself: `recoveryKey` (a did:key of the person's own), settings. */
+export type AccountOptions = { recoveryKey?: string; env?: Record<string, string> };
+
+/**
+ * Creates an account with the account command line tool's own code, its did:plc registered at the test run's PLC
+ * directory (see createAccountFor). A server started with keys of its own (ATRIUM_KEY_ENCRYPTION_KEY…) needs them
+ * passed in `options.env` too, as an operator's tool has the server's settings.
+ */
+export async function createAccount(server: TestServer, account: { handle: string; email: string; password: string }, options: AccountOptions = {}): Promise<{ did: string; handle: string }> {
+  return createAccountFor(server.databaseUrl, server.issuer, account, options);
 }
 
 /**
@@ -106,9 +113,15 @@ export async function createAccount(server: TestServer, account: { handle: strin
  * a Node process per account cost more than the account itself, and the suite makes hundreds (docs/decisions/0036,
  * amendment). The tool as a command is run by tests/integration/identity.test.ts.
  */
-export async function createAccountFor(databaseUrl: string, publicUrl: string, account: { handle: string; email: string; password: string }): Promise<{ did: string; handle: string }> {
+export async function createAccountFor(
+  databaseUrl: string,
+  publicUrl: string,
+  account: { handle: string; email: string; password: string },
+  options: AccountOptions = {},
+): Promise<{ did: string; handle: string }> {
   const printed: string[] = [];
-  const argv = ["create", "--handle", account.handle, "--email", account.email, "--password", account.password];
-  await runAccountCommand(argv, { env: { ...process.env, ...TEST_SETTINGS, DATABASE_URL: databaseUrl, PUBLIC_URL: publicUrl }, print: (line) => printed.push(line) });
+  const argv = ["create", "--handle", account.handle, "--email", account.email, "--password", account.password, ...(options.recoveryKey ? ["--recovery-key", options.recoveryKey] : [])];
+  const env = { ...process.env, ...TEST_SETTINGS, ...options.env, DATABASE_URL: databaseUrl, PUBLIC_URL: publicUrl };
+  await runAccountCommand(argv, { env, print: (line) => printed.push(line) });
   return JSON.parse(printed.join("")) as { did: string; handle: string };
 }

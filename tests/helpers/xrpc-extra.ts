@@ -1,14 +1,14 @@
 /**
  * Small helpers for the XRPC integration tests (blobs, preferences, service
  * auth, proxying, permission sets): loopback clients that declare a given
- * scope, raw uploads, the account's public signing key from the database,
+ * scope, raw uploads, the account's public signing key from its DID document,
  * sample file bytes and a throwaway local HTTP server.
  */
-import { sql } from "../../app/.server/db/sql.ts";
-import { rowOf } from "./databases.ts";
+import { parseDidKey } from "@atproto/crypto";
+import { ECDH } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { importJWK, type JWK } from "jose";
+import { importJWK } from "jose";
 import { CID } from "multiformats/cid";
 import * as raw from "multiformats/codecs/raw";
 import { sha256 } from "multiformats/hashes/sha2";
@@ -50,18 +50,23 @@ export async function blobCid(bytes: Uint8Array): Promise<string> {
   return CID.createV1(raw.code, await sha256.digest(bytes)).toString();
 }
 
-/** The stored private signing JWK of `did` ("Account".signingKey). */
-export async function accountSigningJwk(server: TestServer, did: string): Promise<JWK> {
-  const row = await rowOf<{ k: string }>(server.database(), sql`SELECT "signingKey" AS "k" FROM "Account" WHERE "did" = ${did}`);
-  if (!row) throw new Error(`no account ${did}`);
-  return JSON.parse(row.k) as JWK;
+/**
+ * The did:key of the account's signing key as the network sees it: the `#atproto` verification method of its DID at
+ * the test run's PLC directory (the stored key is sealed: docs/decisions/0050).
+ */
+export async function accountDidKey(did: string): Promise<string> {
+  const response = await fetch(`${process.env.ATRIUM_PLC_DIRECTORY_URL}/${did}/data`);
+  if (!response.ok) throw new Error(`the PLC directory has no ${did} (${response.status})`);
+  const { verificationMethods } = (await response.json()) as { verificationMethods: Record<string, string> };
+  if (!verificationMethods.atproto) throw new Error(`${did} names no #atproto key`);
+  return verificationMethods.atproto;
 }
 
-/** The public half of the account's signing key (the stored JWK without "d"), as a jose key. */
-export async function accountPublicKey(server: TestServer, did: string): Promise<CryptoKey | Uint8Array> {
-  const { d: _private, ...publicJwk } = await accountSigningJwk(server, did);
-  void _private;
-  return importJWK(publicJwk, "ES256");
+/** The public half of the account's signing key, from its did:key, as a jose key. */
+export async function accountPublicKey(did: string): Promise<CryptoKey | Uint8Array> {
+  const { keyBytes } = parseDidKey(await accountDidKey(did));
+  const point = ECDH.convertKey(Buffer.from(keyBytes), "prime256v1", undefined, undefined, "uncompressed") as Buffer;
+  return importJWK({ kty: "EC", crv: "P-256", x: point.subarray(1, 33).toString("base64url"), y: point.subarray(33).toString("base64url") }, "ES256");
 }
 
 /** Minimal files of each detected type (only the leading signature matters to detection). */

@@ -1,8 +1,8 @@
 /**
- * Deleting an account (issue 19, item 9; docs/decisions/0030), end to end against a started server, a real SMTP
+ * Deleting an account (issue 19, item 9; docs/decisions/0030, 0050), end to end against a started server, a real SMTP
  * server and the test run's real PLC directory: the code by email, the code AND the password, everything removed,
- * the #account event, RepoNotFound from the sync endpoints, the DID tombstoned at the directory, this browser signed
- * out of that account only.
+ * the #account event, RepoNotFound from the sync endpoints, the DID left as it is at the directory unless the person
+ * asks to end it (offered only while this server's key is its only one), this browser signed out of that account only.
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -83,8 +83,13 @@ async function askForCode(browser: Browser, account: string): Promise<string> {
   return typedCodeIn(mail);
 }
 
-const confirmDeletion = async (browser: Browser, account: string, code: string, password: string) =>
-  postForm(browser, "/account/delete", { csrf_token: (await deletePage(browser)).csrfToken!, account, intent: "delete", code, password });
+const confirmDeletion = async (browser: Browser, account: string, code: string, password: string, extra: Record<string, string> = {}) =>
+  postForm(browser, "/account/delete", { csrf_token: (await deletePage(browser)).csrfToken!, account, intent: "delete", code, password, ...extra });
+
+/** The type of the DID's last operation at the directory: its log as the directory keeps it. */
+async function lastOperationType(did: string): Promise<string> {
+  return ((await (await fetch(`${directoryUrl}/${did}/log/last`)).json()) as { type: string }).type;
+}
 
 describe("deleting an account", () => {
   it("a code of Alice's never deletes Bob, and neither a wrong code nor a wrong password deletes anything", async () => {
@@ -108,7 +113,7 @@ describe("deleting an account", () => {
     expect((await fetch(`${directoryUrl}/${alice.did}`)).status).toBe(200);
   });
 
-  it("with the code and the password: everything goes, the DID is tombstoned, #account says deleted, Bob stays signed in", async () => {
+  it("with the code and the password: everything goes, the DID stays as it is, #account says deleted, Bob stays signed in", async () => {
     // Alice's blob's copy, and where its bytes are: a file beside the SQLite database, or chunks in PostgreSQL.
     const { key } = (await rowOf<{ key: string }>(server.database(), sql`SELECT c."key" FROM "BlobContent" c JOIN "Blob" b ON b."cid" = c."cid" WHERE b."did" = ${alice.did}`))!;
     const blobBytesLeft = async () =>
@@ -117,7 +122,12 @@ describe("deleting an account", () => {
         : existsSync(path.join(path.dirname(server.databasePath), "blobs", key.slice(0, 2), key));
     expect(await blobBytesLeft()).toBe(true);
     const browser = await bothSignedIn();
+    // This server's key is the DID's only one: the form offers to end it too, unticked.
+    const offered = await deletePage(browser);
+    expect(offered.html).toMatch(/<input[^>]*id="endIdentity"[^>]*type="checkbox"/);
+    expect(offered.html).not.toMatch(/<input[^>]*id="endIdentity"[^>]*checked/);
     const code = await askForCode(browser, alice.did);
+    const logBefore = await (await fetch(`${directoryUrl}/${alice.did}/log`)).text();
     // A live subscriber of the firehose, there before the deletion: every frame is checked against the lexicon.
     const subscriber = new FirehoseConsumer(`${server.issuer.replace(/^http/, "ws")}/xrpc/com.atproto.sync.subscribeRepos`);
     await subscriber.opened;
@@ -145,17 +155,16 @@ describe("deleting an account", () => {
     expect(live).toMatchObject({ body: { did: alice.did, active: false, status: "deleted" } });
     subscriber.close();
 
-    // The token no longer works; the sync endpoints answer RepoNotFound; the directory no longer resolves the DID.
+    // The token no longer works; the sync endpoints answer RepoNotFound; the DID is the person's, left as it was (as
+    // the reference PDS leaves it): its log at the directory has not changed.
     expect((await call(token, "com.atproto.server.getSession")).status).toBe(401);
     for (const nsid of ["com.atproto.sync.getLatestCommit", "com.atproto.sync.getRepoStatus", "com.atproto.sync.getRepo"]) {
       const answer = await callAnonymous<{ error: string }>(server, nsid, { params: { did: alice.did } });
       expect(answer.status, nsid).toBe(400);
       expect(answer.body.error, nsid).toBe("RepoNotFound");
     }
-    expect((await fetch(`${directoryUrl}/${alice.did}`)).status).not.toBe(200);
-    const last = (await (await fetch(`${directoryUrl}/${alice.did}/log/last`)).json()) as { type: string };
-    expect(last.type).toBe("plc_tombstone");
-    expect((await fetch(`${directoryUrl}/${bob.did}`)).status).toBe(200);
+    expect((await fetch(`${directoryUrl}/${alice.did}`)).status).toBe(200);
+    expect(await (await fetch(`${directoryUrl}/${alice.did}/log`)).text()).toBe(logBefore);
 
     // Signing in as Alice fails, in a fresh browser; the notice said what happened.
     const fresh = await newBrowser(server, newAddress());
@@ -165,20 +174,20 @@ describe("deleting an account", () => {
     expect(pageText((await openPage(browser, deleted.location!)).html)).toContain("Your account is deleted.");
   });
 
-  it("the operator's npm run account -- delete does the same: tombstone, rows, #account", async () => {
+  it("the operator's npm run account -- delete does the same: rows and #account, the DID left as it is; with --tombstone, ended", async () => {
     const carol = await createAccount(server, { handle: "carol.test", email: "carol@example.com", password: "carol's long password" });
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/account.ts", "delete", "--handle", "CAROL.test"], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.issuer },
-    });
-    expect(JSON.parse(stdout)).toEqual({ did: carol.did, handle: "carol.test", deleted: true });
+    const frank = await createAccount(server, { handle: "frank.test", email: "frank@example.com", password: "frank's long password" });
+    const operator = (...args: string[]) => run(process.execPath, ["--import", "tsx", "scripts/account.ts", "delete", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.issuer } });
+    expect(JSON.parse((await operator("--handle", "CAROL.test")).stdout)).toEqual({ did: carol.did, handle: "carol.test", deleted: true });
     expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${carol.did}`)).toBeUndefined();
     const events = await rowsOf<{ type: string }>(server.database(), sql`SELECT "type" FROM "RepoEvent" WHERE "did" = ${carol.did}`);
     expect(events).toEqual([{ type: "account" }]);
-    expect(((await (await fetch(`${directoryUrl}/${carol.did}/log/last`)).json()) as { type: string }).type).toBe("plc_tombstone");
+    expect(await lastOperationType(carol.did)).toBe("plc_operation");
+    expect(JSON.parse((await operator("--handle", "frank.test", "--tombstone")).stdout)).toEqual({ did: frank.did, handle: "frank.test", deleted: true, tombstoned: true });
+    expect(await lastOperationType(frank.did)).toBe("plc_tombstone");
   });
 
-  it("when the directory cannot be reached, nothing is deleted, and the same code finishes the deletion once it can", async () => {
+  it("asked to end the identity too: the DID is tombstoned first; when the directory cannot be reached, nothing is deleted, and the same code finishes once it can", async () => {
     const dave = await createAccount(server, { handle: "dave.test", email: "dave@example.com", password: "dave's long password" });
     // A second server process on the same database and issuer whose PLC directory does not answer.
     const cutOff = await startTestServer({ DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.issuer, ATRIUM_TRUST_PROXY: "1", ATRIUM_SMTP_URL: smtp.url, ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>", ATRIUM_PLC_DIRECTORY_URL: `http://127.0.0.1:${await freePort()}` });
@@ -186,16 +195,17 @@ describe("deleting an account", () => {
       const browser = await signedIn(server, "dave.test", "dave's long password", newAddress());
       const code = await askForCode(browser, dave.did);
       const viaCutOff = { ...browser, via: `http://localhost:${cutOff.port}` };
-      const refused = await postForm(viaCutOff, "/account/delete", { csrf_token: browser.csrfToken, account: dave.did, intent: "delete", code, password: "dave's long password" });
+      const refused = await postForm(viaCutOff, "/account/delete", { csrf_token: browser.csrfToken, account: dave.did, intent: "delete", code, password: "dave's long password", endIdentity: "1" });
       expect(refused.status).toBe(502);
       expect(pageText(refused.html)).toContain("the identity directory did not answer");
       expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${dave.did}`)).toBeDefined();
       expect((await fetch(`${directoryUrl}/${dave.did}`)).status).toBe(200);
 
-      const done = await confirmDeletion(browser, dave.did, code, "dave's long password");
+      const done = await confirmDeletion(browser, dave.did, code, "dave's long password", { endIdentity: "1" });
       expect(done.status).toBe(303);
       expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${dave.did}`)).toBeUndefined();
-      expect(((await (await fetch(`${directoryUrl}/${dave.did}/log/last`)).json()) as { type: string }).type).toBe("plc_tombstone");
+      expect(await lastOperationType(dave.did)).toBe("plc_tombstone");
+      expect((await fetch(`${directoryUrl}/${dave.did}`)).status).not.toBe(200);
     } finally {
       await cutOff.stop();
     }

@@ -5,14 +5,13 @@
  * ops proven by the blocks it carries, and sync v1.1's inductive check (the ops, undone on the new tree, give back
  * prevData, and each commit's since is the previous rev).
  */
-import { P256Keypair } from "@atproto/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitsOf, verifyCommitChain } from "../helpers/commit-chain.ts";
 import { FirehoseConsumer } from "../helpers/firehose-consumer.ts";
 import { createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous } from "../helpers/xrpc.ts";
-import { accountSigningJwk, scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
+import { accountDidKey, scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
 
 /** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
 const NOTE = "com.example.note";
@@ -64,8 +63,7 @@ describe("the firehose, fed by real commits", () => {
   });
 
   it("every #commit is signed by the account's key, proves its ops, and undoing them on its tree gives back prevData", async () => {
-    const { d } = await accountSigningJwk(server, alice.did);
-    const didKey = (await P256Keypair.import(Buffer.from(d!, "base64url"))).did();
+    const didKey = await accountDidKey(alice.did);
     const commits = commitsOf(consumer.frames, alice.did);
     // The first commit, five creates, the put, applyWrites and the delete: one commit per call, in sequence order.
     expect(commits).toHaveLength(9);

@@ -319,7 +319,9 @@ describe("replaying subscribers that never read", () => {
 
 describe("slow consumers", () => {
   it("cuts off a consumer that never reads with ConsumerTooSlow, its queue in the server never past the bound", async () => {
-    const bound = 64 * 1024;
+    // Events of 256 KiB: the kernel's socket buffers (several MiB on loopback) fill in tens of events, not hundreds.
+    const eventBytes = 256 * 1024;
+    const bound = 2 * eventBytes;
     server = await startInProcessServer({ ATRIUM_FIREHOSE_MAX_BUFFER_BYTES: String(bound) });
     const firehose = server.started.sync!.firehose;
     const slow = consumer();
@@ -334,7 +336,7 @@ describe("slow consumers", () => {
     while (firehose.stats().subscribers === 2) {
       if (seq >= 5_000) throw new Error(`not cut off after ${seq} events`);
       seq++;
-      await server.append([await commitEvent(ALICE, seq, 32 * 1024)], Date.now());
+      await server.append([await commitEvent(ALICE, seq, eventBytes)], Date.now());
       await witness.untilSeq(seq);
       highest = Math.max(highest, firehose.stats().maxBufferedBytes);
     }

@@ -13,6 +13,7 @@ import * as plc from "@did-plc/lib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { sql } from "../../app/.server/db/sql.ts";
 import { SqlAccountStore } from "../../app/.server/stores/sql-account-store.ts";
+import { accountKeypair, generateSigningKey } from "../../app/.server/accounts/signing-key.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/server-process.ts";
 import { rowOf } from "../helpers/databases.ts";
 import { ALICE, createAlice } from "../helpers/flow.ts";
@@ -211,17 +212,21 @@ describe("handles", () => {
 
 describe("an account made before DIDs were registered", () => {
   const LEGACY_DID = "did:plc:aaaaaaaaaaaaaaaaaaaaaaaa";
+  let legacyKey: string;
 
   beforeAll(async () => {
     const store = new SqlAccountStore(server.database());
-    const aliceRow = (await rowOf<{ signingKey: string; passwordHash: string }>(server.database(), sql`SELECT "signingKey", "passwordHash" FROM "Account" WHERE "did" = ${alice.did}`))!;
+    const aliceRow = (await rowOf<{ passwordHash: string }>(server.database(), sql`SELECT "passwordHash" FROM "Account" WHERE "did" = ${alice.did}`))!;
+    // Its signing key in the clear, as the versions before docs/decisions/0050 stored it: the CLI seals it first.
+    const privateJwk = await generateSigningKey();
+    legacyKey = (await accountKeypair(privateJwk)).did();
     const clash = await store.insert({
       did: LEGACY_DID,
       handle: "legacy.test",
       email: "legacy@example.com",
       passwordHash: aliceRow.passwordHash,
       emailConfirmedAt: null,
-      signingKey: aliceRow.signingKey,
+      signingKey: privateJwk,
       createdAt: 1_700_000_000_000,
     });
     expect(clash).toBeUndefined();
@@ -241,8 +246,11 @@ describe("an account made before DIDs were registered", () => {
     const answer = JSON.parse(result.stdout) as { did: string; previousDid: string };
     expect(answer.previousDid).toBe(LEGACY_DID);
     await plc.assureValidCreationOp(answer.did, (await operationLog(answer.did))[0]!);
-    const row = await rowOf<{ did: string; email: string }>(server.database(), sql`SELECT "did", "email" FROM "Account" WHERE "handle" = 'legacy.test'`);
-    expect(row).toEqual({ did: answer.did, email: "legacy@example.com" });
+    const row = await rowOf<{ did: string; email: string; signingKey: string }>(server.database(), sql`SELECT "did", "email", "signingKey" FROM "Account" WHERE "handle" = 'legacy.test'`);
+    expect(row).toMatchObject({ did: answer.did, email: "legacy@example.com" });
+    // The same key, named by the new DID's document, and sealed again for the new DID (never in the clear).
+    expect(atprotoKeyOf(await didDocument(answer.did))).toBe(legacyKey);
+    expect(row!.signingKey).toMatch(/^aes256gcm:/);
     expect(await rowOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${LEGACY_DID}`)).toBeUndefined();
   });
 

@@ -8,7 +8,10 @@
 import { AtpAgent } from "@atproto/api";
 import { Secp256k1Keypair } from "@atproto/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accountKeypair } from "../../app/.server/accounts/signing-key.ts";
+import { randomBytes } from "node:crypto";
+import { encryptionKey, KeyRing } from "../../app/.server/accounts/key-encryption.ts";
+import { accountKeypair, SigningKeys } from "../../app/.server/accounts/signing-key.ts";
+import { SqlSecretStore } from "../../app/.server/stores/secrets.ts";
 import { at, sql } from "../../app/.server/db/sql.ts";
 import { SqlRepoStore } from "../../app/.server/stores/sql-repo-store.ts";
 import { PlcDirectory } from "../../app/.server/identity/plc-directory.ts";
@@ -20,7 +23,7 @@ import { cidForRawBytes } from "@atproto/lex-data";
 import { execute, rowOf, rowsOf } from "../helpers/databases.ts";
 import { exportRepository, foreignRepositoryCar, verifiedRepository, type ForeignRecord } from "../helpers/repositories.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { ALICE, createAlice } from "../helpers/flow.ts";
+import { ALICE } from "../helpers/flow.ts";
 import { openPage, pageText, signedIn as signedInBrowser } from "../helpers/account.ts";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
 import { readFileSync } from "node:fs";
@@ -34,13 +37,17 @@ const POST = "app.bsky.feed.post";
 let server: TestServer;
 let carol: { did: string; handle: string };
 let carolsKey: Awaited<ReturnType<typeof accountKeypair>>;
+/** The server's key-encryption key, which the test holds as the operator does: it opens the accounts' signing keys. */
+const KEY_ENCRYPTION = randomBytes(32);
+const keyEnv = { ATRIUM_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION.toString("hex") };
+const signingKeys = new SigningKeys(new KeyRing(encryptionKey(KEY_ENCRYPTION)));
 
 beforeAll(async () => {
-  server = await startTestServer({ ATRIUM_IMPORT_MAX_BYTES: String(MAX_IMPORT_BYTES) });
-  carol = await createAccount(server, CAROL);
-  await createAlice(server);
+  server = await startTestServer({ ATRIUM_IMPORT_MAX_BYTES: String(MAX_IMPORT_BYTES), ...keyEnv });
+  carol = await createAccount(server, CAROL, { env: keyEnv });
+  await createAccount(server, ALICE, { env: keyEnv });
   const row = await rowOf<{ signingKey: string }>(server.database(), sql`SELECT "signingKey" FROM "Account" WHERE "did" = ${carol.did}`);
-  carolsKey = await accountKeypair(row!.signingKey);
+  carolsKey = await signingKeys.keypair(carol.did, row!.signingKey);
   await execute(server.database(), sql`UPDATE "Account" SET "deactivatedAt" = ${at(Date.now())} WHERE "did" = ${carol.did}`);
 });
 afterAll(async () => {
@@ -117,19 +124,19 @@ describe("after the import: listMissingBlobs, uploadBlob, checkAccountStatus, ac
   /** The PLC operation the old server signs after the emailed code (identity: signPlcOperation): the key here, this server's rotation key and endpoint. */
   async function pointDidHere(): Promise<void> {
     const directory = new PlcDirectory(process.env.ATRIUM_PLC_DIRECTORY_URL!);
-    const rotationKey = await loadRotationKey(undefined, server.database(), Date.now());
+    const rotationKey = await loadRotationKey(undefined, new SqlSecretStore(server.database()), Date.now());
     const last = await directory.lastOperation(dave.did);
     const operation = atprotoOperation({ handle: dave.handle, signingKey: newKey.did(), pdsEndpoint: server.issuer, rotationKeys: [rotationKey.did()] }, await operationCid(last!));
     await directory.submit(dave.did, await signOperation(operation, rotationKey));
   }
 
   beforeAll(async () => {
-    dave = await createAccount(server, DAVE);
+    dave = await createAccount(server, DAVE, { env: keyEnv });
     const row = await rowOf<{ signingKey: string }>(server.database(), sql`SELECT "signingKey" FROM "Account" WHERE "did" = ${dave.did}`);
-    oldKey = await accountKeypair(row!.signingKey);
+    oldKey = await signingKeys.keypair(dave.did, row!.signingKey);
     const fresh = await generateSigningKey();
     newKey = await accountKeypair(fresh);
-    await execute(server.database(), sql`UPDATE "Account" SET "signingKey" = ${fresh}, "deactivatedAt" = ${at(Date.now())} WHERE "did" = ${dave.did}`);
+    await execute(server.database(), sql`UPDATE "Account" SET "signingKey" = ${signingKeys.seal(dave.did, fresh)}, "deactivatedAt" = ${at(Date.now())} WHERE "did" = ${dave.did}`);
     agent = new AtpAgent({ service: server.issuer });
     await agent.login({ identifier: DAVE.handle, password: DAVE.password });
   });

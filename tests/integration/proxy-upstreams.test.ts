@@ -13,6 +13,7 @@ import dns from "node:dns/promises";
 import os from "node:os";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { xrpcRouteLabel } from "../../app/.server/xrpc/router.ts";
 import { createAlice } from "../helpers/flow.ts";
 import { registerPlcService, startServiceStandIn, type ServiceStandIn, type StandInCall } from "../helpers/service-stand-in.ts";
 import { freePort, startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -168,8 +169,8 @@ const PROTECTED = [
 ];
 /** Each as written, with its authority upper-cased, and all upper-cased (the reference compares them without regard to case). */
 const spellings = () => PROTECTED.flatMap((nsid) => [nsid, nsid.replace("com.atproto.", "COM.ATPROTO."), nsid.toUpperCase()]);
-/** Those this server implements itself: a call runs here, whatever atproto-proxy says. */
-const LOCAL = ["com.atproto.identity.updateHandle", "com.atproto.server.getServiceAuth", "com.atproto.server.getSession"];
+/** Whether this server implements `nsid` itself (its route table, as the metrics name it): a call runs here, whatever atproto-proxy says. */
+const isLocal = (nsid: string) => xrpcRouteLabel(`/xrpc/${nsid}`) !== "other";
 
 describe("protected methods: never proxied, no service token minted", () => {
   it("a call for one, named by atproto-proxy to the app view, in any spelling, is refused or served here; the app view is never called", async () => {
@@ -178,7 +179,7 @@ describe("protected methods: never proxied, no service token minted", () => {
         spellings().map(async (nsid) => {
           const headers = { "atproto-proxy": `${appview.did}#bsky_appview` };
           // An NSID's authority is case-insensitive, its name is not: only the exact name is the local method.
-          const local = LOCAL.includes(nsid.replace(/^.*\./, (authority) => authority.toLowerCase()));
+          const local = isLocal(nsid);
           // Queries by GET, the rest by POST (with an empty JSON body), as a client would send them.
           const query = ["getSession", "getAccountInviteCodes", "listAppPasswords", "getServiceAuth"].some((name) => nsid.toLowerCase().endsWith(name.toLowerCase()));
           const answer = query ? await call<XrpcErrorBody>(tokens.generic, nsid, { headers }) : await call<XrpcErrorBody>(tokens.generic, nsid, { json: {}, headers });
@@ -204,9 +205,10 @@ describe("protected methods: never proxied, no service token minted", () => {
     expect(typeof migration.body.token).toBe("string");
   });
 
-  it("without atproto-proxy a protected method is refused too (never sent to the app view by default)", async () => {
-    const { result, seen } = await callsDuring(() => call<XrpcErrorBody>(tokens.generic, "com.atproto.identity.signPlcOperation", { json: {} }));
-    expectXrpcError(result, 400, "InvalidToken");
+  it("without atproto-proxy a protected method not served here is refused too (never sent to the app view by default)", async () => {
+    const elsewhere = PROTECTED.filter((nsid) => !isLocal(nsid));
+    const { result, seen } = await callsDuring(() => Promise.all(elsewhere.map(async (nsid) => ({ nsid, answer: await call<XrpcErrorBody>(tokens.generic, nsid, { json: {} }) }))));
+    for (const { nsid, answer } of result) expect([nsid, `${answer.status} ${answer.body.error}`]).toEqual([nsid, expect.stringMatching(/^(400 InvalidToken|403 Forbidden)$/)]);
     expect(seen).toEqual([]);
   });
 });

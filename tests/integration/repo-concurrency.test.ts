@@ -3,7 +3,6 @@
  * acknowledged write is in the final repository, which @atproto/repo verifies, and the sequencer holds one #commit
  * per write whose `since` chain runs through the log in order (sequence order is commit order).
  */
-import { P256Keypair } from "@atproto/crypto";
 import { decode } from "@atproto/lex-cbor";
 import { verifyRepoCar } from "@atproto/repo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +11,7 @@ import { rowsOf } from "../helpers/databases.ts";
 import { createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
-import { accountSigningJwk } from "../helpers/xrpc-extra.ts";
+import { accountDidKey } from "../helpers/xrpc-extra.ts";
 
 /** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
 const NOTE = "com.example.note";
@@ -46,8 +45,7 @@ describe("writers of one repository in two processes", () => {
     expect(results.map((result) => result.status)).toEqual(Array(WRITES).fill(200));
     expect(new Set(results.map((result) => result.body.commit.cid)).size).toBe(WRITES);
 
-    const { d } = await accountSigningJwk(first, alice.did);
-    const didKey = (await P256Keypair.import(Buffer.from(d!, "base64url"))).did();
+    const didKey = await accountDidKey(alice.did);
     const car = new Uint8Array(await (await fetch(`${second.issuer}/xrpc/com.atproto.sync.getRepo?did=${alice.did}`)).arrayBuffer());
     const verified = await verifyRepoCar(car, alice.did, didKey);
     expect(verified.creates.map((op) => op.rkey).sort()).toEqual(Array.from({ length: WRITES }, (_, i) => `race${String(i).padStart(2, "0")}`));

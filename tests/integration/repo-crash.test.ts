@@ -7,7 +7,6 @@
  * a real WebSocket and checked with sync v1.1's inductive check; and the rows hold exactly what the head reaches:
  * a call that was never answered is there only as a whole commit, or not at all.
  */
-import { P256Keypair } from "@atproto/crypto";
 import { MemoryBlockstore, readCarWithRoot, Repo, verifyRepoCar } from "@atproto/repo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "../../app/.server/db/sql.ts";
@@ -18,7 +17,7 @@ import { ALICE } from "../helpers/flow.ts";
 import { startProcessServer, type ProcessServer } from "../helpers/process-server.ts";
 import { createAccount, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
-import { accountSigningJwk } from "../helpers/xrpc-extra.ts";
+import { accountDidKey } from "../helpers/xrpc-extra.ts";
 
 /** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
 const NOTE = "com.example.note";
@@ -98,8 +97,7 @@ describe("SIGKILL during a burst of writes to one repository", () => {
     await server.restart();
     if (server.databasePath !== undefined) expect(server.db().pragma("integrity_check", { simple: true })).toBe("ok");
     const asServer = server as unknown as TestServer;
-    const { d } = await accountSigningJwk(asServer, did);
-    const didKey = (await P256Keypair.import(Buffer.from(d!, "base64url"))).did();
+    const didKey = await accountDidKey(did);
 
     // The repository, exported and verified by the reference implementation, then loaded as another PDS would.
     const car = new Uint8Array(await (await fetch(`${server.issuer}/xrpc/com.atproto.sync.getRepo?did=${did}`)).arrayBuffer());

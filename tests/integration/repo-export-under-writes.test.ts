@@ -5,14 +5,13 @@
  * commit removes the blocks its new head no longer reaches, so an export read across commits would miss some.
  * The readers and the writers stop on counts, never on time: the writers go on until the readers are done.
  */
-import { P256Keypair } from "@atproto/crypto";
 import { parseCid } from "@atproto/lex-data";
 import { MemoryBlockstore, readCarWithRoot, Repo, verifyDiffCar, verifyProofs, verifyRecords, verifyRepoCar } from "@atproto/repo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, tokenWithScope, type ScopedToken } from "../helpers/xrpc.ts";
-import { accountSigningJwk } from "../helpers/xrpc-extra.ts";
+import { accountDidKey } from "../helpers/xrpc-extra.ts";
 
 /** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
 const NOTE = "com.example.note";
@@ -41,8 +40,7 @@ beforeAll(async () => {
   second = await startTestServer({ ...UNBOUNDED_WRITES, DATABASE_URL: first.databaseUrl });
   alice = await createAlice(first);
   writers = [await tokenWithScope(first, "atproto transition:generic"), await tokenWithScope(second, "atproto transition:generic")];
-  const { d } = await accountSigningJwk(first, alice.did);
-  didKey = (await P256Keypair.import(Buffer.from(d!, "base64url"))).did();
+  didKey = await accountDidKey(alice.did);
 });
 afterAll(async () => {
   await second?.stop();

@@ -41,7 +41,7 @@ beforeAll(async () => {
   APPVIEW_SERVICE = `${appview.did}#bsky_appview`;
   server = await startTestServer({ ATRIUM_APPVIEW: APPVIEW_SERVICE, ATRIUM_PROXY_SERVICES: JSON.stringify({ [CHAT_SERVICE]: chat.url }) });
   alice = await createAlice(server);
-  aliceKey = await accountPublicKey(server, alice.did);
+  aliceKey = await accountPublicKey(alice.did);
   const wanted: Record<string, string> = {
     fooGet: `atproto rpc:com.example.foo.get?aud=${UPSTREAM_DID}%23svc rpc:com.example.foo.set?aud=${UPSTREAM_DID}%23svc`,
     otherService: `atproto rpc:com.example.foo.get?aud=${UPSTREAM_DID}%23other`,

@@ -3,14 +3,13 @@
  * implementation's own verification (@atproto/repo, @atproto/crypto), never with Atrium's code: a repository exported
  * with getRepo is what another PDS's import would accept (issue 18 item 7, "Leaving is possible").
  */
-import { P256Keypair } from "@atproto/crypto";
 import { parseCid } from "@atproto/lex-data";
 import { MemoryBlockstore, readCar, readCarWithRoot, Repo, verifyProofs, verifyRecords, verifyRepoCar } from "@atproto/repo";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAlice } from "../helpers/flow.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, callAnonymous, expectXrpcError } from "../helpers/xrpc.ts";
-import { accountSigningJwk, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
+import { accountDidKey, SAMPLES, scopedSession, uploadBlob, type ScopedSession } from "../helpers/xrpc-extra.ts";
 
 /** A collection this server has no lexicon for (records stored as "unknown"): the record keys here name writes, not TIDs; this file is about the repository, not about records checked against their lexicons (docs/decisions/0049). */
 const NOTE = "com.example.note";
@@ -25,9 +24,8 @@ beforeAll(async () => {
   server = await startTestServer();
   alice = await createAlice(server);
   session = await scopedSession(server, "atproto transition:generic");
-  const { d } = await accountSigningJwk(server, alice.did);
-  // The did:key the account's DID document names (#atproto), derived by the reference library.
-  didKey = (await P256Keypair.import(Buffer.from(d!, "base64url"))).did();
+  // The did:key the account's DID document names (#atproto), as the PLC directory serves it.
+  didKey = await accountDidKey(alice.did);
 });
 afterAll(() => server?.stop());
 

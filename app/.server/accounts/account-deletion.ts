@@ -2,21 +2,26 @@ import type { Language } from "../../i18n/languages.ts";
 import type { Mailer } from "../email/mailer.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
 import { englishText } from "../i18n/translate.ts";
-import type { IdentityRegistry } from "../identity/plc-identity.ts";
+import type { Control, IdentityRegistry } from "../identity/plc-identity.ts";
 import type { SignInThrottle } from "../security/sign-in-throttle.ts";
 import { AccountError, type AccountManager, type AccountSummary } from "./account-manager.ts";
 import type { AccountDeletionStore } from "./account-deletion-store.ts";
 import type { TypedCodes } from "./typed-codes.ts";
 
-/** The typed code is wrong, spent, expired or guessed out (one answer for all), or the password is not right. */
+const REFUSALS = {
+  code: { code: "deletion_code_invalid", field: "code", messageKey: "errors:deletion.invalidCode" },
+  password: { code: "password_wrong", field: "password", messageKey: "errors:form.passwordWrong" },
+  tombstone: { code: "tombstone_refused", field: "endIdentity", messageKey: "errors:deletion.cannotEnd" },
+} as const;
+
+/**
+ * The typed code is wrong, spent, expired or guessed out (one answer for all), the password is not right, or the DID
+ * was asked to end when this server no longer holds its only rotation key.
+ */
 export class AccountDeletionError extends AtriumError {
-  constructor(reason: "code" | "password") {
-    const messageKey = reason === "code" ? "errors:deletion.invalidCode" : "errors:form.passwordWrong";
-    super(reason === "code" ? "deletion_code_invalid" : "password_wrong", englishText(messageKey), {
-      status: 400,
-      field: reason === "code" ? "code" : "password",
-      messageKey,
-    });
+  constructor(reason: keyof typeof REFUSALS) {
+    const { code, field, messageKey } = REFUSALS[reason];
+    super(code, englishText(messageKey), { status: 400, field, messageKey });
   }
 }
 
@@ -44,15 +49,18 @@ export type AccountDeletionOptions = {
  * 1. the code is checked (one guess on its counter, not spent: every confirmation counts, so a stolen session
  *    cookie gets at most `maxGuesses` tries at the code, and a person holding the code as many at the password);
  * 2. the password is checked;
- * 3. the DID is tombstoned at the PLC directory (idempotent: done again it does nothing);
+ * 3. only when the person asked for it, and this server's rotation key is the DID's only one, the DID is tombstoned
+ *    at the PLC directory (idempotent: done again it does nothing);
  * 4. one transaction spends the code, deletes everything keyed by the DID and appends the #account event;
  * 5. the bytes of its blobs are deleted, those no other account has (docs/decisions/0043): the transaction released
  *    them, and the sweep marks, removes and forgets each copy in turn, so a crash leaves work a later sweep finishes.
  *
- * The directory first: were the database first, a failed directory call would leave a DID that still names this PDS
- * for an account nobody can sign in to any more, with nobody left to retry. This way a failure at 3 changes nothing;
- * a failure at 4 leaves the DID tombstoned and the account here with its code still live, and the person's retry (the
- * same code, or a new one) finds the tombstone done and completes the deletion.
+ * The DID is left as it is by default, as the reference PDS leaves it (docs/decisions/0050): it is the person's
+ * identity, which may live on at another server, and the directory is not asked anything, so a DID that moved (this
+ * server's key removed from it) never stands in the way. When a tombstone is asked for, the directory comes first:
+ * were the database first, a failed directory call would leave a DID naming this PDS for an account nobody can sign
+ * in to any more, with nobody left to retry. A failure at 3 changes nothing; a failure at 4 leaves the DID tombstoned
+ * and the account here with its code still live, and the retry finds the tombstone done.
  */
 export class AccountDeletion {
   constructor(
@@ -97,14 +105,23 @@ export class AccountDeletion {
     return this.codes.isLive(did, "account-deletion");
   }
 
-  /** deleteAccount: the code and the password, then the tombstone, then the deletion (see the class). */
-  async confirm(did: string, typedCode: string, password: string): Promise<{ seq: number }> {
+  /**
+   * Whether the page may offer to end the DID with the account: only while this server's rotation key is its only one
+   * (`sole`), since then nobody else could; otherwise it is the person's, kept or managed elsewhere. The directory not
+   * answering offers nothing.
+   */
+  async identityControl(did: string): Promise<Control | undefined> {
+    return this.identity.control(did).catch(() => undefined);
+  }
+
+  /** deleteAccount: the code and the password, then the tombstone if asked for, then the deletion (see the class). */
+  async confirm(did: string, typedCode: string, password: string, options: { endIdentity?: boolean } = {}): Promise<{ seq: number }> {
     // Something that cannot be a code (a slip of the finger) is refused without counting a guess.
     const guess = this.codes.guessOf(did, "account-deletion", typedCode);
     if (!guess || (await this.store.check(guess)) !== "right") throw new AccountDeletionError("code");
     const proof = await this.accounts.passwordProof(did, password);
     if (!proof) throw new AccountDeletionError("password");
-    await this.identity.tombstone(did);
+    if (options.endIdentity) await this.endIdentity(did);
     const outcome = await this.store.remove({ did, codeHash: guess.codeHash, passwordHash: proof.passwordHash, now: this.now() });
     if (!outcome.deleted) throw new AccountDeletionError(outcome.reason === "password-changed" ? "password" : "code");
     this.options.onDeleted(did, outcome.seq);
@@ -113,17 +130,28 @@ export class AccountDeletion {
   }
 
   /**
-   * `npm run account -- delete`: the operator's deletion, in the same order (the tombstone, then the one
-   * transaction), which also finishes a person's deletion that stopped after the tombstone.
+   * `npm run account -- delete`: the operator's deletion, in the same order (the tombstone when asked for, then the
+   * one transaction), which also finishes a person's deletion that stopped after the tombstone.
    */
-  async deleteByOperator(identifier: string): Promise<AccountSummary> {
+  async deleteByOperator(identifier: string, options: { tombstone?: boolean } = {}): Promise<AccountSummary> {
     const account = await this.accounts.findByIdentifier(identifier);
     if (!account) throw new AccountError("account_not_found", `no account matches ${identifier}`);
-    await this.identity.tombstone(account.did);
+    if (options.tombstone) await this.endIdentity(account.did);
     const seq = await this.store.removeByOperator(account.did, this.now());
     if (seq === undefined) throw new AccountError("account_not_found", `no account matches ${identifier}`);
     this.options.onDeleted(account.did, seq);
     await this.options.sweepBlobs();
     return account;
+  }
+
+  /**
+   * Tombstones the DID, only while this server's rotation key is its only one: a DID with a key of the person's own,
+   * or moved elsewhere, is theirs to end or keep. One that is ended already is left so (a retry after a failure).
+   */
+  private async endIdentity(did: string): Promise<void> {
+    const control = await this.identity.control(did);
+    if (control === "ended") return;
+    if (control !== "sole") throw new AccountDeletionError("tombstone");
+    await this.identity.tombstone(did);
   }
 }

@@ -1,6 +1,6 @@
 import { AtriumError } from "../errors/atrium-error.ts";
 
-export type AccountField = "handle" | "email" | "password" | "did";
+export type AccountField = "handle" | "email" | "password" | "did" | "recoveryKey";
 
 /**
  * The stable codes of AccountError: a malformed or taken field

@@ -4,7 +4,8 @@ import type { AccountStore, LockdownResult, StoredAccount } from "./account-stor
 import type { IdentityRegistry } from "../identity/plc-identity.ts";
 import { canonicalIdentifier, emailSchema, handleSchema } from "./identifiers.ts";
 import type { HandleRules } from "./handle-rules.ts";
-import { generateSigningKey } from "./signing-key.ts";
+import { accountKeypair, generateSigningKey, type AccountKeypair, type SigningKeys } from "./signing-key.ts";
+import { parseRecoveryKey } from "../identity/rotation-keys.ts";
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyAgainstDummy, verifyPassword } from "./password.ts";
 
 export type AccountSummary = { did: string; handle: string; email: string; createdAt: Date };
@@ -16,7 +17,15 @@ const passwordSchema = z
   .min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`)
   .max(PASSWORD_MAX_LENGTH, "password is too long");
 
-export type NewAccount = { handle: string; email: string; password: string };
+/** `recoveryKey`: a did:key the person holds, placed above this server's rotation key (docs/decisions/0050). */
+export type NewAccount = { handle: string; email: string; password: string; recoveryKey?: string };
+
+/** A recovery key as the person gave it: a did:key of a curve did:plc accepts, or refused at its field. */
+function parseRecoveryKeyField(text: string): string {
+  const parsed = parseRecoveryKey(text);
+  if (!parsed.ok) throw new AccountError("recoveryKey_invalid", `recoveryKey ${parsed.reason}`, "recoveryKey");
+  return parsed.didKey;
+}
 
 function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unknown, field: AccountField): T {
   const result = schema.safeParse(value);
@@ -29,36 +38,59 @@ export interface Repositories {
   createRepository(account: { did: string; signingKey: string; handle: string }): Promise<void>;
 }
 
+export type AccountManagerOptions = {
+  /** Decides every handle an account takes, at creation and on a change. */
+  handles: HandleRules;
+  /** Seals the accounts' signing keys in their rows, and opens them to sign (docs/decisions/0050). */
+  signingKeys: SigningKeys;
+  now?: () => number;
+  /** Told after a DID's document changed (a handle change), where the firehose's #identity event is appended. */
+  onIdentityChanged?: (did: string) => Promise<void>;
+  /** Where a new account's repository is made. */
+  repositories?: Repositories;
+};
+
 export class AccountManager {
+  private readonly handles: HandleRules;
+  private readonly signingKeys: SigningKeys;
+  private readonly now: () => number;
+  private readonly onIdentityChanged: (did: string) => Promise<void>;
+  private readonly repositories?: Repositories;
+
   /**
    * `identity` registers the accounts' DIDs at the PLC directory and keeps their documents' handles current
-   * (docs/decisions/0028a-plc-identity.md); `onIdentityChanged` is told after a DID's document changed (a handle
-   * change), where the firehose's #identity event is appended. `handles` decides every handle an account takes,
-   * at creation and on a change (accounts/handle-rules.ts).
+   * (docs/decisions/0028a-plc-identity.md). `options.handles` decides every handle an account takes, at creation and
+   * on a change (accounts/handle-rules.ts).
    */
   constructor(
     private readonly store: AccountStore,
     private readonly identity: IdentityRegistry,
-    private readonly handles: HandleRules,
-    private readonly now: () => number = Date.now,
-    private readonly onIdentityChanged: (did: string) => Promise<void> = async () => {},
-    private readonly repositories?: Repositories,
-  ) {}
+    options: AccountManagerOptions,
+  ) {
+    this.handles = options.handles;
+    this.signingKeys = options.signingKeys;
+    this.now = options.now ?? Date.now;
+    this.onIdentityChanged = options.onIdentityChanged ?? (async () => {});
+    this.repositories = options.repositories;
+  }
 
   /**
    * A new account under a did:plc registered first: the DID is the hash of its signed genesis operation, so the
    * directory must accept it before the account can exist. Nothing is written when the registration fails; a
    * handle or email already taken here is refused before anything is registered, and one taken by a concurrent create
-   * after that check gets its registered DID tombstoned (`insertRegistered`).
+   * after that check gets its registered DID tombstoned (`insertRegistered`). The signing key is sealed for the DID
+   * once the DID is known (docs/decisions/0050); a `recoveryKey` goes above this server's rotation key.
    */
   async create(input: NewAccount): Promise<AccountSummary> {
     const handle = this.handles.check(input.handle);
     const email = parseField(emailSchema, input.email, "email");
     const password = parseField(passwordSchema, input.password, "password");
+    const recoveryKey = input.recoveryKey === undefined ? undefined : parseRecoveryKeyField(input.recoveryKey);
     await this.refuseTaken(handle, email);
     const passwordHash = await hashPassword(password);
-    const signingKey = await generateSigningKey();
-    const did = await this.identity.register({ handle, signingKey });
+    const privateJwk = await generateSigningKey();
+    const did = await this.identity.register({ handle, signingKey: (await accountKeypair(privateJwk)).did(), recoveryKey });
+    const signingKey = this.signingKeys.seal(did, privateJwk);
     const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
     await this.insertRegistered(account);
     await this.startRepository(account);
@@ -84,8 +116,10 @@ export class AccountManager {
       );
     }
     const stored = (await this.store.find("did", existing.did))!;
-    const did = await this.identity.register({ handle: stored.handle, signingKey: stored.signingKey });
-    const account: StoredAccount = { ...stored, did, createdAt: this.now() };
+    // The key is kept, sealed again for the new DID (a sealed key opens only for the DID it was sealed for).
+    const privateJwk = this.signingKeys.open(existing.did, stored.signingKey);
+    const did = await this.identity.register({ handle: stored.handle, signingKey: (await accountKeypair(privateJwk)).did() });
+    const account: StoredAccount = { ...stored, did, signingKey: this.signingKeys.seal(did, privateJwk), createdAt: this.now() };
     await this.store.replace(existing.did, account);
     await this.startRepository(account);
     return { account: summary(account), previousDid: existing.did };
@@ -187,8 +221,10 @@ export class AccountManager {
     await this.store.setEmailAuthFactor(did, on, this.now());
   }
 
-  async signingKeyOf(did: string): Promise<string | undefined> {
-    return (await this.store.find("did", did))?.signingKey;
+  /** The account's signing key, opened to sign (its service-auth tokens); undefined when there is no such account. */
+  async signingKeypair(did: string): Promise<AccountKeypair | undefined> {
+    const account = await this.store.find("did", did);
+    return account && this.signingKeys.keypair(did, account.signingKey);
   }
 
   /**

@@ -6,7 +6,10 @@ export type StoredAccount = {
   /** scrypt$N$r$p$salt$hash (never the password itself). */
   passwordHash: string;
   emailConfirmedAt: number | null;
-  /** The account's own ES256 signing key (private JWK), for service auth tokens. */
+  /**
+   * The account's own ES256 signing key: its private JWK sealed for its DID (SigningKeys, docs/decisions/0050), which
+   * the store files under the id of the key that sealed it.
+   */
   signingKey: string;
   createdAt: number;
 };

@@ -1,17 +1,16 @@
+import { isValidHandle } from "@atproto/syntax";
 import { z } from "zod";
 
 /**
- * atproto handle syntax: a DNS name of at least two labels, ASCII letters,
- * digits and hyphens, at most 253 characters, TLD not starting with a digit.
+ * atproto handle syntax (https://atproto.com/specs/handle), as @atproto/syntax checks it: a DNS name of at least two
+ * labels, ASCII letters, digits and hyphens, at most 253 characters, its last label not starting with a digit.
  * Handles are case-insensitive and stored lowercase.
  */
-const HANDLE_PATTERN = /^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
-
 export const handleSchema = z
   .string()
   .trim()
   .max(253, "handle is too long")
-  .regex(HANDLE_PATTERN, "handle must be a domain name such as alice.example.com")
+  .refine(isValidHandle, "handle must be a domain name such as alice.example.com")
   .transform((value) => value.toLowerCase());
 
 export const emailSchema = z

@@ -1,8 +1,8 @@
+import type { Keypair } from "@atproto/crypto";
 import { randomBytes } from "node:crypto";
-import { accountKeypair } from "./signing-key.ts";
 
 /** atproto service auth: a short-lived JWT signed with the account's own key (iss = the account DID). */
-export type ServiceJwtRequest = { iss: string; aud: string; lxm?: string; expiresAt: number; signingKey: string; now: number };
+export type ServiceJwtRequest = { iss: string; aud: string; lxm?: string; expiresAt: number; signingKey: Keypair; now: number };
 
 /**
  * Signed with the account's keypair (accounts/signing-key.ts, docs/decisions/0041), not jose: the network verifies
@@ -21,8 +21,7 @@ export async function createServiceJwt(request: ServiceJwtRequest): Promise<stri
   };
   if (request.lxm) payload.lxm = request.lxm;
   const signingInput = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
-  const keypair = await accountKeypair(request.signingKey);
-  const signature = await keypair.sign(new TextEncoder().encode(signingInput));
+  const signature = await request.signingKey.sign(new TextEncoder().encode(signingInput));
   return `${signingInput}.${Buffer.from(signature).toString("base64url")}`;
 }
 

@@ -1,11 +1,13 @@
 import { P256Keypair, type Keypair } from "@atproto/crypto";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { createPrivateKey, sign, type KeyObject } from "node:crypto";
+import type { KeyRing } from "./key-encryption.ts";
 
 /**
  * Each account has its own ES256 (P-256) signing key: it signs the account's repository commits and its service-auth
- * tokens (com.atproto.server.getServiceAuth, proxied calls), and its DID document names it. The private JWK is stored
- * with the account.
+ * tokens (com.atproto.server.getServiceAuth, proxied calls), and its DID document names it. Its private JWK is stored
+ * with the account, sealed under ATRIUM_KEY_ENCRYPTION_KEY (SigningKeys, docs/decisions/0050); this returns it in the
+ * clear, to be sealed once the account's DID is known.
  */
 export async function generateSigningKey(): Promise<string> {
   const { privateKey } = await generateKeyPair("ES256", { extractable: true });
@@ -55,19 +57,51 @@ export class AccountKeypair implements Keypair {
   }
 }
 
-const keypairs = new Map<string, AccountKeypair>();
+/** The signing key of a private JWK in the clear (generateSigningKey's, or one SigningKeys opened). */
+export async function accountKeypair(privateJwk: string): Promise<AccountKeypair> {
+  const jwk = JSON.parse(privateJwk) as JWK;
+  if (typeof jwk.d !== "string") throw new Error("The stored signing key has no private part");
+  const didKey = (await P256Keypair.import(Buffer.from(jwk.d, "base64url"), { exportable: false })).did();
+  const privateKey = createPrivateKey({ key: { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y, d: jwk.d }, format: "jwk" });
+  return new AccountKeypair(privateKey, didKey);
+}
 
-/** The account's signing key (its stored private JWK), parsed once per key. */
-export async function accountKeypair(stored: string): Promise<AccountKeypair> {
-  let keypair = keypairs.get(stored);
-  if (!keypair) {
-    const jwk = JSON.parse(stored) as JWK;
-    if (typeof jwk.d !== "string") throw new Error("The stored signing key has no private part");
-    const didKey = (await P256Keypair.import(Buffer.from(jwk.d, "base64url"), { exportable: false })).did();
-    const privateKey = createPrivateKey({ key: { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y, d: jwk.d }, format: "jwk" });
-    keypair = new AccountKeypair(privateKey, didKey);
-    if (keypairs.size > 1000) keypairs.clear();
-    keypairs.set(stored, keypair);
+/** What a sealed key is bound to: the account's DID (a sealed key copied to another account's row does not open). */
+function sealContext(did: string): string {
+  return `atrium account signing key v1\n${did}`;
+}
+
+const MAX_CACHED_KEYPAIRS = 1000;
+
+/**
+ * The accounts' signing keys as stored: sealed under the key ring's current key (docs/decisions/0050), opened only
+ * to sign. Opened keys are kept per sealed value (at most 1,000), so a commit does not pay for the AES and the key
+ * import each time; a sealed value names its account, so one cached entry never serves another.
+ */
+export class SigningKeys {
+  private readonly opened = new Map<string, AccountKeypair>();
+
+  constructor(readonly ring: KeyRing) {}
+
+  /** A private JWK in the clear, sealed for the account `did`: what the Account row stores. */
+  seal(did: string, privateJwk: string): string {
+    return this.ring.seal(privateJwk, sealContext(did));
   }
-  return keypair;
+
+  /** The private JWK in the clear (to seal it again: under a newer key, or for a new DID). */
+  open(did: string, stored: string): string {
+    return this.ring.open(stored, sealContext(did));
+  }
+
+  /** The account's signing key, from what its row stores. */
+  async keypair(did: string, stored: string): Promise<AccountKeypair> {
+    const cacheKey = `${did}\n${stored}`;
+    let keypair = this.opened.get(cacheKey);
+    if (!keypair) {
+      keypair = await accountKeypair(this.open(did, stored));
+      if (this.opened.size >= MAX_CACHED_KEYPAIRS) this.opened.clear();
+      this.opened.set(cacheKey, keypair);
+    }
+    return keypair;
+  }
 }

@@ -1,8 +1,9 @@
 /**
- * What a typed code is for (docs/decisions/0030). A code is issued for one purpose and checked for one purpose: a
- * code emailed to delete an account never resets a password.
+ * What a typed code is for (docs/decisions/0030): a code is issued for one purpose and checked for one purpose, so a
+ * code emailed to delete an account never resets a password. `plc-operation`: the code that lets this server sign an
+ * operation on the account's DID (com.atproto.identity.signPlcOperation, docs/decisions/0050).
  */
-export type CodePurpose = "recovery" | "email-update" | "account-deletion" | "sign-in";
+export type CodePurpose = "recovery" | "email-update" | "account-deletion" | "sign-in" | "plc-operation";
 
 /** A typed code as stored: only its keyed hash. Times are epoch milliseconds. */
 export type StoredTypedCode = {

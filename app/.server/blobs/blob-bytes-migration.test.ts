@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { contentStoreWith } from "../../../tests/helpers/blob-content-faults.ts";
 import { migrateSqliteBefore, rowsOf } from "../../../tests/helpers/databases.ts";
 import { createTestDatabase, dropTestDatabase } from "../../../tests/helpers/postgres.ts";
-import { countOf, insertAccount } from "../../../tests/helpers/store-fixtures.ts";
+import { countOf } from "../../../tests/helpers/store-fixtures.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, run, sql, type Database } from "../db/sql.ts";
@@ -53,7 +53,13 @@ function tempFolder(): string {
 }
 
 async function insertLegacyBlobs(db: Database): Promise<void> {
-  for (const did of [ALICE, BOB]) await insertAccount(db, did);
+  // The accounts as that schema had them: the columns of later migrations do not exist yet.
+  for (const did of [ALICE, BOB]) {
+    await db.execute(() =>
+      run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "signingKey", "createdAt", "updatedAt")
+        VALUES (${did}, ${`${did.slice(-6)}.test`}, ${`${did.slice(-6)}@example.com`}, 'scrypt$16384$8$1$c2FsdA$aGFzaA', '{}', ${at(0)}, ${at(0)})`),
+    );
+  }
   for (const [did, bytes] of LEGACY) {
     await db.execute(() =>
       run(sql`INSERT INTO "Blob" ("did", "cid", "declaredType", "mimeType", "size", "bytes", "createdAt", "unreferencedSince")

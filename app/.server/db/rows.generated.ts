@@ -12,6 +12,7 @@ export type AccountRow = {
   passwordHash: string;
   emailConfirmedAt: number | null;
   signingKey: string;
+  signingKeyEncryptedWith: string | null;
   deactivatedAt: number | null;
   emailAuthFactor: boolean;
   createdAt: number;
@@ -354,6 +355,7 @@ export const tables = {
     passwordHash: "string",
     emailConfirmedAt: "time?",
     signingKey: "string",
+    signingKeyEncryptedWith: "string?",
     deactivatedAt: "time?",
     emailAuthFactor: "boolean",
     createdAt: "time",

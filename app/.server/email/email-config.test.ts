@@ -3,7 +3,8 @@ import { ConfigError, loadConfig, unsafeConfigWarnings } from "../config.ts";
 
 /** ATRIUM_SMTP_URL and ATRIUM_EMAIL_FROM (docs/decisions/0020). */
 describe("email settings", () => {
-  const https = { PUBLIC_URL: "https://pds.example.com" };
+  // An https issuer is given its keys from the environment (docs/decisions/0050).
+  const https = { PUBLIC_URL: "https://pds.example.com", ATRIUM_PLC_ROTATION_KEY: "1".repeat(64), ATRIUM_KEY_ENCRYPTION_KEY: "2".repeat(64) };
 
   it("no email by default", () => {
     expect(loadConfig({}).email).toBeUndefined();

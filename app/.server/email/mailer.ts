@@ -3,7 +3,7 @@ import nodemailer, { type Transporter } from "nodemailer";
 /** One email: plain text (every mail client shows it; no remote content, nothing to track). */
 export type EmailMessage = { to: string; subject: string; text: string };
 
-/** Sends email; recovery (docs/decisions/0020) is its only user. */
+/** Sends email: recovery links, typed codes and notices, whose words `email/templates.ts` writes. */
 export interface Mailer {
   send(message: EmailMessage): Promise<void>;
 }

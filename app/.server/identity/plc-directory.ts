@@ -37,7 +37,10 @@ export class PlcDirectory {
     const response = await this.request(did, `/${did}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(operation) });
     if (!response.ok) {
       const text = await readText(response).catch(() => "");
-      throw new IdentityError("plc_refused", `The PLC directory at ${this.url} refused the operation for ${did} (${response.status}): ${errorMessageOf(text)}`);
+      // A 4xx is the directory judging the operation (its signature, its prev, its keys): the operation's fault, 400.
+      // Anything else is the directory failing: 502.
+      const code = response.status >= 400 && response.status < 500 ? "plc_operation_refused" : "plc_refused";
+      throw new IdentityError(code, `The PLC directory at ${this.url} refused the operation for ${did} (${response.status}): ${errorMessageOf(text)}`);
     }
     await response.body?.cancel();
   }

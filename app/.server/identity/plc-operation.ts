@@ -1,7 +1,6 @@
-import * as dagCbor from "@ipld/dag-cbor";
+import { cidForLex, encode, type LexValue } from "@atproto/lex-cbor";
 import type { Keypair } from "@atproto/crypto";
 import { base32 } from "multiformats/bases/base32";
-import { CID } from "multiformats/cid";
 import { sha256 } from "multiformats/hashes/sha2";
 
 /**
@@ -58,18 +57,17 @@ export function atprotoOperation(identity: AtprotoIdentity, prev: string | null)
 }
 
 export async function signOperation<T extends UnsignedPlcOperation | UnsignedPlcTombstone>(operation: T, rotationKey: Keypair): Promise<T & { sig: string }> {
-  const signature = await rotationKey.sign(dagCbor.encode(operation));
+  const signature = await rotationKey.sign(encode(operation as LexValue));
   return { ...operation, sig: Buffer.from(signature).toString("base64url") };
 }
 
 /** The DID a signed genesis operation names. */
 export async function didOfGenesis(operation: PlcOperation): Promise<string> {
-  const digest = await sha256.digest(dagCbor.encode(operation));
+  const digest = await sha256.digest(encode(operation as LexValue));
   return `did:plc:${base32.baseEncode(digest.digest).slice(0, 24)}`;
 }
 
 /** The CID of a signed operation: the next operation's `prev`. */
 export async function operationCid(operation: object): Promise<string> {
-  const digest = await sha256.digest(dagCbor.encode(operation));
-  return CID.createV1(dagCbor.code, digest).toString();
+  return (await cidForLex(operation as LexValue)).toString();
 }

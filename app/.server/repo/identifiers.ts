@@ -21,12 +21,16 @@ export function rawCidOfDigest(digest: Uint8Array): string {
   return CID.createV1(RAW_CODEC, digestOf(SHA2_256, digest)).toString();
 }
 
-/** A CID string that multiformats can parse (any codec); the parsed CID, or undefined. */
-export function parseCid(value: string): CID | undefined {
+/**
+ * Whether a string is a CID that multiformats can parse (any codec). A test, not a parser: where a CID is needed, the
+ * code parses it with @atproto/lex-data's parseCid, which throws on anything else.
+ */
+export function isCidString(value: string): boolean {
   try {
-    return CID.parse(value);
+    CID.parse(value);
+    return true;
   } catch {
-    return undefined;
+    return false;
   }
 }
 

@@ -2,9 +2,8 @@ import { Secp256k1Keypair, type Keypair } from "@atproto/crypto";
 import { BlockMap, blocksToCarFile, readCarWithRoot } from "@atproto/repo";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowsOf } from "../../../tests/helpers/databases.ts";
-import { accountWithRepository, exportRepository, foreignRepositoryCar, inPieces, repositoriesOn, verifiedRepository, type Clock, type ForeignRecord } from "../../../tests/helpers/repositories.ts";
+import { accountWithRepository, exportRepository, foreignRepositoryCar, inPieces, repositoriesOn, TEST_SIGNING_KEYS, verifiedRepository, type Clock, type ForeignRecord } from "../../../tests/helpers/repositories.ts";
 import { countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
-import { accountKeypair } from "../accounts/signing-key.ts";
 import { at, sql, type Database } from "../db/sql.ts";
 import { SqlRepoImportStore } from "../stores/sql-repo-import-store.ts";
 import { HOUR } from "../util/time.ts";
@@ -45,7 +44,7 @@ describe.each(ENGINES)("RepoImporter on %s", (engine) => {
       {
         repo: repositoriesOn(db, clock).store,
         imports,
-        signingKeypair: (_did, stored) => accountKeypair(stored),
+        signingKeypair: (did, stored) => TEST_SIGNING_KEYS.keypair(did, stored),
         // The DID document's key: the old PDS's, which signed the CAR.
         trustedKeys: async () => [foreign.did()],
         now: () => clock.now,

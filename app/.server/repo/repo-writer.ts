@@ -1,6 +1,6 @@
 import { MemoryBlockstore, Repo, WriteOpAction, type CommitData, type RecordWriteOp, type RepoStorage } from "@atproto/repo";
 import type { Keypair } from "@atproto/crypto";
-import { accountKeypair } from "../accounts/signing-key.ts";
+import type { SigningKeys } from "../accounts/signing-key.ts";
 import { blockEntries, cidStrings } from "./block-keys.ts";
 import { formatCommit, KeptTrees, loadRepoAt, type CommitOp, type RepoAtCommit } from "./commit-builder.ts";
 import { AtriumError } from "../errors/atrium-error.ts";
@@ -70,6 +70,8 @@ export class RepoWriter {
 
   constructor(
     private readonly store: RepoStore,
+    /** Opens the account's sealed signing key to sign its commits (docs/decisions/0050). */
+    private readonly signingKeys: SigningKeys,
     private readonly now: () => number,
     /** Told after each commit and its events landed (the firehose reads them at once: docs/decisions/0029). */
     private readonly onAppended: () => void = () => {},
@@ -88,7 +90,7 @@ export class RepoWriter {
    */
   async createRepository(account: { did: string; signingKey: string; handle: string }): Promise<void> {
     const { did } = account;
-    const commit = await Repo.formatInitCommit(new MemoryBlockstore(), did, await accountKeypair(account.signingKey));
+    const commit = await Repo.formatInitCommit(new MemoryBlockstore(), did, await this.signingKeys.keypair(did, account.signingKey));
     const time = new Date(this.now()).toISOString();
     const commitEvent = await commitEventBody({ did, commit: commit.cid.toString(), rev: commit.rev, since: null, blocks: commit.newBlocks, ops: [], time });
     const events: NewEvent[] = [
@@ -121,7 +123,7 @@ export class RepoWriter {
       creates.push({ action: WriteOpAction.Create, collection: row.collection as never, rkey: row.rkey, record: data.lex });
       changes.push({ action: "restamp", collection: row.collection, rkey: row.rkey, cid: data.cid });
     }
-    const commit = await Repo.formatInitCommit(new MemoryBlockstore(), did, await accountKeypair(account.signingKey), creates as never);
+    const commit = await Repo.formatInitCommit(new MemoryBlockstore(), did, await this.signingKeys.keypair(did, account.signingKey), creates as never);
     const commitBlock = commit.newBlocks.get(commit.cid)!;
     const time = new Date(this.now()).toISOString();
     const event: NewEvent = { did, type: "sync", body: await syncEventBody({ did, commit: commit.cid, commitBlock, rev: commit.rev, time }) };
@@ -170,7 +172,7 @@ export class RepoWriter {
       if (!base || !head) throw new RepoError(400, "RepoNotFound", `Could not find repo for DID: ${did}`);
       // com.atproto.repo.applyWrites: swapCommit "If provided, the entire operation will fail if the current repo commit CID does not match this value."
       if (options.swapCommit !== undefined && options.swapCommit !== head.cid) throw new RepoError(400, "InvalidSwap", `The repository's commit is not ${options.swapCommit}`);
-      const built = await this.buildCommit(did, head, writes, data, await accountKeypair(base.signingKey)).catch(async (error: unknown) => {
+      const built = await this.buildCommit(did, head, writes, data, await this.signingKeys.keypair(did, base.signingKey)).catch(async (error: unknown) => {
         // A refusal found on an unread head (a record that another process has since deleted, say) is checked.
         if (kept && !(await this.isHead(did, head))) return "head-moved" as const;
         throw error;

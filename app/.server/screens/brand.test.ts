@@ -49,7 +49,7 @@ describe("brandPalette", () => {
 
 describe("brandView and brandStylesheet", () => {
   it("defaults: the issuer's host as the name, no logo, no links, no stylesheet", () => {
-    const view = brandView(loadConfig({ PUBLIC_URL: "https://pds.example.com" }));
+    const view = brandView(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_PLC_ROTATION_KEY: "1".repeat(64), ATRIUM_KEY_ENCRYPTION_KEY: "2".repeat(64) }));
     expect(view).toEqual({ serviceName: "pds.example.com", logoUrl: undefined, termsUrl: undefined, privacyUrl: undefined, supportUrl: undefined, stylesheet: undefined });
   });
 

@@ -45,6 +45,15 @@ describe.each(ENGINES)("RequestLimiter on %s", (engine) => {
     expect((await limiter.hit("requests:xrpc:192.0.2.1", 10, 60_000)).allowed).toBe(true);
   });
 
+  it("never names more than one window in Retry-After, when another process opened the window with a later clock read", async () => {
+    // The other process read its clock 5 ms after this one and wrote first: the window ends 60.005 s after this read.
+    const other = new RequestLimiter(new SqlLimitStore(shared.others(1)[0]!), { flushMs: 3_600_000, now: () => now + 5 });
+    const limiter = new RequestLimiter(new SqlLimitStore(shared.db), { flushMs: 3_600_000, now: () => now });
+    limiters.push(other, limiter);
+    for (let i = 0; i < 3; i++) await other.hit("requests:upgrade:2001:db8:7:8::/64", 3, 60_000);
+    expect(await limiter.hit("requests:upgrade:2001:db8:7:8::/64", 3, 60_000)).toMatchObject({ allowed: false, retryAfterSeconds: 60 });
+  });
+
   it("counts far-from-the-limit hits in memory and writes them at the next flush", async () => {
     const limiter = open();
     for (let i = 0; i < 4; i++) await limiter.hit("requests:par:192.0.2.2", 100, 60_000);

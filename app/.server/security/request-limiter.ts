@@ -79,7 +79,9 @@ export class RequestLimiter {
     const delta = (live ? counter.pending : 0) + 1;
     if (live) counter.pending = 0;
     const [row] = await this.store.addHits([{ key, delta, windowEndsAt: now + windowMs }], now);
-    return this.decided(key, row!, limit, now);
+    // The window may have been opened by another process whose clock read came after ours (its write went first):
+    // the time left is read again now, and a Retry-After never names more than one window.
+    return this.decided(key, row!, limit, Math.max(row!.windowEndsAt - windowMs, this.now()));
   }
 
   private decided(key: string, row: SharedCount, limit: number, now: number): RateLimitResult {

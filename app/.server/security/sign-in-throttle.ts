@@ -61,7 +61,7 @@ export type ClaimedAttempt = { readonly keys: readonly string[] };
  * failure keeps the counters remembered for `memoryMs` after it.
  */
 /** Whose counters these are: each purpose counts under its own keys (see the constructor). */
-export type ThrottlePurpose = "sign-in" | "recovery" | "deletion" | "email-change" | "sign-in-code";
+export type ThrottlePurpose = "sign-in" | "recovery" | "deletion" | "email-change" | "sign-in-code" | "plc-operation";
 
 export class SignInThrottle {
   private readonly rule: AttemptRule;
@@ -131,6 +131,7 @@ export class SignInThrottle {
         deletion: "requests for a deletion code",
         "email-change": "requests for an email-change code",
         "sign-in-code": "requests for a sign-in code",
+        "plc-operation": "requests for an identity operation code",
       }[this.purpose];
       throw new TooManyRequestsError(`Too many ${what}. Wait ${formatWait(seconds)} and try again.`, seconds, waitWords(this.purpose, seconds));
     }
@@ -174,7 +175,14 @@ function subjectKey(subject: SignInSubject, purpose: string): string {
 
 /** The same refusal in the catalogue (errors:signIn.waitSeconds / waitMinutes, or errors:recovery.…), for the screens. */
 function waitWords(purpose: ThrottlePurpose, seconds: number) {
-  const section = { "sign-in": "signIn", recovery: "recovery", deletion: "deletion", "email-change": "emailChange", "sign-in-code": "signInCode" }[purpose];
+  const section = {
+    "sign-in": "signIn",
+    recovery: "recovery",
+    deletion: "deletion",
+    "email-change": "emailChange",
+    "sign-in-code": "signInCode",
+    "plc-operation": "plcOperation",
+  }[purpose];
   return seconds < 60
     ? { messageKey: `errors:${section}.waitSeconds`, messageValues: { count: seconds } }
     : { messageKey: `errors:${section}.waitMinutes`, messageValues: { count: Math.ceil(seconds / 60) } };

@@ -1,21 +1,32 @@
 import { randomBytes } from "node:crypto";
 import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
+import type { SecretName, SecretStore } from "../security/secret-store.ts";
 
-/** `plc_rotation_key`: the PLC rotation key's 32 bytes when ATRIUM_PLC_ROTATION_KEY is not set (identity/rotation-key.ts). */
-export type SecretName = "dpop_nonce" | "cookie" | "plc_rotation_key";
+/** The server's generated secrets, one `ServerSecret` row each. */
+export class SqlSecretStore implements SecretStore {
+  constructor(private readonly db: Database) {}
 
-/**
- * Returns the named secret, generating and storing it on first use. Insert
- * unless present, then read: when several processes start at once, all read
- * the one value that won.
- */
-export async function loadOrCreateSecret(db: Database, name: SecretName, now = Date.now()): Promise<string> {
-  const candidate = randomBytes(32).toString("base64url");
-  return db.transaction(function* (): Program<string> {
-    yield* run(sql`INSERT INTO "ServerSecret" ("name", "value", "createdAt") VALUES (${name}, ${candidate}, ${at(now)}) ON CONFLICT DO NOTHING`);
-    const row = yield* get(tables.ServerSecret.pick("value"), sql`SELECT "value" FROM "ServerSecret" WHERE "name" = ${name}`);
-    if (!row) throw new Error(`The ${name} secret could not be stored`);
-    return row.value;
-  });
+  /** Insert unless present, then read: when several processes start at once, all read the one value that won. */
+  async loadOrCreate(name: SecretName, now: number): Promise<string> {
+    const candidate = randomBytes(32).toString("base64url");
+    return this.db.transaction(function* (): Program<string> {
+      yield* run(sql`INSERT INTO "ServerSecret" ("name", "value", "createdAt") VALUES (${name}, ${candidate}, ${at(now)}) ON CONFLICT DO NOTHING`);
+      const row = yield* get(tables.ServerSecret.pick("value"), sql`SELECT "value" FROM "ServerSecret" WHERE "name" = ${name}`);
+      if (!row) throw new Error(`The ${name} secret could not be stored`);
+      return row.value;
+    });
+  }
+
+  async find(name: SecretName): Promise<string | undefined> {
+    return this.db.execute(function* (): Program<string | undefined> {
+      return (yield* get(tables.ServerSecret.pick("value"), sql`SELECT "value" FROM "ServerSecret" WHERE "name" = ${name}`))?.value;
+    });
+  }
+
+  async remove(name: SecretName, value: string): Promise<boolean> {
+    return this.db.execute(function* (): Program<boolean> {
+      return (yield* run(sql`DELETE FROM "ServerSecret" WHERE "name" = ${name} AND "value" = ${value}`)) > 0;
+    });
+  }
 }

@@ -1,4 +1,5 @@
 import type { AccountClash, AccountProfile, AccountStore, EmailSettings, LockdownResult, StoredAccount } from "../accounts/account-store.ts";
+import { sealedKeyId } from "../accounts/key-encryption.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
@@ -68,9 +69,9 @@ export class SqlAccountStore implements AccountStore {
       const clash = yield* get(tables.Account.pick("did", "handle", "email"), sql`SELECT "did", "handle", "email" FROM "Account"
         WHERE "did" = ${account.did} OR "handle" = ${account.handle} OR "email" = ${account.email} LIMIT 1`);
       if (clash) return clash.handle === account.handle ? "handle" : clash.email === account.email ? "email" : "did";
-      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
+      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "createdAt", "updatedAt")
         VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},
-          ${account.signingKey}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
+          ${account.signingKey}, ${sealedKeyId(account.signingKey)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
       return undefined;
     });
   }
@@ -134,9 +135,9 @@ export class SqlAccountStore implements AccountStore {
       // Its blobs go with it; their copies are deleted by later sweeps once no account has them (docs/decisions/0043).
       yield* releaseBlobsOfAccount(previousDid, account.createdAt);
       yield* run(sql`DELETE FROM "Account" WHERE "did" = ${previousDid}`);
-      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "createdAt", "updatedAt")
+      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "createdAt", "updatedAt")
         VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},
-          ${account.signingKey}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
+          ${account.signingKey}, ${sealedKeyId(account.signingKey)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
     });
   }
 

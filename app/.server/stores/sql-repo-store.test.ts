@@ -4,7 +4,7 @@ import { readCarWithRoot, verifyProofs, getRecords } from "@atproto/repo";
 import { beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, rowsOf } from "../../../tests/helpers/databases.ts";
 import { raceAgainstGatedTransaction } from "../../../tests/helpers/postgres.ts";
-import { accountWithRepository, exportRepository, GRACE_MS, repositoriesOn, RETENTION_MS, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
+import { accountWithRepository, exportRepository, GRACE_MS, repositoriesOn, RETENTION_MS, sealedSigningKey, verifiedRepository, type Clock } from "../../../tests/helpers/repositories.ts";
 import { countRows, insertAccount, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql } from "../db/sql.ts";
@@ -294,8 +294,7 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
 
   it("the repository migration gives an account's existing records (raw-JSON CIDs) one commit, and is idempotent", async () => {
     const carol = "did:plc:carol";
-    const { generateSigningKey, accountKeypair } = await import("../accounts/signing-key.ts");
-    const signingKey = await generateSigningKey();
+    const { signingKey, didKey } = await sealedSigningKey(carol);
     await insertAccount(shared.db, carol, { signingKey });
     const old = [
       ["one", JSON.stringify({ $type: NOTE, text: "one" })],
@@ -310,7 +309,7 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     const outcomeOf = await writer.migrateAccount({ did: carol, signingKey });
     expect(outcomeOf).toEqual({ migrated: true, dropped: [{ path: `${NOTE}/float`, reason: expect.stringContaining("non-integer") }] });
     expect((await writer.migrateAccount({ did: carol, signingKey })).migrated).toBe(false);
-    const repo = await verified(carol, (await accountKeypair(signingKey)).did());
+    const repo = await verified(carol, didKey);
     expect(repo.creates.map((op) => op.rkey).sort()).toEqual(["one", "two"]);
     const rows = await store.listRecords(carol, NOTE, { limit: 10, reverse: true });
     expect(rows.map((row) => [row.rkey, row.cid])).toEqual(repo.creates.map((op) => [op.rkey, op.cid.toString()]).sort());

@@ -1,4 +1,4 @@
-import * as dagCbor from "@ipld/dag-cbor";
+import { decode, encode, type LexValue } from "@atproto/lex-cbor";
 import type { LoggedEvent, RepoEventType } from "./event-log.ts";
 
 /**
@@ -18,7 +18,7 @@ const HEADERS = new Map<string, Uint8Array>();
 function messageHeader(type: RepoEventType | "info"): Uint8Array {
   let header = HEADERS.get(type);
   if (!header) {
-    header = dagCbor.encode({ op: 1, t: `#${type}` });
+    header = encode({ op: 1, t: `#${type}` });
     HEADERS.set(type, header);
   }
   return header;
@@ -38,18 +38,18 @@ function concat(header: Uint8Array, body: Uint8Array): Uint8Array {
  * order puts `seq` where every reader expects it.
  */
 export function eventFrame(event: LoggedEvent): Uint8Array {
-  const body = dagCbor.decode<Record<string, unknown>>(event.body);
-  return concat(messageHeader(event.type), dagCbor.encode({ ...body, seq: event.seq }));
+  const body = decode(event.body) as Record<string, LexValue>;
+  return concat(messageHeader(event.type), encode({ ...body, seq: event.seq }));
 }
 
 /** The `#info` message (the lexicon knows one name: OutdatedCursor). */
 export function infoFrame(name: "OutdatedCursor", message: string): Uint8Array {
-  return concat(messageHeader("info"), dagCbor.encode({ name, message }));
+  return concat(messageHeader("info"), encode({ name, message }));
 }
 
-const ERROR_HEADER = dagCbor.encode({ op: -1 });
+const ERROR_HEADER = encode({ op: -1 });
 
 /** An error frame; the server closes the stream after it (the event stream spec). */
 export function errorFrame(error: StreamErrorName, message: string): Uint8Array {
-  return concat(ERROR_HEADER, dagCbor.encode({ error, message }));
+  return concat(ERROR_HEADER, encode({ error, message }));
 }

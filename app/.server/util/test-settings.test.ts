@@ -69,7 +69,7 @@ describe("ATRIUM_TEST_FAST_PASSWORD_HASHES", () => {
     const config = loadConfig({ PUBLIC_URL: "http://127.0.0.1:4000", ATRIUM_TEST_FAST_PASSWORD_HASHES: "1" });
     expect(config.testFastPasswordHashes).toBe(true);
     expect(unsafeConfigWarnings(config).join("\n")).toMatch(/ATRIUM_TEST_FAST_PASSWORD_HASHES is on.*never set it in production/);
-    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com" }).testFastPasswordHashes).toBe(false);
+    expect(loadConfig({ PUBLIC_URL: "https://pds.example.com", ATRIUM_PLC_ROTATION_KEY: "1".repeat(64), ATRIUM_KEY_ENCRYPTION_KEY: "2".repeat(64) }).testFastPasswordHashes).toBe(false);
   });
 
   it("hashes at the production cost until a test server asks; then cheaper, and both kinds verify", async () => {

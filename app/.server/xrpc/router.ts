@@ -9,7 +9,7 @@ import { identityMethods } from "./handlers/identity.ts";
 import { preferenceMethods } from "./handlers/preferences.ts";
 import { repoMethods } from "./handlers/repo.ts";
 import { syncMethods } from "./handlers/sync.ts";
-import { isBytesAnswer } from "./bytes-answer.ts";
+import { BytesAnswer } from "./bytes-answer.ts";
 import { METHODS_REFUSED_FOR_OAUTH, serverMethods } from "./handlers/server.ts";
 import { proxyCall } from "./proxy.ts";
 import type { XrpcMethod } from "./xrpc-method.ts";
@@ -110,9 +110,8 @@ async function runLocal(services: Services, nsid: string, method: XrpcMethod, re
   const caller = await authenticate(services, request, nsid);
   const ctx = { services, request, params, caller };
   let result: unknown;
-  if (method.type === "query") result = await method.handler(ctx);
+  if (method.type === "query" || method.input === "none") result = await method.handler(ctx);
   else if (method.input === "stream") result = await method.handler(ctx, request.chunks());
-  else if (method.input === "none") result = await method.handler(ctx);
   else result = await method.handler(ctx, await readJson(request));
   return jsonResponse(result, 200, { "Cache-Control": "no-store" });
 }
@@ -128,7 +127,7 @@ function refuseControlCharacters(params: URLSearchParams): void {
 
 /** JSON, unless the method built its own answer (a CAR file, a blob). */
 function answerOf(result: unknown): ApiResponse {
-  return isBytesAnswer(result) ? result : jsonResponse(result);
+  return result instanceof BytesAnswer ? result : jsonResponse(result);
 }
 
 /**
@@ -149,16 +148,23 @@ async function authenticate(services: Services, request: ApiRequest, nsid: strin
 }
 
 /**
- * What a deactivated account's credentials may still call: getSession, which says why nothing else answers, and,
- * from a password session, the steps of moving the account here, which it takes while deactivated (the reference's
- * documented migration signs in with the password: docs/decisions/0055). Its OAuth apps get nothing else, as
- * docs/decisions/0031 promised the person. Each of these methods checks its caller's permissions itself.
+ * What a deactivated account's callers may still call: getSession, and the identity methods, which the reference
+ * PDS allows a deactivated account since moving an account happens while one end of it is deactivated (the account
+ * being moved here is deactivated until it is activated, after its DID names this server: docs/decisions/0050).
  */
-function answersWhileDeactivated(caller: ResourceCaller, nsid: string): boolean {
-  return nsid === GET_SESSION || (caller.credentials.kind === "password" && STEPS_OF_A_MOVE.has(nsid));
-}
+const ALLOWED_WHILE_DEACTIVATED = new Set([
+  "com.atproto.server.getSession",
+  "com.atproto.identity.getRecommendedDidCredentials",
+  "com.atproto.identity.requestPlcOperationSignature",
+  "com.atproto.identity.signPlcOperation",
+  "com.atproto.identity.submitPlcOperation",
+]);
 
-const GET_SESSION = "com.atproto.server.getSession";
+/**
+ * And, from a password session only, the other steps of moving the account here, which it takes while deactivated
+ * (the reference's documented migration signs in with the password: docs/decisions/0055). Its OAuth apps get nothing
+ * else, as docs/decisions/0031 promised the person. Each of these methods checks its caller's permissions itself.
+ */
 const STEPS_OF_A_MOVE = new Set([
   "com.atproto.repo.importRepo",
   "com.atproto.repo.listMissingBlobs",
@@ -166,6 +172,10 @@ const STEPS_OF_A_MOVE = new Set([
   "com.atproto.server.checkAccountStatus",
   "com.atproto.server.activateAccount",
 ]);
+
+function answersWhileDeactivated(caller: ResourceCaller, nsid: string): boolean {
+  return ALLOWED_WHILE_DEACTIVATED.has(nsid) || (caller.credentials.kind === "password" && STEPS_OF_A_MOVE.has(nsid));
+}
 
 async function readJson(request: ApiRequest): Promise<unknown> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();

@@ -51,7 +51,7 @@ export async function callUpstream(services: Services, caller: ResourceCaller, r
 
 /** A service token of the caller's account key for `aud` and `lxm`, valid for a minute. */
 export async function serviceToken(services: Services, did: string, aud: string, lxm: string): Promise<string> {
-  const signingKey = await services.signingKeys.of(did);
+  const signingKey = await services.proxyKeys.of(did);
   if (!signingKey) throw invalidRequest("The account has no signing key");
   const now = services.now();
   return createServiceJwt({ iss: did, aud, lxm, expiresAt: now + MINUTE, signingKey, now });

@@ -20,7 +20,7 @@ export type XrpcMethod =
   | { type: "procedure"; auth: "none"; input: "none"; handler: (ctx: XrpcContext) => unknown }
   | { type: "query"; auth: "required"; handler: (ctx: AuthenticatedContext) => unknown }
   | { type: "procedure"; auth: "required"; input: "json"; handler: (ctx: AuthenticatedContext, body: unknown) => unknown }
-  /** A procedure without input (activateAccount): whatever body comes is not read. */
+  /** A procedure whose lexicon has no input (clients send no body and no Content-Type). */
   | { type: "procedure"; auth: "required"; input: "none"; handler: (ctx: AuthenticatedContext) => unknown }
   /** A raw body (uploadBlob), handed to the handler as it arrives, never past the route's body limit. */
   | { type: "procedure"; auth: "required"; input: "stream"; handler: (ctx: AuthenticatedContext, body: AsyncIterable<Uint8Array>) => unknown };

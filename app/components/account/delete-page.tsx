@@ -31,6 +31,8 @@ export function DeletePage({ view, errorsFor }: { view: DeleteAccountView; error
       ) : (
         <RequestForm view={view} waitError={waitError} />
       )}
+      {/* After the step to take, which a phone shows first: what stays when the account goes (docs/decisions/0050). */}
+      <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:deletion.keepsIdentity", { did: view.account.did })}</p>
     </AccountShell>
   );
 }
@@ -69,7 +71,7 @@ function RequestForm({ view, waitError }: { view: DeleteAccountView; waitError?:
 
 function ConfirmForm({ view, errors, values, waitError }: { view: DeleteAccountView; waitError?: string } & FormState) {
   const { t } = useT();
-  const firstToCorrect = errors.code ? "code" : errors.password ? "password" : undefined;
+  const firstToCorrect = errors.code ? "code" : errors.password ? "password" : errors.endIdentity ? "endIdentity" : undefined;
   return (
     <>
       <form method="post" action="/account/delete" noValidate className="flex max-w-md flex-col gap-4 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
@@ -102,6 +104,7 @@ function ConfirmForm({ view, errors, values, waitError }: { view: DeleteAccountV
           invalid={Boolean(errors.form)}
           describedBy={errors.form ? "delete-error" : undefined}
         />
+        {view.canEndIdentity ? <EndIdentity did={view.account.did} checked={values.endIdentity === "1"} error={errors.endIdentity} autoFocus={firstToCorrect === "endIdentity"} /> : null}
         {errors.form ? <ErrorMessage id="delete-error">{errors.form}</ErrorMessage> : null}
         <button type="submit" className={`${dangerButton} self-start`}>
           {t("account:deletion.submit")}
@@ -117,5 +120,42 @@ function ConfirmForm({ view, errors, values, waitError }: { view: DeleteAccountV
         </button>
       </form>
     </>
+  );
+}
+
+/**
+ * "Also end my identity for good" (docs/decisions/0050): offered only while this server's key is the DID's only
+ * rotation key, unticked by default, with what it means said plainly beside it.
+ */
+function EndIdentity({ did, checked, error, autoFocus }: { did: string; checked: boolean; error?: string; autoFocus: boolean }) {
+  const { t } = useT();
+  const described = ["endIdentity-hint", error ? "endIdentity-error" : undefined].filter(Boolean).join(" ");
+  return (
+    <div className="flex items-start gap-3">
+      <input
+        id="endIdentity"
+        name="endIdentity"
+        type="checkbox"
+        value="1"
+        defaultChecked={checked}
+        className="mt-1 size-5 shrink-0 accent-brand"
+        aria-describedby={described}
+        aria-invalid={error ? true : undefined}
+        autoFocus={autoFocus}
+      />
+      <div className="flex flex-col gap-0.5">
+        <label htmlFor="endIdentity" className="font-medium">
+          {t("account:deletion.endIdentity")}
+        </label>
+        <p id="endIdentity-hint" className="text-sm text-slate-600 dark:text-slate-300">
+          {t("account:deletion.endIdentityHint", { did })}
+        </p>
+        {error ? (
+          <p id="endIdentity-error" className="text-sm text-red-800 dark:text-red-300">
+            {error}
+          </p>
+        ) : null}
+      </div>
+    </div>
   );
 }

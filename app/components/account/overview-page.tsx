@@ -15,6 +15,7 @@ export function AccountOverview({ view }: { view: OverviewView }) {
     { href: "/account/sessions", title: t("account:nav.sessions"), text: sessions ? t("account:overview.sessions", { count: sessions }) : t("account:overview.sessionsNone") },
     { href: "/account/passkeys", title: t("account:nav.passkeys"), text: passkeys ? t("account:overview.passkeys", { count: passkeys }) : t("account:overview.passkeysNone") },
     { href: "/account/password", title: t("account:nav.password"), text: t("account:overview.password") },
+    { href: "/account/identity", title: t("account:titles.identity"), text: t("account:overview.identity") },
     // docs/decisions/0031: a deactivated account's way back is the notice above the cards instead.
     ...(view.deactivated ? [] : [{ href: "/account/deactivate", title: t("account:titles.deactivate"), text: t("account:overview.deactivate") }]),
   ];

@@ -1,4 +1,4 @@
-import type { PermissionGroups } from "../../.server/oauth/scopes/scope-description";
+import type { PermissionGroups } from "../../.server/screens/permission-view";
 
 /** True when a scope's groups hold nothing to show. */
 export function isEmptyGroupsView(groups: PermissionGroups): boolean {

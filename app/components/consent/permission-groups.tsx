@@ -1,4 +1,4 @@
-import type { PermissionDescription, PermissionGroups } from "../../.server/oauth/scopes/scope-description";
+import type { PermissionDescription, PermissionGroups } from "../../.server/screens/permission-view";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
 import { Identifier } from "../ui/identifier";

@@ -1,4 +1,4 @@
-import type { PermissionGroups } from "../../.server/oauth/scopes/scope-description";
+import type { PermissionGroups } from "../../.server/screens/permission-view";
 import type { ConsentView } from "../../.server/screens/consent/consent-view";
 import { Identifier } from "../ui/identifier";
 import { ScopeList } from "./scope-list";

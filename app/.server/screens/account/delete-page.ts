@@ -12,7 +12,9 @@ import type { DeleteAccountView } from "./views.ts";
 /**
  * /account/delete (docs/decisions/0030): com.atproto.server.requestAccountDelete and deleteAccount as a page. The
  * person asks for a code (emailed to the account's address), then confirms with the code and the password; the
- * account, everything it owns and its DID at the directory end together, and this browser is signed out of it.
+ * account and everything it owns here end together, and this browser is signed out of it. The DID is left as it is,
+ * unless the person asks to end it too, which is offered only while this server's key is its only rotation key
+ * (docs/decisions/0050).
  */
 
 /** GET /account/delete. */
@@ -22,6 +24,7 @@ export async function showDeletePage(services: Services, request: Request, t: Tr
     kind: "delete",
     available: services.accountDeletion.available,
     codeSent: await services.accountDeletion.hasLiveCode(account.did),
+    canEndIdentity: (await services.accountDeletion.identityControl(account.did)) === "sole",
     minutes: Math.round(services.config.lifetimes.typedCode / 60_000),
     serviceName: services.config.brand.serviceName,
     supportUrl: services.config.brand.supportUrl,
@@ -51,17 +54,21 @@ export async function answerDeletePage(services: Services, request: Request, for
 async function deleteAccount(services: Services, request: Request, did: string, form: (name: string) => string, t: Translate): Promise<PageOutcome<FormErrors>> {
   const code = form("code").trim();
   const password = form("password");
+  const endIdentity = form("endIdentity") === "1";
   const errors: Record<string, string> = {};
   if (!code) errors.code = t("errors:form.enterCode");
   if (!password) errors.password = t("errors:form.enterPassword");
-  if (Object.keys(errors).length) return formErrors("delete", errors, { code });
+  const values = { code, ...(endIdentity ? { endIdentity: "1" } : {}) };
+  if (Object.keys(errors).length) return formErrors("delete", errors, values);
   try {
-    await services.accountDeletion.confirm(did, code, password);
+    await services.accountDeletion.confirm(did, code, password, { endIdentity });
   } catch (error) {
-    if (hasCode(error, "deletion_code_invalid")) return formErrors("delete", { code: t("errors:deletion.invalidCode") }, { code });
-    if (hasCode(error, "password_wrong")) return formErrors("delete", { password: t("errors:form.passwordWrong") }, { code });
+    if (hasCode(error, "deletion_code_invalid")) return formErrors("delete", { code: t("errors:deletion.invalidCode") }, values);
+    if (hasCode(error, "password_wrong")) return formErrors("delete", { password: t("errors:form.passwordWrong") }, values);
+    // The DID gained a key of the person's own, or moved, since the page offered to end it: not this server's to end.
+    if (hasCode(error, "tombstone_refused")) return formErrors("delete", { endIdentity: t("errors:deletion.cannotEnd") }, { code });
     // The directory did not answer or refused: nothing here was deleted, and the same code works for a retry.
-    if (error instanceof IdentityError) return formErrors("delete", { form: t("errors:deletion.directoryFailed") }, { code }, 502);
+    if (error instanceof IdentityError) return formErrors("delete", { form: t("errors:deletion.directoryFailed") }, values, 502);
     throw error;
   }
   // The account's sessions went with it; this browser forgets it, and its other accounts stay signed in.

@@ -36,6 +36,8 @@ const NOTICES = [
   "sign-in-code-on",
   "sign-in-code-off",
   "password-session-ended",
+  "own-key-added",
+  "own-key-removed",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

@@ -31,6 +31,7 @@ const CONFIRMED: Record<ConfirmReturnPath, NoticeKey> = {
   "/account/deactivate": "status-confirmed",
   "/account/handle": "status-confirmed",
   "/account/app-passwords": "status-confirmed",
+  "/account/identity": "status-confirmed",
 };
 
 /** The JSON refusal of an action that needs a recent authentication. */
@@ -88,7 +89,7 @@ export async function reauthenticationOptions(services: Services, request: Reque
   return { status: 200, body: await services.passkeys.authenticationOptions({ sessionIdHash: signedIn.sessionIdHash }) };
 }
 
-const ACCOUNT_PAGES = ["/account/passkeys", "/account/password", "/account/email", "/account/deactivate", "/account/handle", "/account/app-passwords"] as const satisfies readonly ConfirmReturnPath[];
+const ACCOUNT_PAGES = ["/account/passkeys", "/account/password", "/account/email", "/account/deactivate", "/account/handle", "/account/app-passwords", "/account/identity"] as const satisfies readonly ConfirmReturnPath[];
 
 /** Where a confirmation returns: an account page, or the consent screen (reactivating in the flow, issue 28 item 17). */
 type ConfirmTarget = { page: ConfirmReturnPath } | { screen: ScreenRequest };

@@ -114,7 +114,14 @@ export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionV
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 
 /** Where "Confirm it's you" returns to (the pages whose actions need a recent authentication). */
-export type ConfirmReturnPath = "/account/passkeys" | "/account/password" | "/account/email" | "/account/deactivate" | "/account/handle" | "/account/app-passwords";
+export type ConfirmReturnPath =
+  | "/account/passkeys"
+  | "/account/password"
+  | "/account/email"
+  | "/account/deactivate"
+  | "/account/handle"
+  | "/account/app-passwords"
+  | "/account/identity";
 
 /**
  * "Confirm it's you" (docs/decisions/0007): shown instead of what needs a
@@ -185,6 +192,8 @@ export type DeleteAccountView = SignedInBase & {
   kind: "delete";
   available: boolean;
   codeSent: boolean;
+  /** This server's key is the DID's only rotation key: the form offers to end the DID too (docs/decisions/0050). */
+  canEndIdentity: boolean;
   minutes: number;
   serviceName: string;
   supportUrl?: string;
@@ -219,3 +228,24 @@ export type RecoverView = {
 
 /** The link from the email: choose a new password for the account it names, or say the link no longer works. */
 export type ResetView = { kind: "reset"; csrfToken: string; code: string; minLength: number; handle: string } | { kind: "reset-invalid" };
+
+/**
+ * /account/identity, "Keep a key of your own" (docs/decisions/0050): what the DID document says now, the keys of the
+ * person's own in it, and the form that adds one. `state` undefined: the directory did not answer (or never saw the
+ * DID). `confirm` stands in for the forms until the browser has recently proved the password or a passkey.
+ */
+export type IdentityKeysView = SignedInBase & {
+  kind: "identity";
+  state?: {
+    control: "sole" | "shared" | "elsewhere" | "ended" | "unknown";
+    handles: string[];
+    pdsEndpoint?: string;
+    /** The #atproto key is this account's signing key here. */
+    signingKeyHere: boolean;
+    rotationKeys: Array<{ didKey: string; server: boolean }>;
+  };
+  /** The PLC directory whose record the page shows. */
+  directoryUrl: string;
+  maxRotationKeys: number;
+  confirm?: ConfirmView;
+};

@@ -5,7 +5,7 @@ import { servedBlobHeaders } from "../../blobs/blob-serving.ts";
 import { mediaTypeEssence } from "../../blobs/blob-type.ts";
 import { BlobError } from "../../blobs/blobs.ts";
 import { isBodyTooLarge } from "../../http/limits.ts";
-import { parseCid } from "../../repo/identifiers.ts";
+import { isCidString } from "../../repo/identifiers.ts";
 import { headOf, SyncError } from "../../sync/repo-sync.ts";
 import { SECOND } from "../../util/time.ts";
 import { bytesAnswer } from "../bytes-answer.ts";
@@ -28,7 +28,7 @@ function quotaExceeded(refusal: Extract<PutBlobOutcome, { kind: "over-quota" }>,
 
 const getBlobParams = z.object({
   did: z.string().refine(isValidDid, "did must be a DID"),
-  cid: z.string().refine((value) => parseCid(value) !== undefined, "must be a CID"),
+  cid: z.string().refine(isCidString, "must be a CID"),
 });
 
 export const blobMethods: XrpcMethods = {

@@ -1,6 +1,6 @@
 import { isAtIdentifierString } from "@atproto/syntax";
 import { z } from "zod";
-import { canonicalNsid, isNsid, isRecordKey, nextTid, parseCid } from "../../repo/identifiers.ts";
+import { canonicalNsid, isNsid, isRecordKey, nextTid, isCidString } from "../../repo/identifiers.ts";
 import type { StoredRecord } from "../../repo/repo-store.ts";
 import { MAX_COMMIT_OPS, type Committed, type WriteOptions, type WriteRequest, type WriteResult } from "../../repo/repo-writer.ts";
 import type { ResourceCaller } from "../../resource/resource-auth.ts";
@@ -15,7 +15,7 @@ const repoParam = z.string().refine(isAtIdentifierString, "repo must be a DID or
 /** Collections are NSIDs: stored and permission-checked in their one canonical spelling. */
 const collection = z.string().refine(isNsid, "collection must be an NSID").transform(canonicalNsid);
 const rkey = z.string().refine(isRecordKey, "rkey must be a valid record key");
-const cid = z.string().refine((value) => parseCid(value) !== undefined, "must be a CID");
+const cid = z.string().refine(isCidString, "must be a CID");
 const recordValue = z
   .record(z.unknown())
   .refine((value) => JSON.stringify(value).length <= MAX_RECORD_BYTES, `record must be at most ${MAX_RECORD_BYTES} bytes`);

@@ -76,7 +76,7 @@ export const serverMethods: XrpcMethods = {
       if (expiresAt - now > maxLifetime) {
         throw new XrpcError(400, "BadExpiration", `exp may be at most ${maxLifetime / SECOND} seconds away${input.lxm ? "" : " without lxm"}`);
       }
-      const signingKey = await services.accounts.signingKeyOf(caller.did);
+      const signingKey = await services.accounts.signingKeypair(caller.did);
       if (!signingKey) throw invalidRequest("The account has no signing key");
       return { token: await createServiceJwt({ iss: caller.did, aud: input.aud, lxm: input.lxm, expiresAt, signingKey, now }) };
     },

@@ -1,6 +1,6 @@
 import { isValidDid, isValidTid } from "@atproto/syntax";
 import { z } from "zod";
-import { canonicalNsid, isNsid, isRecordKey, parseCid } from "../../repo/identifiers.ts";
+import { canonicalNsid, isNsid, isRecordKey, isCidString } from "../../repo/identifiers.ts";
 import type { ApiRequest } from "../../http/api-request.ts";
 import { limitBucketOf } from "../../http/forwarded-address.ts";
 import { headOf, SyncError } from "../../sync/repo-sync.ts";
@@ -21,7 +21,7 @@ const CAR = "application/vnd.ipld.car";
 
 const did = z.string().refine(isValidDid, "did must be a DID");
 const tid = z.string().refine(isValidTid, "must be a revision (TID)");
-const cid = z.string().refine((value) => parseCid(value) !== undefined, "must be a CID");
+const cid = z.string().refine(isCidString, "must be a CID");
 const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 const paramsOf = (params: URLSearchParams) => Object.fromEntries(params);
