@@ -273,6 +273,8 @@ const envSchema = z.object({
   // docs/decisions/0008: why 1 GiB per account and an hour's grace for unreferenced blobs.
   ATRIUM_BLOB_QUOTA_BYTES: integerVar("ATRIUM_BLOB_QUOTA_BYTES", 1024, 2 ** 40, 2 ** 30),
   ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS: integerVar("ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS", 1, 30 * 24 * 3600, 3600),
+  // docs/decisions/0055: the largest repository CAR com.atproto.repo.importRepo takes (the reference has no default cap).
+  ATRIUM_IMPORT_MAX_BYTES: integerVar("ATRIUM_IMPORT_MAX_BYTES", 1024 * 1024, 64 * 1024 * 1024 * 1024, 1024 * 1024 * 1024),
   // docs/decisions/0043: where the blobs' bytes are kept.
   ATRIUM_BLOB_DIRECTORY: z.string().trim().min(1).optional(),
   ATRIUM_CLIENT_CACHE_MAX_ENTRIES: integerVar("ATRIUM_CLIENT_CACHE_MAX_ENTRIES", 1, 10_000_000, 5_000),
@@ -457,6 +459,8 @@ export type Config = {
   blobUnreferencedGraceMs: number;
   /** Where the blobs' bytes are kept (docs/decisions/0043): files under a folder, or chunks in the database. */
   blobStore: BlobStoreSettings;
+  /** The largest CAR com.atproto.repo.importRepo reads (docs/decisions/0055): a longer body is refused with 413. */
+  importMaxBytes: number;
   /** Bounds of the client metadata cache in the database (oldest entries evicted first). */
   clientCache: { maxEntries: number; maxBytes: number };
   signInThrottle: SignInThrottleOptions;
@@ -663,6 +667,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     blobQuotaBytes: e.ATRIUM_BLOB_QUOTA_BYTES,
     blobUnreferencedGraceMs: e.ATRIUM_BLOB_UNREFERENCED_GRACE_SECONDS * SECOND,
     blobStore: blobStoreSettings(e.ATRIUM_BLOB_DIRECTORY, e.DATABASE_URL),
+    importMaxBytes: e.ATRIUM_IMPORT_MAX_BYTES,
     clientCache: { maxEntries: e.ATRIUM_CLIENT_CACHE_MAX_ENTRIES, maxBytes: e.ATRIUM_CLIENT_CACHE_MAX_BYTES },
     signInThrottle: {
       ...DEFAULT_SIGN_IN_THROTTLE,

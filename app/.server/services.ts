@@ -86,6 +86,9 @@ import { PasswordSessions } from "./accounts/password-sessions.ts";
 import { sessionJwtKeys } from "./accounts/session-jwt.ts";
 import { serverDid } from "./config.ts";
 import { SqlAppPasswordStore } from "./stores/sql-app-password-store.ts";
+import { RepoImporter } from "./repo/repo-import.ts";
+import { SqlRepoImportStore } from "./stores/sql-repo-import-store.ts";
+import { MovingIn, publishedByDocument, publishedByPlc } from "./accounts/moving-in.ts";
 import { SqlPasswordSessionStore } from "./stores/sql-password-session-store.ts";
 import { InviteCodes } from "./accounts/invite-codes.ts";
 import { SqlInviteStore } from "./stores/sql-invite-store.ts";
@@ -287,6 +290,13 @@ export async function createServices(
     { enabled: signUpSettings.enabled, perAddressPerHour: signUpSettings.perAddressPerHour },
     now,
   );
+  const repoImports = new SqlRepoImportStore(db);
+  const plcDirectory = new PlcDirectory(config.plc.directoryUrl);
+  const signingDidKey = async (did: string) => (await accounts.signingKeypair(did))?.did();
+  // What a DID says of its account now: a did:plc from the directory itself, never from a cache (the person has just
+  // submitted an operation), a did:web from its document.
+  const published = async (did: string) =>
+    did.startsWith("did:plc:") ? publishedByPlc(await plcDirectory.lastOperation(did)) : publishedByDocument(await proxying.dids.resolve(did));
 
   return {
     config,
@@ -316,6 +326,15 @@ export async function createServices(
     adminSessions: new AdminSessions(adminAuth, new SqlAdminSessionStore(db), hmacBase64url(cookieSecret, "admin-session-password-tag"), now),
     /** The operator's email (com.atproto.admin.sendEmail); undefined without ATRIUM_SMTP_URL. */
     mailer,
+    /** checkAccountStatus, listMissingBlobs and activateAccount for an account moving here (docs/decisions/0055). */
+    movingIn: new MovingIn({
+      imports: repoImports,
+      accountStatus,
+      signingDidKey,
+      published,
+      rotationDidKey: (await loadRotationKey(config.plc.rotationKeyHex, secrets, now())).did(),
+      pdsEndpoint: config.issuer,
+    }),
     sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
@@ -356,6 +375,23 @@ export async function createServices(
     repoWriter,
     /** What each app did with its access, counted per day (docs/decisions/0053). */
     activity: new AppActivity(new SqlActivityStore(db), { enabled: config.appActivity, now }),
+    /** Accounts moving here: importRepo, and what checkAccountStatus and listMissingBlobs read (docs/decisions/0055). */
+    repoImports,
+    repoImporter: new RepoImporter(
+      {
+        repo,
+        imports: repoImports,
+        signingKeypair: (did, stored) => signingKeys.keypair(did, stored),
+        trustedKeys: async (did) => {
+          const own = await signingDidKey(did);
+          const here = own === undefined ? [] : [own];
+          const named = (await published(did).catch(() => undefined))?.signingKey;
+          return [...new Set([...(named === undefined ? [] : [named]), ...here])];
+        },
+        now,
+      },
+      { stagedForMs: HOUR },
+    ),
     /** Each account's repository writes per hour and per day, decided in the database (docs/decisions/0045). */
     writeBudget: new WriteBudget(new SqlLimitStore(db), config.writeBudget, now),
     /** The sequencer's log, which subscribeRepos replays and tails. */

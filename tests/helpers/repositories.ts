@@ -1,4 +1,6 @@
-import { BlockMap, blocksToCarFile, readCarWithRoot, verifyRepo, type VerifiedRepo } from "@atproto/repo";
+import type { Keypair } from "@atproto/crypto";
+import { jsonToLex } from "@atproto/lex-json";
+import { BlockMap, blocksToCarFile, MemoryBlockstore, readCarWithRoot, Repo, verifyRepo, WriteOpAction, type VerifiedRepo } from "@atproto/repo";
 import { parseCid } from "@atproto/lex-data";
 import { randomBytes } from "node:crypto";
 import { encryptionKey, KeyRing } from "../../app/.server/accounts/key-encryption.ts";
@@ -61,4 +63,22 @@ export async function exportRepository(store: SqlRepoStore, did: string): Promis
 export async function verifiedRepository(car: Uint8Array, did: string, didKey: string): Promise<VerifiedRepo> {
   const { root, blocks } = await readCarWithRoot(car);
   return verifyRepo(blocks, root, did, didKey, { ensureLeaves: true });
+}
+
+export type ForeignRecord = { collection: string; rkey: string; value: Record<string, unknown> };
+
+/**
+ * A repository made elsewhere, as another PDS makes one (@atproto/repo's Repo.create): `did`'s records signed with
+ * `keypair`, exported as com.atproto.sync.getRepo's CAR (every block, rooted at the commit).
+ */
+export async function foreignRepositoryCar(did: string, keypair: Keypair, records: readonly ForeignRecord[]): Promise<{ car: Uint8Array; commit: string; rev: string }> {
+  const storage = new MemoryBlockstore();
+  const creates = records.map((record) => ({ action: WriteOpAction.Create, collection: record.collection, rkey: record.rkey, record: jsonToLex(record.value as never) }));
+  const repo = await Repo.create(storage, did, keypair, creates as never);
+  return { car: await blocksToCarFile(repo.cid, storage.blocks), commit: repo.cid.toString(), rev: repo.commit.rev };
+}
+
+/** The CAR in pieces of `size` bytes, as a request body arrives. */
+export async function* inPieces(car: Uint8Array, size = 64 * 1024): AsyncGenerator<Uint8Array> {
+  for (let start = 0; start < car.byteLength; start += size) yield car.subarray(start, start + size);
 }

@@ -15,6 +15,11 @@ import { openTestDatabase, type Engine, type TestDatabase } from "./databases.ts
 
 /** Every table the stores write, children before their parents (the migrations' own table is left alone). */
 export const TABLES = [
+  "RepoImportBlobRef",
+  "RepoImportRecord",
+  "RepoImportNode",
+  "RepoImportBlock",
+  "RepoImport",
   "RecordBlob",
   "Record",
   "RepoBlock",

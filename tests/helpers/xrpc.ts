@@ -94,3 +94,14 @@ export function expectTokenChallenge(result: HttpResult, code: string, xrpcError
   expectXrpcError(result, 401, xrpcError);
   expect(result.headers.get("WWW-Authenticate") ?? "").toMatch(new RegExp(`^DPoP error="${code}"`));
 }
+
+/** What `@atproto/api`'s AtpAgent throws for a refused call: an XRPCError with the answer's status, XRPC name and message. */
+export async function agentRefusal(promise: Promise<unknown>): Promise<{ status: number; error: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    const { status, error: name, message } = error as { status: number; error: string; message: string };
+    return { status, error: name, message };
+  }
+  throw new Error("expected a refusal");
+}

@@ -18,7 +18,7 @@ import { createAlice, newClient } from "../helpers/flow.ts";
 import { startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { testClock, type TestClock } from "../helpers/test-clock.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
-import { tokenWithScope, call } from "../helpers/xrpc.ts";
+import { agentRefusal, tokenWithScope, call } from "../helpers/xrpc.ts";
 
 let server: TestServer;
 let clock: TestClock;
@@ -40,18 +40,8 @@ afterAll(async () => {
   clock?.remove();
 });
 
+const refusal = agentRefusal;
 const agent = () => new AtpAgent({ service: server.issuer });
-
-/** What AtpAgent throws: an XRPCError with the answer's status, XRPC name and message. */
-async function refusal(promise: Promise<unknown>): Promise<{ status: number; error: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    const { status, error: name, message } = error as { status: number; error: string; message: string };
-    return { status, error: name, message };
-  }
-  throw new Error("expected a refusal");
-}
 
 /** A post, a like of it and a profile, written with `app` and read back anonymously from the repository. */
 async function writeAndReadBack(app: AtpAgent, text: string): Promise<void> {

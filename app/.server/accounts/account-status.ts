@@ -103,10 +103,19 @@ export class AccountStatusManager {
   /**
    * The reference's activateAccount: #account (active), then #identity with the handle, then #sync with the
    * repository's current commit, so that a relay that dropped the repository re-resolves the identity and takes the
-   * head without walking history. The head cannot move meanwhile: no commit lands on a deactivated repository. As
-   * in the reference, a taken-down account cannot be activated (AccountTakedown).
+   * head without walking history. No commit lands on a deactivated repository, but an import does
+   * (docs/decisions/0055): the change is made only if the head is still the one the #sync names, read again otherwise.
+   * As in the reference, a taken-down account cannot be activated (AccountTakedown).
    */
   async activate(did: string): Promise<boolean> {
+    for (let attempt = 1; attempt <= ACTIVATION_ATTEMPTS; attempt++) {
+      const outcome = await this.activateAt(did);
+      if (outcome !== "head-moved") return outcome;
+    }
+    throw new AtriumError("ActivationConflict", "The repository kept changing while the account was activated: try again", { status: 409, xrpcName: "ActivationConflict" });
+  }
+
+  private async activateAt(did: string): Promise<boolean | "head-moved"> {
     const [availability, handle] = await Promise.all([this.repo.availability(did), this.handleOf(did)]);
     if (!availability || handle === undefined) return false;
     if (availability.takendownAt !== null) throw accountTakenDown();
@@ -122,8 +131,9 @@ export class AccountStatusManager {
       const commitBlock = await this.repo.blockstore(did).getBytes(commit);
       if (commitBlock) events.push({ did, type: "sync", body: await syncEventBody({ did, commit, commitBlock, rev: availability.head.rev, time }) });
     }
-    const outcome = await this.repo.changeAccountStatus(did, { deactivated: false }, now, events);
+    const outcome = await this.repo.changeAccountStatus(did, { deactivated: false, head: availability.head?.cid ?? null }, now, events);
     if (outcome === "takendown") throw accountTakenDown();
+    if (outcome === "head-moved") return outcome;
     if (outcome === "changed") this.onAppended();
     return outcome !== "no-account";
   }
@@ -150,6 +160,9 @@ export class AccountStatusManager {
     return outcome;
   }
 }
+
+/** Imports landing one after another while an activation reads the head: each attempt re-reads it. */
+const ACTIVATION_ATTEMPTS = 3;
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();

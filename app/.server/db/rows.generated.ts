@@ -158,6 +158,43 @@ export type RepoBlockRow = {
   content: Uint8Array;
 };
 
+/** A row of "RepoImport". */
+export type RepoImportRow = {
+  id: string;
+  did: string;
+  expiresAt: number;
+};
+
+/** A row of "RepoImportBlock". */
+export type RepoImportBlockRow = {
+  importId: string;
+  cid: string;
+  content: Uint8Array;
+};
+
+/** A row of "RepoImportNode". */
+export type RepoImportNodeRow = {
+  importId: string;
+  cid: string;
+};
+
+/** A row of "RepoImportRecord". */
+export type RepoImportRecordRow = {
+  importId: string;
+  collection: string;
+  rkey: string;
+  cid: string;
+  value: string;
+};
+
+/** A row of "RepoImportBlobRef". */
+export type RepoImportBlobRefRow = {
+  importId: string;
+  collection: string;
+  rkey: string;
+  blobCid: string;
+};
+
 /** A row of "RepoEvent". */
 export type RepoEventRow = {
   seq: number;
@@ -483,6 +520,33 @@ export const tables = {
     cid: "string",
     repoRev: "string",
     content: "bytes",
+  }),
+  RepoImport: table<RepoImportRow>("RepoImport", {
+    id: "string",
+    did: "string",
+    expiresAt: "time",
+  }),
+  RepoImportBlock: table<RepoImportBlockRow>("RepoImportBlock", {
+    importId: "string",
+    cid: "string",
+    content: "bytes",
+  }),
+  RepoImportNode: table<RepoImportNodeRow>("RepoImportNode", {
+    importId: "string",
+    cid: "string",
+  }),
+  RepoImportRecord: table<RepoImportRecordRow>("RepoImportRecord", {
+    importId: "string",
+    collection: "string",
+    rkey: "string",
+    cid: "string",
+    value: "string",
+  }),
+  RepoImportBlobRef: table<RepoImportBlobRefRow>("RepoImportBlobRef", {
+    importId: "string",
+    collection: "string",
+    rkey: "string",
+    blobCid: "string",
   }),
   RepoEvent: table<RepoEventRow>("RepoEvent", {
     seq: "integer",

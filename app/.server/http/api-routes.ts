@@ -237,6 +237,16 @@ export function apiRoutes(services: Services): ApiRouteTable {
       handle: (request, path) => handleXrpc(services, path.slice("/xrpc/".length), request),
     },
     {
+      // A repository moving here (docs/decisions/0055): its CAR, streamed, up to its own limit.
+      ...json,
+      path: "/xrpc/com.atproto.repo.importRepo",
+      methods: ["POST"],
+      limit: "xrpc",
+      bodyLimit: config.importMaxBytes,
+      errorShape: "xrpc",
+      handle: (request, path) => handleXrpc(services, path.slice("/xrpc/".length), request),
+    },
+    {
       ...json,
       path: "/xrpc/",
       prefix: true,

@@ -115,9 +115,16 @@ export interface RepoStore {
    * One transaction: deactivates or reactivates the account and appends `events`, under the lock every commit of
    * the account takes, so that no commit lands between the change and its events, nor after a deactivation
    * (docs/decisions/0031). "unchanged", with nothing appended, when the account already had that status;
-   * "takendown", with nothing changed, when the operator took the account down (docs/decisions/0051).
+   * "takendown", with nothing changed, when the operator took the account down (docs/decisions/0051); "head-moved",
+   * with nothing written, when `change.head` is given (the head the events name: a reactivation's #sync) and the
+   * account's head is another (an import landed: docs/decisions/0055).
    */
-  changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]): Promise<"changed" | "unchanged" | "no-account" | "takendown">;
+  changeAccountStatus(
+    did: string,
+    change: { deactivated: boolean; head?: string | null },
+    now: number,
+    events: readonly NewEvent[],
+  ): Promise<"changed" | "unchanged" | "no-account" | "takendown" | "head-moved">;
   /**
    * Appends the account's #identity event with its handle as it is now, read under the lock every commit and the
    * account's deletion take: an account deleted meanwhile gets none (its deletion removed its events and ends them

@@ -188,13 +188,17 @@ export class SqlRepoStore implements RepoStore {
     return row && ({ deactivatedAt: row.deactivatedAt, takendownAt: row.takendownAt, takedownRef: row.takedownRef, head: joinedHead(row) } satisfies RepoAvailability);
   }
 
-  async changeAccountStatus(did: string, change: { deactivated: boolean }, now: number, events: readonly NewEvent[]) {
+  async changeAccountStatus(did: string, change: { deactivated: boolean; head?: string | null }, now: number, events: readonly NewEvent[]) {
     const { eventRetentionMs } = this.settings;
-    return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account" | "takendown"> {
+    return this.db.transaction(function* (): Program<"changed" | "unchanged" | "no-account" | "takendown" | "head-moved"> {
       // The lock every commit of the account takes first (applyCommit): a commit either landed before this change,
       // with its event sequenced before the #account event, or waits and then finds the account deactivated. A
       // takedown takes it too (SqlTakedownStore): a taken-down account's status is the operator's (docs/decisions/0051).
       yield* lockAccountData(did);
+      if (change.head !== undefined) {
+        const root = yield* get(tables.RepoRoot.pick("cid"), sql`SELECT "cid" FROM "RepoRoot" WHERE "did" = ${did}`);
+        if ((root?.cid ?? null) !== change.head) return "head-moved";
+      }
       const changed = change.deactivated
         ? yield* run(sql`UPDATE "Account" SET "deactivatedAt" = ${at(now)}, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NULL AND "takendownAt" IS NULL`)
         : yield* run(sql`UPDATE "Account" SET "deactivatedAt" = NULL, "updatedAt" = ${at(now)} WHERE "did" = ${did} AND "deactivatedAt" IS NOT NULL AND "takendownAt" IS NULL`);

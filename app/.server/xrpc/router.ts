@@ -23,6 +23,7 @@ import { passwordSessionMethods } from "./handlers/password-sessions.ts";
 import { signUpMethods } from "./handlers/sign-up.ts";
 import { inviteMethods } from "./handlers/invites.ts";
 import type { Viewer } from "./xrpc-method.ts";
+import { movingInMethods } from "./handlers/moving-in.ts";
 
 const methods: Record<string, XrpcMethod> = {
   ...serverMethods,
@@ -36,6 +37,7 @@ const methods: Record<string, XrpcMethod> = {
   ...preferenceMethods,
   ...syncMethods,
   ...adminMethods,
+  ...movingInMethods,
 };
 
 const MAX_JSON_BYTES = 1024 * 1024;
@@ -156,7 +158,7 @@ async function authenticate(services: Services, request: ApiRequest, nsid: strin
   // The reference's refusal of its takedown scope where a method does not accept it: 400 InvalidToken.
   if (caller.takedownOnly && !mayCallWhileTakenDown(nsid)) throw new XrpcError(400, "InvalidToken", `Bad token scope: a takedown-only session cannot call ${nsid}`);
   if (caller.accountState === "takendown" && !mayCallWhileTakenDown(nsid)) throw accountTakenDown();
-  if (caller.accountState === "deactivated" && !ALLOWED_WHILE_DEACTIVATED.has(nsid)) throw accountDeactivated();
+  if (caller.accountState === "deactivated" && !answersWhileDeactivated(caller, nsid)) throw accountDeactivated();
   return caller;
 }
 
@@ -215,6 +217,23 @@ const TAKEDOWN_METHODS = new Set([
 
 export function mayCallWhileTakenDown(nsid: string): boolean {
   return TAKEDOWN_METHODS.has(nsid);
+}
+
+/**
+ * And, from a password session only, the other steps of moving the account here, which it takes while deactivated
+ * (the reference's documented migration signs in with the password: docs/decisions/0055). Its OAuth apps get nothing
+ * else, as docs/decisions/0031 promised the person. Each of these methods checks its caller's permissions itself.
+ */
+const STEPS_OF_A_MOVE = new Set([
+  "com.atproto.repo.importRepo",
+  "com.atproto.repo.listMissingBlobs",
+  "com.atproto.repo.uploadBlob",
+  "com.atproto.server.checkAccountStatus",
+  "com.atproto.server.activateAccount",
+]);
+
+function answersWhileDeactivated(caller: ResourceCaller, nsid: string): boolean {
+  return ALLOWED_WHILE_DEACTIVATED.has(nsid) || (caller.credentials.kind === "password" && STEPS_OF_A_MOVE.has(nsid));
 }
 
 async function readJson(request: ApiRequest): Promise<unknown> {

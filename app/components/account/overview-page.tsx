@@ -77,6 +77,38 @@ export function AccountOverview({ view }: { view: OverviewView }) {
           </li>
         ))}
       </ul>
+      <MovingOut />
     </AccountShell>
+  );
+}
+
+/** The reference PDS's account-migration guide, which every migration tool follows. */
+const MIGRATION_GUIDE = "https://github.com/bluesky-social/pds/blob/main/ACCOUNT_MIGRATION.md";
+
+/**
+ * Leaving for another server (docs/decisions/0055): the steps of the reference's documented migration in plain words,
+ * as this server takes its part in them (service auth, getRepo and the blobs, the PLC operation signed after an
+ * emailed code, deactivation), and the guide.
+ */
+function MovingOut() {
+  const { t } = useT();
+  return (
+    <section aria-labelledby="moving-heading" className="flex flex-col gap-3 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
+      <h2 id="moving-heading" className="text-lg font-semibold">
+        {t("account:overview.moving.heading")}
+      </h2>
+      <p className="text-slate-700 dark:text-slate-200">{t("account:overview.moving.intro")}</p>
+      <ol className="list-decimal space-y-1 ps-6 text-slate-700 dark:text-slate-200">
+        <li>{t("account:overview.moving.step1")}</li>
+        <li>{t("account:overview.moving.step2")}</li>
+        <li>{t("account:overview.moving.step3")}</li>
+        <li>{t("account:overview.moving.step4")}</li>
+      </ol>
+      <p>
+        <a href={MIGRATION_GUIDE} className={linkStyle} rel="noreferrer">
+          {t("account:overview.moving.guide")}
+        </a>
+      </p>
+    </section>
   );
 }
