@@ -5,6 +5,7 @@ import { ENGINES, execute, rowsOf } from "../../../tests/helpers/databases.ts";
 import { accountWithRepository, exportRepository, foreignRepositoryCar, inPieces, repositoriesOn, TEST_SIGNING_KEYS, verifiedRepository, type Clock, type ForeignRecord } from "../../../tests/helpers/repositories.ts";
 import { countRows, useSharedDatabase } from "../../../tests/helpers/store-fixtures.ts";
 import { at, sql, type Database } from "../db/sql.ts";
+import { SqlTakedownStore } from "../stores/sql-takedown-store.ts";
 import { SqlRepoImportStore } from "../stores/sql-repo-import-store.ts";
 import { HOUR } from "../util/time.ts";
 import { decode } from "@atproto/lex-cbor";
@@ -182,7 +183,7 @@ describe.each(ENGINES)("RepoImporter on %s", (engine) => {
   it.runIf(engine === "postgresql")("an activation racing an import announces the imported head in its #sync, not the one it read first", async () => {
     const made = await foreignRepositoryCar(ALICE, foreign, [note("imported")]);
     const plain = new SqlRepoImportStore(shared.db);
-    const activation = new AccountStatusManager(repositoriesOn(shared.db, clock).store, async () => "alice.test", () => clock.now);
+    const activation = new AccountStatusManager(repositoriesOn(shared.db, clock).store, new SqlTakedownStore(shared.db, 3600_000), async () => "alice.test", () => clock.now);
     const [imported, activated] = await raceAgainstGatedTransaction(
       shared.db as PostgresDatabase,
       // The import's last transaction (apply) is held before its COMMIT, the account's lock taken.

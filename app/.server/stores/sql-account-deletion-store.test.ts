@@ -69,6 +69,9 @@ async function populate(db: Database, did: string, tag: string): Promise<void> {
       VALUES (${`pss-${tag}`}, ${did}, ${`app-${tag}`}, 'com.atproto.appPass', ${at(T)}, ${at(T)}, ${at(T + DAY)})`,
     sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${`pat-${tag}`}, ${`pss-${tag}`}, ${at(T + DAY)})`,
     sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${`prt-${tag}`}, ${`pss-${tag}`}, ${at(T + DAY)})`,
+    sql`INSERT INTO "AppActivity" ("accountDid", "app", "dayStart", "kind", "target", "count", "lastAt")
+      VALUES (${did}, 'oauth:https://app.example/client.json', ${at(T)}, 'record', 'app.bsky.feed.post#create', 3, ${at(T)})`,
+    sql`INSERT INTO "RepoImport" ("id", "did", "expiresAt") VALUES (${`imp-${tag}`}, ${did}, ${at(T + DAY)})`,
   ];
   for (const statement of statements) await execute(db, statement);
 }
