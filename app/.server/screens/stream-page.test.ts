@@ -1,4 +1,5 @@
 import { createElement, Suspense, type ReactElement } from "react";
+import { renderToString } from "react-dom/server";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { streamPage, type StreamPageOptions } from "./stream-page.ts";
 
@@ -139,5 +140,27 @@ describe("streamPage", () => {
     done.open();
     await finished;
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("streamPage's bytes", () => {
+  /** Japanese paragraphs after `pad` ASCII characters: the 2,048-byte chunk boundaries fall inside characters. */
+  const japanesePage = (pad: number) =>
+    createElement(
+      "main",
+      { "aria-label": "アカウントの移行" },
+      createElement("p", null, "x".repeat(pad)),
+      ...Array.from({ length: 8 }, (_, i) => createElement("p", { key: i, title: "次の四つの手順" }, `アカウントを別のサーバーへ移すには、次の四つの手順を踏みます。${"日本語".repeat(i * 7)}`)),
+    );
+
+  it("are the bytes renderToString gives, whatever the layout: never a NUL byte of React's chunk padding", async () => {
+    // React 18.3.1 (react/react#31134) padded most of these layouts with 0x00 at a chunk's end.
+    for (let pad = 0; pad < 60; pad++) {
+      const element = japanesePage(pad);
+      const response = await streamPage(element, options().options);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect({ pad, nulAt: bytes.indexOf(0) }).toEqual({ pad, nulAt: -1 });
+      expect(bytes.toString("utf8")).toBe(renderToString(element));
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { PassThrough } from "node:stream";
+import { Transform, type TransformCallback } from "node:stream";
 import { createReadableStreamFromReadable } from "@remix-run/node";
 import type { ReactElement } from "react";
 import { renderToPipeableStream } from "react-dom/server";
@@ -66,7 +66,7 @@ export function streamPage(element: ReactElement, options: StreamPageOptions): P
       onAllReady() {
         if (settled) return;
         settle();
-        const body = new PassThrough();
+        const body = withoutNulBytes();
         headers.set("Content-Type", "text/html; charset=utf-8");
         resolve(new Response(createReadableStreamFromReadable(body), { headers, status }));
         stream.pipe(body);
@@ -87,5 +87,20 @@ export function streamPage(element: ReactElement, options: StreamPageOptions): P
     abort = () => stream.abort();
     if (signal.aborted) clientGone();
     else signal.addEventListener("abort", clientGone, { once: true });
+  });
+}
+
+/**
+ * React 18.3's streaming renderer pads its 2,048-byte chunks with 0x00 bytes where a multi-byte character does not fit
+ * at the end of one (react/react#31134): a Japanese page had NUL bytes in most layouts, invisible in text but U+FFFD
+ * in an attribute's value. They are never part of a character (UTF-8 has no 0x00 inside a multi-byte sequence, and
+ * HTML has no use for U+0000), so dropping every one gives the bytes renderToString would have given.
+ */
+function withoutNulBytes(): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
+      if (chunk.indexOf(0) === -1) return done(null, chunk);
+      done(null, chunk.filter((byte) => byte !== 0));
+    },
   });
 }
