@@ -125,8 +125,8 @@ describe("links to a section of a document find that section", () => {
   });
 });
 
-/** The settings the server reads: the environment names in config.ts's schema. */
-const CONFIG_SOURCE = readFileSync(path.join(ROOT, "app/.server/config.ts"), "utf8");
+/** The settings the server reads: the environment names in its schema (config/environment.ts). */
+const CONFIG_SOURCE = readFileSync(path.join(ROOT, "app/.server/config/environment.ts"), "utf8");
 const SETTINGS = new Set([...CONFIG_SOURCE.matchAll(/^\s+((?:ATRIUM_[A-Z0-9_]+)|PORT|HOST|PUBLIC_URL|DATABASE_URL):/gm)].map((match) => match[1]!));
 /** The source of the tests and tools, which read variables of their own (ATRIUM_TEST_PHOTOGRAPHS, …). */
 const TOOL_SOURCE = ["tests", "scripts", "bench"]
@@ -135,7 +135,7 @@ const TOOL_SOURCE = ["tests", "scripts", "bench"]
   .join("\n");
 
 describe("the settings the documents name are the server's", () => {
-  it("every ATRIUM_ variable a document names is read by config.ts, or by a test or a tool", () => {
+  it("every ATRIUM_ variable a document names is read by the server's environment schema, or by a test or a tool", () => {
     const named = new Map<string, string>();
     for (const document of DOCUMENTS) {
       for (const match of readFileSync(path.join(ROOT, document), "utf8").matchAll(/\bATRIUM_[A-Z0-9_]*[A-Z0-9]\b/g)) named.set(match[0], document);
@@ -144,7 +144,7 @@ describe("the settings the documents name are the server's", () => {
     expect(unknown).toEqual([]);
   });
 
-  it("every setting config.ts reads has a row in docs/configuration.md", () => {
+  it("every setting the server reads has a row in docs/configuration.md", () => {
     const rows = readFileSync(path.join(ROOT, "docs/configuration.md"), "utf8");
     expect(SETTINGS.size).toBeGreaterThan(40);
     expect([...SETTINGS].filter((name) => !rows.includes(`| \`${name}\` |`))).toEqual([]);
