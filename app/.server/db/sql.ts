@@ -128,7 +128,8 @@ export type Operation =
   | { readonly kind: "all"; readonly statement: Statement; readonly shape: RowShape<unknown> | undefined }
   | { readonly kind: "run"; readonly statement: Statement }
   | { readonly kind: "send"; readonly statement: Statement }
-  | { readonly kind: "lock"; readonly key: string };
+  /** `rank`: where the lock stands in the order transactions take their locks (stores/locks.ts); checked per program. */
+  | { readonly kind: "lock"; readonly key: string; readonly rank?: number };
 
 /** A store method's body: yields operations, receives their results, returns T. */
 export type Program<T> = Generator<Operation, T, unknown>;
@@ -187,8 +188,23 @@ export function* send(statement: Statement): Generator<Operation, void, unknown>
  * until its one statement has committed (docs/decisions/0038). SQLite: nothing
  * to do, since BEGIN IMMEDIATE already excludes every other writer.
  */
-export function* lock(key: string): Generator<Operation, void, unknown> {
-  yield { kind: "lock", key };
+export function* lock(key: string, rank?: number): Generator<Operation, void, unknown> {
+  yield rank === undefined ? { kind: "lock", key } : { kind: "lock", key, rank };
+}
+
+/**
+ * The order of a program's ranked locks: a lock ranked below one the program already holds is a mistake that could
+ * deadlock two transactions (each holding what the other waits for), refused before it is taken, on both engines.
+ */
+function lockOrderCheck(): (operation: Operation) => void {
+  let highest: { rank: number; key: string } | undefined;
+  return (operation) => {
+    if (operation.kind !== "lock" || operation.rank === undefined) return;
+    if (highest && operation.rank < highest.rank) {
+      throw new Error(`Lock order: ${operation.key} is taken after ${highest.key}, which comes after it (stores/locks.ts)`);
+    }
+    if (!highest || operation.rank > highest.rank) highest = { rank: operation.rank, key: operation.key };
+  };
 }
 
 /** The two writings of one atomic step (Database.atomicStep). */
@@ -323,10 +339,12 @@ export async function runTransactionAsync<T>(program: Program<T>, perform: (oper
 
 /** Drives a program to its end, handing each operation to `perform` (synchronous: SQLite). */
 export function runProgramSync<T>(program: Program<T>, perform: (operation: Operation) => unknown): T {
+  const checkLockOrder = lockOrderCheck();
   let step = program.next();
   while (!step.done) {
     let result: unknown;
     try {
+      checkLockOrder(step.value);
       result = perform(step.value);
     } catch (error) {
       // Outside a transaction the program may catch it; otherwise it propagates out of throw().
@@ -340,10 +358,12 @@ export function runProgramSync<T>(program: Program<T>, perform: (operation: Oper
 
 /** Drives a program to its end, awaiting each operation (PostgreSQL). */
 export async function runProgramAsync<T>(program: Program<T>, perform: (operation: Operation) => Promise<unknown>): Promise<T> {
+  const checkLockOrder = lockOrderCheck();
   let step = program.next();
   while (!step.done) {
     let result: unknown;
     try {
+      checkLockOrder(step.value);
       result = await perform(step.value);
     } catch (error) {
       step = program.throw(error);

@@ -4,9 +4,9 @@ import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { accountEventBody } from "../sync/event-bodies.ts";
 import { safeEqual } from "../util/crypto.ts";
-import { lockCredentials } from "./sql-account-store.ts";
-import { lockAccountData, releaseBlobsOfAccount } from "./sql-blob-store.ts";
+import { releaseBlobsOfAccount } from "./sql-blob-store.ts";
 import { appendEvent, deleteEventsOf } from "./sql-event-log.ts";
+import { lockAccountData, lockCredentials } from "./locks.ts";
 
 /** Deleting an account (docs/decisions/0030): the code's guess, then one transaction that removes everything. */
 export class SqlAccountDeletionStore implements AccountDeletionStore {

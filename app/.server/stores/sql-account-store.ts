@@ -1,11 +1,12 @@
 import type { AccountClash, AccountPageQuery, AccountProfile, AccountStore, EmailSettings, LockdownResult, OperatorAccountRow, SpentInvite, StoredAccount } from "../accounts/account-store.ts";
 import { sealedKeyId } from "../accounts/key-encryption.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, Fragment, get, lock, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { all, at, Fragment, get, run, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import { revokeAccountGrants } from "./sql-grant-store.ts";
 import { releaseBlobsOfAccount } from "./sql-blob-store.ts";
 import { spendInviteUse } from "./sql-invite-store.ts";
 import { forgetTypedCode } from "./sql-typed-code-store.ts";
+import { lockCredentials, lockIdentifiers } from "./locks.ts";
 
 /** What an account is, without its password hash or private signing key (AccountStore.profile). */
 const PROFILE_ROW = tables.Account.pick("did", "handle", "email", "emailConfirmedAt", "createdAt");
@@ -32,21 +33,6 @@ const pageOfPrefix = statementOf(ACCOUNT_PAGE_SQL.prefix);
 /** A LIKE pattern for values that start with `prefix`. */
 function startsWith(prefix: string): string {
   return `${prefix.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
-}
-
-/** Locks the unique values an account claims, so that two processes cannot both find one free and take it. */
-export function* lockIdentifiers(...values: string[]): Program<void> {
-  for (const value of [...values].sort()) yield* lock(`account-identifier:${value}`);
-}
-
-/**
- * Serialises the changes of an account's credentials (password, passkeys, lockdown) with the sign-ins that store a
- * session on the strength of them (SqlSessionStore.create): on PostgreSQL an advisory lock, since READ COMMITTED
- * would let a sign-in read the old password hash while a reset's transaction is still open; on SQLite every
- * transaction is already serial.
- */
-export function* lockCredentials(did: string): Program<void> {
-  yield* lock(`account-credentials:${did}`);
 }
 
 /**

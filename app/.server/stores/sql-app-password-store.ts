@@ -1,8 +1,8 @@
 import type { AppPasswordStore, ListedAppPassword, StoredAppPassword } from "../accounts/app-password-store.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
-import { lockCredentials } from "./sql-account-store.ts";
 import { APP_PASSWORD_ACCESS, PRIVILEGED_APP_PASSWORD_ACCESS } from "../accounts/session-jwt.ts";
+import { lockCredentials } from "./locks.ts";
 
 const LISTED_ROW = tables.AppPassword.pick("id", "name", "privileged", "createdAt", "lastUsedAt");
 

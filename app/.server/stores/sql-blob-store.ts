@@ -1,10 +1,11 @@
 import { shape } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
-import { all, at, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { all, at, get, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import type { BlobStore, LegacyBlob, NewBlob, PutBlobOutcome, ServableBlob, SweepBatch } from "../blobs/blob-store.ts";
 import { randomBytes } from "node:crypto";
 import { HOUR } from "../util/time.ts";
 import { deleteExpiredSql } from "./expired-rows.ts";
+import { lockAccountData, lockBlobContent } from "./locks.ts";
 
 export type BlobLimits = {
   /** Most bytes of blobs one account may store, unreferenced ones in their grace period included. */
@@ -61,24 +62,6 @@ const ONE = shape({ one: "integer" });
 const SERVABLE_ROW = shape({ mimeType: "string", size: "integer", contentKey: "string" });
 const RELEASE_ROW = tables.BlobRelease.pick("releasedAt", "did", "cid");
 const DID_CID = tables.Blob.pick("did", "cid");
-
-/**
- * The lock a transaction takes before it changes an account's records or blobs: an upload's quota sum and the
- * references a record write adds or removes then never interleave (on SQLite, BEGIN IMMEDIATE did so already).
- */
-export function* lockAccountData(did: string): Program<void> {
-  yield* lock(`account-data:${did}`);
-}
-
-/**
- * The lock of one CID's stored copy (docs/decisions/0043), taken by every step that makes an account have the CID
- * (an upload's insert, the legacy move) and by the sweep that deletes the copy once no account has it: the sweep's
- * check then sees every such insert committed, and none can rely on a copy the sweep is deleting. After the account's
- * data lock, where both are taken.
- */
-function* lockContent(cid: string): Program<void> {
-  yield* lock(`blob-content:${cid}`);
-}
 
 /** The blob CIDs one record references now: read before writing it (deleting a record cascades to its rows). */
 export function* blobReferencesOf(did: string, collection: string, rkey: string): Program<string[]> {
@@ -183,7 +166,7 @@ export class SqlBlobStore implements BlobStore {
       const used = yield* get(BYTES_OF_ACCOUNT_ROW, bytesOfAccount(did));
       const usedBytes = used?.bytes ?? 0;
       if (usedBytes + blob.size > quotaBytes) return { kind: "over-quota", size: blob.size, usedBytes, quotaBytes };
-      yield* lockContent(blob.cid);
+      yield* lockBlobContent(blob.cid);
       const copy = yield* claimCopy(blob.cid, blob.contentKey);
       if (copy === "abandoned") return { kind: "abandoned" };
       // A record may name the blob before it is uploaded: then it is referenced from the start.
@@ -215,7 +198,7 @@ export class SqlBlobStore implements BlobStore {
       const released = yield* all(RELEASE_ROW, releases(batch));
       // In CID order, so that two sweeps never wait for each other's locks in a cycle (an upload takes one).
       for (const cid of [...new Set(released.map((row) => row.cid))].sort()) {
-        yield* lockContent(cid);
+        yield* lockBlobContent(cid);
         yield* run(doomUnused(at(now), cid, cid));
       }
       for (const row of released) {
@@ -257,7 +240,7 @@ export class SqlBlobStore implements BlobStore {
 
   async adoptLegacy(blob: LegacyBlob, contentKey: string) {
     return this.db.transaction(function* (): Program<"kept" | "spare" | "gone" | "abandoned"> {
-      yield* lockContent(blob.cid);
+      yield* lockBlobContent(blob.cid);
       // First, so that a deletion of the row either came before (nothing to adopt: a copy adopted for a row that is
       // gone would have no release to delete it) or waits for this transaction and then releases the CID.
       const moved = yield* run(sql`UPDATE "Blob" SET "bytes" = ${NO_BYTES} WHERE "did" = ${blob.did} AND "cid" = ${blob.cid} AND length("bytes") > 0`);

@@ -2,8 +2,8 @@ import type { EmailUpdateOutcome, EmailUpdateStore } from "../accounts/email-upd
 import type { Guess } from "../accounts/typed-code-store.ts";
 import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
-import { lockIdentifiers } from "./sql-account-store.ts";
 import { forgetTypedCode, guessTypedCode } from "./sql-typed-code-store.ts";
+import { lockIdentifiers } from "./locks.ts";
 
 /** Changing an account's email address with a code sent to the new one (docs/decisions/0030). */
 export class SqlEmailUpdateStore implements EmailUpdateStore {

@@ -1,15 +1,15 @@
 import { shape } from "../db/row-shape.ts";
 import { tables, type RepoEventRow } from "../db/rows.generated.ts";
-import { all, at, get, lock, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
+import { all, at, get, run, send, sql, statementOf, type Database, type Program } from "../db/sql.ts";
 import type { EventLog, LoggedEvent, NewEvent, ReadLimits, RepoEventType } from "../sync/event-log.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
+import { lockSequencer } from "./locks.ts";
 
 /** Events older than the backfill window deleted per append: more than one, so deletion outpaces the one added. */
 export const EVENT_PRUNE_BATCH = 20;
 const pruneEvents = expiredRowsCleanup("RepoEvent", "seq", "time", EVENT_PRUNE_BATCH);
 
 /** The advisory lock every append holds until its transaction ends (PostgreSQL): sequence order is commit order. */
-const SEQUENCER_LOCK = "repo-event-sequencer";
 
 /** The sequence number MAX or MIN finds (null when no row matches). */
 const SEQ_OR_NULL = shape({ seq: "integer?" });
@@ -31,7 +31,7 @@ function eventType(type: string): RepoEventType {
  * (lazy expiry, docs/architecture.md).
  */
 export function* appendEvent(event: NewEvent, now: number, retentionMs: number): Program<number> {
-  yield* lock(SEQUENCER_LOCK);
+  yield* lockSequencer();
   yield* run(pruneEvents(now - retentionMs));
   const row = yield* get(tables.RepoEvent.pick("seq"), sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time")
     VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)}) RETURNING "seq"`);
@@ -46,7 +46,7 @@ export function* appendEvent(event: NewEvent, now: number, retentionMs: number):
  * (SqlRepoStore.applyCommit, docs/decisions/0037, amendment).
  */
 export function* sendEvent(event: NewEvent, now: number, retentionMs: number, prune: boolean): Program<void> {
-  yield* lock(SEQUENCER_LOCK);
+  yield* lockSequencer();
   if (prune) yield* send(pruneEvents(now - retentionMs));
   yield* send(sql`INSERT INTO "RepoEvent" ("did", "type", "body", "time") VALUES (${event.did}, ${event.type}, ${event.body}, ${at(now)})`);
 }

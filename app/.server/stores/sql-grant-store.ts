@@ -14,7 +14,7 @@ import type {
 import { clientKeyColumns, clientKeyFromColumns } from "./client-key-columns.ts";
 import { CLEANUP_BATCH, expiredRowsCleanup, STILL_EXPIRES_AT } from "./expired-rows.ts";
 import { accountStateOf, accountTakenDown } from "../accounts/account-status.ts";
-import { lockCredentials } from "./sql-account-store.ts";
+import { lockCredentials } from "./locks.ts";
 
 /** A refresh token's columns beside its grant's (aliased one by one, so that the token's cannot shadow the grant's). */
 const REFRESH_TOKEN_ROW = shape({ ...tables.Grant.columns, tokenHash: "string", tokenExpiresAt: "time", usedAt: "time?" });

@@ -15,7 +15,7 @@ import { shape } from "../db/row-shape.ts";
 import { tables, type PasswordSessionRow } from "../db/rows.generated.ts";
 import { all, at, Fragment, get, run, send, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
-import { lockCredentials } from "./sql-account-store.ts";
+import { lockCredentials } from "./locks.ts";
 
 const cleanupSessions = expiredRowsCleanup("PasswordSession", "id");
 const cleanupAccessTokens = expiredRowsCleanup("PasswordAccessToken", "tokenHash");

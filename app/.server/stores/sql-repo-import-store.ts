@@ -5,7 +5,7 @@ import type { ImportedHead, ImportOutcome, ImportStatus, MissingBlob, RepoImport
 import type { BlockRow } from "../repo/repo-store.ts";
 import { randomToken } from "../util/crypto.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
-import { lockAccountData } from "./sql-blob-store.ts";
+import { lockAccountData } from "./locks.ts";
 
 /**
  * Abandoned imports (a crash, a process stopped mid-import) removed when the next one begins: two, each possibly a

@@ -10,11 +10,12 @@ import type { PreparedCommit, RecordChange, RepoAvailability, RepoHead, RepoList
 import { identityEventBody } from "../sync/event-bodies.ts";
 import type { NewEvent } from "../sync/event-log.ts";
 import { appendEvent, sendEvent } from "./sql-event-log.ts";
-import { blobReferencesOf, lockAccountData, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
+import { blobReferencesOf, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
 import { openRepoSnapshot } from "./sql-repo-snapshot.ts";
 import { cleanupExpiredActivity, countActivity } from "./sql-activity-store.ts";
 import { expiredDay } from "../activity/activity-lines.ts";
+import { lockAccountData } from "./locks.ts";
 
 const RECORD_ROW = tables.Record.pick("collection", "rkey", "cid", "value", "createdAt", "updatedAt");
 type RecordRow = ShapeRow<typeof RECORD_ROW>;

@@ -4,7 +4,7 @@ import { shape } from "../db/row-shape.ts";
 import { tables } from "../db/rows.generated.ts";
 import { all, at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
-import { lockCredentials } from "./sql-account-store.ts";
+import { lockCredentials } from "./locks.ts";
 
 const cleanupSessions = expiredRowsCleanup("BrowserSession", "idHash");
 

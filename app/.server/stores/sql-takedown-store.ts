@@ -3,9 +3,9 @@ import type { TakedownChange, TakedownStore } from "../accounts/takedown-store.t
 import { tables } from "../db/rows.generated.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { accountEventBody } from "../sync/event-bodies.ts";
-import { endSignIns, lockCredentials } from "./sql-account-store.ts";
-import { lockAccountData } from "./sql-blob-store.ts";
+import { endSignIns } from "./sql-account-store.ts";
 import { appendEvent } from "./sql-event-log.ts";
+import { lockAccountData, lockCredentials } from "./locks.ts";
 
 /** Takedowns of accounts, records and blobs (docs/decisions/0051). */
 export class SqlTakedownStore implements TakedownStore {
