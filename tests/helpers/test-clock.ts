@@ -7,6 +7,8 @@ export type TestClock = {
   env: { ATRIUM_TEST_CLOCK_FILE: string };
   /** Moves the server's clock forward by `ms`; the server's next reading of its clock sees it. */
   advance(ms: number): void;
+  /** Stops the server's clock where it is now: it reads this instant until `advance` moves it on (from there). */
+  freeze(): void;
   remove(): void;
 };
 
@@ -23,16 +25,22 @@ export function testClock(): TestClock {
   const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-clock-"));
   const file = path.join(dir, "offset-ms");
   let offset = 0;
+  let frozenAt: number | undefined;
   // Written beside and renamed over: a server reading the file at that moment sees the old offset or the new, never half.
   const write = () => {
-    writeFileSync(`${file}.next`, String(offset));
+    writeFileSync(`${file}.next`, frozenAt === undefined ? String(offset) : `=${frozenAt}`);
     renameSync(`${file}.next`, file);
   };
   write();
   return {
     env: { ATRIUM_TEST_CLOCK_FILE: file },
     advance(ms) {
-      offset += Math.round(ms);
+      if (frozenAt === undefined) offset += Math.round(ms);
+      else frozenAt += Math.round(ms);
+      write();
+    },
+    freeze() {
+      frozenAt ??= Date.now() + offset;
       write();
     },
     remove: () => rmSync(dir, { recursive: true, force: true }),

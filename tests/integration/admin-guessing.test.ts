@@ -2,6 +2,7 @@ import { Agent, fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_PASSWORD, basicAuthorization } from "../helpers/admin.ts";
 import { startBehindNginx, type ProxiedServers } from "../helpers/nginx.ts";
+import { testClock, type TestClock } from "../helpers/test-clock.ts";
 
 /**
  * The admin password attacked as attackers do (docs/decisions/0051): guesses at once through a real nginx in front of
@@ -10,6 +11,7 @@ import { startBehindNginx, type ProxiedServers } from "../helpers/nginx.ts";
  * its own peer and names it, the only hop Atrium believes with ATRIUM_TRUST_PROXY=1). Every guess is counted before
  * it is checked, on the address's counter and the server's: exactly as many are checked as the counters allow,
  * whatever the spread, and the right password waits with the rest. pdsadmin's own refusal is pdsadmin.test.ts's.
+ * The servers' clock stands still: a wait of a second must not run out while a slow machine answers the burst.
  */
 
 const PER_ADDRESS = 10;
@@ -17,6 +19,7 @@ const GLOBAL = 100;
 const USER_SPELLINGS = ["admin", "ADMIN", "Admin", "admin ", " admin"];
 
 let proxied: ProxiedServers;
+let clock: TestClock;
 const agents = new Map<string, Agent>();
 
 /** A connection from `address` (a loopback address of this machine), as a client there would open it. */
@@ -40,11 +43,14 @@ const guess = (i: number) => basicAuthorization(`guess number ${i}`, USER_SPELLI
 const count = (answers: Array<{ status: number }>, status: number) => answers.filter((answer) => answer.status === status).length;
 
 beforeAll(async () => {
-  proxied = await startBehindNginx(2, { ATRIUM_TRUST_PROXY: "1", ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD, ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "1000000" });
+  clock = testClock();
+  clock.freeze();
+  proxied = await startBehindNginx(2, { ...clock.env, ATRIUM_TRUST_PROXY: "1", ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD, ATRIUM_RATE_LIMIT_XRPC_PER_MINUTE: "1000000" });
 });
 afterAll(async () => {
   for (const agent of agents.values()) await agent.close();
   await proxied?.stop();
+  clock?.remove();
 });
 
 describe("guessing the admin password through nginx, over two processes", () => {
