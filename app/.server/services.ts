@@ -68,6 +68,8 @@ import { NetworkPermissionSetResolver } from "./oauth/scopes/permission-sets/net
 import type { PermissionSetResolver } from "./oauth/scopes/permission-sets/permission-set-resolver.ts";
 import { PlcDirectory } from "./identity/plc-directory.ts";
 import { DidResolver } from "./identity/did-resolver.ts";
+import { ServiceJwtVerifier } from "./identity/service-jwt-verifier.ts";
+import { atprotoSigningKey } from "./identity/did-document.ts";
 import { ServiceDirectory } from "./xrpc/proxy-target.ts";
 import { UpstreamClient } from "./xrpc/upstream-client.ts";
 import { SigningKeyCache } from "./accounts/signing-key-cache.ts";
@@ -326,6 +328,11 @@ export async function createServices(
     adminSessions: new AdminSessions(adminAuth, new SqlAdminSessionStore(db), hmacBase64url(cookieSecret, "admin-session-password-tag"), now),
     /** The operator's email (com.atproto.admin.sendEmail); undefined without ATRIUM_SMTP_URL. */
     mailer,
+    /**
+     * Service tokens other servers signed for an account, checked against the `#atproto` key of its DID document
+     * (createAccount with `did`: docs/decisions/0055).
+     */
+    serviceJwts: new ServiceJwtVerifier(async (did, fresh) => atprotoSigningKey(await proxying.dids.resolve(did, { fresh })), now),
     /** checkAccountStatus, listMissingBlobs and activateAccount for an account moving here (docs/decisions/0055). */
     movingIn: new MovingIn({
       imports: repoImports,

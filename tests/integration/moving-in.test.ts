@@ -6,7 +6,8 @@
  * DID document names. After the import, @atproto/repo's own verification checks what this server serves.
  */
 import { AtpAgent } from "@atproto/api";
-import { Secp256k1Keypair } from "@atproto/crypto";
+import { Secp256k1Keypair, type Keypair } from "@atproto/crypto";
+import { createServiceJwt } from "../../app/.server/accounts/service-auth.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
 import { encryptionKey, KeyRing } from "../../app/.server/accounts/key-encryption.ts";
@@ -15,7 +16,7 @@ import { SqlSecretStore } from "../../app/.server/stores/secrets.ts";
 import { at, sql } from "../../app/.server/db/sql.ts";
 import { SqlRepoStore } from "../../app/.server/stores/sql-repo-store.ts";
 import { PlcDirectory } from "../../app/.server/identity/plc-directory.ts";
-import { atprotoOperation, operationCid, signOperation } from "../../app/.server/identity/plc-operation.ts";
+import { atprotoOperation, didOfGenesis, operationCid, signOperation, type UnsignedPlcOperation } from "../../app/.server/identity/plc-operation.ts";
 import { loadRotationKey } from "../../app/.server/identity/rotation-key.ts";
 import { generateSigningKey } from "../../app/.server/accounts/signing-key.ts";
 import { readCarWithRoot, verifyRepo } from "@atproto/repo";
@@ -28,6 +29,7 @@ import { openPage, pageText, signedIn as signedInBrowser } from "../helpers/acco
 import { LANGUAGES } from "../../app/i18n/languages.ts";
 import { readFileSync } from "node:fs";
 import { agentRefusal, callRaw, tokenWithScope } from "../helpers/xrpc.ts";
+import { ADMIN_PASSWORD, adminInviteCode } from "../helpers/invites.ts";
 
 const MAX_IMPORT_BYTES = 1024 * 1024;
 const CAROL = { handle: "carol.test", email: "carol@example.com", password: "carol's long password" };
@@ -43,7 +45,7 @@ const keyEnv = { ATRIUM_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION.toString("hex") };
 const signingKeys = new SigningKeys(new KeyRing(encryptionKey(KEY_ENCRYPTION)));
 
 beforeAll(async () => {
-  server = await startTestServer({ ATRIUM_IMPORT_MAX_BYTES: String(MAX_IMPORT_BYTES), ...keyEnv });
+  server = await startTestServer({ ATRIUM_IMPORT_MAX_BYTES: String(MAX_IMPORT_BYTES), ATRIUM_ADMIN_PASSWORD: ADMIN_PASSWORD, ...keyEnv });
   carol = await createAccount(server, CAROL, { env: keyEnv });
   await createAccount(server, ALICE, { env: keyEnv });
   const row = await rowOf<{ signingKey: string }>(server.database(), sql`SELECT "signingKey" FROM "Account" WHERE "did" = ${carol.did}`);
@@ -182,6 +184,123 @@ describe("after the import: listMissingBlobs, uploadBlob, checkAccountStatus, ac
     expect({ status: answer.status, error: answer.body.error }).toEqual({ status: 403, error: "Forbidden" });
     const carols = await signedIn();
     expect(await refusal(carols.com.atproto.repo.createRecord({ repo: carol.did, collection: POST, record: { $type: POST, text: "no", createdAt: new Date().toISOString() } }))).toMatchObject({ status: 401, error: "AccountDeactivated" });
+  });
+});
+
+/**
+ * Erin moves here from a PDS elsewhere, as the reference's documented migration does it, every step through AtpAgent:
+ * her DID is registered at the run's PLC directory by the test, which holds its rotation key, naming the old PDS and
+ * its signing key; the old PDS's service token for createAccount is minted with that key, as its getServiceAuth
+ * would. createAccount with `did` gives a deactivated account and a password session, which does the rest.
+ */
+describe("createAccount with did: the whole documented migration", () => {
+  const OLD_PDS = "https://old-pds.example.com";
+  const CREATE_ACCOUNT = "com.atproto.server.createAccount";
+  const PNG = Buffer.from("89504e470d0a1a0a0000000d4948445200000001000000010806000000", "hex");
+  const directory = () => new PlcDirectory(process.env.ATRIUM_PLC_DIRECTORY_URL!);
+  let serverDid: string;
+
+  /** A DID of the old PDS: genesis signed with a rotation key the test holds; `signingKey` absent: its document names none. */
+  async function didElsewhere(handle: string, signingKey: Keypair | undefined) {
+    const rotationKey = await Secp256k1Keypair.create();
+    const genesis = atprotoOperation({ handle, signingKey: signingKey?.did() ?? "", pdsEndpoint: OLD_PDS, rotationKeys: [rotationKey.did()] }, null);
+    if (!signingKey) genesis.verificationMethods = {};
+    const signed = await signOperation(genesis, rotationKey);
+    const did = await didOfGenesis(signed);
+    await directory().submit(did, signed);
+    return { did, rotationKey };
+  }
+
+  /** A service token as the old PDS's getServiceAuth mints it, each claim changeable to forge it. */
+  function serviceToken(claims: { iss: string; key: Keypair; aud?: string; lxm?: string; expiresAt?: number }) {
+    const now = Date.now();
+    return createServiceJwt({ iss: claims.iss, aud: claims.aud ?? serverDid, lxm: claims.lxm ?? CREATE_ACCOUNT, expiresAt: claims.expiresAt ?? now + 60_000, signingKey: claims.key, now });
+  }
+
+  function createAccountWithDid(fields: { handle: string; email: string; password: string; did: string; inviteCode: string }, token: string | undefined) {
+    return new AtpAgent({ service: server.issuer }).com.atproto.server.createAccount(fields, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
+  }
+
+  const accountRows = (did: string) => rowsOf<{ did: string }>(server.database(), sql`SELECT "did" FROM "Account" WHERE "did" = ${did}`);
+
+  beforeAll(async () => {
+    serverDid = (await new AtpAgent({ service: server.issuer }).com.atproto.server.describeServer()).data.did;
+  });
+
+  it("creates the account deactivated under a key of its own, whose session imports, uploads, and activates once the DID points here", async () => {
+    const ERIN = { handle: "erin.test", email: "erin@example.com", password: "erin's long password" };
+    const oldKey = await accountKeypair(await generateSigningKey());
+    const { did, rotationKey } = await didElsewhere("erin.old-pds.example.com", oldKey);
+    const genesisCid = await operationCid((await directory().lastOperation(did))!);
+
+    const created = await createAccountWithDid({ ...ERIN, did, inviteCode: await adminInviteCode(server) }, await serviceToken({ iss: did, key: oldKey }));
+    expect(created.data).toMatchObject({ did, handle: ERIN.handle, accessJwt: expect.any(String), refreshJwt: expect.any(String) });
+    const agent = new AtpAgent({ service: server.issuer });
+    await agent.resumeSession({ ...created.data, active: false });
+    expect(agent.session?.active).toBe(false);
+
+    // Deactivated, under a sealed key of its own, which getRecommendedDidCredentials names; the DID untouched, the
+    // firehose told nothing, and an empty repository until the import (checkAccountStatus answers its commit).
+    const row = await rowOf<{ signingKey: string; deactivatedAt: unknown }>(server.database(), sql`SELECT "signingKey", "deactivatedAt" FROM "Account" WHERE "did" = ${did}`);
+    expect(row!.deactivatedAt).not.toBeNull();
+    const newKey = await signingKeys.keypair(did, row!.signingKey);
+    expect(newKey.did()).not.toBe(oldKey.did());
+    const recommended = (await agent.com.atproto.identity.getRecommendedDidCredentials()).data;
+    expect(recommended.verificationMethods).toEqual({ atproto: newKey.did() });
+    expect(await operationCid((await directory().lastOperation(did))!)).toBe(genesisCid);
+    expect(await rowsOf(server.database(), sql`SELECT "seq" FROM "RepoEvent" WHERE "did" = ${did}`)).toEqual([]);
+    const empty = await rowOf<{ cid: string; rev: string }>(server.database(), sql`SELECT "cid", "rev" FROM "RepoRoot" WHERE "did" = ${did}`);
+    expect((await agent.com.atproto.server.checkAccountStatus()).data).toMatchObject({ activated: false, validDid: false, indexedRecords: 0, repoCommit: empty!.cid, repoRev: empty!.rev });
+
+    const blobCid = (await cidForRawBytes(PNG)).toString();
+    const image = { $type: "blob", ref: { $link: blobCid }, mimeType: "image/png", size: PNG.byteLength };
+    const withImage = { $type: POST, text: "moved", createdAt: "2026-11-01T00:00:00.000Z", embed: { $type: "app.bsky.embed.images", images: [{ alt: "", image }] } };
+    const made = await foreignRepositoryCar(did, oldKey, [post("3k2aaaaaaaa22", "before the move"), { collection: POST, rkey: "3k2aaaaaaab22", value: withImage }]);
+    await importRepo(agent, made.car);
+    expect((await agent.com.atproto.repo.listMissingBlobs({})).data.blobs).toEqual([{ cid: blobCid, recordUri: `at://${did}/${POST}/3k2aaaaaaab22` }]);
+    await agent.com.atproto.repo.uploadBlob(PNG, { encoding: "image/png" });
+    expect((await agent.com.atproto.repo.listMissingBlobs({})).data).toEqual({ blobs: [] });
+    expect(await refusal(agent.com.atproto.server.activateAccount())).toMatchObject({ status: 400, error: "InvalidRequest" });
+
+    // The identity step: the recommended credentials, signed with the rotation key the person holds, submitted here.
+    const operation = await signOperation({ type: "plc_operation", ...recommended, rotationKeys: [rotationKey.did(), ...recommended.rotationKeys!], prev: genesisCid } as UnsignedPlcOperation, rotationKey);
+    await agent.com.atproto.identity.submitPlcOperation({ operation });
+    expect((await agent.com.atproto.server.checkAccountStatus()).data).toMatchObject({ activated: false, validDid: true, indexedRecords: 2, expectedBlobs: 1, importedBlobs: 1 });
+    await agent.com.atproto.server.activateAccount();
+    expect((await agent.com.atproto.server.getSession()).data.active).toBe(true);
+
+    const served = await new AtpAgent({ service: server.issuer }).com.atproto.sync.getRepo({ did });
+    const { root, blocks } = await readCarWithRoot(served.data);
+    const verified = await verifyRepo(blocks, root, did, newKey.did(), { ensureLeaves: true });
+    expect(verified.creates.map((op) => op.rkey).sort()).toEqual(["3k2aaaaaaaa22", "3k2aaaaaaab22"]);
+  });
+
+  it("refuses, leaving no account: another key's signature, another audience or method, an expired token, a DID naming no key, no token, an existing account", async () => {
+    const FRANK = { handle: "frank.test", email: "frank@example.com", password: "frank's long password", inviteCode: await adminInviteCode(server, 10) };
+    const oldKey = await accountKeypair(await generateSigningKey());
+    const { did } = await didElsewhere("frank.old-pds.example.com", oldKey);
+    const { did: keyless } = await didElsewhere("keyless.old-pds.example.com", undefined);
+    const otherKey = await accountKeypair(await generateSigningKey());
+    const attempts: Array<[string, string, Promise<string> | undefined, object]> = [
+      ["another key", did, serviceToken({ iss: did, key: otherKey }), { status: 401, error: "BadJwtSignature", message: "jwt signature does not match jwt issuer" }],
+      ["another audience", did, serviceToken({ iss: did, key: oldKey, aud: "did:web:elsewhere.example.com" }), { status: 401, error: "BadJwtAudience", message: "jwt audience does not match service did" }],
+      ["another method", did, serviceToken({ iss: did, key: oldKey, lxm: "com.atproto.repo.createRecord" }), { status: 401, error: "BadJwtLexiconMethod", message: `bad jwt lexicon method ("lxm"). must match: ${CREATE_ACCOUNT}` }],
+      ["expired", did, serviceToken({ iss: did, key: oldKey, expiresAt: Date.now() - 1000 }), { status: 401, error: "JwtExpired", message: "jwt expired" }],
+      ["another DID's token", did, serviceToken({ iss: carol.did, key: carolsKey }), { status: 401, error: "AuthenticationRequired", message: `Missing auth to create account with did: ${did}` }],
+      ["no token", did, undefined, { status: 401, error: "AuthenticationRequired", message: `Missing auth to create account with did: ${did}` }],
+      ["a DID naming no key", keyless, serviceToken({ iss: keyless, key: oldKey }), { status: 401, error: "AuthenticationRequired", message: "missing or bad key in did doc" }],
+    ];
+    for (const [what, forDid, token, expected] of attempts) {
+      expect(await refusal(createAccountWithDid({ ...FRANK, did: forDid }, token && (await token))), what).toMatchObject(expected);
+      expect(await accountRows(forDid), what).toEqual([]);
+    }
+    expect(await rowsOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "handle" = ${FRANK.handle} OR "email" = ${FRANK.email}`)).toEqual([]);
+
+    // Carol has an account here: her own key's token for her DID does not make another.
+    const again = createAccountWithDid({ ...FRANK, did: carol.did }, await serviceToken({ iss: carol.did, key: carolsKey }));
+    expect(await refusal(again)).toMatchObject({ status: 400, error: "AlreadyExists", message: "Repo already exists" });
+    expect(await accountRows(carol.did)).toHaveLength(1);
+    expect(await rowsOf(server.database(), sql`SELECT "did" FROM "Account" WHERE "handle" = ${FRANK.handle} OR "email" = ${FRANK.email}`)).toEqual([]);
   });
 });
 

@@ -48,7 +48,7 @@ function parseField<T>(schema: z.ZodType<T, z.ZodTypeDef, unknown>, value: unkno
 
 /** Where a new account's repository is made (app/.server/repo/repo-writer.ts): its first commit and events. */
 export interface Repositories {
-  createRepository(account: { did: string; signingKey: string; handle: string }): Promise<void>;
+  createRepository(account: { did: string; signingKey: string; handle: string }, options?: { announced: boolean }): Promise<void>;
 }
 
 export type AccountManagerOptions = {
@@ -108,6 +108,31 @@ export class AccountManager {
     const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: this.now() };
     await this.insertRegistered(account, options.inviteCode);
     await this.startRepository(account);
+    return { ...summary(account), proof: { passwordHash } };
+  }
+
+  /**
+   * An account for a DID that exists already, moving here from another PDS (com.atproto.server.createAccount with
+   * `did`, after its service token proved the DID's key: docs/decisions/0055). The same checks as `create`, but
+   * nothing is registered and the DID is never touched (nor tombstoned on a refusal: it is the person's, not this
+   * server's). The account is stored deactivated, with a fresh signing key of its own (which
+   * getRecommendedDidCredentials names for the DID's next operation) and an empty first commit the firehose is not
+   * told of, as the reference creates it; importRepo replaces that repository, activateAccount announces it. A DID
+   * that already has an account here is refused (`did_taken`).
+   */
+  async createMovingIn(did: string, input: Omit<NewAccount, "recoveryKey">, options: CreateOptions = {}): Promise<CreatedAccount> {
+    const handle = this.handles.check(input.handle);
+    const email = parseField(emailSchema, input.email, "email");
+    const password = parseField(passwordSchema, input.password, "password");
+    await this.refuseTaken(handle, email);
+    if (await this.store.profile("did", did)) throw didTaken();
+    await options.beforeRegistering?.({ handle, email });
+    const passwordHash = await hashPassword(password);
+    const now = this.now();
+    const signingKey = this.signingKeys.seal(did, await generateSigningKey());
+    const account: StoredAccount = { did, handle, email, passwordHash, emailConfirmedAt: null, signingKey, createdAt: now, deactivatedAt: now };
+    await this.insert(account, options.inviteCode);
+    await this.repositories?.createRepository({ did, signingKey, handle }, { announced: false });
     return { ...summary(account), proof: { passwordHash } };
   }
 
@@ -175,7 +200,7 @@ export class AccountManager {
     if (clash === "invite") throw new AccountError("inviteCode_invalid", "Provided invite code not available", "inviteCode");
     if (clash === "handle") throw new AccountError("handle_taken", `handle ${account.handle} is already taken`, "handle");
     if (clash === "email") throw new AccountError("email_taken", `email ${account.email} is already in use`, "email");
-    if (clash === "did") throw new AccountError("did_taken", `did ${account.did} already has an account`, "did");
+    if (clash === "did") throw didTaken();
   }
 
   /**
@@ -336,6 +361,11 @@ export class AccountManager {
     if (!account) throw new AccountError("account_not_found", `no account matches ${identifier}`);
     return account;
   }
+}
+
+/** The reference's words for a DID that has an account here already (its actor store's "Repo already exists"). */
+function didTaken(): AccountError {
+  return new AccountError("did_taken", "Repo already exists", "did");
 }
 
 export function summary(account: Pick<StoredAccount, "did" | "handle" | "email" | "createdAt">): AccountSummary {

@@ -12,6 +12,8 @@ export type StoredAccount = {
    */
   signingKey: string;
   createdAt: number;
+  /** Set when the account is created deactivated: one moving here from another PDS (docs/decisions/0055). */
+  deactivatedAt?: number | null;
 };
 
 /**

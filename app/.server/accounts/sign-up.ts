@@ -110,23 +110,29 @@ export class SignUp {
     return errors;
   }
 
-  /** Creates the account, or refuses with the first check that fails (nothing registered, nothing stored). */
-  async create(input: SignUpInput, context: SignUpContext): Promise<CreatedAccount> {
+  /**
+   * Creates the account, or refuses with the first check that fails (nothing registered, nothing stored).
+   * `movingIn`: the DID the account already has (createAccount with `did`, its service token checked by the caller:
+   * docs/decisions/0055), which the same rules admit without registering anything; a recovery key is then the DID's
+   * business and is not read.
+   */
+  async create(input: SignUpInput, context: SignUpContext, movingIn?: { did: string }): Promise<CreatedAccount> {
     this.requireEnabled();
-    const [first] = Object.values(this.fieldErrors(input));
+    const [first] = Object.values(this.fieldErrors(movingIn ? { ...input, recoveryKey: undefined } : input));
     if (first) throw first;
     const inviteCode = this.invites.required ? input.inviteCode!.trim() : undefined;
-    const account = await this.accounts.create(
-      { handle: input.handle, email: input.email, password: input.password, recoveryKey: input.recoveryKey || undefined },
-      {
-        inviteCode,
-        beforeRegistering: async () => {
-          if (inviteCode !== undefined) await this.invites.requireAvailable(inviteCode);
-          await this.requireCaptcha(context);
-          await this.spendAddressBudget(context.address);
-        },
+    const options = {
+      inviteCode,
+      beforeRegistering: async () => {
+        if (inviteCode !== undefined) await this.invites.requireAvailable(inviteCode);
+        await this.requireCaptcha(context);
+        await this.spendAddressBudget(context.address);
       },
-    );
+    };
+    const fields = { handle: input.handle, email: input.email, password: input.password };
+    const account = movingIn
+      ? await this.accounts.createMovingIn(movingIn.did, fields, options)
+      : await this.accounts.create({ ...fields, recoveryKey: input.recoveryKey || undefined }, options);
     await this.confirmation.sendAtSignUp(account.did, context.language);
     return account;
   }

@@ -89,10 +89,14 @@ export class DidResolver {
     return { entries: this.entries.size, bytes: this.bytes };
   }
 
-  /** The DID's document; DidResolutionError when it cannot be had (unsupported, not found, unreachable, malformed). */
-  resolve(did: string): Promise<DidDocument> {
+  /**
+   * The DID's document; DidResolutionError when it cannot be had (unsupported, not found, unreachable, malformed).
+   * `fresh`: fetched again even when the cached copy is young (a signature that did not verify against the cached key
+   * may be under a key the DID has just rotated to, as the reference's service-auth check retries).
+   */
+  resolve(did: string, options: { fresh?: boolean } = {}): Promise<DidDocument> {
     const entry = this.entries.get(did);
-    if (entry && this.now() - entry.fetchedAt < this.bounds.freshForMs) return Promise.resolve(entry.document);
+    if (entry && !options.fresh && this.now() - entry.fetchedAt < this.bounds.freshForMs) return Promise.resolve(entry.document);
     let pending = this.inFlight.get(did);
     if (!pending) {
       pending = this.refresh(did, entry).finally(() => this.inFlight.delete(did));

@@ -92,9 +92,11 @@ export class RepoWriter {
 
   /**
    * A new account's repository: its first, empty commit, with the #identity and #account (active) events that
-   * announce the account. Nothing happens when it has one already.
+   * announce the account. Nothing happens when it has one already. `announced: false` (an account created
+   * deactivated to move here, docs/decisions/0055): the commit alone, as the reference sequences nothing for it;
+   * activateAccount announces the account and the repository its import brought.
    */
-  async createRepository(account: { did: string; signingKey: string; handle: string }): Promise<void> {
+  async createRepository(account: { did: string; signingKey: string; handle: string }, options: { announced: boolean } = { announced: true }): Promise<void> {
     const { did } = account;
     const commit = await Repo.formatInitCommit(new MemoryBlockstore(), did, await this.signingKeys.keypair(did, account.signingKey));
     const time = new Date(this.now()).toISOString();
@@ -104,7 +106,7 @@ export class RepoWriter {
       { did, type: "account", body: accountEventBody({ did, active: true, time }) },
       { did, type: "commit", body: commitEvent },
     ];
-    await this.apply(prepared(did, null, commit, [], events));
+    await this.apply(prepared(did, null, commit, [], options.announced ? events : []));
   }
 
   /**

@@ -151,6 +151,18 @@ describe.each(ENGINES)("SqlAccountStore on %s", (engine) => {
     expect(await countRows(shared.db, "Account")).toBe(1);
   });
 
+  it(`RACE: 20 accounts moving here under one DID ${raceOn(engine, 4)} (createAccount with did): one is stored, deactivated; the others are told the DID is taken`, async () => {
+    const stores = shared.others(4).map((db) => new SqlAccountStore(db));
+    const moving = "did:plc:movinghereaaaaaaaaaaaaaa";
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stores[i % 4]!.insert(accountFor(moving, { handle: `mover${i}.test`, email: `mover${i}@example.com`, deactivatedAt: NOW }))),
+    );
+    expect(results.filter((clash) => clash === undefined)).toHaveLength(1);
+    expect(results.filter((clash) => clash === "did")).toHaveLength(19);
+    expect(await countRows(shared.db, "Account")).toBe(1);
+    expect(await store.find("did", moving)).toMatchObject({ deactivatedAt: NOW });
+  });
+
   it(`RACE: 20 sign-ups with one email ${raceOn(engine, 4)} create one account`, async () => {
     const stores = shared.others(4).map((db) => new SqlAccountStore(db));
     const results = await Promise.all(

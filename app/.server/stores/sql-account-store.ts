@@ -96,9 +96,9 @@ export class SqlAccountStore implements AccountStore {
       if (clash) return clash.handle === account.handle ? "handle" : clash.email === account.email ? "email" : "did";
       // Last of the checks, so that a refusal for a taken handle spends no use; nothing is written before it.
       if (invite && !(yield* spendInviteUse(invite.code, account.did, account.createdAt))) return "invite";
-      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "createdAt", "updatedAt")
+      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "deactivatedAt", "createdAt", "updatedAt")
         VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},
-          ${account.signingKey}, ${sealedKeyId(account.signingKey)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
+          ${account.signingKey}, ${sealedKeyId(account.signingKey)}, ${at(account.deactivatedAt ?? null)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
       return undefined;
     });
   }
@@ -213,9 +213,9 @@ export class SqlAccountStore implements AccountStore {
       // Its blobs go with it; their copies are deleted by later sweeps once no account has them (docs/decisions/0043).
       yield* releaseBlobsOfAccount(previousDid, account.createdAt);
       yield* run(sql`DELETE FROM "Account" WHERE "did" = ${previousDid}`);
-      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "createdAt", "updatedAt")
+      yield* run(sql`INSERT INTO "Account" ("did", "handle", "email", "passwordHash", "emailConfirmedAt", "signingKey", "signingKeyEncryptedWith", "deactivatedAt", "createdAt", "updatedAt")
         VALUES (${account.did}, ${account.handle}, ${account.email}, ${account.passwordHash}, ${at(account.emailConfirmedAt)},
-          ${account.signingKey}, ${sealedKeyId(account.signingKey)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
+          ${account.signingKey}, ${sealedKeyId(account.signingKey)}, ${at(account.deactivatedAt ?? null)}, ${at(account.createdAt)}, ${at(account.createdAt)})`);
     });
   }
 

@@ -7,7 +7,8 @@ import { DEFAULT_LANGUAGE } from "../../../i18n/languages.ts";
 import { fromAcceptLanguage } from "../../i18n/screen-language.ts";
 import { serverDid } from "../../config.ts";
 import type { ApiRequest } from "../../http/api-request.ts";
-import type { XrpcMethods } from "../xrpc-method.ts";
+import type { XrpcContext, XrpcMethods } from "../xrpc-method.ts";
+import { bearerJwt } from "../../resource/resource-auth.ts";
 import { invalidRequest, XrpcError } from "../xrpc-error.ts";
 import { HANDLE_ERROR_NAMES } from "./identity.ts";
 
@@ -54,6 +55,8 @@ function createAccountError(error: unknown): unknown {
       return new XrpcError(400, "InvalidPassword", error.message);
     case "inviteCode_invalid":
       return new XrpcError(400, "InvalidInviteCode", error.message);
+    case "did_taken":
+      return new XrpcError(400, "AlreadyExists", error.message);
   }
   return invalidRequest(error.message);
 }
@@ -77,9 +80,10 @@ export const signUpMethods: XrpcMethods = {
   },
 
   /**
-   * A new account under a new did:plc, refused with the reference's errors, answered with a password session as the
-   * reference answers (createSession's tokens; none when the operator turned password sessions off). Bringing a DID of
-   * one's own (moving an account here) is not taken yet.
+   * A new account under a new did:plc, or, with `did`, an account moving here under the DID it has (docs/decisions/0055):
+   * created deactivated once a service token of that DID's key allows it. Refused with the reference's errors,
+   * answered with a password session as the reference answers (createSession's tokens; none when the operator turned
+   * password sessions off), which the rest of the move (importRepo, uploadBlob, activateAccount) is made with.
    */
   "com.atproto.server.createAccount": {
     type: "procedure",
@@ -88,15 +92,16 @@ export const signUpMethods: XrpcMethods = {
     handler: async ({ services, request }, body) => {
       const input = createAccountInput.parse(body);
       if (input.plcOp !== undefined) throw invalidRequest('Unsupported input: "plcOp"');
-      if (input.did !== undefined) throw invalidRequest("Bringing an existing DID (moving an account here) is not supported by this server");
       if (input.password === undefined) throw new XrpcError(400, "InvalidPassword", "A password is required");
       if (input.password.length > NEW_PASSWORD_MAX_LENGTH) throw invalidRequest(`Password too long. Maximum length is ${NEW_PASSWORD_MAX_LENGTH} characters.`);
       if (!input.email) throw invalidRequest("Email is required");
+      const movingIn = input.did === undefined ? undefined : await provenDid(services, request, input.did);
       let account;
       try {
         account = await services.signUp.create(
           { handle: input.handle, email: input.email, password: input.password, inviteCode: input.inviteCode, recoveryKey: input.recoveryKey },
           { address: request.clientAddress, language: languageOf(request) },
+          movingIn,
         );
       } catch (error) {
         throw createAccountError(error);
@@ -134,6 +139,21 @@ export const signUpMethods: XrpcMethods = {
     },
   },
 };
+
+/**
+ * createAccount's `did`, once `Authorization: Bearer` holds a service token that DID signed for this method and this
+ * server (the reference's userServiceAuthOptional, then its check that the token's issuer is the DID): the old PDS
+ * mints it with com.atproto.server.getServiceAuth, signed with the `#atproto` key of the DID document
+ * (identity/service-jwt-verifier.ts). Without one, the reference's 401.
+ */
+async function provenDid(services: XrpcContext["services"], request: ApiRequest, did: string): Promise<{ did: string }> {
+  const missing = () => new XrpcError(401, "AuthenticationRequired", `Missing auth to create account with did: ${did}`);
+  const token = bearerJwt(request.headers.get("Authorization"));
+  if (token === undefined) throw missing();
+  const claims = await services.serviceJwts.verify(token, { audience: serverDid(services.config), lxm: "com.atproto.server.createAccount" });
+  if (claims.iss !== did) throw missing();
+  return { did };
+}
 
 /** A refused confirmation with the reference's names and words (its message: "Token is invalid"). */
 function refusedConfirmation(error: unknown): never {
