@@ -260,6 +260,9 @@ describe("createAccount with did: the whole documented migration", () => {
     expect((await agent.com.atproto.repo.listMissingBlobs({})).data.blobs).toEqual([{ cid: blobCid, recordUri: `at://${did}/${POST}/3k2aaaaaaab22` }]);
     await agent.com.atproto.repo.uploadBlob(PNG, { encoding: "image/png" });
     expect((await agent.com.atproto.repo.listMissingBlobs({})).data).toEqual({ blobs: [] });
+    // The guide's preferences step, while the account is still deactivated.
+    const preferences = [{ $type: "app.bsky.actor.defs#adultContentPref", enabled: false }];
+    await agent.app.bsky.actor.putPreferences({ preferences });
     expect(await refusal(agent.com.atproto.server.activateAccount())).toMatchObject({ status: 400, error: "InvalidRequest" });
 
     // The identity step: the recommended credentials, signed with the rotation key the person holds, submitted here.
@@ -268,6 +271,7 @@ describe("createAccount with did: the whole documented migration", () => {
     expect((await agent.com.atproto.server.checkAccountStatus()).data).toMatchObject({ activated: false, validDid: true, indexedRecords: 2, expectedBlobs: 1, importedBlobs: 1 });
     await agent.com.atproto.server.activateAccount();
     expect((await agent.com.atproto.server.getSession()).data.active).toBe(true);
+    expect((await agent.app.bsky.actor.getPreferences()).data.preferences).toEqual(preferences);
 
     const served = await new AtpAgent({ service: server.issuer }).com.atproto.sync.getRepo({ did });
     const { root, blocks } = await readCarWithRoot(served.data);

@@ -230,6 +230,8 @@ const STEPS_OF_A_MOVE = new Set([
   "com.atproto.repo.uploadBlob",
   "com.atproto.server.checkAccountStatus",
   "com.atproto.server.activateAccount",
+  // The guide's preferences step: those read at the old server, written here before the account is activated.
+  "app.bsky.actor.putPreferences",
 ]);
 
 function answersWhileDeactivated(caller: ResourceCaller, nsid: string): boolean {
