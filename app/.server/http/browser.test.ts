@@ -48,6 +48,7 @@ describe("one cookie mechanism", () => {
       device: "__Host-atrium_device",
       language: "__Host-atrium_lang",
       recoveryReturn: "__Host-atrium_recovery_return",
+      admin: "__Host-atrium_admin",
     });
     expect(cookieNames(HTTP).session).toBe("atrium_session");
   });
