@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { at, run, sql, statementOf, type Program } from "../../app/.server/db/sql.ts";
 import { runAccountCommand } from "../../scripts/lib/account-commands.ts";
-import { ADMIN_PASSWORD } from "../helpers/admin.ts";
+import { ADMIN_PASSWORD, basicAuthorization } from "../helpers/admin.ts";
 import { newBrowser, openPage, pageText, postForm, type Browser } from "../helpers/account.ts";
 import { rowOf } from "../helpers/databases.ts";
 import { startTestServer, type TestServer } from "../helpers/test-server.ts";
@@ -144,6 +144,20 @@ describe("the operator page", () => {
     const restored = await postForm(operator, `/admin/account?did=${did}`, { csrf_token: page.csrfToken!, did, intent: "untakedown", reason: "appeal accepted" });
     expect(restored.status).toBe(303);
     expect(await rowOf(server.database(), sql`SELECT "takendownAt", "takedownRef" FROM "Account" WHERE "did" = ${did}`)).toEqual({ takendownAt: null, takedownRef: null });
+  });
+
+  it("lists an account's invite codes, the disabled and used-up ones too, and says when it has none", async () => {
+    const admin = (method: string, body: unknown) =>
+      fetch(`${server.issuer}/xrpc/${method}`, { method: "POST", headers: { Authorization: basicAuthorization(), "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const did = "did:plc:user01234";
+    const made = (await (await admin("com.atproto.server.createInviteCodes", { codeCount: 2, useCount: 3, forAccounts: [did] })).json()) as { codes: { codes: string[] }[] };
+    const [kept, disabled] = made.codes[0]!.codes;
+    expect((await admin("com.atproto.admin.disableInviteCodes", { codes: [disabled] })).status).toBe(200);
+    const text = pageText((await openPage(operator, `/admin/account?did=${did}`)).html);
+    expect(text).toContain("Invite codes");
+    expect(text).toContain(`${kept} 0 of 3 uses taken`);
+    expect(text).toContain(`${disabled} 0 of 3 uses taken · disabled`);
+    expect(pageText((await openPage(operator, "/admin/account?did=did:plc:user01235")).html)).toContain("None made for this account.");
   });
 
   it("an account that is not there is a page that says so", async () => {

@@ -110,6 +110,11 @@ export class InviteCodes {
     return codes.filter((code) => !code.disabled && (options.includeUsed || code.usedCount < code.availableUses));
   }
 
+  /** The operator page's view of an account's codes (docs/decisions/0051): every one made for it, disabled and used-up ones too. */
+  async allOfAccount(did: string): Promise<InviteCodeDetail[]> {
+    return this.store.ofAccounts([did]);
+  }
+
   /** An account's routine codes are single-use, and made disabled while the operator turned its invites off (as the reference). */
   private routineCodes(account: EarningAccount, intervalMs: number): StoredInviteCode[] {
     const now = this.settings.now();

@@ -57,6 +57,27 @@ export function AdminAccountPage({ view, errors, values }: Props) {
         </dl>
       </Card>
       <Card className="flex flex-col gap-3">
+        <h2 className="text-lg font-semibold">{t("admin:account.invites.title")}</h2>
+        {view.invites.length === 0 ? (
+          <p className={mutedText}>{t("admin:account.invites.none")}</p>
+        ) : (
+          <ul className="flex flex-col gap-2">
+            {view.invites.map((invite) => (
+              <li key={invite.code} className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
+                <span className="font-mono text-sm break-all">{invite.code}</span>
+                <span className={`text-sm ${mutedText}`}>
+                  {t("admin:account.invites.used", { used: invite.used, count: invite.uses })}
+                  {invite.disabled ? ` · ${t("admin:account.invites.disabled")}` : ""}
+                </span>
+                <span className={`text-sm ${mutedText}`}>
+                  <DateTime iso={invite.createdAt} />
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Card>
+      <Card className="flex flex-col gap-3">
         <h2 className="text-lg font-semibold">{takenDown ? t("admin:account.untakedownTitle") : t("admin:account.takedownTitle")}</h2>
         <p className="text-slate-700 dark:text-slate-200">{takenDown ? t("admin:account.untakedownIntro") : t("admin:account.takedownIntro")}</p>
         {/* The page's own address (with its did): after a refusal, Remix renders the page again from its loader. */}

@@ -6,7 +6,7 @@ import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { csrfToken, isTrustedPost, withCookies } from "../browser-session.ts";
 import { errorOutcome, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
-import type { AdminAccountsView, AdminAccountView, AdminSignInView, OperatorAccount } from "./admin-views.ts";
+import type { AdminAccountsView, AdminAccountView, AdminSignInView, OperatorAccount, OperatorInvite } from "./admin-views.ts";
 
 /**
  * The operator page, /admin (docs/decisions/0051): beyond the reference PDS, which has only its command line. Behind
@@ -135,7 +135,10 @@ export async function showAdminAccount(services: Services, request: Request, t: 
   const row = await accountNamed(services, new URL(request.url).searchParams.get("did"));
   if (!row) return noSuchAccount(t);
   const headers = new Headers();
-  return view({ kind: "admin-account", csrfToken: csrfToken(services, request, headers), account: operatorAccount(row), notice: noticeOf(request, t) }, headers);
+  const invites = (await services.invites.allOfAccount(row.did)).map(
+    (invite): OperatorInvite => ({ code: invite.code, used: invite.usedCount, uses: invite.availableUses, disabled: invite.disabled, createdAt: new Date(invite.createdAt).toISOString() }),
+  );
+  return view({ kind: "admin-account", csrfToken: csrfToken(services, request, headers), account: operatorAccount(row), invites, notice: noticeOf(request, t) }, headers);
 }
 
 /** The most characters of a takedown's reason (the reference's `ref` has no bound; ours is read on every page). */

@@ -34,7 +34,10 @@ export type AdminAccountsView = {
   notice?: string;
 };
 
-/** One account, with the takedown or untakedown form. */
-export type AdminAccountView = { kind: "admin-account"; csrfToken: string; account: OperatorAccount; notice?: string };
+/** One of an account's invite codes, as the operator sees it (docs/decisions/0052). */
+export type OperatorInvite = { code: string; used: number; uses: number; disabled: boolean; createdAt: string };
+
+/** One account, its invite codes, and the takedown or untakedown form. */
+export type AdminAccountView = { kind: "admin-account"; csrfToken: string; account: OperatorAccount; invites: OperatorInvite[]; notice?: string };
 
 export type AdminView = AdminSignInView | AdminAccountsView | AdminAccountView;
