@@ -57,11 +57,16 @@ export function serveFirehose(server: Server, config: Config, sync: Sync | undef
       if (!release) return refuse(socket, 429, "Too Many Requests", "Too many firehose connections from this address.", 60);
       // Also when the handshake is refused (ws answers it and destroys the socket without calling back).
       socket.once("close", release);
-      sockets.handleUpgrade(req, socket, head, (ws) => {
-        answered.set(ws, true);
-        ws.on("pong", () => answered.set(ws, true));
-        ws.once("close", () => answered.delete(ws));
-        subscribe(ws, sync, url.searchParams);
+      const params = parseSubscribeParams(url.searchParams);
+      void startOf(sync, params, limits.report).then((start) => {
+        if (socket.destroyed) return;
+        if (start === "failed") return refuse(socket, 500, "Internal Server Error", "The server could not read its event log.");
+        sockets.handleUpgrade(req, socket, head, (ws) => {
+          answered.set(ws, true);
+          ws.on("pong", () => answered.set(ws, true));
+          ws.once("close", () => answered.delete(ws));
+          subscribe(ws, sync, params, start);
+        });
       });
     });
   });
@@ -87,9 +92,24 @@ async function upgradesLeft({ limiter, metrics, report }: UpgradeLimits, config:
   }
 }
 
-function subscribe(ws: WebSocket, sync: Sync, query: URLSearchParams): void {
+/**
+ * Where a subscription starts: its cursor, or, without one, the newest event now, read before the handshake completes
+ * (the lexicon: "If not provided, the stream starts at the current sequence"). Whatever its client appends once it
+ * sees the connection open then comes after that point, and reaches it, whichever of the append and the tail's first
+ * read of the log lands first.
+ */
+async function startOf(sync: Sync, params: ReturnType<typeof parseSubscribeParams>, report: ErrorReporter): Promise<number | undefined | "failed"> {
+  if (!params.ok || params.cursor !== undefined) return params.ok ? params.cursor : undefined;
+  try {
+    return await sync.firehose.newestSeq();
+  } catch (error) {
+    report("Reading the event log for a firehose subscription failed", error);
+    return "failed";
+  }
+}
+
+function subscribe(ws: WebSocket, sync: Sync, params: ReturnType<typeof parseSubscribeParams>, start: number | undefined): void {
   ws.on("error", () => ws.terminate());
-  const params = parseSubscribeParams(query);
   if (!params.ok) {
     ws.send(errorFrame("InvalidRequest", params.message));
     ws.close(POLICY_VIOLATION, "InvalidRequest");
@@ -102,7 +122,7 @@ function subscribe(ws: WebSocket, sync: Sync, query: URLSearchParams): void {
     },
     close: (code, reason) => ws.close(code, reason),
   };
-  const { ended } = sync.firehose.subscribe(socket, params.cursor);
+  const { ended } = sync.firehose.subscribe(socket, start);
   ws.once("close", ended);
 }
 

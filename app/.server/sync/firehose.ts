@@ -79,6 +79,14 @@ export class Firehose {
     return { subscribers: this.everyone.size, maxBufferedBytes: max };
   }
 
+  /**
+   * The newest event now: where a subscription without a cursor starts (server/firehose-upgrade.ts). The tail's head
+   * while it runs (every event up to it went to the live set), else the log's.
+   */
+  async newestSeq(): Promise<number> {
+    return this.head ?? (await this.log.latestSeq());
+  }
+
   /** This process appended events (a commit, an account change): the tail reads them now rather than at its next poll. */
   appended(): void {
     this.wakeRequested = true;
