@@ -6,7 +6,6 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyPassword } from "../../app/.server/accounts/password.ts";
 import { sql } from "../../app/.server/db/sql.ts";
-import { xrpcRouteLabel } from "../../app/.server/xrpc/router.ts";
 import { runAccountCommand } from "../../scripts/lib/account-commands.ts";
 import { rowOf } from "../helpers/databases.ts";
 import { startNginx, type Nginx } from "../helpers/nginx.ts";
@@ -32,8 +31,6 @@ const REFERENCE_SHA256: Record<string, string> = {
 };
 const ADMIN_PASSWORD = randomBytes(16).toString("hex");
 const PASSWORD = "correct horse battery";
-/** createInviteCode and createAccount come with sign-up (issue 31, items 1-4): pdsadmin's create commands need both. */
-const SIGN_UP_LANDED = xrpcRouteLabel("/xrpc/com.atproto.server.createInviteCode") !== "other";
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -191,7 +188,7 @@ describe("the reference's pdsadmin, unmodified, over https against Atrium", () =
     expect(relay.requests.at(-1)).toEqual({ path: "POST /xrpc/com.atproto.sync.requestCrawl", contentType: "application/json", body: { hostname } });
   });
 
-  describe.skipIf(!SIGN_UP_LANDED)("with sign-up (createInviteCode, createAccount: issue 31 items 1-4)", () => {
+  describe("with sign-up (createInviteCode, createAccount: issue 31 items 1-4)", () => {
     it("create-invite-code prints a code; a wrong admin password gets none", async () => {
       const made = await pdsadmin("create-invite-code.sh", []);
       expect(made.code).toBe(0);

@@ -3,7 +3,7 @@ import { isUsableDidKey, MAX_ROTATION_KEYS } from "./rotation-keys.ts";
 
 /**
  * What com.atproto.identity.signPlcOperation and submitPlcOperation take (their lexicons), checked before anything is
- * signed or sent: the reference PDS signs whatever it is given ("@TODO: actually validate"), so that a malformed
+ * signed or sent: the reference PDS signs whatever it is given (its code leaves the check for later), so that a malformed
  * change is only found by the directory after this server's key signed it. The bounds are the did:plc
  * specification's (1 to 5 rotation keys, did:keys the directory reads) and generous ones of this server's where it
  * sets none (10 entries, short strings): an operation is a few hundred bytes.
