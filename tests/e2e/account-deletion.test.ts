@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
 import { typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import type { TestServer } from "../helpers/test-server.ts";
-import { E2E_TIMEOUT, expectAccessible, mailingServer, PASSWORD, visibleText, watchedPage, type MailingServer } from "./support.ts";
+import { E2E_TIMEOUT, expectAccessible, focusedId, mailingServer, PASSWORD, visibleText, watchedPage, type MailingServer } from "./support.ts";
 
 /**
  * Deleting an account in Chromium on a phone (390×844; docs/decisions/0030), with JavaScript and without: the
@@ -71,7 +71,7 @@ describe("deleting an account on a phone", { timeout: E2E_TIMEOUT }, () => {
       await page.getByRole("button", { name: "Delete my account for good" }).click();
       await visibleText(page.getByText("This code does not work"));
       // The refused field has the focus, and its message is tied to it.
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe("code");
+      expect(await focusedId(page, "code")).toBe("code");
       expect(await page.getByLabel("Code from the email").getAttribute("aria-describedby")).toContain("code-error");
       expect(await inFirstScreen(page, page.getByLabel("Code from the email"))).toBe(true);
       await audit(page, `account-delete-code-wrong`);

@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call } from "../helpers/xrpc.ts";
 import { scopedSession, type ScopedSession } from "../helpers/xrpc-extra.ts";
 import { DpopClient, generateDpopKey } from "../../scripts/lib/dpop-client.ts";
-import { callbackParams, contextOptions, E2E_TIMEOUT, expectAccessible, releaseBrowser, sharedBrowser, loopbackClientId, printFindings, pushRequest, startAppCallback, visibleText, watchCsp, type Findings } from "./support.ts";
+import { callbackParams, contextOptions, E2E_TIMEOUT, expectAccessible, focusedId, holdsFocus, loopbackClientId, printFindings, pushRequest, releaseBrowser, sharedBrowser, startAppCallback, visibleText, watchCsp, type Findings } from "./support.ts";
 
 /**
  * Confirming before revoking an app, and deactivating and reactivating the account (docs/decisions/0031), in
@@ -140,7 +140,7 @@ describe("deactivate and reactivate", { timeout: E2E_TIMEOUT }, () => {
     // The notice is announced: it has the focus on arrival.
     const notice = page.getByRole("status").filter({ hasText: "Your account is active again" });
     expect(await visibleText(notice)).toContain("Your account is active again");
-    expect(await notice.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await holdsFocus(notice)).toBe(true);
     await expectAccessible(page, "consent-account-reactivated", findings);
     await page.getByRole("button", { name: "Allow", exact: true }).click();
     expect((await callbackParams(page, pushed.redirectUri)).get("code")).toBeTruthy();
@@ -229,7 +229,7 @@ describe("change the handle", { timeout: E2E_TIMEOUT }, () => {
     await field.fill("alice");
     await page.getByRole("button", { name: "Change handle" }).click();
     expect(await visibleText(page.locator("#name-error"))).toContain("@alice.test is already your handle");
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("name");
+    expect(await focusedId(page, "name")).toBe("name");
     expect(await page.getByLabel("New handle").getAttribute("aria-describedby")).toContain("name-error");
     await expectInFirstScreen(page.locator("#name-error"));
     await expectAccessible(page, "account-handle-error", findings);
@@ -241,7 +241,7 @@ describe("change the handle", { timeout: E2E_TIMEOUT }, () => {
     await page.getByRole("button", { name: "Change handle" }).click();
     expect(await visibleText(page.getByRole("status"))).toContain("Handle changed");
     // Announced: the notice takes the focus on arrival (issue 28, item 21).
-    expect(await page.getByRole("status").evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await holdsFocus(page.getByRole("status"))).toBe(true);
     expect(await page.locator("header").innerText()).toContain("@alice-new.test");
     await context.close();
   });

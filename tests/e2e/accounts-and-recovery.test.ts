@@ -7,14 +7,15 @@ import { execute } from "../helpers/databases.ts";
 import { resetLinkIn, startSmtpServer, typedCodeIn, type TestSmtp } from "../helpers/smtp.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
-  expectAccessible,
   callbackParams,
   E2E_TIMEOUT,
-  releaseBrowser,
-  sharedBrowser,
+  expectAccessible,
+  holdsFocus,
   loopbackClientId,
   PASSWORD,
   pushRequest,
+  releaseBrowser,
+  sharedBrowser,
   startAppCallback,
   visibleText,
   watchedPage,
@@ -282,7 +283,7 @@ describe("password recovery by email", { timeout: E2E_TIMEOUT }, () => {
     await page.waitForURL((url) => url.pathname === "/oauth/authorize");
     const notice = page.getByRole("status").filter({ hasText: "Your password was reset" });
     expect(await visibleText(notice)).toContain("Sign in with your new password.");
-    expect(await notice.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await holdsFocus(notice)).toBe(true);
     await audit(page, "consent-after-reset");
     await page.getByLabel("Handle or email").fill("bob.test");
     await page.getByLabel("Password", { exact: true }).fill(NEW_PASSWORD);

@@ -5,7 +5,7 @@ import * as plc from "@did-plc/lib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LANGUAGES } from "../../app/i18n/languages.ts";
 import type { TestServer } from "../helpers/test-server.ts";
-import { E2E_TIMEOUT, expectAccessible, hydrated, mailingServer, PASSWORD, visibleText, watchedPage, type MailingServer } from "./support.ts";
+import { E2E_TIMEOUT, expectAccessible, focusedId, hydrated, mailingServer, PASSWORD, visibleText, watchedPage, type MailingServer } from "./support.ts";
 
 /**
  * "Keep a key of your own" (/account/identity; issue 30, item 2; docs/decisions/0050) in Chromium on a phone
@@ -98,7 +98,7 @@ describe("keeping a key of one's own, on a phone", { timeout: E2E_TIMEOUT }, () 
     await page.getByLabel("Your public key (did:key)").fill("did:key:zNotAKey");
     await page.getByRole("button", { name: "Add my key above this server's" }).click();
     await visibleText(page.getByText("This is not a key the directory accepts"));
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("didKey");
+    expect(await focusedId(page, "didKey")).toBe("didKey");
     expect(await page.getByLabel("Your public key (did:key)").getAttribute("aria-describedby")).toContain("didKey-error");
     const own = await P256Keypair.create();
     await page.getByLabel("Your public key (did:key)").fill(own.did());

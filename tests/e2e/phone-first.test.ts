@@ -6,18 +6,19 @@ import { execute } from "../helpers/databases.ts";
 import { ClientHost } from "../helpers/client-host.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import {
-  expectAccessible,
-  printFindings,
   callbackParams,
   contextOptions,
   E2E_TIMEOUT,
+  expectAccessible,
+  focusedId,
   hydrated,
-  releaseBrowser,
-  sharedBrowser,
   loopbackClientId,
   PASSWORD,
   photograph,
+  printFindings,
   pushRequest,
+  releaseBrowser,
+  sharedBrowser,
   startAppCallback,
   visibleText,
   type AppCallback,
@@ -382,6 +383,7 @@ describe("small things", { timeout: E2E_TIMEOUT }, () => {
       await page.getByLabel("New password, again").fill("a long new password");
       await page.getByRole("button", { name: "Change password" }).click();
       await visibleText(page.locator("#current_password-error"));
+      await focusedId(page, "current_password");
       const found = await page.evaluate(() => {
         const focused = document.activeElement as HTMLElement;
         const box = focused.getBoundingClientRect();

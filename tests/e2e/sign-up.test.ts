@@ -17,6 +17,7 @@ import {
   contextOptions,
   E2E_TIMEOUT,
   expectAccessible,
+  focusedId,
   hydrated,
   loopbackClientId,
   printFindings,
@@ -81,7 +82,7 @@ describe("sign-up", () => {
       const refusal = page.locator("#inviteCode-error");
       await refusal.waitFor();
       expect(await page.getByLabel("Invite code").getAttribute("aria-invalid")).toBe("true");
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe("inviteCode");
+      expect(await focusedId(page, "inviteCode")).toBe("inviteCode");
       await expectAccessible(page, "sign-up-refused", findings);
 
       await page.getByLabel("Password", { exact: true }).fill(PASSWORD);

@@ -291,6 +291,23 @@ export async function visibleText(locator: Locator, timeout = 10_000): Promise<s
   return locator.first().innerText();
 }
 
+/**
+ * Waits for the element with id `expected` to hold the focus, and returns the id of whatever holds it then (after
+ * `timeout` if it never comes). HTML runs autofocus at the page's next rendering update, after the parser has already
+ * shown the field, so reading the focus as soon as the field is visible races it.
+ */
+export async function focusedId(page: Page, expected: string, timeout = 10_000): Promise<string> {
+  await page.waitForFunction((id) => document.activeElement?.id === id, expected, { timeout }).catch(() => undefined);
+  return page.evaluate(() => document.activeElement?.id ?? "");
+}
+
+/** Waits for `locator` to hold the focus (a notice focused on arrival), and says whether it does. */
+export async function holdsFocus(locator: Locator, timeout = 10_000): Promise<boolean> {
+  const element = await locator.first().elementHandle({ timeout });
+  await locator.page().waitForFunction((target) => target === document.activeElement, element, { timeout }).catch(() => undefined);
+  return locator.first().evaluate((target) => target === document.activeElement);
+}
+
 /** A new context (phone-sized unless `options` say otherwise) signed in to the account area as `handle` with PASSWORD. */
 export async function signedInToAccountArea(browser: Browser, issuer: string, handle: string, options: BrowserContextOptions = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext(contextOptions(options));
