@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { accessSync, chmodSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { freePort, startTestServer, type TestServer } from "./test-server.ts";
+import { startTestServer, type TestServer } from "./test-server.ts";
 
 /**
  * A real nginx in front of Atrium, configured as docs/configuration.md "Behind a reverse
@@ -89,18 +89,43 @@ ${servers}
 `;
 }
 
+/** A loopback port held open until `release`: nothing else on the machine is given it meanwhile. */
+export type HeldPort = { port: number; release(): Promise<void> };
+
 /**
- * Starts nginx on `port` (a free one by default) in front of Atrium processes on `upstreamPorts`, and waits until it
- * accepts connections. With `tls`, it serves https (TLS terminated at nginx, as in a deployment).
+ * Takes a free loopback port and keeps it bound, for nginx to listen on once the Atrium processes behind it, which
+ * must know its address (their issuer) when they start, are up. A port merely found free and let go can be handed to
+ * the next process that asks for one, such as those very Atrium processes: nginx then fails to bind it, and the tests
+ * talk to an Atrium process directly, with X-Forwarded-For taken from the client as if nginx had written it (seen once:
+ * 14 forged PARs admitted under a limit of 3, one per forged address).
  */
-export async function startNginx(options: { upstreamPorts: number[]; port?: number; tls?: NginxTls }): Promise<Nginx> {
+export function holdFreePort(): Promise<HeldPort> {
+  return new Promise((resolve, reject) => {
+    const holder = net.createServer();
+    holder.once("error", reject);
+    holder.listen(0, "127.0.0.1", () => {
+      const address = holder.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      resolve({ port, release: () => new Promise<void>((done) => holder.close(() => done())) });
+    });
+  });
+}
+
+/**
+ * Starts nginx on `port` (a held one, released just before nginx binds it; a free one by default) in front of Atrium
+ * processes on `upstreamPorts`, and waits until nginx itself listens there. With `tls`, it serves https (TLS terminated
+ * at nginx, as in a deployment).
+ */
+export async function startNginx(options: { upstreamPorts: number[]; port?: HeldPort; tls?: NginxTls }): Promise<Nginx> {
   assertInstalled();
-  const port = options.port ?? (await freePort());
+  const held = options.port ?? (await holdFreePort());
+  const port = held.port;
   const dir = mkdtempSync(path.join(os.tmpdir(), "atrium-nginx-"));
   if (process.getuid?.() === 0) chmodSync(dir, 0o711);
   const configPath = path.join(dir, "nginx.conf");
   writeFileSync(configPath, nginxConfig(dir, port, options.upstreamPorts, options.tls));
 
+  await held.release();
   const child = spawn(NGINX_BINARY, ["-p", dir, "-c", configPath, "-e", "stderr"], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -119,7 +144,7 @@ export async function startNginx(options: { upstreamPorts: number[]; port?: numb
   };
 
   try {
-    await waitUntilListening(port, exited, () => output);
+    await waitUntilListening(port, path.join(dir, "nginx.pid"), exited, () => output);
   } catch (error) {
     await stop();
     throw error;
@@ -127,13 +152,18 @@ export async function startNginx(options: { upstreamPorts: number[]; port?: numb
   return { url: `${options.tls ? "https" : "http"}://127.0.0.1:${port}`, port, pid: child.pid!, output: () => output, stop };
 }
 
-async function waitUntilListening(port: number, exited: Promise<void>, output: () => string): Promise<void> {
+/**
+ * Until nginx listens on `port`. That the port accepts connections is not enough: another process may hold it. nginx
+ * writes its pid file only once it has bound its listening sockets (a failed bind ends it first), so the file's
+ * presence says the listener is nginx.
+ */
+async function waitUntilListening(port: number, pidFile: string, exited: Promise<void>, output: () => string): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (gone) throw new Error(`nginx exited before listening:\n${output()}`);
-    if (await accepts(port)) return;
+    if (existsSync(pidFile) && (await accepts(port))) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`nginx did not listen on 127.0.0.1:${port} in time:\n${output()}`);
@@ -164,11 +194,12 @@ export type ProxiedServers = {
  * with several processes runs them.
  */
 export async function startBehindNginx(count: number, env: Record<string, string>): Promise<ProxiedServers> {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
+  const port = await holdFreePort();
+  const issuer = `http://127.0.0.1:${port.port}`;
   const servers: TestServer[] = [];
   const stopAll = async (nginx?: Nginx) => {
     await nginx?.stop();
+    await port.release();
     for (const server of servers.reverse()) await server.stop();
   };
   try {

@@ -8,9 +8,9 @@ import { verifyPassword } from "../../app/.server/accounts/password.ts";
 import { sql } from "../../app/.server/db/sql.ts";
 import { runAccountCommand } from "../../scripts/lib/account-commands.ts";
 import { rowOf } from "../helpers/databases.ts";
-import { startNginx, type Nginx } from "../helpers/nginx.ts";
+import { holdFreePort, startNginx, type Nginx } from "../helpers/nginx.ts";
 import { startRelayStandIn, type RelayStandIn } from "../helpers/relay-stand-in.ts";
-import { freePort, startTestServer, type TestServer } from "../helpers/test-server.ts";
+import { startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { makeTestCertificates, type TestCertificates } from "../helpers/tls.ts";
 
 /**
@@ -74,8 +74,8 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "atrium-pdsadmin-"));
   certificates = makeTestCertificates(["localhost", "127.0.0.1"]);
   relay = await startRelayStandIn();
-  const port = await freePort();
-  hostname = `localhost:${port}`;
+  const port = await holdFreePort();
+  hostname = `localhost:${port.port}`;
   const issuer = `https://${hostname}`;
   // An https issuer, as pdsadmin's servers have: the production password cost (the test cost is refused for one), and
   // the keys that sign for every account from the environment (docs/decisions/0050).
