@@ -62,8 +62,7 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
   const own = env.DATABASE_URL === undefined ? await createServerDatabase() : undefined;
   const databaseUrl = env.DATABASE_URL ?? own!.url;
   const databasePath = databaseUrl.startsWith("file:") ? databaseUrl.slice("file:".length) : undefined;
-  const port = await freePort();
-  const server = await spawnServer({ port, databaseUrl, env }).catch(async (error: unknown) => {
+  const { port, server } = await spawnOnFreePort(databaseUrl, env).catch(async (error: unknown) => {
     await own?.remove();
     throw error;
   });
@@ -93,6 +92,21 @@ export async function startTestServer(overrides: Record<string, string> = {}): P
       await own?.remove();
     },
   };
+}
+
+/**
+ * A port found free is let go before the server binds it, and another process of the test run may take it meanwhile:
+ * the server then exits with EADDRINUSE, and is started again on another free port.
+ */
+async function spawnOnFreePort(databaseUrl: string, env: Record<string, string>, attempts = 3) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { port, server: await spawnServer({ port, databaseUrl, env }) };
+    } catch (error) {
+      if (attempt >= attempts || !String(error).includes("EADDRINUSE")) throw error;
+    }
+  }
 }
 
 /** What the account tool is told beyond the account itself: `recoveryKey` (a did:key of the person's own), settings. */
