@@ -73,6 +73,9 @@ describe("sign-up", () => {
       await page.getByLabel("Email address").waitFor();
       await expect.poll(() => page.locator("body").innerText()).toContain("@phonecomer.test");
       await expectAccessible(page, "sign-up-details", findings);
+      // The second step's button too, with an invite code to give and the operator's terms to agree to.
+      const create = (await page.getByRole("button", { name: "Create account" }).boundingBox())!;
+      expect(create.y + create.height).toBeLessThanOrEqual(844);
 
       await page.getByLabel("Email address").fill("phonecomer@example.com");
       await page.getByLabel("Password", { exact: true }).fill(PASSWORD);

@@ -138,7 +138,7 @@ function DetailsStep({ view }: { view: SignUpView }) {
         onChange={(event) => setStrength(passwordStrength(event.target.value, view.password.min))}
       />
       {/* Once JavaScript runs, as the person types; announced politely, after the field's own words. */}
-      <p id="password-strength" aria-live="polite" className={`-mt-3 text-sm ${mutedText}`}>
+      <p id="password-strength" aria-live="polite" className={`text-sm ${mutedText} ${strength ? "-mt-3" : "-mt-4"}`}>
         {strength ? t("account:signUp.strength.label", { level: t(`account:signUp.strength.${strength}`) }) : null}
       </p>
       {view.inviteRequired ? (
@@ -155,7 +155,7 @@ function DetailsStep({ view }: { view: SignUpView }) {
           autoFocus={focus === "inviteCode"}
         />
       ) : null}
-      <details open={recoveryOpen} className="rounded-lg border border-slate-200 p-3 dark:border-slate-700">
+      <details open={recoveryOpen} className="rounded-lg border-slate-200 open:border open:p-3 dark:border-slate-700">
         <summary className="cursor-pointer font-medium">{t("account:signUp.recovery.summary")}</summary>
         <div className="mt-3 flex flex-col gap-3">
           <p className={`text-sm ${mutedText}`}>{t("account:signUp.recovery.text")}</p>
@@ -173,10 +173,11 @@ function DetailsStep({ view }: { view: SignUpView }) {
       </details>
       {view.captchaSiteKey ? <CaptchaWidget siteKey={view.captchaSiteKey} error={view.errors.captcha} /> : null}
       {view.errors.form ? <ErrorMessage id="sign-up-error">{view.errors.form}</ErrorMessage> : null}
-      <Agreement view={view} />
-      <button type="submit" className={`${primaryButton} w-full`}>
+      <button type="submit" className={`${primaryButton} w-full`} aria-describedby={view.links.terms || view.links.privacy ? "sign-up-agreement" : undefined}>
         {t("account:signUp.submit")}
       </button>
+      {/* Right under the button it speaks for (and read with it): above it, it pushed the button off a phone's first screen. */}
+      <Agreement view={view} />
     </form>
   );
 }
@@ -195,5 +196,9 @@ function Agreement({ view }: { view: SignUpView }) {
   );
   const parts = { terms: terms ? link(terms, t("account:signUp.terms")) : null, privacy: privacy ? link(privacy, t("account:signUp.privacy")) : null };
   const key = terms && privacy ? "account:signUp.agreeBoth" : terms ? "account:signUp.agreeTerms" : "account:signUp.agreePrivacy";
-  return <p className={`text-sm ${mutedText}`}>{fill(t(key, slots("terms", "privacy")), parts)}</p>;
+  return (
+    <p id="sign-up-agreement" className={`-mt-2 text-sm ${mutedText}`}>
+      {fill(t(key, slots("terms", "privacy")), parts)}
+    </p>
+  );
 }
