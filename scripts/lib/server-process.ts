@@ -40,13 +40,27 @@ export type ServerProcess = {
 export type OutputPattern = RegExp | string | ((output: string) => boolean);
 
 export async function freePort(): Promise<number> {
+  const held = await holdFreePort();
+  await held.release();
+  return held.port;
+}
+
+/** A loopback port held open until `release`: nothing else on the machine is given it meanwhile. */
+export type HeldPort = { port: number; release(): Promise<void> };
+
+/**
+ * Takes a free loopback port and keeps it bound until `release`. A port merely found free (freePort) is let go at once
+ * and can be handed to the next process that asks for one: hold it when something must bind it later, after other
+ * processes have started (nginx in front of Atrium processes that must know its address when they start).
+ */
+export function holdFreePort(): Promise<HeldPort> {
   return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
+    const holder = net.createServer();
+    holder.once("error", reject);
+    holder.listen(0, "127.0.0.1", () => {
+      const address = holder.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      probe.close(() => resolve(port));
+      resolve({ port, release: () => new Promise<void>((done) => holder.close(() => done())) });
     });
   });
 }

@@ -3,7 +3,10 @@ import { accessSync, chmodSync, constants, existsSync, mkdtempSync, rmSync, writ
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { holdFreePort, type HeldPort } from "../../scripts/lib/server-process.ts";
 import { startTestServer, type TestServer } from "./test-server.ts";
+
+export { holdFreePort };
 
 /**
  * A real nginx in front of Atrium, configured as docs/configuration.md "Behind a reverse
@@ -89,28 +92,6 @@ ${servers}
 `;
 }
 
-/** A loopback port held open until `release`: nothing else on the machine is given it meanwhile. */
-export type HeldPort = { port: number; release(): Promise<void> };
-
-/**
- * Takes a free loopback port and keeps it bound, for nginx to listen on once the Atrium processes behind it, which
- * must know its address (their issuer) when they start, are up. A port merely found free and let go can be handed to
- * the next process that asks for one, such as those very Atrium processes: nginx then fails to bind it, and the tests
- * talk to an Atrium process directly, with X-Forwarded-For taken from the client as if nginx had written it (seen once:
- * 14 forged PARs admitted under a limit of 3, one per forged address).
- */
-export function holdFreePort(): Promise<HeldPort> {
-  return new Promise((resolve, reject) => {
-    const holder = net.createServer();
-    holder.once("error", reject);
-    holder.listen(0, "127.0.0.1", () => {
-      const address = holder.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      resolve({ port, release: () => new Promise<void>((done) => holder.close(() => done())) });
-    });
-  });
-}
-
 /**
  * Starts nginx on `port` (a held one, released just before nginx binds it; a free one by default) in front of Atrium
  * processes on `upstreamPorts`, and waits until nginx itself listens there. With `tls`, it serves https (TLS terminated
@@ -194,6 +175,8 @@ export type ProxiedServers = {
  * with several processes runs them.
  */
 export async function startBehindNginx(count: number, env: Record<string, string>): Promise<ProxiedServers> {
+  // Held until nginx binds it: a port let go at once was once handed to one of the Atrium processes started below, and
+  // the tests then talked to that process directly, X-Forwarded-For and all (14 forged PARs admitted under a limit of 3).
   const port = await holdFreePort();
   const issuer = `http://127.0.0.1:${port.port}`;
   const servers: TestServer[] = [];
