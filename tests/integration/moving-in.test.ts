@@ -235,6 +235,8 @@ describe("createAccount with did: the whole documented migration", () => {
 
     const created = await createAccountWithDid({ ...ERIN, did, inviteCode: await adminInviteCode(server) }, await serviceToken({ iss: did, key: oldKey }));
     expect(created.data).toMatchObject({ did, handle: ERIN.handle, accessJwt: expect.any(String), refreshJwt: expect.any(String) });
+    // Its didDoc is the DID's document as the directory has it: still naming the old server.
+    expect(created.data.didDoc).toMatchObject({ id: did, service: [{ id: "#atproto_pds", serviceEndpoint: OLD_PDS }] });
     const agent = new AtpAgent({ service: server.issuer });
     await agent.resumeSession({ ...created.data, active: false });
     expect(agent.session?.active).toBe(false);

@@ -48,7 +48,7 @@ function post<T = Record<string, unknown>>(target: TestServer, nsid: string, bod
   return callAnonymous<T>(target, nsid, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
 }
 
-type Session = { accessJwt: string; refreshJwt: string; did: string; handle: string };
+type Session = { accessJwt: string; refreshJwt: string; did: string; handle: string; didDoc?: { service?: unknown[] } };
 
 /** The next message to `address` (the sign-ups of other tests mail their own codes meanwhile). */
 async function mailTo(address: string) {
@@ -96,9 +96,11 @@ describe("createAccount", () => {
     const session = await callAnonymous(server, "com.atproto.server.getSession", { headers: { authorization: `Bearer ${created.body.accessJwt}` } });
     expect(session.body).toMatchObject({ did: created.body.did, handle: "newcomer.test", email: "newcomer@example.com", emailConfirmed: false });
     expect(await usedCount(code)).toBe(1);
-    // The DID resolves at the directory with the handle.
+    // The DID resolves at the directory with the handle, and the answer carries that document (the reference's didDoc).
     const document = (await (await fetch(`${process.env.ATRIUM_PLC_DIRECTORY_URL}/${created.body.did}`)).json()) as { alsoKnownAs: string[] };
     expect(document.alsoKnownAs).toEqual(["at://newcomer.test"]);
+    expect(created.body.didDoc).toEqual(document);
+    expect(created.body.didDoc?.service).toEqual([{ id: "#atproto_pds", type: "AtprotoPersonalDataServer", serviceEndpoint: server.issuer }]);
     // A code was mailed to confirm the address.
     expect(typedCodeIn(await mailTo("newcomer@example.com"))).toMatch(/-/);
   });

@@ -3,22 +3,26 @@ import { z } from "zod";
 
 /**
  * A DID document as the network serves it (W3C DID core, with atproto's conventions:
- * https://atproto.com/specs/did), checked with zod since it comes from the network. Only what atproto reads is
- * kept: `alsoKnownAs` (the handle), the `#atproto` verification method (the account's signing key) and the
- * `#atproto_pds` service.
+ * https://atproto.com/specs/did), checked with zod since it comes from the network. What atproto reads is checked:
+ * `alsoKnownAs` (the handle), the `#atproto` verification method (the account's signing key) and the `#atproto_pds`
+ * service.
  */
-export const didDocumentSchema = z.object({
-  id: z.string(),
-  alsoKnownAs: z.array(z.string()).max(100).optional(),
-  verificationMethod: z
-    .array(z.object({ id: z.string(), type: z.string(), controller: z.string().optional(), publicKeyMultibase: z.string().optional() }).passthrough())
-    .max(100)
-    .optional(),
-  service: z
-    .array(z.object({ id: z.string(), type: z.unknown(), serviceEndpoint: z.unknown() }).passthrough())
-    .max(100)
-    .optional(),
-});
+export const didDocumentSchema = z
+  .object({
+    id: z.string(),
+    alsoKnownAs: z.array(z.string()).max(100).optional(),
+    verificationMethod: z
+      .array(z.object({ id: z.string(), type: z.string(), controller: z.string().optional(), publicKeyMultibase: z.string().optional() }).passthrough())
+      .max(100)
+      .optional(),
+    service: z
+      .array(z.object({ id: z.string(), type: z.unknown(), serviceEndpoint: z.unknown() }).passthrough())
+      .max(100)
+      .optional(),
+  })
+  // The rest of the document is kept as served (its @context, other keys): createAccount answers it whole, as the
+  // reference's didDoc. The resolver's size cap bounds it.
+  .passthrough();
 
 export type DidDocument = z.infer<typeof didDocumentSchema>;
 

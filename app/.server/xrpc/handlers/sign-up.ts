@@ -106,7 +106,10 @@ export const signUpMethods: XrpcMethods = {
       } catch (error) {
         throw createAccountError(error);
       }
-      const answer = { handle: account.handle, did: account.did };
+      // The reference answers with the DID document as the directory has it now (resolved afresh; left out if that fails):
+      // a client moving an account in reads its service endpoint there. The account stands either way.
+      const didDoc = await services.dids.resolve(account.did, { fresh: true }).catch(() => undefined);
+      const answer = { handle: account.handle, did: account.did, ...(didDoc ? { didDoc } : {}) };
       if (!services.passwordSessions.enabled) return answer;
       const issued = await services.passwordSessions.create(account.did, account.proof, request.headers.get("user-agent") ?? undefined);
       // The password changed between the account's creation and here (a reset by its owner): the account stands.
