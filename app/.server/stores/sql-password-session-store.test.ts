@@ -52,6 +52,8 @@ describe.each(ENGINES)("SqlPasswordSessionStore on %s", (engine) => {
 
   it("stores a session and its first tokens only while the proof holds: the same password hash, an app password not revoked", async () => {
     expect(await store.create(session("s1"), passwordOf(ALICE), tokens("1"))).toEqual(ALICE_ACCOUNT);
+    // The operator's "Last sign-in" counts it.
+    expect(await rowOf(shared.db, sql`SELECT "lastSignInAt" FROM "Account" WHERE "did" = ${ALICE}`)).toEqual({ lastSignInAt: NOW });
     expect(await store.create(session("old-hash"), { passwordHash: "scrypt$an-old-hash" }, tokens("2"))).toBeUndefined();
     expect(await store.create(session("bobs-hash"), { passwordHash: "scrypt$bobs-own" }, tokens("3"))).toBeUndefined();
     expect(await store.create(session("gone"), { appPasswordId: "app-revoked", privileged: false }, tokens("4"))).toBeUndefined();

@@ -86,6 +86,8 @@ export class SqlPasswordSessionStore implements PasswordSessionStore {
       yield* send(sql`INSERT INTO "PasswordAccessToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${tokens.accessHash}, ${session.id}, ${at(tokens.accessExpiresAt)})`);
       yield* send(sql`INSERT INTO "PasswordRefreshToken" ("tokenHash", "sessionId", "expiresAt") VALUES (${tokens.refreshHash}, ${session.id}, ${at(tokens.refreshExpiresAt)})`);
       if (session.appPasswordId !== null) yield* send(sql`UPDATE "AppPassword" SET "lastUsedAt" = ${at(session.createdAt)} WHERE "id" = ${session.appPasswordId}`);
+      // The operator sees when each account last signed in (/admin): an app's sign-in with a password is one too.
+      yield* send(sql`UPDATE "Account" SET "lastSignInAt" = ${at(session.createdAt)} WHERE "did" = ${session.accountDid}`);
       return toAccount(account);
     });
   }
