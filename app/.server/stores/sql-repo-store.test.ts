@@ -166,6 +166,9 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(await store.recordsSinceRev(ALICE, head.rev, 10)).toEqual([]);
     // A revision older than every record the account has (one from before it came here): nothing, as the reference.
     expect(await store.recordsSinceRev(ALICE, "2222222222222", 10)).toEqual([]);
+    // A record the operator took down is served to nobody, its owner's read-after-write included (docs/decisions/0051).
+    await execute(shared.db, sql`UPDATE "Record" SET "takedownRef" = 'case-1' WHERE "did" = ${ALICE} AND "rkey" = 'b'`);
+    expect((await store.recordsSinceRev(ALICE, first.commit!.rev, 10)).map((record) => record.rkey).sort()).toEqual(["a", "c"]);
   });
 
   it("a commit over 200 writes or 2 MB is refused and writes nothing", async () => {

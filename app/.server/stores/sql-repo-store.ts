@@ -91,9 +91,9 @@ export class SqlRepoStore implements RepoStore {
 
   async recordsSinceRev(did: string, rev: string, limit: number) {
     return this.db.execute(function* (): Program<StoredRecord[]> {
-      // The (did, repoRev) index serves both.
+      // The (did, repoRev) index serves both. A taken-down record is its owner's no more than anyone's (docs/decisions/0051).
       const rows = yield* all(RECORD_ROW, sql`SELECT "collection", "rkey", "cid", "value", "createdAt", "updatedAt" FROM "Record"
-        WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${rev} ORDER BY "repoRev" ${BYTEWISE} ASC LIMIT ${limit}`);
+        WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} > ${rev} AND "takedownRef" IS NULL ORDER BY "repoRev" ${BYTEWISE} ASC LIMIT ${limit}`);
       if (rows.length === 0) return [];
       const older = yield* get(FOUND_ROW, sql`SELECT 1 AS "found" FROM "Record" WHERE "did" = ${did} AND "repoRev" ${BYTEWISE} <= ${rev} LIMIT 1`);
       return older ? rows.map(toRecord) : [];
