@@ -48,16 +48,6 @@ describe("password session permissions", () => {
     }
   });
 
-  it("importRepo: the account's own password session, or an OAuth token with account:repo?action=manage (the reference's rule)", () => {
-    const IMPORT = "com.atproto.repo.importRepo";
-    expect(refused(() => full.requireRepoManagement(IMPORT))).toBeUndefined();
-    for (const permissions of [privileged, appPassword]) expect(refused(() => permissions.requireRepoManagement(IMPORT))).toEqual(BAD_TOKEN);
-    expect(refused(() => OAuthPermissions.of("atproto account:repo?action=manage").requireRepoManagement(IMPORT))).toBeUndefined();
-    for (const scope of ["atproto transition:generic", "atproto account:repo", "atproto account:email?action=manage"]) {
-      expect(refused(() => OAuthPermissions.of(scope).requireRepoManagement(IMPORT)), scope).toEqual({ status: 403, xrpcName: "InsufficientScope" });
-    }
-  });
-
   it("an OAuth token, whatever its scope, is refused account management and app passwords (403)", () => {
     const oauth = OAuthPermissions.of("atproto transition:generic transition:email transition:chat.bsky");
     expect(refused(() => oauth.requireAccountManagement("com.atproto.server.createAppPassword"))).toEqual({ status: 403, xrpcName: "Forbidden" });

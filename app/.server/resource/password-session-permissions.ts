@@ -61,10 +61,6 @@ export class PasswordSessionPermissions {
   /** As the reference's: every password session may confirm the account's address (it changes nothing but the flag). */
   requireEmailManagement(): void {}
 
-  requireRepoManagement(nsid: string): void {
-    this.requireAccountManagement(nsid);
-  }
-
   requireAccountManagement(nsid: string): void {
     if (this.scope !== FULL_ACCESS) throw badToken(`Bad token scope: ${nsid} needs a session signed in with the account's password, not an app password`);
   }

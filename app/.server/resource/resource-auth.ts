@@ -25,11 +25,6 @@ export interface CallerPermissions {
   requireEmailManagement(): void;
   /** Managing the account itself (creating app passwords…): the account's own password session only, never an OAuth token. */
   requireAccountManagement(nsid: string): void;
-  /**
-   * Replacing the whole repository (importRepo, docs/decisions/0055): `account:repo?action=manage` for an OAuth token,
-   * as the reference asks; the account's own password session, never an app password's.
-   */
-  requireRepoManagement(nsid: string): void;
   /** Any password session, an app password's too (listing and revoking app passwords, as the reference allows); never an OAuth token. */
   requirePasswordSession(nsid: string): void;
 }
@@ -84,10 +79,6 @@ export class ResourceCaller {
 
   requireEmailManagement(): void {
     this.permissions.requireEmailManagement();
-  }
-
-  requireRepoManagement(nsid: string): void {
-    this.permissions.requireRepoManagement(nsid);
   }
 
   requirePasswordSession(nsid: string): void {

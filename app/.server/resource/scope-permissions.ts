@@ -103,10 +103,6 @@ export class OAuthPermissions {
     requirePermission(() => this.scope.assertAccount({ attr: "email", action: "manage" }));
   }
 
-  requireRepoManagement(): void {
-    requirePermission(() => this.scope.assertAccount({ attr: "repo", action: "manage" }));
-  }
-
   requirePasswordSession(nsid: string): void {
     this.requireAccountManagement(nsid);
   }

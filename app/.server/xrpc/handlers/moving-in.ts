@@ -22,15 +22,15 @@ const CAR_TYPE = "application/vnd.ipld.car";
 export const movingInMethods: XrpcMethods = {
   /**
    * The repository exported by the old PDS, as a CAR streamed in (never past ATRIUM_IMPORT_MAX_BYTES), verified and
-   * taken in all at once or not at all (repo/repo-import.ts). The account's own password session, or an OAuth token
-   * with `account:repo?action=manage`, as the reference allows.
+   * taken in all at once or not at all (repo/repo-import.ts). The account's own password session only: replacing a
+   * whole repository is account management, which no OAuth token does here.
    */
   [IMPORT_REPO]: {
     type: "procedure",
     auth: "required",
     input: "stream",
     handler: async ({ services, caller, request }, body) => {
-      caller.requireRepoManagement(IMPORT_REPO);
+      caller.requireAccountManagement(IMPORT_REPO);
       const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
       if (type !== CAR_TYPE) throw invalidRequest(`Content-Type must be ${CAR_TYPE}: the body is the repository's CAR file (com.atproto.sync.getRepo's answer)`);
       await services.repoImporter.import(caller.did, body);
