@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENGINES, execute, openTestDatabase, rowOf, type TestDatabase, raceOn } from "../../../tests/helpers/databases.ts";
+import { untilASessionWaitsForALock } from "../../../tests/helpers/postgres.ts";
+import type { PostgresDatabase } from "../db/postgres-database.ts";
 import { at, sql, statementOf } from "../db/sql.ts";
 import { SqlRecoveryStore } from "./sql-recovery-store.ts";
 
@@ -96,6 +98,33 @@ describe.each(ENGINES)("SqlRecoveryStore on %s", (engine) => {
     const winner = results.findIndex((result) => result !== undefined);
     expect(await passwordHash()).toBe(`scrypt$${winner}`);
   });
+  if (engine === "postgresql") {
+    it("a reset waits for a sign-in holding the credentials lock before it touches the account's row (no deadlock with that sign-in)", async () => {
+      // A sign-in takes the credentials lock, then writes the account's row (lastSignInAt: SqlSessionStore.create). A
+      // reset that wrote the row first and then asked for the lock deadlocked with it: PostgreSQL aborted one, the
+      // retries lost again under a stream of sign-ins, and the reset answered 500 (password-recovery.test.ts, once).
+      await issue("hash-1");
+      const signIn = await (test.db as PostgresDatabase).pool.connect();
+      try {
+        await signIn.query("BEGIN");
+        await signIn.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`account-credentials:${ALICE}`]);
+        let settled = false;
+        const redeeming = store.redeem("hash-1", T + 1000, RESET).finally(() => (settled = true));
+        await untilASessionWaitsForALock(signIn, () => settled);
+        // The sign-in goes on to the account's row: the reset, waiting for the lock, must not hold it.
+        const row = await signIn.query(`SELECT 1 FROM "Account" WHERE "did" = $1 FOR UPDATE NOWAIT`, [ALICE]).then(
+          () => "free",
+          (error: { code?: string }) => `held (${error.code})`,
+        );
+        await signIn.query(row === "free" ? "COMMIT" : "ROLLBACK");
+        expect(row).toBe("free");
+        expect(await redeeming).toMatchObject({ accountDid: ALICE });
+      } finally {
+        signIn.release();
+      }
+    });
+  }
+
   it(`race: twenty links asked for ${raceOn(engine, 4)}: exactly one works afterwards`, async () => {
     const stores = [store, ...Array.from({ length: 3 }, () => new SqlRecoveryStore(test.connect()))];
     await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 4]!.issue({ codeHash: `hash-${i}`, accountDid: ALICE, createdAt: T, expiresAt: T + 15 * 60_000 })));

@@ -2,6 +2,7 @@ import type { RecoveryReset, RecoveryResult, RecoveryStore, StoredRecoveryCode }
 import { tables } from "../db/rows.generated.ts";
 import { at, get, lock, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
+import { lockCredentials } from "./locks.ts";
 import { endPasswordSessions, lockdown } from "./sql-account-store.ts";
 import { forgetTypedCode } from "./sql-typed-code-store.ts";
 
@@ -44,13 +45,17 @@ export class SqlRecoveryStore implements RecoveryStore {
         WHERE "codeHash" = ${codeHash} AND "usedAt" IS NULL AND "expiresAt" > ${at(now)} RETURNING "accountDid"`);
       if (!spent) return undefined;
       const did = spent.accountDid;
+      // The credentials lock before the account's row, as every sign-in takes them (SqlSessionStore.create: the lock,
+      // then its lastSignInAt). The other way round, on PostgreSQL, a reset landing among sign-ins on the old password
+      // held the row while they held the lock: a deadlock, retried, lost again, and answered 500.
+      yield* lockCredentials(did);
       yield* run(sql`UPDATE "Account" SET "passwordHash" = ${reset.passwordHash}, "updatedAt" = ${at(now)} WHERE "did" = ${did}`);
       yield* run(sql`DELETE FROM "RecoveryCode" WHERE "accountDid" = ${did} AND "usedAt" IS NULL`);
       // docs/decisions/0030: the code emailed with the link is spent with it.
       yield* forgetTypedCode(did, "recovery");
       const done = yield* lockdown(did, { removePasskeys: reset.removePasskeys, disconnectApps: reset.disconnectApps });
       // docs/decisions/0047: the new password ends every password session, as a password change does; after the
-      // lockdown's credentials lock, so that a sign-in on the old password that held it first is ended too.
+      // credentials lock, so that a sign-in on the old password that held it first is ended too.
       yield* endPasswordSessions(did);
       return { accountDid: did, sessions: done.otherSessions, passkeys: done.passkeys, apps: done.apps };
     });
