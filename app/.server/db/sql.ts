@@ -192,18 +192,56 @@ export function* lock(key: string, rank?: number): Generator<Operation, void, un
   yield rank === undefined ? { kind: "lock", key } : { kind: "lock", key, rank };
 }
 
+/** Tables whose rows stand in the lock order when written (rankRowWrites): the table, its rank. */
+const rankedTables = new Map<string, number>();
+/** Per statement text: the ranked table it writes, or null. */
+const writtenTables = new WeakMap<TemplateStringsArray, string | null>();
+const WRITE_TARGET = /^\s*(?:UPDATE|DELETE\s+FROM|INSERT\s+INTO)\s+"(\w+)"/i;
+
+/**
+ * Writing a row of `table` counts, in the lock order, as holding a lock of `rank`: on PostgreSQL the write holds the
+ * row until the transaction ends, so a ranked lock below it taken afterwards is the same mistake as one taken after a
+ * higher lock (stores/locks.ts).
+ */
+export function rankRowWrites(table: string, rank: number): void {
+  rankedTables.set(table, rank);
+}
+
+function rankedTableWritten(statement: Statement): string | null {
+  let table = writtenTables.get(statement.parts);
+  if (table === undefined) {
+    const target = WRITE_TARGET.exec(statement.parts[0] ?? "")?.[1];
+    table = target !== undefined && rankedTables.has(target) ? target : null;
+    writtenTables.set(statement.parts, table);
+  }
+  return table;
+}
+
 /**
  * The order of a program's ranked locks: a lock ranked below one the program already holds is a mistake that could
  * deadlock two transactions (each holding what the other waits for), refused before it is taken, on both engines.
+ * A write to a ranked table's row holds that row as a lock of its rank (rankRowWrites).
  */
 function lockOrderCheck(): (operation: Operation) => void {
   let highest: { rank: number; key: string } | undefined;
+  const held = new Set<string>();
+  const hold = (rank: number, key: string) => {
+    if (!highest || rank > highest.rank) highest = { rank, key };
+  };
   return (operation) => {
-    if (operation.kind !== "lock" || operation.rank === undefined) return;
+    if (operation.kind !== "lock") {
+      if (rankedTables.size === 0) return;
+      const table = rankedTableWritten(operation.statement);
+      if (table !== null) hold(rankedTables.get(table)!, `a write to a row of "${table}"`);
+      return;
+    }
+    // A lock the program holds already (lockdown's credentials lock, in a reset that took it first) waits for nothing.
+    if (operation.rank === undefined || held.has(operation.key)) return;
+    held.add(operation.key);
     if (highest && operation.rank < highest.rank) {
       throw new Error(`Lock order: ${operation.key} is taken after ${highest.key}, which comes after it (stores/locks.ts)`);
     }
-    if (!highest || operation.rank > highest.rank) highest = { rank: operation.rank, key: operation.key };
+    hold(operation.rank, operation.key);
   };
 }
 

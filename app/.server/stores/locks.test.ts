@@ -29,10 +29,22 @@ describe.each(ENGINES)("the lock order on %s", (engine) => {
     expect(Number(await accounts())).toBe(1);
   });
 
+  it("takes a lock it holds already again after a higher one (it waits for nothing)", async () => {
+    await shared.db.transaction(function* () {
+      yield* lockCredentials(DID);
+      yield* insertAccount();
+      yield* lockAccountData(DID);
+      yield* lockCredentials(DID);
+    });
+    expect(Number(await accounts())).toBe(1);
+  });
+
   it.each([
     ["the credentials after the account's data", () => [lockAccountData(DID), lockCredentials(DID)] as const],
     ["an identifier after the credentials", () => [lockCredentials(DID), lockIdentifiers("lockorder.test")] as const],
     ["a blob's copy after the sequencer", () => [lockSequencer(), lockBlobContent("bafkone")] as const],
+    // Between the two: a write to the account's row, which counts as its data lock (a reset once deadlocked so).
+    ["the credentials after a write to the account's row", () => [lockIdentifiers("lockorder.test"), lockCredentials(DID)] as const],
   ] as const)("refuses %s, and keeps nothing the transaction wrote", async (_, locks) => {
     const [first, second] = locks();
     // Called inside a promise: SQLite's transaction throws at once, PostgreSQL's rejects.

@@ -1,4 +1,4 @@
-import { lock, type Program } from "../db/sql.ts";
+import { lock, rankRowWrites, type Program } from "../db/sql.ts";
 
 /**
  * The locks that transactions take together, written once, in the one order every transaction takes them: two
@@ -17,6 +17,14 @@ import { lock, type Program } from "../db/sql.ts";
  * never held with another and are not ranked.
  */
 const ORDER = ["account-identifier", "account-credentials", "account-data", "blob-content", "sequencer"] as const;
+
+/**
+ * An account's row is written under its identifiers' and credentials' locks (a sign-in's lastSignInAt, a password
+ * change, a takedown): a write to it counts as holding the account's data lock, so that neither of those is asked
+ * for after it. A reset that wrote the row and then asked for the credentials lock deadlocked on PostgreSQL with a
+ * sign-in holding the lock and writing the row.
+ */
+rankRowWrites("Account", ORDER.indexOf("account-data"));
 
 function* ranked(kind: (typeof ORDER)[number], key: string): Program<void> {
   yield* lock(key, ORDER.indexOf(kind));
