@@ -142,17 +142,13 @@ function ConfirmTakeBack({ view, permission }: { view: AppPageView; permission: 
         </h2>
         <p className="font-semibold">{permission.title}</p>
         <code className={`text-xs break-all ${mutedText}`}>{permission.item}</code>
-        <ul id="take-back-effects" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:app.confirm.refused")}</li>
-          <li>{t("account:app.confirm.rest")}</li>
-          <li>{t("account:app.confirm.askAgain")}</li>
-        </ul>
         <ConfirmForm
+          effects={[t("account:app.confirm.refused"), t("account:app.confirm.rest"), t("account:app.confirm.askAgain")]}
+          effectsId="take-back-effects"
           csrfToken={view.csrfToken}
           action={back}
           fields={{ intent: "take-back", permission: permission.item }}
           submit={t("account:app.confirm.submit")}
-          describedBy="take-back-effects"
           cancel={t("account:app.confirm.cancel")}
           cancelHref={back}
         />

@@ -203,15 +203,12 @@ function ConfirmRevoke({ view, appPassword }: { view: AppPasswordsView; appPassw
         <h2 id="revoke-question" className="text-lg font-semibold break-words">
           {appPassword.name}
         </h2>
-        <ul id="revoke-ends" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:appPasswords.confirm.signsOut")}</li>
-          <li>{t("account:appPasswords.confirm.noSignIn")}</li>
-        </ul>
         <ConfirmForm
+          effects={[t("account:appPasswords.confirm.signsOut"), t("account:appPasswords.confirm.noSignIn")]}
+          effectsId="revoke-ends"
           csrfToken={view.csrfToken}
           fields={{ intent: "revoke", name: appPassword.name }}
           submit={t("account:appPasswords.confirm.submit")}
-          describedBy="revoke-ends"
           cancel={t("account:appPasswords.confirm.cancel")}
           cancelHref={PATH}
         />

@@ -109,15 +109,12 @@ function ConfirmSignOut({ view, session }: { view: AppsView; session: PasswordSe
     <AccountShell base={view} current="/account/apps" title={t("account:apps.passwordSessions.confirm.title")}>
       <section className="flex flex-col gap-4 rounded-2xl border border-red-300 bg-white p-5 dark:border-red-800 dark:bg-slate-900">
         <PasswordSessionDetails session={session} headingId="sign-out-question" />
-        <ul id="sign-out-ends" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:apps.passwordSessions.confirm.signsOut")}</li>
-          <li>{t("account:apps.passwordSessions.confirm.again")}</li>
-        </ul>
         <ConfirmForm
+          effects={[t("account:apps.passwordSessions.confirm.signsOut"), t("account:apps.passwordSessions.confirm.again")]}
+          effectsId="sign-out-ends"
           csrfToken={view.csrfToken}
           fields={{ intent: "sign-out", session: session.id }}
           submit={t("account:apps.passwordSessions.confirm.submit")}
-          describedBy="sign-out-ends"
           cancel={t("account:apps.passwordSessions.confirm.cancel")}
           cancelHref="/account/apps"
         />
@@ -200,17 +197,13 @@ function ConfirmRevoke({ view, app }: { view: AppsView; app: ConnectedAppView })
           <VerifiedName client={app} title />
         </h2>
         <ClaimedIdentity client={app} size="sm" />
-        <ul id="revoke-loses" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:apps.confirm.signsOut")}</li>
-          <li>{t("account:apps.confirm.permissions")}</li>
-          <li>{t("account:apps.confirm.askAgain")}</li>
-        </ul>
-        <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:apps.confirm.keeps")}</p>
         <ConfirmForm
+          effects={[t("account:apps.confirm.signsOut"), t("account:apps.confirm.permissions"), t("account:apps.confirm.askAgain")]}
+          effectsId="revoke-loses"
+          note={<p className="text-sm text-slate-700 dark:text-slate-200">{t("account:apps.confirm.keeps")}</p>}
           csrfToken={view.csrfToken}
           fields={{ intent: "revoke", client_id: app.clientId }}
           submit={t("account:apps.confirm.submit")}
-          describedBy="revoke-loses"
           cancel={t("account:apps.confirm.cancel")}
           cancelHref="/account/apps"
         />

@@ -56,29 +56,41 @@ export function PostButton({ csrfToken, fields, label, className, describedBy }:
 }
 
 /**
- * A confirmation's answer (the second step of revoking, signing out, taking back): the signed-in post that does it,
- * its button described by the list of what it ends, and Cancel, a link back. Both work without JavaScript.
+ * A confirmation's answer (the second step of revoking, signing out, taking back): the list of what it does, which
+ * its button is described by, anything more to say, then the signed-in post that does it and Cancel, a link back.
+ * Both work without JavaScript.
  */
 export function ConfirmForm(props: {
   csrfToken: string;
   fields: Record<string, string>;
+  /** What answering yes does, one line each; `effectsId` names the list. */
+  effects: string[];
+  effectsId: string;
+  note?: React.ReactNode;
   submit: string;
-  describedBy: string;
   cancel: string;
   cancelHref: string;
   /** Where it posts, when not to the page's own address. */
   action?: string;
 }) {
   return (
-    <form method="post" action={props.action} className="flex flex-wrap items-center gap-4">
-      <SignedInFormFields csrfToken={props.csrfToken} />
-      <HiddenFields fields={props.fields} />
-      <button type="submit" className={dangerButton} aria-describedby={props.describedBy}>
-        {props.submit}
-      </button>
-      <a href={props.cancelHref} className={linkStyle}>
-        {props.cancel}
-      </a>
-    </form>
+    <>
+      <ul id={props.effectsId} className="flex list-disc flex-col gap-1 pl-5">
+        {props.effects.map((effect) => (
+          <li key={effect}>{effect}</li>
+        ))}
+      </ul>
+      {props.note}
+      <form method="post" action={props.action} className="flex flex-wrap items-center gap-4">
+        <SignedInFormFields csrfToken={props.csrfToken} />
+        <HiddenFields fields={props.fields} />
+        <button type="submit" className={dangerButton} aria-describedby={props.effectsId}>
+          {props.submit}
+        </button>
+        <a href={props.cancelHref} className={linkStyle}>
+          {props.cancel}
+        </a>
+      </form>
+    </>
   );
 }
