@@ -34,19 +34,13 @@ import type { BenchPostgres } from "./lib/postgres.ts";
 import { startCommitServer, type CommitServer } from "./repo-commit.ts";
 import { median, round } from "./lib/stats.ts";
 
-/**
- * bench/lib/server.ts sets the write budget's bytes to 2^40, past what PostgreSQL's INTEGER counters hold (the budget's
- * spend answers 500 on the first write there): this bench keeps them within, still never refusing its writes.
- */
-const WRITE_BYTES_WITHIN_INTEGER = { ATRIUM_WRITE_BYTES_PER_HOUR: String(2 ** 31 - 1), ATRIUM_WRITE_BYTES_PER_DAY: String(2 ** 31 - 1) };
-
 export type ActivityCostResult = { engine: BenchEngine; onMs: number[]; offMs: number[]; onMedian: number; offMedian: number; costPercent: number };
 
 export async function measureActivityCost(engine: BenchEngine, batches: number, postgres?: BenchPostgres): Promise<ActivityCostResult> {
   const servers: Partial<Record<"on" | "off", CommitServer>> = {};
   try {
     for (const mode of ["on", "off"] as const) {
-      servers[mode] = await startCommitServer({ postgres, env: { ATRIUM_APP_ACTIVITY: mode === "on" ? "1" : "0", ...WRITE_BYTES_WITHIN_INTEGER } });
+      servers[mode] = await startCommitServer({ postgres, env: { ATRIUM_APP_ACTIVITY: mode === "on" ? "1" : "0" } });
     }
     const figures = { on: [] as number[], off: [] as number[] };
     for (let batch = 0; batch < batches; batch++) {
