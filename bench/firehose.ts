@@ -27,7 +27,8 @@ import { SqlEventLog } from "../app/.server/stores/sql-event-log.ts";
 import type { NewEvent } from "../app/.server/sync/event-log.ts";
 import { commitEvent } from "../tests/helpers/repo-events.ts";
 import { clockTicksPerSecond, processCpuTicks } from "./lib/cpu.ts";
-import { startBenchPostgres, type BenchPostgres } from "./lib/postgres.ts";
+import { engineName, forEachEngine } from "./lib/engines.ts";
+import type { BenchPostgres } from "./lib/postgres.ts";
 import { startServer, type BenchServer } from "./lib/server.ts";
 import { round } from "./lib/stats.ts";
 
@@ -225,18 +226,7 @@ async function main(): Promise<void> {
   if (values.only !== undefined && values.only !== "replay") throw new Error(`--only takes replay (got ${values.only})`);
   const measure = (options: { postgres?: BenchPostgres }) =>
     values.only ? measureReplays(options).then(describeReplays) : measureFirehose(options).then(describeFirehose);
-  const engines = values.engine === "both" ? ["sqlite", "postgresql"] : [values.engine];
-  for (const engine of engines) {
-    if (engine === "sqlite") console.log(`SQLite: ${await measure({})}`);
-    else if (engine === "postgresql") {
-      const postgres = await startBenchPostgres();
-      try {
-        console.log(`PostgreSQL: ${await measure({ postgres })}`);
-      } finally {
-        await postgres.stop();
-      }
-    } else throw new Error(`--engine must be sqlite, postgresql or both (got ${engine})`);
-  }
+  await forEachEngine(values.engine, async (engine, postgres) => console.log(`${engineName(engine)}: ${await measure({ postgres })}`), { plc: false });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -15,12 +15,12 @@ import { readdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { getSessionCase } from "./lib/cases.ts";
 import { clockTicksPerSecond, processCpuNanos } from "./lib/cpu.ts";
 import { Driver, send } from "./lib/driver.ts";
 import { timedRequest, type Counters } from "./lib/measure.ts";
-import { startBenchPostgres, statementDelta, type BenchPostgres } from "./lib/postgres.ts";
+import { engineName, forEachEngine } from "./lib/engines.ts";
+import { statementDelta, type BenchPostgres } from "./lib/postgres.ts";
 import { startServer } from "./lib/server.ts";
 import { median, round } from "./lib/stats.ts";
 import { summarize, type ProfileWindow } from "./profile-summary.ts";
@@ -89,10 +89,29 @@ type ServerFigures = Pick<
   "serverCpuMs" | "batchServerCpuMs" | "getSessionCpuMs" | "batchGetSessionCpuMs" | "ownWorkMs" | "wallMs" | "postgresCpuMs" | "statementsPerCommit" | "statements" | "window"
 >;
 
-/** Server CPU (ms) per single-record createRecord on a repository of RECORDS records; `env`: settings of the server. */
-export async function serverCommits(options: { postgres?: BenchPostgres; nodeFlags?: string[]; env?: Record<string, string> }): Promise<ServerFigures> {
+/** One batch of BATCH_COMMITS single-record commits, per commit: the server's CPU, the cluster's (PostgreSQL) and the wall time, ms. */
+export type CommitBatch = { server: number; postgres: number; wall: number };
+
+/**
+ * A started server whose repository holds RECORDS records, its commits warmed up: batches of single-record
+ * createRecord commits by an OAuth app, measured on demand (serverCommits; bench/app-activity.ts runs two side by side).
+ */
+export type CommitServer = {
+  database: string;
+  driver: Driver;
+  token: string;
+  /** The server's CPU so far, ms. */
+  cpuMs(): number;
+  /** What the server logged. */
+  output(): string;
+  commitBatch(): Promise<CommitBatch>;
+  stop(): Promise<void>;
+};
+
+/** Starts a server (`env`: its settings), fills its repository and warms its commits up. */
+export async function startCommitServer(options: { postgres?: BenchPostgres; nodeFlags?: string[]; env?: Record<string, string> }): Promise<CommitServer> {
   const pg = options.postgres;
-  const database = `atrium_repo_commit_${Date.now()}`;
+  const database = `atrium_repo_commit_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   const databaseUrl = pg ? await pg.createDatabase(database) : undefined;
   const server = await startServer({ databaseUrl, nodeFlags: options.nodeFlags, env: options.env });
   try {
@@ -106,23 +125,53 @@ export async function serverCommits(options: { postgres?: BenchPostgres; nodeFla
     const create = () => xrpc(driver, token, "com.atproto.repo.createRecord", { repo: driver.did, collection: POST, rkey: key(next), record: record(next++) });
     for (let i = 0; i < WARMUP; i++) await create();
     const ticksPerSecond = clockTicksPerSecond();
-    const ticksPerMs = ticksPerSecond / 1000;
     const cpuMs = () => processCpuNanos(server.pid, ticksPerSecond) / 1e6;
+    return {
+      database,
+      driver,
+      token,
+      cpuMs,
+      output: () => server.output(),
+      async commitBatch() {
+        const cpu = cpuMs();
+        const pgTicks = pg?.cpuTicks() ?? 0;
+        const started = performance.now();
+        for (let i = 0; i < BATCH_COMMITS; i++) await create();
+        const postgres = pg ? (pg.cpuTicks() - pgTicks) / (ticksPerSecond / 1000) / BATCH_COMMITS : 0;
+        return { wall: (performance.now() - started) / BATCH_COMMITS, server: (cpuMs() - cpu) / BATCH_COMMITS, postgres };
+      },
+      stop: () => server.stop(),
+    };
+  } catch (error) {
+    await reportFailure(server);
+    await server.stop();
+    throw error;
+  }
+}
+
+/** What the server said about a failure (a 500 is logged there, not answered), once its log has been written out. */
+export async function reportFailure(server: { output(): string }): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  console.error(server.output().slice(-4000));
+}
+
+/** Server CPU (ms) per single-record createRecord on a repository of RECORDS records; `env`: settings of the server. */
+export async function serverCommits(options: { postgres?: BenchPostgres; nodeFlags?: string[]; env?: Record<string, string> }): Promise<ServerFigures> {
+  const pg = options.postgres;
+  const server = await startCommitServer(options);
+  const { database, driver, token, cpuMs } = server;
+  try {
     const sessions = getSessionCase(driver, token);
     const sessionCounters: Counters = { requests: 0, retries: 0 };
     for (const item of await sessions.prepare(GET_SESSION_WARMUP)) await timedRequest(driver, sessions, item, 0, sessionCounters);
-    const batches: Array<{ server: number; postgres: number; wall: number; getSession: number }> = [];
+    const batches: Array<CommitBatch & { getSession: number }> = [];
     const statementCounts = pg?.statementsTracked ? { total: 0, byQuery: new Map<string, { calls: number; query: string }>() } : undefined;
     const now = () => Number(process.hrtime.bigint() / 1000n);
     const startMicros = now();
     const excluded: { startMicros: number; endMicros: number }[] = [];
     for (let batch = 0; batch < BATCHES; batch++) {
       const statementsBefore = statementCounts ? await pg!.statements(database) : undefined;
-      const cpu = cpuMs();
-      const pgTicks = pg?.cpuTicks() ?? 0;
-      const started = performance.now();
-      for (let i = 0; i < BATCH_COMMITS; i++) await create();
-      const committed = { wall: (performance.now() - started) / BATCH_COMMITS, server: (cpuMs() - cpu) / BATCH_COMMITS, postgres: pg ? (pg.cpuTicks() - pgTicks) / ticksPerMs / BATCH_COMMITS : 0 };
+      const committed = await server.commitBatch();
       if (statementCounts) {
         const delta = statementDelta(statementsBefore!, await pg!.statements(database));
         statementCounts.total += delta.total;
@@ -158,9 +207,7 @@ export async function serverCommits(options: { postgres?: BenchPostgres; nodeFla
     }
     return figures;
   } catch (error) {
-    // What the server said about it (a 500 is logged there, not answered), once its log has been written out.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    console.error(server.output().slice(-4000));
+    await reportFailure(server);
     throw error;
   } finally {
     await server.stop();
@@ -229,10 +276,7 @@ export function describeRepoCommit(result: RepoCommitResult): string {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { engine: { type: "string", default: "sqlite" }, "cpu-prof-dir": { type: "string" } } });
-  const engines = values.engine === "both" ? ["sqlite", "postgresql"] : [values.engine];
   const nodeFlags = values["cpu-prof-dir"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof-dir"]}`] : undefined;
-  const plc = process.env.ATRIUM_PLC_DIRECTORY_URL ? undefined : await startPlcDirectory();
-  if (plc) process.env.ATRIUM_PLC_DIRECTORY_URL = plc.url;
   const profiled = (engine: string, result: RepoCommitResult) => {
     const dir = values["cpu-prof-dir"];
     if (!dir) return;
@@ -244,27 +288,16 @@ async function main(): Promise<void> {
     writeFileSync(named.replace(/\.cpuprofile$/, ".window.json"), `${JSON.stringify(result.window)}\n`);
     console.log(summarize(named, { window: result.window, top: 30 }));
   };
-  try {
-    for (const engine of engines) {
-      if (engine === "sqlite") {
-        const result = await measureRepoCommit({ nodeFlags });
-        console.log(`SQLite: ${describeRepoCommit(result)}`);
-        profiled(engine, result);
-      } else if (engine === "postgresql") {
-        const postgres = await startBenchPostgres();
-        try {
-          const result = await measureRepoCommit({ postgres, nodeFlags });
-          console.log(`PostgreSQL: ${describeRepoCommit(result)}`);
-          for (const statement of result.statements ?? []) console.log(`  ${statement.perCommit.toFixed(2)} × ${statement.query.replace(/\s+/g, " ").slice(0, 140)}`);
-          profiled(engine, result);
-        } finally {
-          await postgres.stop();
-        }
-      } else throw new Error(`--engine must be sqlite, postgresql or both (got ${engine})`);
-    }
-  } finally {
-    await plc?.stop();
-  }
+  await forEachEngine(
+    values.engine,
+    async (engine, postgres) => {
+      const result = await measureRepoCommit({ postgres, nodeFlags });
+      console.log(`${engineName(engine)}: ${describeRepoCommit(result)}`);
+      for (const statement of result.statements ?? []) console.log(`  ${statement.perCommit.toFixed(2)} × ${statement.query.replace(/\s+/g, " ").slice(0, 140)}`);
+      profiled(engine, result);
+    },
+    { plc: true },
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

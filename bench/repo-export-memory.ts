@@ -11,9 +11,9 @@ import { readFileSync } from "node:fs";
 import net from "node:net";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { startPlcDirectory } from "../scripts/lib/plc-directory.ts";
 import { Driver, send } from "./lib/driver.ts";
-import { startBenchPostgres, type BenchPostgres } from "./lib/postgres.ts";
+import { forEachEngine } from "./lib/engines.ts";
+import type { BenchPostgres } from "./lib/postgres.ts";
 import { startServer, type BenchServer } from "./lib/server.ts";
 import { round } from "./lib/stats.ts";
 
@@ -153,27 +153,9 @@ export function describeExportMemory(r: ExportMemoryResult): string {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { engine: { type: "string", default: "sqlite" }, records: { type: "string" }, stalled: { type: "string" } } });
-  const engines = values.engine === "both" ? ["sqlite", "postgresql"] : [values.engine];
   const records = values.records === undefined ? undefined : Number(values.records);
   const stalled = values.stalled === undefined ? undefined : Number(values.stalled);
-  const plc = await startPlcDirectory();
-  process.env.ATRIUM_PLC_DIRECTORY_URL = plc.url;
-  try {
-    for (const engine of engines) {
-      if (engine === "sqlite") {
-        console.log(describeExportMemory(await measureExportMemory({ records, stalled })));
-        continue;
-      }
-      const postgres = await startBenchPostgres();
-      try {
-        console.log(describeExportMemory(await measureExportMemory({ postgres, records, stalled })));
-      } finally {
-        await postgres.stop();
-      }
-    }
-  } finally {
-    await plc.stop();
-  }
+  await forEachEngine(values.engine, async (_engine, postgres) => console.log(describeExportMemory(await measureExportMemory({ postgres, records, stalled }))), { plc: true });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -1,3 +1,4 @@
+import { AtpAgent } from "@atproto/api";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DpopClient, TokenSet } from "../../scripts/lib/dpop-client.ts";
@@ -13,7 +14,8 @@ import { E2E_TIMEOUT, expectAccessible, hydrated, printFindings, releaseBrowser,
  * it shows what the app did with the permission beside each line; "Take this back" on the likes line narrows the app at
  * once (a form post, no JavaScript needed), a broad permission asks to confirm first; axe-core light and dark, before
  * and after; the page in every language. The protocol side (the 403, the refresh, the consent screen asked again) is
- * tests/integration/app-activity.test.ts, on both engines.
+ * tests/integration/app-activity.test.ts, on both engines. The same for an app password's page, reached from the App
+ * passwords list and from Connected apps, with Take back chat access (tests/integration/app-password-activity.test.ts).
  */
 
 const POST = "repo:app.bsky.feed.post?action=create";
@@ -23,6 +25,8 @@ const SCOPE = `atproto ${POST} ${LIKE} blob:image/*`;
 let server: TestServer;
 let browser: Browser;
 let alice: { did: string };
+/** Apps signed in with privileged app passwords: one narrowed with JavaScript, one without. */
+const bots: Record<"withScript" | "withoutScript", AtpAgent> = {} as Record<"withScript" | "withoutScript", AtpAgent>;
 let client: DpopClient;
 let tokens: TokenSet;
 const findings: Findings = {};
@@ -36,6 +40,18 @@ beforeAll(async () => {
   for (const text of ["one", "two", "three"]) await write("app.bsky.feed.post", { $type: "app.bsky.feed.post", text, createdAt }, 200);
   await write("app.bsky.feed.like", like(createdAt), 200);
   expect((await uploadBlob({ client, tokens, accessToken: tokens.access_token }, SAMPLES.png, "image/png")).status).toBe(200);
+  const owner = new AtpAgent({ service: server.issuer });
+  await owner.login({ identifier: ALICE.handle, password: ALICE.password });
+  for (const [key, name] of [["withScript", "script bot"], ["withoutScript", "plain bot"]] as const) {
+    const created = await owner.com.atproto.server.createAppPassword({ name, privileged: true });
+    const bot = new AtpAgent({ service: server.issuer });
+    await bot.login({ identifier: ALICE.handle, password: created.data.password });
+    bots[key] = bot;
+  }
+  const posts = [];
+  for (const text of ["one", "two", "three"]) posts.push(await bots.withScript.post({ text, createdAt }));
+  await bots.withScript.like(posts[0]!.uri, posts[0]!.cid);
+  await bots.withScript.uploadBlob(SAMPLES.png, { encoding: "image/png" });
 }, E2E_TIMEOUT);
 
 afterAll(async () => {
@@ -114,6 +130,61 @@ describe("an app's page", { timeout: E2E_TIMEOUT }, () => {
       for (const key of ["account:app.activity.title", "account:app.permissions.title", "account:app.address", "account:app.takenBack"] as const) expect(main).toContain(t(key));
       expect(main).toContain(t("account:app.activity.kinds.create", { count: 4 }));
       expect(main).not.toMatch(/account:|app\.activity\./);
+      expect(await seriousAxeViolations(page, "all")).toEqual([]);
+      await context.close();
+    });
+  }
+});
+
+/** From App passwords to an app password's page, by its card's link. */
+async function openAppPasswordPage(page: Page, name: string): Promise<void> {
+  await page.goto(`${server.issuer}/account/app-passwords`);
+  await page.getByRole("article").filter({ has: page.getByRole("heading", { name, exact: true }) }).getByRole("link", { name: "What it did, and its access" }).click();
+  await page.waitForURL(/\/account\/app-passwords\/app-/);
+}
+
+describe("an app password's page", { timeout: E2E_TIMEOUT }, () => {
+  it("shows what its apps did; Take back chat access narrows it at once (with JavaScript)", async () => {
+    const { context, page } = await signedInToAccountArea(browser, server.issuer, ALICE.handle, { bypassCSP: true });
+    await openAppPasswordPage(page, "script bot");
+    await hydrated(page);
+    const activity = page.getByTestId("activity");
+    expect((await activity.getByRole("article").allInnerTexts()).map((text) => text.split("\n")[0]).sort()).toEqual(
+      ["Created 3 records · app.bsky.feed.post", "Created 1 record · app.bsky.feed.like", "Uploaded 1 file · image/png"].sort(),
+    );
+    await expectAccessible(page, "app-password-page-before", findings);
+    await page.getByRole("button", { name: "Take back chat access" }).click();
+    await page.waitForURL(/notice=app-password-chat-taken-back/);
+    expect(await visibleText(page.getByText("Apps signed in with it cannot read your direct messages."))).toContain("cannot read");
+    await expectAccessible(page, "app-password-page-after", findings);
+    await bots.withScript.post({ text: "still posting", createdAt: "2026-11-28T12:10:00.000Z" });
+    await context.close();
+  });
+
+  it("is reached from Connected apps and takes chat back without JavaScript", async () => {
+    const { context, page } = await signedInToAccountArea(browser, server.issuer, ALICE.handle, { javaScriptEnabled: false });
+    await page.goto(`${server.issuer}/account/apps`);
+    await page.getByRole("article").filter({ hasText: "plain bot" }).getByRole("link", { name: "What this app password did" }).click();
+    await page.waitForURL(/\/account\/app-passwords\/app-/);
+    expect(await page.getByTestId("activity").count()).toBe(0);
+    await page.getByRole("button", { name: "Take back chat access" }).click();
+    await page.waitForURL(/notice=app-password-chat-taken-back/);
+    expect(await page.locator("main").innerText()).toContain("Apps signed in with it cannot read your direct messages.");
+    await context.close();
+  });
+
+  for (const language of LANGUAGES) {
+    it(`reads in ${LANGUAGE_NAMES[language]} (${language}) at 390×844, axe-clean`, async () => {
+      const t = translatorFor(language);
+      const { context, page } = await signedInToAccountArea(browser, server.issuer, ALICE.handle, { bypassCSP: true });
+      await openAppPasswordPage(page, "script bot");
+      await page.goto(`${page.url().split("?")[0]}?lng=${language}`);
+      const main = await page.locator("main").innerText();
+      for (const key of ["account:app.activity.title", "account:appPassword.chat.title", "account:app.address", "account:appPassword.addressHint", "account:appPassword.back"] as const) {
+        expect(main).toContain(t(key));
+      }
+      expect(main).toContain(t("account:app.activity.kinds.create", { count: 4 }));
+      expect(main).not.toMatch(/account:|appPassword\./);
       expect(await seriousAxeViolations(page, "all")).toEqual([]);
       await context.close();
     });

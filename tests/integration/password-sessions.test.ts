@@ -270,11 +270,13 @@ describe("a bot with an app password", () => {
     expect((await chatToken()).success).toBe(true);
 
     const browser = await signedIn(server, CAROL.handle, CAROL.password);
-    const page = await openPage(browser, "/account/app-passwords");
+    const stored = await rowOf<{ id: string }>(server.database(), sql`SELECT "id" FROM "AppPassword" WHERE "name" = ${"narrowed chat app"}`);
+    const path = `/account/app-passwords/${stored!.id}`;
+    const page = await openPage(browser, path);
     expect(pageText(page.html)).toContain("Take back chat access");
-    const taken = await postForm(browser, "/account/app-passwords", { csrf_token: page.csrfToken!, intent: "drop-privilege", name: "narrowed chat app" });
+    const taken = await postForm(browser, path, { csrf_token: page.csrfToken!, intent: "drop-privilege" });
     expect(taken.status).toBe(303);
-    expect(taken.location).toBe("/account/app-passwords?notice=app-password-chat-taken-back");
+    expect(taken.location).toBe(`${path}?notice=app-password-chat-taken-back`);
 
     // The same access token, unchanged in the app: the chat is refused, the rest works.
     expect(await refusal(chatToken())).toMatchObject({ status: 400, message: expect.stringContaining("Bad token method") });
@@ -282,7 +284,7 @@ describe("a bot with an app password", () => {
     const refreshed = await fetch(`${server.issuer}/xrpc/com.atproto.server.refreshSession`, { method: "POST", headers: { Authorization: `Bearer ${chat.session!.refreshJwt}` } });
     expect(refreshed.status).toBe(200);
     expect(decodeJwt(((await refreshed.json()) as { accessJwt: string }).accessJwt).scope).toBe("com.atproto.appPass");
-    expect(pageText((await openPage(browser, "/account/app-passwords")).html)).not.toContain("Take back chat access");
+    expect(pageText((await openPage(browser, path)).html)).not.toContain("Take back chat access");
     await owner.com.atproto.server.revokeAppPassword({ name: "narrowed chat app" });
   });
 

@@ -86,14 +86,14 @@ const CREATE_RECORD_WRITES = COMMITS_PER_CLEANUP * 5 + 4;
  * createRecord: the statements of COMMITS_PER_CLEANUP single-record commits in a row, of which exactly one prunes
  * expired events and blobs (docs/decisions/0037, amendment). Each commit on PostgreSQL: the DPoP proof's jti and the
  * access token, the account's write budget (one statement, docs/decisions/0045), then BEGIN, the account's lock, the
- * head's swap, the new blocks, the record, the removed blocks, the sequencer's lock, the event, the app's activity
- * counters (one upsert, docs/decisions/0053), COMMIT (13). On SQLite the locks are BEGIN IMMEDIATE's, the write
- * budget's statement is a transaction of three, and the jti is at most a transaction of four (BEGIN, its cleanup, its
+ * head's swap with the app's activity counters written in it (one statement, docs/decisions/0053), the new blocks,
+ * the record, the removed blocks, the sequencer's lock, the event, COMMIT (12). On SQLite the locks are BEGIN IMMEDIATE's, the write
+ * budget's statement is a transaction of three, the counters are an upsert of their own, and the jti is at most a transaction of four (BEGIN, its cleanup, its
  * insert, COMMIT; the insert alone on three requests in four, docs/decisions/0039): at most 16. And on one commit of
  * the four, the three prunes (events, blobs, expired activity days).
  */
 const CREATE_RECORD_LIMIT = {
-  postgresql: COMMITS_PER_CLEANUP * 13 + 3,
+  postgresql: COMMITS_PER_CLEANUP * 12 + 3,
   sqlite: COMMITS_PER_CLEANUP * 16 + 3,
 };
 

@@ -86,13 +86,17 @@ export class AppPasswords {
     return this.store.revoke(accountDid, name);
   }
 
+  /** The account's app password of that id (its page's address names it), if any. */
+  async find(accountDid: string, id: string): Promise<ListedAppPassword | undefined> {
+    return (await this.store.list(accountDid)).find((one) => one.id === id);
+  }
+
   /**
-   * Takes the chat back from the privileged app password of that name (docs/decisions/0053): its sessions keep the
-   * rest, from their next call and refresh. False when the account has no privileged app password of that name.
+   * Takes the chat back from the account's privileged app password of that id (docs/decisions/0053): its sessions
+   * keep the rest, from their next call and refresh. False when the account has no privileged app password of that id.
    */
-  async dropPrivilege(accountDid: string, name: string): Promise<boolean> {
-    const appPassword = (await this.store.list(accountDid)).find((one) => one.name === name);
-    return appPassword ? this.store.dropPrivilege(accountDid, appPassword.id) : false;
+  async dropPrivilege(accountDid: string, id: string): Promise<boolean> {
+    return this.store.dropPrivilege(accountDid, id);
   }
 
   /**

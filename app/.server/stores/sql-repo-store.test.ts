@@ -13,6 +13,7 @@ import { BLOB_CLEANUP_BATCH } from "./sql-blob-store.ts";
 import { SqlAccountDeletionStore } from "./sql-account-deletion-store.ts";
 import { EVENT_PRUNE_BATCH, SqlEventLog } from "./sql-event-log.ts";
 import { COMMITS_PER_CLEANUP } from "./sql-repo-store.ts";
+import { oauthApp } from "../activity/activity-lines.ts";
 
 const ALICE = "did:plc:alice";
 const BOB = "did:plc:bob";
@@ -293,6 +294,24 @@ describe.each(ENGINES)("SqlRepoStore and RepoWriter on %s", (engine) => {
     expect(results.filter((result) => result === "RecordAlreadyExists")).toHaveLength(19);
     expect(await countRows(shared.db, "Record")).toBe(1);
     expect(await paths()).toEqual([`${NOTE}/contested`]);
+  });
+
+  it("RACE: commits of an app from four processes count each write once, with its commit: none lost, none kept of a refused or rebuilt commit (docs/decisions/0053)", async () => {
+    const sides = shared.others(4).map((db) => repositoriesOn(db, clock));
+    const app = oauthApp("https://app.example/client-metadata.json");
+    const written = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => outcome(sides[i % 4]!.writer.write(ALICE, [create(i < 8 ? `c${i}` : "contested")], { activity: app }))),
+    );
+    // Eight distinct keys and one contested: nine commits kept, seven refused (each after losing swaps, rebuilt).
+    expect(written.filter((result) => result === "ok")).toHaveLength(9);
+    // A commit refused by the deactivated account's swap counts nothing either.
+    await execute(shared.db, sql`UPDATE "Account" SET "deactivatedAt" = ${at(clock.now)} WHERE "did" = ${ALICE}`);
+    await expect(main().writer.write(ALICE, [create("late")], { activity: app })).rejects.toMatchObject({ code: "AccountDeactivated" });
+    const counted = await rowsOf<{ kind: string; target: string; count: number | string }>(
+      shared.db,
+      sql`SELECT "kind", "target", "count" FROM "AppActivity" WHERE "accountDid" = ${ALICE} AND "app" = ${app}`,
+    );
+    expect(counted.map((row) => ({ ...row, count: Number(row.count) }))).toEqual([{ kind: "create", target: NOTE, count: 9 }]);
   });
 
   it("the repository migration gives an account's existing records (raw-JSON CIDs) one commit, and is idempotent", async () => {

@@ -13,7 +13,7 @@ import { appendEvent, sendEvent } from "./sql-event-log.ts";
 import { blobReferencesOf, recordBlobReferences, removeExpiredBlobs } from "./sql-blob-store.ts";
 import { CleanupGate } from "./expired-rows.ts";
 import { openRepoSnapshot } from "./sql-repo-snapshot.ts";
-import { cleanupExpiredActivity, countActivity } from "./sql-activity-store.ts";
+import { cleanupExpiredActivity, countChunks, sendCounts, withCounts, type CountChunk } from "./sql-activity-store.ts";
 import { expiredDay } from "../activity/activity-lines.ts";
 import { lockAccountData } from "./locks.ts";
 
@@ -61,11 +61,19 @@ export class SqlRepoStore implements RepoStore {
   private readonly cache = new BlockCache(BLOCK_CACHE_BYTES);
   /** Which of this process's commits prune expired events and blobs. */
   private readonly cleanup = new CleanupGate(COMMITS_PER_CLEANUP);
+  /**
+   * Whether a commit writes its app's counts in the head's swap (withCounts: a data-modifying WITH, which PostgreSQL has
+   * and SQLite lacks), rather than in a statement of their own: the same rows either way, in the same transaction; on
+   * PostgreSQL one statement less per commit (docs/decisions/0053). The contract suite runs each on its engine.
+   */
+  private readonly foldsCounts: boolean;
 
   constructor(
     private readonly db: Database,
     private readonly settings: RepoStoreSettings,
-  ) {}
+  ) {
+    this.foldsCounts = db.engine === "postgresql";
+  }
 
   async getRecord(did: string, collection: string, rkey: string) {
     return this.db.execute(function* (): Program<StoredRecord | undefined> {
@@ -147,12 +155,18 @@ export class SqlRepoStore implements RepoStore {
 
   async applyCommit(commit: PreparedCommit, now: number): Promise<boolean> {
     const { blobGraceMs, eventRetentionMs } = this.settings;
+    const foldsCounts = this.foldsCounts;
     // Decided once, outside the program, which PostgreSQL may run again after a deadlock.
     const prune = this.cleanup.due();
+    const { activity } = commit;
+    const counts = activity ? countChunks(commit.did, activity.app, activity.day, activity.counts, now) : [];
+    // The app's counts land with its commit or not at all; under the account lock, so the day's cap holds
+    // (docs/decisions/0053). On PostgreSQL the first statement of them is the head's swap itself (withCounts).
+    const [folded, sent] = foldsCounts ? [counts[0], counts.slice(1)] : [undefined, counts];
     try {
       await this.db.transaction(function* (): Program<void> {
         yield* lockAccountData(commit.did);
-        if (!(yield* swapHead(commit, now))) {
+        if (!(yield* swapHead(commit, now, folded))) {
           // The swap also fails on a deactivated or taken-down account (docs/decisions/0031, 0051): say so rather
           // than rebuild.
           const state = yield* stateOf(commit.did);
@@ -163,12 +177,11 @@ export class SqlRepoStore implements RepoStore {
         yield* insertBlocks(commit);
         for (const change of commit.records) yield* applyRecordChange(commit.did, change, commit.head.rev, now);
         yield* removeBlocks(commit);
-        // The app's counts land with its commit or not at all; under the account lock, so the day's cap holds
-        // (docs/decisions/0053). Sent ahead: on PostgreSQL no round trip of their own.
-        if (commit.activity) yield* countActivity(commit.did, commit.activity.app, commit.activity.day, commit.activity.counts, now);
+        // The rest of the counts (all of them on SQLite), sent ahead: on PostgreSQL no round trip of their own.
+        yield* sendCounts(sent);
         for (const event of commit.events) yield* sendEvent(event, now, eventRetentionMs, prune);
         if (prune) yield* removeExpiredBlobs(now, blobGraceMs);
-        if (prune && commit.activity) yield* cleanupExpiredActivity(expiredDay(now));
+        if (prune && activity) yield* cleanupExpiredActivity(expiredDay(now));
       });
     } catch (error) {
       // Thrown inside the transaction: nothing was written, the cleanup included.
@@ -269,20 +282,28 @@ function* stateOf(did: string): Program<AccountState | undefined> {
   return row && accountStateOf(row);
 }
 
+/** The head's first commit: the row, unless another process made it first. */
+const INSERT_HEAD = `INSERT INTO "RepoRoot" ("did", "cid", "rev", "updatedAt") VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+const insertHead = statementOf(INSERT_HEAD);
+/** The head moved from the commit's base, unless the account is deactivated or taken down. */
+const SWAP_HEAD = `UPDATE "RepoRoot" SET "cid" = ?, "rev" = ?, "updatedAt" = ?
+    WHERE "did" = ? AND "cid" = ?
+      AND NOT EXISTS (SELECT 1 FROM "Account" WHERE "did" = ? AND ("deactivatedAt" IS NOT NULL OR "takendownAt" IS NOT NULL))`;
+const swapHeadStatement = statementOf(SWAP_HEAD);
+
 /**
  * The compare-and-swap on the head: true when it moved from the commit's base to its new head, and the account is
  * neither deactivated nor taken down (checked in the same statement, so a commit costs no extra read;
- * docs/decisions/0031, 0051).
+ * docs/decisions/0031, 0051). `counts`: the app's counts written in the same statement (PostgreSQL, withCounts), which a
+ * swap that fails takes back with the transaction it aborts.
  */
-function* swapHead(commit: PreparedCommit, now: number): Program<boolean> {
+function* swapHead(commit: PreparedCommit, now: number, counts: CountChunk | undefined): Program<boolean> {
   const { did, base, head } = commit;
-  if (base === null) {
-    return (yield* run(sql`INSERT INTO "RepoRoot" ("did", "cid", "rev", "updatedAt") VALUES (${did}, ${head.cid}, ${head.rev}, ${at(now)})
-      ON CONFLICT DO NOTHING`)) === 1;
-  }
-  return (yield* run(sql`UPDATE "RepoRoot" SET "cid" = ${head.cid}, "rev" = ${head.rev}, "updatedAt" = ${at(now)}
-    WHERE "did" = ${did} AND "cid" = ${base.cid}
-      AND NOT EXISTS (SELECT 1 FROM "Account" WHERE "did" = ${did} AND ("deactivatedAt" IS NOT NULL OR "takendownAt" IS NOT NULL))`)) === 1;
+  const [text, statement, values] =
+    base === null
+      ? [INSERT_HEAD, insertHead, [did, head.cid, head.rev, at(now)]]
+      : [SWAP_HEAD, swapHeadStatement, [head.cid, head.rev, at(now), did, base.cid, did]];
+  return (yield* run(counts ? withCounts(text, values, counts) : statement(...values))) === 1;
 }
 
 /**

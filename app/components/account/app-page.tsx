@@ -1,9 +1,10 @@
-import { SignedInFormFields } from "./form-account";
+import { ConfirmForm, PostButton } from "./form-account";
+import { ActivityHistory, PageAddress } from "./activity-history";
 import type { ActivityLineView, AppPageView, PermissionItemView } from "../../.server/screens/account/views";
 import { ClaimedIdentity, IdentityCaution, VerifiedName } from "../consent/client-identity";
 import { DateTime } from "../ui/date-time";
 import { useT } from "../ui/i18n";
-import { dangerButton, linkStyle, mutedText, smallButton, summaryStyle } from "../ui/styles";
+import { dangerButton, linkStyle, mutedText, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
 
 /**
@@ -20,15 +21,9 @@ export function AppPage({ view }: { view: AppPageView }) {
         {t("account:app.back")}
       </a>
       <AppSummary view={view} />
-      <Activity view={view} />
+      <ActivityHistory enabled={view.activityEnabled} lines={view.activity} days={view.days} control={(line, describedBy) => <LineControl view={view} line={line} describedBy={describedBy} />} />
       <Permissions view={view} />
-      <section aria-labelledby="app-address" className="flex flex-col gap-1 text-sm">
-        <h2 id="app-address" className="font-semibold">
-          {t("account:app.address")}
-        </h2>
-        <p className={mutedText}>{t("account:app.addressHint")}</p>
-        <code className="break-all">{view.address}</code>
-      </section>
+      <PageAddress address={view.address} hint={t("account:app.addressHint")} />
     </AccountShell>
   );
 }
@@ -76,102 +71,19 @@ function Part({ id, title, children }: { id: string; title: string; children: Re
   );
 }
 
-function Activity({ view }: { view: AppPageView }) {
+/** A line's control: Take this back, for exactly its act; "Taken back" once it is. */
+function LineControl({ view, line, describedBy }: { view: AppPageView; line: ActivityLineView; describedBy: string }) {
   const { t } = useT();
-  return (
-    <Part id="app-activity" title={t("account:app.activity.title")}>
-      {!view.activityEnabled ? (
-        <p className={mutedText}>{t("account:app.activity.off")}</p>
-      ) : view.activity.length === 0 ? (
-        <p className={mutedText}>{t("account:app.activity.none")}</p>
-      ) : (
-        <>
-          <ul className="flex flex-col gap-3" data-testid="activity">
-            {view.activity.map((line, index) => (
-              <li key={`${line.kind} ${line.target} ${line.service ?? ""}`}>
-                <ActivityLine view={view} line={line} id={`activity-${index}`} />
-              </li>
-            ))}
-          </ul>
-          <details className="text-sm">
-            <summary className={summaryStyle}>{t("account:app.activity.byDay")}</summary>
-            <ul className="mt-2 flex flex-col gap-2">
-              {view.days.map(({ day, lines }) => (
-                <li key={day}>
-                  <h3 className="font-semibold">
-                    <time dateTime={day}>{day.slice(0, 10)}</time>
-                  </h3>
-                  <ul className="list-disc pl-5">
-                    {lines.map((line) => (
-                      <li key={`${line.kind} ${line.target} ${line.service ?? ""}`}>
-                        <LineWhat line={line} />
-                      </li>
-                    ))}
-                  </ul>
-                </li>
-              ))}
-            </ul>
-          </details>
-        </>
-      )}
-    </Part>
-  );
-}
-
-/** "Created 3 records · app.bsky.feed.post": the act and its count in words, the technical name beside. */
-function LineWhat({ line }: { line: ActivityLineView }) {
-  const { t } = useT();
-  return (
-    <>
-      {t(`account:app.activity.kinds.${line.kind}`, { count: line.count })}
-      {" · "}
-      <span className="font-mono text-xs break-all">{line.target === "" ? t("account:app.activity.other") : line.target}</span>
-      {line.service ? <span className="font-mono text-xs break-all"> → {line.service}</span> : null}
-    </>
-  );
-}
-
-function ActivityLine({ view, line, id }: { view: AppPageView; line: ActivityLineView; id: string }) {
-  const { t } = useT();
-  return (
-    <article aria-labelledby={id} className="flex flex-col gap-2 rounded-2xl border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
-      <p id={id} className="font-semibold">
-        <LineWhat line={line} />
-      </p>
-      <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-0.5 text-sm">
-        <dt className={mutedText}>{t("account:app.activity.last")}</dt>
-        <dd>
-          <DateTime iso={line.lastAt} />
-        </dd>
-        {line.permission ? (
-          <>
-            <dt className={mutedText}>{t("account:app.activity.permission")}</dt>
-            <dd>{line.permission}</dd>
-          </>
-        ) : null}
-      </dl>
-      {line.takenBack ? (
-        <p className="text-sm font-semibold text-red-800 dark:text-red-300">{t("account:app.takenBack")}</p>
-      ) : line.item ? (
-        <TakeBackForm view={view} item={line.item} describedBy={id} label={t("account:app.activity.takeBack")} />
-      ) : null}
-    </article>
-  );
+  if (line.takenBack) return <p className="text-sm font-semibold text-red-800 dark:text-red-300">{t("account:app.takenBack")}</p>;
+  return line.item ? <TakeBackForm view={view} item={line.item} describedBy={describedBy} label={t("account:app.activity.takeBack")} /> : null;
 }
 
 /** One permission's control: a broad one asks to confirm first (a GET to this page), a narrow one is taken back at once. */
 function TakeBackForm({ view, item, describedBy, label, broad = false }: { view: AppPageView; item: string; describedBy: string; label: string; broad?: boolean }) {
+  if (!broad) return <PostButton csrfToken={view.csrfToken} fields={{ intent: "take-back", permission: item }} label={label} className={`${dangerButton} ${smallButton}`} describedBy={describedBy} />;
   return (
-    <form method={broad ? "get" : "post"}>
-      {broad ? (
-        <input type="hidden" name="take-back" value={item} />
-      ) : (
-        <>
-          <SignedInFormFields csrfToken={view.csrfToken} />
-          <input type="hidden" name="intent" value="take-back" />
-          <input type="hidden" name="permission" value={item} />
-        </>
-      )}
+    <form method="get">
+      <input type="hidden" name="take-back" value={item} />
       <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={describedBy}>
         {label}
       </button>
@@ -230,22 +142,16 @@ function ConfirmTakeBack({ view, permission }: { view: AppPageView; permission: 
         </h2>
         <p className="font-semibold">{permission.title}</p>
         <code className={`text-xs break-all ${mutedText}`}>{permission.item}</code>
-        <ul id="take-back-effects" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:app.confirm.refused")}</li>
-          <li>{t("account:app.confirm.rest")}</li>
-          <li>{t("account:app.confirm.askAgain")}</li>
-        </ul>
-        <form method="post" action={back} className="flex flex-wrap items-center gap-4">
-          <SignedInFormFields csrfToken={view.csrfToken} />
-          <input type="hidden" name="intent" value="take-back" />
-          <input type="hidden" name="permission" value={permission.item} />
-          <button type="submit" className={dangerButton} aria-describedby="take-back-effects">
-            {t("account:app.confirm.submit")}
-          </button>
-          <a href={back} className={linkStyle}>
-            {t("account:app.confirm.cancel")}
-          </a>
-        </form>
+        <ConfirmForm
+          effects={[t("account:app.confirm.refused"), t("account:app.confirm.rest"), t("account:app.confirm.askAgain")]}
+          effectsId="take-back-effects"
+          csrfToken={view.csrfToken}
+          action={back}
+          fields={{ intent: "take-back", permission: permission.item }}
+          submit={t("account:app.confirm.submit")}
+          cancel={t("account:app.confirm.cancel")}
+          cancelHref={back}
+        />
       </section>
     </AccountShell>
   );

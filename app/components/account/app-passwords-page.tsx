@@ -1,4 +1,4 @@
-import { SignedInFormFields } from "./form-account";
+import { ConfirmForm, SignedInFormFields } from "./form-account";
 import type { AppPasswordsView, AppPasswordView, CreatedAppPasswordView } from "../../.server/screens/account/views";
 import { DateTime } from "../ui/date-time";
 import { Field } from "../ui/field";
@@ -67,8 +67,8 @@ function AppPasswordList({ view }: { view: AppPasswordsView }) {
       ) : (
         <ul className="flex flex-col gap-3">
           {view.appPasswords.map((appPassword, index) => (
-            <li key={appPassword.name}>
-              <AppPasswordItem appPassword={appPassword} index={index} csrfToken={view.csrfToken} />
+            <li key={appPassword.id}>
+              <AppPasswordItem appPassword={appPassword} index={index} />
             </li>
           ))}
         </ul>
@@ -77,7 +77,7 @@ function AppPasswordList({ view }: { view: AppPasswordsView }) {
   );
 }
 
-function AppPasswordItem({ appPassword, index, csrfToken }: { appPassword: AppPasswordView; index: number; csrfToken: string }) {
+function AppPasswordItem({ appPassword, index }: { appPassword: AppPasswordView; index: number }) {
   const { t } = useT();
   const headingId = `app-password-${index}`;
   return (
@@ -96,18 +96,11 @@ function AppPasswordItem({ appPassword, index, csrfToken }: { appPassword: AppPa
           <dd>{appPassword.lastUsedAt ? <DateTime iso={appPassword.lastUsedAt} /> : t("account:appPasswords.list.notYet")}</dd>
         </dl>
       </div>
-      <div className="flex shrink-0 flex-wrap gap-2">
-        {/* Narrowing, not ending: its apps keep everything but the chat from their next call (docs/decisions/0053). */}
-        {appPassword.privileged ? (
-          <form method="post">
-            <SignedInFormFields csrfToken={csrfToken} />
-            <input type="hidden" name="intent" value="drop-privilege" />
-            <input type="hidden" name="name" value={appPassword.name} />
-            <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={headingId}>
-              {t("account:appPasswords.list.takeBackChat")}
-            </button>
-          </form>
-        ) : null}
+      <div className="flex shrink-0 flex-wrap items-center gap-2">
+        {/* What its apps did, and Take back chat access for a privileged one (docs/decisions/0053). */}
+        <a href={`${PATH}/${encodeURIComponent(appPassword.id)}`} className={`${linkStyle} text-sm`} aria-describedby={headingId}>
+          {t("account:appPasswords.list.details")}
+        </a>
         {/* A second step, not the revocation itself: the confirmation says what ends (no JavaScript needed). */}
         <form method="get">
           <input type="hidden" name="revoke" value={appPassword.name} />
@@ -210,21 +203,15 @@ function ConfirmRevoke({ view, appPassword }: { view: AppPasswordsView; appPassw
         <h2 id="revoke-question" className="text-lg font-semibold break-words">
           {appPassword.name}
         </h2>
-        <ul id="revoke-ends" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:appPasswords.confirm.signsOut")}</li>
-          <li>{t("account:appPasswords.confirm.noSignIn")}</li>
-        </ul>
-        <form method="post" className="flex flex-wrap items-center gap-4">
-          <SignedInFormFields csrfToken={view.csrfToken} />
-          <input type="hidden" name="intent" value="revoke" />
-          <input type="hidden" name="name" value={appPassword.name} />
-          <button type="submit" className={dangerButton} aria-describedby="revoke-ends">
-            {t("account:appPasswords.confirm.submit")}
-          </button>
-          <a href={PATH} className={linkStyle}>
-            {t("account:appPasswords.confirm.cancel")}
-          </a>
-        </form>
+        <ConfirmForm
+          effects={[t("account:appPasswords.confirm.signsOut"), t("account:appPasswords.confirm.noSignIn")]}
+          effectsId="revoke-ends"
+          csrfToken={view.csrfToken}
+          fields={{ intent: "revoke", name: appPassword.name }}
+          submit={t("account:appPasswords.confirm.submit")}
+          cancel={t("account:appPasswords.confirm.cancel")}
+          cancelHref={PATH}
+        />
       </section>
     </AccountShell>
   );

@@ -1,4 +1,4 @@
-import { SignedInFormFields } from "./form-account";
+import { ConfirmForm } from "./form-account";
 import type { AppsView, ConnectedAppView, PasswordSessionView } from "../../.server/screens/account/views";
 import { ClaimedIdentity, IdentityCaution, VerifiedName, verifiedNameText } from "../consent/client-identity";
 import { ScopeList } from "../consent/scope-list";
@@ -56,13 +56,21 @@ function PasswordSessions({ view }: { view: AppsView }) {
               className="flex flex-col gap-3 rounded-2xl border border-slate-200 bg-white p-5 sm:flex-row sm:items-start sm:justify-between dark:border-slate-800 dark:bg-slate-900"
             >
               <PasswordSessionDetails session={session} headingId={`password-session-${index}`} />
-              {/* A second step, as for an OAuth app: the confirmation says what ends (no JavaScript needed). */}
-              <form method="get" className="shrink-0">
-                <input type="hidden" name="sign-out" value={session.id} />
-                <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={`password-session-${index}`}>
-                  {t("account:apps.passwordSessions.signOut")}
-                </button>
-              </form>
+              <div className="flex shrink-0 flex-wrap items-center gap-2">
+                {/* Its app password's page: what the apps signed in with it did (docs/decisions/0053). */}
+                {session.appPasswordId ? (
+                  <a href={`/account/app-passwords/${encodeURIComponent(session.appPasswordId)}`} className={`${linkStyle} text-sm`} aria-describedby={`password-session-${index}`}>
+                    {t("account:apps.passwordSessions.appPasswordPage")}
+                  </a>
+                ) : null}
+                {/* A second step, as for an OAuth app: the confirmation says what ends (no JavaScript needed). */}
+                <form method="get">
+                  <input type="hidden" name="sign-out" value={session.id} />
+                  <button type="submit" className={`${dangerButton} ${smallButton}`} aria-describedby={`password-session-${index}`}>
+                    {t("account:apps.passwordSessions.signOut")}
+                  </button>
+                </form>
+              </div>
             </article>
           </li>
         ))}
@@ -101,21 +109,15 @@ function ConfirmSignOut({ view, session }: { view: AppsView; session: PasswordSe
     <AccountShell base={view} current="/account/apps" title={t("account:apps.passwordSessions.confirm.title")}>
       <section className="flex flex-col gap-4 rounded-2xl border border-red-300 bg-white p-5 dark:border-red-800 dark:bg-slate-900">
         <PasswordSessionDetails session={session} headingId="sign-out-question" />
-        <ul id="sign-out-ends" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:apps.passwordSessions.confirm.signsOut")}</li>
-          <li>{t("account:apps.passwordSessions.confirm.again")}</li>
-        </ul>
-        <form method="post" className="flex flex-wrap items-center gap-4">
-          <SignedInFormFields csrfToken={view.csrfToken} />
-          <input type="hidden" name="intent" value="sign-out" />
-          <input type="hidden" name="session" value={session.id} />
-          <button type="submit" className={dangerButton} aria-describedby="sign-out-ends">
-            {t("account:apps.passwordSessions.confirm.submit")}
-          </button>
-          <a href="/account/apps" className={linkStyle}>
-            {t("account:apps.passwordSessions.confirm.cancel")}
-          </a>
-        </form>
+        <ConfirmForm
+          effects={[t("account:apps.passwordSessions.confirm.signsOut"), t("account:apps.passwordSessions.confirm.again")]}
+          effectsId="sign-out-ends"
+          csrfToken={view.csrfToken}
+          fields={{ intent: "sign-out", session: session.id }}
+          submit={t("account:apps.passwordSessions.confirm.submit")}
+          cancel={t("account:apps.passwordSessions.confirm.cancel")}
+          cancelHref="/account/apps"
+        />
       </section>
     </AccountShell>
   );
@@ -195,23 +197,16 @@ function ConfirmRevoke({ view, app }: { view: AppsView; app: ConnectedAppView })
           <VerifiedName client={app} title />
         </h2>
         <ClaimedIdentity client={app} size="sm" />
-        <ul id="revoke-loses" className="flex list-disc flex-col gap-1 pl-5">
-          <li>{t("account:apps.confirm.signsOut")}</li>
-          <li>{t("account:apps.confirm.permissions")}</li>
-          <li>{t("account:apps.confirm.askAgain")}</li>
-        </ul>
-        <p className="text-sm text-slate-700 dark:text-slate-200">{t("account:apps.confirm.keeps")}</p>
-        <form method="post" className="flex flex-wrap items-center gap-4">
-          <SignedInFormFields csrfToken={view.csrfToken} />
-          <input type="hidden" name="intent" value="revoke" />
-          <input type="hidden" name="client_id" value={app.clientId} />
-          <button type="submit" className={dangerButton} aria-describedby="revoke-loses">
-            {t("account:apps.confirm.submit")}
-          </button>
-          <a href="/account/apps" className={linkStyle}>
-            {t("account:apps.confirm.cancel")}
-          </a>
-        </form>
+        <ConfirmForm
+          effects={[t("account:apps.confirm.signsOut"), t("account:apps.confirm.permissions"), t("account:apps.confirm.askAgain")]}
+          effectsId="revoke-loses"
+          note={<p className="text-sm text-slate-700 dark:text-slate-200">{t("account:apps.confirm.keeps")}</p>}
+          csrfToken={view.csrfToken}
+          fields={{ intent: "revoke", client_id: app.clientId }}
+          submit={t("account:apps.confirm.submit")}
+          cancel={t("account:apps.confirm.cancel")}
+          cancelHref="/account/apps"
+        />
         <details className="text-sm">
           <summary className={summaryStyle}>{t("account:apps.whatItCanDo")}</summary>
           <div className="mt-3 text-base">

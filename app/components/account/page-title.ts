@@ -8,7 +8,7 @@ import { metaT } from "../ui/i18n";
 export function accountPageTitle(
   data: unknown,
   matches: readonly { id: string; data?: unknown }[],
-  page: "overview" | "apps" | "app" | "appPasswords" | "sessions" | "passkeys" | "password" | "email" | "delete" | "deactivate" | "handle" | "identity",
+  page: "overview" | "apps" | "app" | "appPassword" | "appPasswords" | "sessions" | "passkeys" | "password" | "email" | "delete" | "deactivate" | "handle" | "identity",
 ): { title: string }[] {
   const view = data as { kind?: string; title?: string } | undefined;
   const t = metaT(matches);

@@ -6,6 +6,7 @@ import { appPagePath, clientIdOfAppPage } from "../../oauth/metadata/server-meta
 import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
+import { activityLineView, historyViews } from "./activity-views.ts";
 import { appView } from "./apps-page.ts";
 import { withNotice } from "./notices.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
@@ -22,9 +23,7 @@ export async function showAppPage(services: Services, request: Request, t: Trans
   const outcome = await signedInPage(services, request, t, async ({ account }, base): Promise<AppPageView | undefined> => {
     const app = await services.connectedApps.find(account.did, clientId);
     if (!app) return undefined;
-    // Reading the history is when the account's days past the kept ones go (activity/app-activity.ts).
-    if (services.activity.enabled) await services.activity.dropExpired(account.did);
-    const activity = services.activity.enabled ? await services.activity.history(account.did, oauthApp(clientId)) : undefined;
+    const history = await historyViews(services, account.did, oauthApp(clientId), (line) => lineView(app, line, t));
     const permissions = permissionViews(app, t);
     const takeBack = new URL(request.url).searchParams.get("take-back");
     return {
@@ -32,10 +31,7 @@ export async function showAppPage(services: Services, request: Request, t: Trans
       kind: "app",
       app: await appView(services, app, t),
       address: `${services.config.issuer}${appPagePath(clientId)}`,
-      activityEnabled: services.activity.enabled,
-      activity: activity?.lines.map((line) => lineView(app, line, t)) ?? [],
-      days: activity?.days.map(({ day, lines }) => ({ day: new Date(day).toISOString(), lines: lines.map((line) => lineView(app, line, t)) })) ?? [],
-      lastActivityAt: activity?.lastAt === undefined ? undefined : new Date(activity.lastAt).toISOString(),
+      ...history,
       permissions,
       takingBack: permissions.find((permission) => permission.item === takeBack && !permission.takenBack),
     };
@@ -125,13 +121,8 @@ function lineView(app: ConnectedApp, line: ActivityLine, t: Translate): Activity
   const item = lineItem(line.kind, line.target);
   const granted = item ? itemsOfScope(app.scope).filter((part) => itemCovers(part, item)) : [];
   const used = granted.find((part) => !isBroad(part)) ?? granted[0];
-  const call = line.kind === "call" ? splitCallTarget(line.target) : undefined;
   return {
-    kind: line.kind,
-    target: call ? call.lxm : line.target,
-    ...(call ? { service: call.service } : {}),
-    count: line.count,
-    lastAt: new Date(line.lastAt).toISOString(),
+    ...activityLineView(line),
     ...(used ? { permission: itemTitle(used, t) } : {}),
     ...(item && used ? { item: formatItem(item) } : {}),
     takenBack: item !== undefined && app.withdrawn.some((taken) => itemCovers(taken, item)),

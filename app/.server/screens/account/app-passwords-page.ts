@@ -41,7 +41,8 @@ export async function showAppPasswords(services: Services, request: Request, t: 
 
 /**
  * POST /account/app-passwords: intent=create answers the new password (shown once, in this answer), intent=revoke
- * (the confirmation's button), intent=drop-privilege takes the chat back from a privileged one, intent=sign-in-code turns the emailed code on or off, intent=confirm is "Confirm it's you".
+ * (the confirmation's button), intent=sign-in-code turns the emailed code on or off, intent=confirm is "Confirm it's
+ * you". Taking the chat back from a privileged one is on its own page (app-password-page.ts).
  */
 export async function answerAppPasswords(
   services: Services,
@@ -57,11 +58,6 @@ export async function answerAppPasswords(
         if (!form("name")) return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noAppPasswordToRevoke"));
         await services.appPasswords.revoke(signedIn.account.did, form("name"));
         return redirectTo(withNotice(PATH, "app-password-revoked"));
-      case "drop-privilege":
-        // docs/decisions/0053: the chat taken back from a privileged app password, its sessions' at their next call.
-        if (!form("name")) return errorOutcome(400, t("errors:page.nothingToDo"), t("errors:page.noAppPasswordToRevoke"));
-        await services.appPasswords.dropPrivilege(signedIn.account.did, form("name"));
-        return redirectTo(withNotice(PATH, "app-password-chat-taken-back"));
       case "sign-in-code":
         return setSignInCode(services, signedIn, form("on") === "1", t);
       case "confirm":
@@ -92,8 +88,9 @@ async function setSignInCode(services: Services, { account, recentlyAuthenticate
   return redirectTo(withNotice(PATH, on ? "sign-in-code-on" : "sign-in-code-off"));
 }
 
-function appPasswordView(appPassword: ListedAppPassword): AppPasswordView {
+export function appPasswordView(appPassword: ListedAppPassword): AppPasswordView {
   return {
+    id: appPassword.id,
     name: appPassword.name,
     privileged: appPassword.privileged,
     createdAt: new Date(appPassword.createdAt).toISOString(),

@@ -59,7 +59,7 @@ export async function answerConnectedApps(services: Services, request: Request, 
 function passwordSessionView(session: ListedPasswordSession): PasswordSessionView {
   return {
     id: session.id,
-    ...(session.appPasswordName === null ? {} : { appPasswordName: session.appPasswordName }),
+    ...(session.appPasswordName === null || session.appPasswordId === null ? {} : { appPasswordName: session.appPasswordName, appPasswordId: session.appPasswordId }),
     ...(session.userAgent === null ? {} : { userAgent: session.userAgent }),
     createdAt: new Date(session.createdAt).toISOString(),
     lastUsedAt: new Date(session.lastUsedAt).toISOString(),

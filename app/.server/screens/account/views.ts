@@ -110,7 +110,6 @@ export type AppPageView = SignedInBase & {
   activityEnabled: boolean;
   activity: ActivityLineView[];
   days: Array<{ day: string; lines: ActivityLineView[] }>;
-  lastActivityAt?: string;
   permissions: PermissionItemView[];
   takingBack?: PermissionItemView;
 };
@@ -118,15 +117,32 @@ export type AppPageView = SignedInBase & {
 /** An app signed in with a password (com.atproto.server.createSession, docs/decisions/0047). */
 export type PasswordSessionView = {
   id: string;
-  /** The app password it signed in with; undefined: the account's own password. */
+  /** The app password it signed in with (its name, and its id for its page); undefined: the account's own password. */
   appPasswordName?: string;
+  appPasswordId?: string;
   /** What the app said it was (its User-Agent), when it said. */
   userAgent?: string;
   createdAt: string;
   lastUsedAt: string;
 };
 
-export type AppPasswordView = { name: string; privileged: boolean; createdAt: string; lastUsedAt?: string };
+/** An app password; `id` names its page (/account/app-passwords/<id>). */
+export type AppPasswordView = { id: string; name: string; privileged: boolean; createdAt: string; lastUsedAt?: string };
+
+/**
+ * /account/app-passwords/<id> (docs/decisions/0053): one app password, what the apps signed in with it did in the kept
+ * days, and Take back chat access when it is privileged.
+ */
+export type AppPasswordPageView = SignedInBase & {
+  kind: "app-password";
+  appPassword: AppPasswordView;
+  /** This page's stable address. */
+  address: string;
+  /** ATRIUM_APP_ACTIVITY: off, nothing is counted and the page says so. */
+  activityEnabled: boolean;
+  activity: ActivityLineView[];
+  days: Array<{ day: string; lines: ActivityLineView[] }>;
+};
 
 /**
  * /account/app-passwords (docs/decisions/0047): the account's app passwords, the form that creates one (or "Confirm
@@ -257,7 +273,7 @@ export type DeleteAccountView = SignedInBase & {
  */
 export type HandleView = SignedInBase & { kind: "handle"; domains: string[]; limits: { min: number; max: number }; confirm?: ConfirmView };
 
-export type AccountView = SignInView | ChooserView | OverviewView | AppsView | AppPageView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView | AppPasswordsView;
+export type AccountView = SignInView | ChooserView | OverviewView | AppsView | AppPageView | AppPasswordPageView | SessionsView | PasskeysView | PasswordView | DeactivateView | HandleView | AppPasswordsView;
 
 /** "Forgot password?": ask for a link by email, or (no email here) how to reach the operator (docs/decisions/0020). */
 export type RecoverView = {
