@@ -13,6 +13,8 @@ export type TestSmtp = {
   messages: ParsedMail[];
   /** The next message not yet taken (waits for it). */
   next(): Promise<ParsedMail>;
+  /** Waits until `count` messages received match `match` (taken or not); returns them. */
+  received(match: (mail: ParsedMail) => boolean, count: number): Promise<ParsedMail[]>;
   stop(): Promise<void>;
 };
 
@@ -47,6 +49,10 @@ export async function startSmtpServer(credentials = { user: "atrium", password: 
     async next() {
       while (messages.length <= taken) await new Promise<void>((resolve) => waiting.push(resolve));
       return messages[taken++]!;
+    },
+    async received(match, count) {
+      while (messages.filter(match).length < count) await new Promise<void>((resolve) => waiting.push(resolve));
+      return messages.filter(match);
     },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -36,6 +36,7 @@ export type BrowserSessionRow = {
   expiresAt: number;
   authenticatedAt: number | null;
   staySignedIn: boolean;
+  deviceHash: string | null;
 };
 
 /** A row of "Client". */
@@ -437,6 +438,7 @@ export const tables = {
     expiresAt: "time",
     authenticatedAt: "time?",
     staySignedIn: "boolean",
+    deviceHash: "string?",
   }),
   Client: table<ClientRow>("Client", {
     clientId: "string",

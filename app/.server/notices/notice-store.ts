@@ -3,8 +3,11 @@
  * has signed in to it yet, and the one-click links of the emails sent. Times are epoch milliseconds.
  */
 
-/** What one link ends: a browser session (its idHash), or an app's access (its client_id, consented to at `since`). */
-export type EndTarget = { kind: "session"; sessionIdHash: string } | { kind: "app"; clientId: string; since: number };
+/**
+ * What one link ends: a browser (the SHA-256 of its device id for the account: every session it signed in with), or
+ * an app's access (its client_id, consented to at `since`).
+ */
+export type EndTarget = { kind: "browser"; deviceHash: string } | { kind: "app"; clientId: string; since: number };
 
 /** A link as stored: only its token's SHA-256; `label` is what the email called the browser or app. */
 export type StoredEndLink = {

@@ -47,9 +47,9 @@ describe.each(ENGINES)("SqlNoticeStore on %s", (engine) => {
 
   it("a link is found with its target and handle, spent once, and not after it expires", async () => {
     await store.addLink(link("h1"));
-    await store.addLink({ ...link("h2"), target: { kind: "session", sessionIdHash: "ses-hash" }, label: "Mozilla/5.0" });
+    await store.addLink({ ...link("h2"), target: { kind: "browser", deviceHash: "device-hash" }, label: "Mozilla/5.0" });
     expect(await store.findLink("h1")).toEqual({ ...link("h1"), usedAt: null, handle: "alice.test" });
-    expect((await store.findLink("h2"))?.target).toEqual({ kind: "session", sessionIdHash: "ses-hash" });
+    expect((await store.findLink("h2"))?.target).toEqual({ kind: "browser", deviceHash: "device-hash" });
     expect(await store.spendLink("h1", T + 1)).toBe(true);
     expect(await store.spendLink("h1", T + 2)).toBe(false);
     expect((await store.findLink("h1"))?.usedAt).toBe(T + 1);

@@ -8,7 +8,7 @@ const cleanupLinks = expiredRowsCleanup("EndLink", "tokenHash");
 const LINK_ROW = tables.EndLink.pick("tokenHash", "accountDid", "kind", "target", "label", "since", "createdAt", "expiresAt", "usedAt");
 
 function targetOf(kind: string, target: string, since: number | null): EndTarget {
-  return kind === "app" ? { kind: "app", clientId: target, since: since ?? 0 } : { kind: "session", sessionIdHash: target };
+  return kind === "app" ? { kind: "app", clientId: target, since: since ?? 0 } : { kind: "browser", deviceHash: target };
 }
 
 /** The new-sign-in emails' state (docs/decisions/0056): two columns of the account and the EndLink rows. */
@@ -36,7 +36,7 @@ export class SqlNoticeStore implements NoticeStore {
 
   async addLink(link: Omit<StoredEndLink, "usedAt">) {
     const { target } = link;
-    const [kind, value, since] = target.kind === "app" ? ["app", target.clientId, target.since] : ["session", target.sessionIdHash, null];
+    const [kind, value, since] = target.kind === "app" ? ["app", target.clientId, target.since] : ["browser", target.deviceHash, null];
     return this.db.transaction(function* (): Program<void> {
       yield* run(cleanupLinks(link.createdAt));
       yield* run(sql`INSERT INTO "EndLink" ("tokenHash", "accountDid", "kind", "target", "label", "since", "createdAt", "expiresAt")

@@ -65,6 +65,42 @@ export function SessionsPage({ view }: { view: SessionsView }) {
       ) : (
         <p className="text-slate-700 dark:text-slate-200">{t("account:sessions.noOthers")}</p>
       )}
+      <SignInNotices view={view} />
     </AccountShell>
+  );
+}
+
+/** "Email me when a new browser or app signs in" (docs/decisions/0056): a checkbox and Save, a plain form. */
+function SignInNotices({ view }: { view: SessionsView }) {
+  const { t } = useT();
+  const { available, on, email } = view.signInNotices;
+  return (
+    <section aria-labelledby="sign-in-notices-heading" className="flex flex-col gap-3 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
+      <h2 id="sign-in-notices-heading" className="text-lg font-semibold">
+        {t("account:signInNotices.title")}
+      </h2>
+      {available ? (
+        <form method="post" className="flex flex-col gap-3">
+          <SignedInFormFields csrfToken={view.csrfToken} />
+          <input type="hidden" name="intent" value="sign_in_notices" />
+          <div className="flex items-start gap-3">
+            <input id="sign-in-notices" name="on" type="checkbox" defaultChecked={on} className="mt-1 size-5 shrink-0 accent-brand" aria-describedby="sign-in-notices-hint" />
+            <div className="flex min-w-0 flex-col gap-0.5">
+              <label htmlFor="sign-in-notices" className="font-medium">
+                {t("account:signInNotices.label")}
+              </label>
+              <p id="sign-in-notices-hint" className="text-sm break-words text-slate-600 dark:text-slate-300">
+                {t("account:signInNotices.explain", { email })}
+              </p>
+            </div>
+          </div>
+          <button type="submit" className={`${secondaryButton} self-start`}>
+            {t("account:signInNotices.save")}
+          </button>
+        </form>
+      ) : (
+        <p className="text-slate-700 dark:text-slate-200">{t("account:signInNotices.unavailable")}</p>
+      )}
+    </section>
   );
 }
