@@ -14,7 +14,7 @@ export type StoredSession = {
   /** "Stay signed in on this device" was ticked (docs/decisions/0020). */
   staySignedIn: boolean;
   /** The SHA-256 of the browser's device id for the account (docs/decisions/0009, 0056); null or absent: not recorded. */
-  deviceHash?: string | null;
+  deviceHash: string | null;
 };
 
 /**

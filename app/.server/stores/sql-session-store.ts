@@ -43,7 +43,7 @@ export class SqlSessionStore implements SessionStore {
       yield* run(cleanupSessions(session.createdAt));
       yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt", "staySignedIn", "deviceHash")
         VALUES (${session.idHash}, ${session.accountDid}, ${session.userAgent}, ${session.ipAddress}, ${at(session.createdAt)},
-          ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)}, ${session.staySignedIn}, ${session.deviceHash ?? null})`);
+          ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)}, ${session.staySignedIn}, ${session.deviceHash})`);
       return true;
     });
   }
