@@ -44,7 +44,8 @@ async function signInFrom(client: SourceFetch, forwardedFor?: string): Promise<v
   const jar = new CookieJar();
   const claimed: Record<string, string> = forwardedFor ? { "X-Forwarded-For": forwardedFor } : {};
   const page = await client(`${proxied.issuer}/account`, { headers: claimed, redirect: "manual" });
-  jar.store(page);
+  // undici's own Response (fetchFrom dispatches through it): the same Set-Cookie headers.
+  jar.store(page as unknown as Response);
   const csrf = /name="csrf_token" value="([^"]+)"/.exec(await page.text())?.[1] ?? "";
   const response = await client(`${proxied.issuer}/account`, {
     method: "POST",

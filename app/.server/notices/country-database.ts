@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { isIPv4, isIPv6 } from "node:net";
+import { isIPv6 } from "node:net";
 
 /**
  * Where a network is, roughly: the country of an address, from a local copy of one of the free IP-to-country files
@@ -22,10 +22,19 @@ const NO_COUNTRY = new Set(["ZZ", "XX", "--"]);
 
 type Range<T> = { start: T; end: T; country: number };
 
-/** An IPv4 address as its 32-bit number; undefined when it is not one. */
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/** An IPv4 address (dotted decimal) as its 32-bit number; undefined when it is not one. Hand-parsed: a file has a million. */
 export function ipv4Number(address: string): number | undefined {
-  if (!isIPv4(address)) return undefined;
-  return address.split(".").reduce((value, part) => value * 256 + Number(part), 0);
+  const parts = IPV4.exec(address);
+  if (!parts) return undefined;
+  let value = 0;
+  for (let i = 1; i <= 4; i++) {
+    const part = Number(parts[i]);
+    if (part > 255) return undefined;
+    value = value * 256 + part;
+  }
+  return value;
 }
 
 /** An IPv6 address as its 128-bit number; undefined when it is not one (a zone index is not accepted). */
@@ -42,7 +51,9 @@ export function ipv6Number(address: string): bigint | undefined {
   const headGroups = head ? head.split(":") : [];
   const restGroups = rest ? rest.split(":") : [];
   const groups = rest === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - restGroups.length).fill("0"), ...restGroups];
-  return groups.reduce((value, group) => (value << 16n) | BigInt(Number.parseInt(group, 16)), 0n);
+  // Four 32-bit words as numbers, then one bigint: far cheaper than a bigint step per group.
+  const word = (i: number) => BigInt(Number.parseInt(groups[i]!, 16) * 65536 + Number.parseInt(groups[i + 1]!, 16));
+  return (word(0) << 96n) | (word(2) << 64n) | (word(4) << 32n) | word(6);
 }
 
 const MAPPED_PREFIX = 0xffffn << 32n;
@@ -72,7 +83,8 @@ function unquoted(value: string): string {
 
 /** Sorted by start; two ranges that overlap are a broken file (which country would an address be in?). */
 function sortedWithoutOverlap<T extends number | bigint>(ranges: Range<T>[], family: string): Range<T>[] {
-  ranges.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  // The files ship sorted: sorting is for one that is not (a check of order costs a pass; a sort, far more).
+  if (ranges.some((range, i) => i > 0 && range.start < ranges[i - 1]!.start)) ranges.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
   for (let i = 1; i < ranges.length; i++) {
     if (ranges[i]!.start <= ranges[i - 1]!.end) throw new CountryDatabaseError(`two ${family} ranges overlap (one starts inside the other)`);
   }
