@@ -6,6 +6,7 @@ import { ListFilter, useListFilter } from "../ui/list-filter";
 import { Identifier } from "../ui/identifier";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
+import { CheckboxField } from "../ui/checkbox-field";
 
 /** /account/sessions: the browsers signed in to this account. */
 export function SessionsPage({ view }: { view: SessionsView }) {
@@ -83,17 +84,7 @@ function SignInNotices({ view }: { view: SessionsView }) {
         <form method="post" className="flex flex-col gap-3">
           <SignedInFormFields csrfToken={view.csrfToken} />
           <input type="hidden" name="intent" value="sign_in_notices" />
-          <div className="flex items-start gap-3">
-            <input id="sign-in-notices" name="on" type="checkbox" defaultChecked={on} className="mt-1 size-5 shrink-0 accent-brand" aria-describedby="sign-in-notices-hint" />
-            <div className="flex min-w-0 flex-col gap-0.5">
-              <label htmlFor="sign-in-notices" className="font-medium">
-                {t("account:signInNotices.label")}
-              </label>
-              <p id="sign-in-notices-hint" className="text-sm break-words text-slate-600 dark:text-slate-300">
-                {t("account:signInNotices.explain", { email })}
-              </p>
-            </div>
-          </div>
+          <CheckboxField id="sign-in-notices" name="on" label={t("account:signInNotices.label")} hint={t("account:signInNotices.explain", { email })} defaultChecked={on} />
           <button type="submit" className={`${secondaryButton} self-start`}>
             {t("account:signInNotices.save")}
           </button>
