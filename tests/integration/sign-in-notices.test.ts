@@ -34,6 +34,7 @@ beforeAll(async () => {
     ATRIUM_SERVICE_NAME: "Atrium Test",
     // The parallel sign-ins of one account must all be checked at once (docs/decisions/0009 makes the sixth wait).
     ATRIUM_SIGN_IN_FREE_ATTEMPTS: "20",
+    ATRIUM_INVITE_REQUIRED: "false",
   };
   server = await startTestServer(env);
   second = await startTestServer({ ...env, DATABASE_URL: server.databaseUrl, PUBLIC_URL: server.issuer });
@@ -167,6 +168,23 @@ describe("a new browser's sign-in", () => {
     expect((await openPage(first, pathOf(cut))).status).toBe(404);
     expect((await openPage(first, "/account/end")).status).toBe(404);
     expect(pageText((await openPage(first, "/account/end?token=end-nothing-like-a-token")).html)).toContain("This link does not work.");
+  });
+});
+
+describe("an account made in a browser", () => {
+  it("the browser it was made in is its first: told of nothing, then or later; the next new browser is", async () => {
+    const browser = await newBrowser(server, newAddress());
+    const first = await openPage(browser, "/account/sign-up");
+    const second = await postForm(browser, "/account/sign-up", { csrf_token: first.csrfToken!, intent: "sign-up-handle", name: "hana", domain: ".test" });
+    const made = await postForm(browser, "/account/sign-up", { csrf_token: second.csrfToken!, intent: "sign-up", name: "hana", domain: ".test", email: "hana@example.com", password: PASSWORD });
+    expect(made.status).toBe(303);
+    const [row] = await rowsOf<{ did: string }>(server.database(), sql`SELECT "did" FROM "Account" WHERE "handle" = 'hana.test'`);
+    const hana: Person = { did: row!.did, handle: "hana.test", email: "hana@example.com" };
+    await signIn(hana, { browser: { ...browser, csrfToken: (await openPage(browser, "/account")).csrfToken! } });
+    expect(await linksOf(hana)).toEqual([]);
+    await signIn(hana, { userAgent: FIREFOX_ANDROID });
+    expect(await linksOf(hana)).toHaveLength(1);
+    expect((await smtp.received((mail) => to(hana.email)(mail) && /New sign-in/.test(mail.subject ?? ""), 1))[0]!.text).toContain("Firefox on Android");
   });
 });
 
