@@ -7,6 +7,7 @@ import { openConsentPage, submitConsent } from "../helpers/consent.ts";
 import { rowsOf } from "../helpers/databases.ts";
 import { createPkce } from "../helpers/flow.ts";
 import { startSmtpServer, type TestSmtp } from "../helpers/smtp.ts";
+import { testClock, type TestClock } from "../helpers/test-clock.ts";
 import { createAccount, startTestServer, type TestServer } from "../helpers/test-server.ts";
 import { call, loopbackClientId, type ScopedToken } from "../helpers/xrpc.ts";
 import { sha256Base64url } from "../../app/.server/util/crypto.ts";
@@ -22,12 +23,15 @@ const FIREFOX_ANDROID = "Mozilla/5.0 (Android 14; Mobile; rv:128.0) Gecko/128.0 
 let smtp: TestSmtp;
 let server: TestServer;
 let second: TestServer;
+let clock: TestClock;
 let counter = 0;
 const newAddress = () => `198.51.100.${++counter}`;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
+  clock = testClock();
   const env = {
+    ...clock.env,
     ATRIUM_TRUST_PROXY: "1",
     ATRIUM_SMTP_URL: smtp.url,
     ATRIUM_EMAIL_FROM: "Atrium <no-reply@atrium.test>",
@@ -43,6 +47,7 @@ afterAll(async () => {
   await second?.stop();
   await server?.stop();
   await smtp?.stop();
+  clock?.remove();
 });
 
 type Person = { did: string; handle: string; email: string };
@@ -294,5 +299,23 @@ describe("the setting and the bound", () => {
     await Promise.all(browsers.map((browser) => signIn(grace, { browser, via: browser.via })));
     expect(await linksOf(grace)).toHaveLength(3);
     expect(await smtp.received(to(grace.email), 3)).toHaveLength(3);
+  });
+});
+
+// Last: it moves both processes' clock a week on.
+describe("a link a week old", () => {
+  it("has expired: its page says so (410) and its button ends nothing", async () => {
+    const ivy = await person("ivy");
+    await signIn(ivy);
+    const phone = await signIn(ivy);
+    const link = linkIn((await smtp.received(to(ivy.email), 1))[0]!);
+    clock.advance(7 * 24 * 60 * 60 * 1000);
+    const browser = await signIn(ivy);
+    const shown = await openPage(browser, pathOf(link));
+    expect(shown.status).toBe(410);
+    expect(pageText(shown.html)).toContain("This link has expired.");
+    expect((await end(browser, link)).status).toBe(410);
+    expect(await rowsOf(server.database(), sql`SELECT "usedAt" FROM "EndLink" WHERE "accountDid" = ${ivy.did} AND "usedAt" IS NOT NULL`)).toEqual([]);
+    void phone;
   });
 });

@@ -31,7 +31,7 @@ export interface NoticeStore {
   claimFirstBrowser(accountDid: string, now: number): Promise<boolean>;
   recipient(accountDid: string): Promise<NoticeRecipient | undefined>;
   setSignInNotices(accountDid: string, on: boolean, now: number): Promise<void>;
-  /** Stores a link (and drops a few expired ones of any account). */
+  /** Stores a link (and drops a few of any account that expired more than 30 days ago). */
   addLink(link: Omit<StoredEndLink, "usedAt">): Promise<void>;
   /** The link, used or not, expired or not, while its row lasts; with its account's handle. */
   findLink(tokenHash: string): Promise<(StoredEndLink & { handle: string }) | undefined>;

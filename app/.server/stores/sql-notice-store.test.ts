@@ -64,10 +64,12 @@ describe.each(ENGINES)("SqlNoticeStore on %s", (engine) => {
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
-  it("expired links are deleted as new ones are stored, and with their account", async () => {
+  it("links expired a month are deleted as new ones are stored (a newly expired one is kept to say so), and with their account", async () => {
     await store.addLink(link("old"));
-    await store.addLink(link("new", T + 8 * DAY));
+    await store.addLink(link("expired", T + 20 * DAY));
+    await store.addLink(link("new", T + 38 * DAY));
     expect(await store.findLink("old")).toBeUndefined();
+    expect((await store.findLink("expired"))?.expiresAt).toBe(T + 27 * DAY);
     await execute(test.db, sql`DELETE FROM "Account" WHERE "did" = ${ALICE}`);
     expect(await store.findLink("new")).toBeUndefined();
   });

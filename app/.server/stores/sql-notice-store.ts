@@ -5,6 +5,9 @@ import { expiredRowsCleanup } from "./expired-rows.ts";
 
 const cleanupLinks = expiredRowsCleanup("EndLink", "tokenHash");
 
+/** An expired link is kept this long after, so that its page says it expired rather than that it never worked. */
+const KEEP_EXPIRED_MS = 30 * 24 * 60 * 60 * 1000;
+
 const LINK_ROW = tables.EndLink.pick("tokenHash", "accountDid", "kind", "target", "label", "since", "createdAt", "expiresAt", "usedAt");
 
 function targetOf(kind: string, target: string, since: number | null): EndTarget {
@@ -38,7 +41,7 @@ export class SqlNoticeStore implements NoticeStore {
     const { target } = link;
     const [kind, value, since] = target.kind === "app" ? ["app", target.clientId, target.since] : ["browser", target.deviceHash, null];
     return this.db.transaction(function* (): Program<void> {
-      yield* run(cleanupLinks(link.createdAt));
+      yield* run(cleanupLinks(link.createdAt - KEEP_EXPIRED_MS));
       yield* run(sql`INSERT INTO "EndLink" ("tokenHash", "accountDid", "kind", "target", "label", "since", "createdAt", "expiresAt")
         VALUES (${link.tokenHash}, ${link.accountDid}, ${kind}, ${value}, ${link.label}, ${at(since)}, ${at(link.createdAt)}, ${at(link.expiresAt)})`);
     });
