@@ -339,6 +339,7 @@ export async function createServices(
     },
     now,
     onError: (message, error) => reportError(message, error),
+    onBounded: (did) => log.warn({ did }, "A new-sign-in email was not sent: the account had its three this hour"),
   });
 
   return {

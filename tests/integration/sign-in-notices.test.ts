@@ -299,6 +299,10 @@ describe("the setting and the bound", () => {
     await Promise.all(browsers.map((browser) => signIn(grace, { browser, via: browser.via })));
     expect(await linksOf(grace)).toHaveLength(3);
     expect(await smtp.received(to(grace.email), 3)).toHaveLength(3);
+    // The operator sees the account that hit the bound, in both processes' logs: each took four of the eight, and
+    // three emails in all leave at least one refused in each.
+    const bounded = new RegExp(`"did":"${grace.did}".*not sent: the account had its three this hour`);
+    for (const process of [server, second]) expect(await process.printed(bounded)).toMatch(bounded);
   });
 });
 

@@ -59,6 +59,8 @@ export type SignInNoticeOptions = {
   now: () => number;
   /** A failure after the sign-in or consent is done: reported, never thrown at it. */
   onError: (message: string, error: unknown) => void;
+  /** A notice not sent: the account had its NOTICES_PER_HOUR already (many new browsers in an hour deserve a look). */
+  onBounded: (accountDid: string) => void;
 };
 
 export class SignInNotices {
@@ -150,7 +152,7 @@ export class SignInNotices {
     if (!recipient?.signInNotices) return;
     const now = this.options.now();
     const { spent } = await this.limits.spendWithin([{ key: `sign-in-notice:${accountDid}`, amount: 1, limit: NOTICES_PER_HOUR, windowEndsAt: now + HOUR }], now);
-    if (!spent) return;
+    if (!spent) return this.options.onBounded(accountDid);
     const token = randomToken("end");
     await this.store.addLink({ tokenHash: sha256Base64url(token), accountDid, target, label: label.slice(0, 512), createdAt: now, expiresAt: now + LINK_LIFETIME_MS });
     const { issuer, serviceName } = this.options;
