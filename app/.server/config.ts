@@ -205,6 +205,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     },
     contactEmail: e.ATRIUM_CONTACT_EMAIL,
     appActivity: e.ATRIUM_APP_ACTIVITY ?? true,
+    countryDatabase: e.ATRIUM_COUNTRY_DATABASE,
     lifetimes: {
       requestUri: 5 * MINUTE,
       requestRetention: DAY,

@@ -99,6 +99,11 @@ import { SignUp } from "./accounts/sign-up.ts";
 import { Captcha } from "./security/captcha.ts";
 import { AppActivity } from "./activity/app-activity.ts";
 import { SqlActivityStore } from "./stores/sql-activity-store.ts";
+import { newAppEmail, newBrowserEmail } from "./email/templates.ts";
+import { CountryDatabase, CountryDatabaseError } from "./notices/country-database.ts";
+import { SignInNotices } from "./notices/sign-in-notices.ts";
+import { SqlNoticeStore } from "./stores/sql-notice-store.ts";
+import { ConfigError } from "./config.ts";
 
 export type Services = Awaited<ReturnType<typeof createServices>>;
 
@@ -183,12 +188,25 @@ export async function accountSigningKeys(config: Config, db: Database, now: numb
   );
 }
 
+/** ATRIUM_COUNTRY_DATABASE read into memory (docs/decisions/0056); a file it cannot use stops the start, naming why. */
+export function countryDatabase(config: Config): CountryDatabase | undefined {
+  if (config.countryDatabase === undefined) return undefined;
+  try {
+    return CountryDatabase.load(config.countryDatabase);
+  } catch (error) {
+    if (error instanceof CountryDatabaseError) throw new ConfigError(`ATRIUM_COUNTRY_DATABASE: ${error.message}`);
+    throw error;
+  }
+}
+
 /**
  * The keys' checks and the sealing of a start, on their own (the primary of several workers runs them before forking,
  * so that a missing or wrong key stops it with its message instead of a loop of workers that die): a ConfigError
  * names what is wrong.
  */
 export async function prepareKeys(config: Config, log: Logger): Promise<void> {
+  // The country file too: a worker would otherwise die on it, again and again.
+  countryDatabase(config);
   const db = openDatabase(config.database);
   try {
     await accountSigningKeys(config, db, Date.now(), log);
@@ -215,6 +233,8 @@ export async function createServices(
   const log = observability.log ?? SILENT_LOGGER;
   const metrics = observability.metrics ?? NO_METRICS;
   if (config.testFastPasswordHashes) setTestPasswordCost();
+  // Before the database opens: a file it cannot use stops the start with nothing to close.
+  const countries = countryDatabase(config);
   const db = openDatabase(config.database, (error) => log.error({ err: error }, "An idle database connection failed"));
   // One clock for every component that reads time (tests of the components pass their own).
   const replay = new SqlReplayStore(db, now);
@@ -299,6 +319,28 @@ export async function createServices(
   // submitted an operation), a did:web from its document.
   const published = async (did: string) =>
     did.startsWith("did:plc:") ? publishedByPlc(await plcDirectory.lastOperation(did)) : publishedByDocument(await proxying.dids.resolve(did));
+  const sessions = new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now);
+  const connectedApps = new ConnectedApps(new SqlConsentStore(db), grants, now);
+  // docs/decisions/0056: the emails of a new browser's sign-in and a new app, ended by the existing revocations.
+  const signInNotices = new SignInNotices(new SqlNoticeStore(db), new SqlLimitStore(db), mailer, {
+    issuer: config.issuer,
+    serviceName: config.brand.serviceName,
+    newBrowser: newBrowserEmail,
+    newApp: newAppEmail,
+    countries,
+    ends: {
+      browser: async (did, deviceHash) => {
+        await sessions.destroyBrowser(did, deviceHash);
+      },
+      app: async (did, clientId, since) => {
+        // The access that email told of: a consent given again after a disconnection is another.
+        if ((await connectedApps.find(did, clientId))?.firstAuthorizedAt.getTime() === since) await connectedApps.revoke(did, clientId);
+      },
+    },
+    now,
+    onError: (message, error) => reportError(message, error),
+    onBounded: (did) => log.warn({ did }, "A new-sign-in email was not sent: the account had its three this hour"),
+  });
 
   return {
     config,
@@ -342,7 +384,9 @@ export async function createServices(
       rotationDidKey: (await loadRotationKey(config.plc.rotationKeyHex, secrets, now())).did(),
       pdsEndpoint: config.issuer,
     }),
-    sessions: new SessionManager(new SqlSessionStore(db), config.lifetimes.browserSession, now),
+    sessions,
+    /** The emails of a new browser's sign-in and a new app, and their one-click links (docs/decisions/0056). */
+    signInNotices,
     par: new ParManager(clients, requests, {
       requestUriLifetimeMs: config.lifetimes.requestUri,
       pendingPerAddress: config.parPendingPerAddress,
@@ -433,7 +477,7 @@ export async function createServices(
       onSendError: (error) => reportError("Sending a password-recovery email failed", error),
       now,
     }, typedCodes),
-    connectedApps: new ConnectedApps(new SqlConsentStore(db), grants, now),
+    connectedApps,
     /** Deleting an account by emailed code and password (docs/decisions/0030). */
     accountDeletion: new AccountDeletion(accounts, typedCodes, new SqlAccountDeletionStore(db, config.firehose.backfillMs), identity, mailer, new SignInThrottle(new SqlAttemptStore(db), RECOVERY_THROTTLE, now, "deletion"), {
       serviceName: config.brand.serviceName,

@@ -10,14 +10,23 @@ import { SMTPServer } from "smtp-server";
 export type TestSmtp = {
   /** ATRIUM_SMTP_URL for the server under test. */
   url: string;
+  /**
+   * The messages received, but the new-sign-in and new-app notices (docs/decisions/0056), which any test that signs
+   * in from a second browser or allows an app causes: those are in `notices`, so that the tests of other emails read
+   * theirs alone.
+   */
   messages: ParsedMail[];
+  notices: ParsedMail[];
   /** The next message not yet taken (waits for it). */
   next(): Promise<ParsedMail>;
+  /** Waits until `count` messages received, notices included, match `match` (taken or not); returns them. */
+  received(match: (mail: ParsedMail) => boolean, count: number): Promise<ParsedMail[]>;
   stop(): Promise<void>;
 };
 
 export async function startSmtpServer(credentials = { user: "atrium", password: "smtp pass/word" }): Promise<TestSmtp> {
   const messages: ParsedMail[] = [];
+  const notices: ParsedMail[] = [];
   let taken = 0;
   const waiting: (() => void)[] = [];
   const server = new SMTPServer({
@@ -32,7 +41,7 @@ export async function startSmtpServer(credentials = { user: "atrium", password: 
     onData(stream, _session, callback) {
       simpleParser(stream)
         .then((mail) => {
-          messages.push(mail);
+          (isNotice(mail) ? notices : messages).push(mail);
           for (const wake of waiting.splice(0)) wake();
           callback();
         })
@@ -44,12 +53,23 @@ export async function startSmtpServer(credentials = { user: "atrium", password: 
   return {
     url: `smtp://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}`,
     messages,
+    notices,
     async next() {
       while (messages.length <= taken) await new Promise<void>((resolve) => waiting.push(resolve));
       return messages[taken++]!;
     },
+    async received(match, count) {
+      const all = () => [...messages, ...notices].filter(match);
+      while (all().length < count) await new Promise<void>((resolve) => waiting.push(resolve));
+      return all();
+    },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** A new-sign-in or new-app notice: the one email with a link that ends a browser's sessions or an app's access. */
+function isNotice(mail: ParsedMail): boolean {
+  return /\/account\/end\?token=end-/.test(mail.text ?? "");
 }
 
 /** The reset link in a recovery email. */

@@ -812,10 +812,13 @@ describe("a control character in anything that names something to look up: refus
       "/account/handle": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "change", name: "ab", domain: ".test" }),
       "/account/passkeys": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "rename", credential_id: "AAAAAAAAAAAAAAAAAAAAAA", name: "my key" }),
       "/account/sessions": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "sign_out", session_id: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" }),
+      // docs/decisions/0056: the new-sign-in setting, and the one-click link's button.
+      "/account/sessions#notices": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "sign_in_notices", on: "on" }),
+      "/account/end": () => ({ csrf_token: browser.csrfToken, token: "end-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", intent: "end" }),
       "/account/apps": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "revoke", client_id: "https://app.example.com/client-metadata.json" }),
       "/account/password": () => ({ csrf_token: browser.csrfToken, account: valid.did, intent: "confirm", password: "wrong horse battery" }),
     };
-    const links = [`/account/apps?revoke=${encodeURIComponent(CLIENT_ID)}`, `/account/email?account=${encodeURIComponent(valid.did)}`];
+    const links = [`/account/apps?revoke=${encodeURIComponent(CLIENT_ID)}`, `/account/email?account=${encodeURIComponent(valid.did)}`, "/account/end?token=end-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"];
     const before = await counts();
     await expectPoisonedScreensRefused(forms, links, () => browser.jar.header());
     await expectNoStateChange(before);

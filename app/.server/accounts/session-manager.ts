@@ -16,7 +16,16 @@ export type BrowserSession = {
   staySignedIn: boolean;
 };
 
-export type SessionListing = { idHash: string; userAgent: string | null; ipAddress: string | null; createdAt: Date; lastSeenAt: Date; staySignedIn: boolean };
+export type SessionListing = {
+  idHash: string;
+  userAgent: string | null;
+  ipAddress: string | null;
+  createdAt: Date;
+  lastSeenAt: Date;
+  staySignedIn: boolean;
+  /** Which browser it is, for this account (docs/decisions/0056); null when not recorded. */
+  deviceHash: string | null;
+};
 
 /**
  * How long a session lives when the person did not tick "Stay signed in on this device" (docs/decisions/0020): its
@@ -42,7 +51,7 @@ export class SessionManager {
    * undefined when `proof` no longer holds: the password was changed or reset, or the passkey removed, while the
    * sign-in was being checked (SessionStore.create).
    */
-  async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string; staySignedIn?: boolean }, proof: CredentialProof): Promise<string | undefined> {
+  async create(accountDid: string, meta: { userAgent?: string; ipAddress?: string; staySignedIn?: boolean; deviceHash?: string }, proof: CredentialProof): Promise<string | undefined> {
     const staySignedIn = meta.staySignedIn ?? false;
     const id = randomToken("ses");
     const now = this.now();
@@ -56,6 +65,7 @@ export class SessionManager {
       expiresAt: now + (staySignedIn ? this.lifetimeMs : Math.min(this.lifetimeMs, SHORT_SESSION_MS)),
       authenticatedAt: now,
       staySignedIn,
+      deviceHash: meta.deviceHash ?? null,
     };
     return (await this.store.create(session, proof)) ? id : undefined;
   }
@@ -86,9 +96,10 @@ export class SessionManager {
 
   async list(accountDid: string): Promise<SessionListing[]> {
     const sessions = await this.store.listLive(accountDid, this.now());
-    return sessions.map(({ idHash, userAgent, ipAddress, createdAt, lastSeenAt, staySignedIn }) => ({
+    return sessions.map(({ idHash, userAgent, ipAddress, createdAt, lastSeenAt, staySignedIn, deviceHash }) => ({
       idHash,
       staySignedIn,
+      deviceHash: deviceHash ?? null,
       userAgent,
       ipAddress,
       createdAt: new Date(createdAt),
@@ -99,6 +110,16 @@ export class SessionManager {
   /** Signs out one of the account's browsers. */
   async destroyByHash(accountDid: string, idHash: string): Promise<void> {
     await this.store.delete(idHash, accountDid);
+  }
+
+  /**
+   * Signs out one browser of the account: every live session it signed in with (docs/decisions/0056), through the
+   * same deletion as signing out one session. How many ended.
+   */
+  async destroyBrowser(accountDid: string, deviceHash: string): Promise<number> {
+    const sessions = (await this.store.listLive(accountDid, this.now())).filter((session) => session.deviceHash === deviceHash);
+    for (const session of sessions) await this.store.delete(session.idHash, accountDid);
+    return sessions.length;
   }
 
   /** Signs out every browser of the account except the current one. */

@@ -13,6 +13,8 @@ export type StoredSession = {
   authenticatedAt: number | null;
   /** "Stay signed in on this device" was ticked (docs/decisions/0020). */
   staySignedIn: boolean;
+  /** The SHA-256 of the browser's device id for the account (docs/decisions/0009, 0056); null or absent: not recorded. */
+  deviceHash: string | null;
 };
 
 /**

@@ -286,6 +286,8 @@ export const envSchema = z.object({
   // docs/decisions/0020: password recovery by email.
   ATRIUM_SMTP_URL: smtpUrlVar,
   ATRIUM_EMAIL_FROM: emailFromVar,
+  // docs/decisions/0056: the local IP-to-country file the new-sign-in emails name the network's country from.
+  ATRIUM_COUNTRY_DATABASE: z.string().trim().min(1).optional(),
   // docs/decisions/0052: sign-up (the screens, prompt=create, com.atproto.server.createAccount) and invite codes.
   ATRIUM_SIGNUP: optionalFlag,
   ATRIUM_INVITE_REQUIRED: optionalFlag,

@@ -176,6 +176,12 @@ export type Config = {
    * page in the account area. Off: nothing is counted, and the pages say so.
    */
   appActivity: boolean;
+  /**
+   * ATRIUM_COUNTRY_DATABASE (docs/decisions/0056): the path of an IP-to-country CSV file (start_ip,end_ip,country_code),
+   * read at start; the new-sign-in emails then name the country of the network a sign-in came from. Unset: they say
+   * nothing of where.
+   */
+  countryDatabase?: string;
   /** Lifetimes (docs/configuration.md lists them), fixed except the grants' (docs/decisions/0010). */
   lifetimes: {
     requestUri: number;

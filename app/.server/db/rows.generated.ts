@@ -19,6 +19,8 @@ export type AccountRow = {
   lastSignInAt: number | null;
   emailAuthFactor: boolean;
   invitesDisabled: boolean;
+  signInNotices: boolean;
+  firstBrowserAt: number | null;
   createdAt: number;
   updatedAt: number;
 };
@@ -34,6 +36,7 @@ export type BrowserSessionRow = {
   expiresAt: number;
   authenticatedAt: number | null;
   staySignedIn: boolean;
+  deviceHash: string | null;
 };
 
 /** A row of "Client". */
@@ -318,6 +321,19 @@ export type TypedCodeRow = {
   expiresAt: number;
 };
 
+/** A row of "EndLink". */
+export type EndLinkRow = {
+  tokenHash: string;
+  accountDid: string;
+  kind: string;
+  target: string;
+  label: string;
+  since: number | null;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+};
+
 /** A row of "RecoveryCode". */
 export type RecoveryCodeRow = {
   codeHash: string;
@@ -407,6 +423,8 @@ export const tables = {
     lastSignInAt: "time?",
     emailAuthFactor: "boolean",
     invitesDisabled: "boolean",
+    signInNotices: "boolean",
+    firstBrowserAt: "time?",
     createdAt: "time",
     updatedAt: "time",
   }),
@@ -420,6 +438,7 @@ export const tables = {
     expiresAt: "time",
     authenticatedAt: "time?",
     staySignedIn: "boolean",
+    deviceHash: "string?",
   }),
   Client: table<ClientRow>("Client", {
     clientId: "string",
@@ -644,6 +663,17 @@ export const tables = {
     guesses: "integer",
     createdAt: "time",
     expiresAt: "time",
+  }),
+  EndLink: table<EndLinkRow>("EndLink", {
+    tokenHash: "string",
+    accountDid: "string",
+    kind: "string",
+    target: "string",
+    label: "string",
+    since: "time?",
+    createdAt: "time",
+    expiresAt: "time",
+    usedAt: "time?",
   }),
   RecoveryCode: table<RecoveryCodeRow>("RecoveryCode", {
     codeHash: "string",

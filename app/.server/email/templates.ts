@@ -5,7 +5,10 @@ import type { EmailUpdateEmails } from "../accounts/email-update.ts";
 import type { RecoveryEmail } from "../accounts/password-recovery.ts";
 import type { KeyAddedEmail } from "../identity/own-keys.ts";
 import type { PlcOperationEmail } from "../identity/plc-operations.ts";
-import { translatorFor } from "../i18n/translate.ts";
+import type { NewAppEmail, NewBrowserEmail, NoticeValues } from "../notices/sign-in-notices.ts";
+import { describeUserAgent } from "../screens/account/user-agent.ts";
+import { translatorFor, type Translate } from "../i18n/translate.ts";
+import type { Language } from "../../i18n/languages.ts";
 
 /**
  * The emails the server sends, each in the language of the screen that asked for it: subject and plain text from
@@ -59,4 +62,33 @@ export const keyAddedEmail: KeyAddedEmail = ({ service, handle, key }, language)
 export const emailConfirmationEmail: ConfirmationEmail = ({ service, code, minutes, handle }, language) => {
   const t = translatorFor(language);
   return { subject: t("account:emailConfirmation.email.subject", { service }), text: t("account:emailConfirmation.email.text", { service, code, handle, count: minutes }) };
+};
+
+/**
+ * What the new-sign-in and new-app emails say of when and where (docs/decisions/0056): the time in UTC, written the
+ * language's way, and the network's country by its name in that language, or no line at all.
+ */
+function whenAndWhere({ when, country }: NoticeValues, language: Language, t: Translate): { when: string; place: string } {
+  const time = new Intl.DateTimeFormat(language, { dateStyle: "long", timeStyle: "short", timeZone: "UTC" }).format(when);
+  const name = country === undefined ? undefined : new Intl.DisplayNames([language], { type: "region", fallback: "code" }).of(country);
+  return { when: time, place: name === undefined ? "" : `${t("account:signInNotices.email.place", { country: name })}\n` };
+}
+
+/** A browser that never signed in to the account before just did (docs/decisions/0056). */
+export const newBrowserEmail: NewBrowserEmail = (values, language) => {
+  const t = translatorFor(language);
+  const browser = describeUserAgent(values.userAgent, t);
+  return {
+    subject: t("account:signInNotices.email.browserSubject", { service: values.service }),
+    text: t("account:signInNotices.email.browserText", { ...values, browser, ...whenAndWhere(values, language, t) }),
+  };
+};
+
+/** An app was given the account's access for the first time (docs/decisions/0056). */
+export const newAppEmail: NewAppEmail = (values, language) => {
+  const t = translatorFor(language);
+  return {
+    subject: t("account:signInNotices.email.appSubject", { service: values.service, app: values.app }),
+    text: t("account:signInNotices.email.appText", { ...values, ...whenAndWhere(values, language, t) }),
+  };
 };

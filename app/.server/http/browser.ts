@@ -149,10 +149,15 @@ export function knownDeviceId(request: Request, config: Config, secret: string, 
   return knownDevices(request, config, secret).find((entry) => entry.did === accountDid)?.id;
 }
 
-/** The Set-Cookie that records this browser as a known device of the account (kept first, its id kept). */
-export function deviceCookie(request: Request, config: Config, secret: string, accountDid: string): string {
+/** A new device id, for a browser that has none for the account yet. */
+export function newDeviceId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+/** The Set-Cookie that records this browser as a known device of the account (kept first, its id kept; `newId` when it has none). */
+export function deviceCookie(request: Request, config: Config, secret: string, accountDid: string, newId: string = newDeviceId()): string {
   const entries = knownDevices(request, config, secret);
-  const current = entries.find((entry) => entry.did === accountDid) ?? { did: accountDid, id: randomBytes(16).toString("base64url") };
+  const current = entries.find((entry) => entry.did === accountDid) ?? { did: accountDid, id: newId };
   const kept = [current, ...entries.filter((entry) => entry.did !== accountDid)].slice(0, MAX_DEVICE_ENTRIES);
   const value = kept.map((entry) => `${Buffer.from(entry.did).toString("base64url")}.${entry.id}.${deviceMac(secret, entry)}`).join("~");
   return serializeCookie(config, cookieNames(config).device, value, DEVICE_COOKIE_MAX_AGE);

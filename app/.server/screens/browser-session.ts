@@ -1,8 +1,10 @@
 import type { AccountSummary } from "../accounts/account-manager.ts";
 import { PasskeyError } from "../accounts/passkey-manager.ts";
 import { SignInError, type SignedInAccount } from "../accounts/sign-in.ts";
-import { cookieNames, csrfFor, deviceCookie, isSameOriginPost, isValidCsrf, knownDeviceId, readCookie, requestClientAddress, serializeCookie } from "../http/browser.ts";
+import { cookieNames, csrfFor, deviceCookie, isSameOriginPost, isValidCsrf, knownDeviceId, newDeviceId, readCookie, requestClientAddress, serializeCookie } from "../http/browser.ts";
 import type { Services } from "../services.ts";
+import { screenLanguage } from "../i18n/screen-language.ts";
+import { sha256Base64url } from "../util/crypto.ts";
 
 /**
  * The account area's browser session: who is signed in, the CSRF token of
@@ -140,17 +142,23 @@ function selectionCookie(services: Services, accountDid: string | undefined): st
  * sessions', the selected account, and the one that records this browser as a known device of the account
  * (docs/decisions/0009).
  */
-export async function startSession(services: Services, request: Request, account: SignedInAccount, staySignedIn = false): Promise<string[]> {
+export async function startSession(services: Services, request: Request, account: SignedInAccount, staySignedIn = false, origin: "sign-in" | "sign-up" = "sign-in"): Promise<string[]> {
   const { config } = services;
   const accountDid = account.did;
   const held = await heldSessions(services, request);
+  const userAgent = request.headers.get("user-agent");
+  // docs/decisions/0056: the session records which browser it is (the device id of docs/decisions/0009, hashed).
+  const knownDevice = knownDeviceId(request, config, services.cookieSecret, accountDid);
+  const deviceId = knownDevice ?? newDeviceId();
   const sessionId = await services.sessions.create(
     accountDid,
-    { userAgent: request.headers.get("user-agent") ?? undefined, ipAddress: requestClientAddress(request), staySignedIn },
+    { userAgent: userAgent ?? undefined, ipAddress: requestClientAddress(request), staySignedIn, deviceHash: sha256Base64url(deviceId) },
     account.proof,
   );
   // The password changed, or the passkey went, while this sign-in was checked: it signs in nobody.
   if (sessionId === undefined) throw "passwordHash" in account.proof ? new SignInError() : new PasskeyError("unknownPasskey");
+  if (origin === "sign-up") await services.signInNotices.accountCreatedIn(accountDid);
+  else if (knownDevice === undefined) await tellOfNewBrowser(services, request, { accountDid, deviceId, userAgent });
   const others = held.filter((session) => session.account.did !== accountDid);
   const dropped = [...held.filter((session) => session.account.did === accountDid), ...others.slice(0, Math.max(0, others.length - (MAX_ACCOUNTS_PER_BROWSER - 1)))];
   for (const session of dropped) await services.sessions.destroy(session.id);
@@ -158,8 +166,23 @@ export async function startSession(services: Services, request: Request, account
   return [
     ...sessionCookies(services, request, [...kept, { id: sessionId, staySignedIn }]),
     selectionCookie(services, accountDid),
-    deviceCookie(request, config, services.cookieSecret, accountDid),
+    deviceCookie(request, config, services.cookieSecret, accountDid, deviceId),
   ];
+}
+
+/**
+ * docs/decisions/0056: a browser without this account's device entry (docs/decisions/0009) is new to it. The account's
+ * first browser (its first sign-in, when it was made elsewhere) is told of nothing, any later new one is emailed
+ * about. The session is stored already; nothing here fails the sign-in.
+ */
+async function tellOfNewBrowser(services: Services, request: Request, signIn: { accountDid: string; deviceId: string; userAgent: string | null }) {
+  await services.signInNotices.browserSignedIn({
+    accountDid: signIn.accountDid,
+    deviceHash: sha256Base64url(signIn.deviceId),
+    userAgent: signIn.userAgent,
+    address: requestClientAddress(request),
+    language: await screenLanguage(services, request),
+  });
 }
 
 /** Makes a signed-in account the one the account pages act on; undefined when it is not signed in here. */

@@ -72,6 +72,8 @@ async function populate(db: Database, did: string, tag: string): Promise<void> {
     sql`INSERT INTO "AppActivity" ("accountDid", "app", "dayStart", "kind", "target", "count", "lastAt")
       VALUES (${did}, 'oauth:https://app.example/client.json', ${at(T)}, 'record', 'app.bsky.feed.post#create', 3, ${at(T)})`,
     sql`INSERT INTO "RepoImport" ("id", "did", "expiresAt") VALUES (${`imp-${tag}`}, ${did}, ${at(T + DAY)})`,
+    sql`INSERT INTO "EndLink" ("tokenHash", "accountDid", "kind", "target", "label", "createdAt", "expiresAt")
+      VALUES (${`end-${tag}`}, ${did}, 'browser', 'device', 'Firefox', ${at(T)}, ${at(T + DAY)})`,
   ];
   for (const statement of statements) await execute(db, statement);
 }

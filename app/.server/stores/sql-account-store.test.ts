@@ -242,7 +242,7 @@ const untouched = { passkeys: 1, sessions: 2, grants: 1, tokens: 2, codes: 1, co
 async function populate(db: Database, did: string): Promise<void> {
   const sessions = new SqlSessionStore(db);
   for (const n of [1, 2]) {
-    await sessions.create({ idHash: `session-${did}-${n}`, accountDid: did, userAgent: null, ipAddress: null, createdAt: NOW, lastSeenAt: NOW, expiresAt: NOW + 86_400_000, authenticatedAt: NOW, staySignedIn: true }, { passwordHash: accountFor(did).passwordHash });
+    await sessions.create({ idHash: `session-${did}-${n}`, accountDid: did, userAgent: null, ipAddress: null, createdAt: NOW, lastSeenAt: NOW, expiresAt: NOW + 86_400_000, authenticatedAt: NOW, staySignedIn: true, deviceHash: null }, { passwordHash: accountFor(did).passwordHash });
   }
   await new SqlPasskeyStore(db).insert({
     credentialId: `credential-${did}`,

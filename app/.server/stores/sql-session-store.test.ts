@@ -22,6 +22,7 @@ function session(idHash: string, overrides: Partial<StoredSession> = {}): Stored
     expiresAt: NOW + 30 * DAY,
     authenticatedAt: null,
     staySignedIn: false,
+    deviceHash: "device-hash",
     ...overrides,
   };
 }

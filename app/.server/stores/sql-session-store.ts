@@ -41,9 +41,9 @@ export class SqlSessionStore implements SessionStore {
       yield* run(sql`UPDATE "Account" SET "lastSignInAt" = ${at(session.createdAt)} WHERE "did" = ${session.accountDid}`);
       // Browsers that never come back: a few of their sessions go at each sign-in.
       yield* run(cleanupSessions(session.createdAt));
-      yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt", "staySignedIn")
+      yield* run(sql`INSERT INTO "BrowserSession" ("idHash", "accountDid", "userAgent", "ipAddress", "createdAt", "lastSeenAt", "expiresAt", "authenticatedAt", "staySignedIn", "deviceHash")
         VALUES (${session.idHash}, ${session.accountDid}, ${session.userAgent}, ${session.ipAddress}, ${at(session.createdAt)},
-          ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)}, ${session.staySignedIn})`);
+          ${at(session.lastSeenAt)}, ${at(session.expiresAt)}, ${at(session.authenticatedAt)}, ${session.staySignedIn}, ${session.deviceHash})`);
       return true;
     });
   }

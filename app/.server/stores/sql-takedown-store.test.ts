@@ -43,7 +43,7 @@ function passwordSession(id: string, did: string, now: number): [StoredPasswordS
 }
 
 function browserSession(id: string, did: string, now: number): StoredSession {
-  return { idHash: id, accountDid: did, userAgent: null, ipAddress: null, createdAt: now, lastSeenAt: now, expiresAt: now + 3600_000, authenticatedAt: now, staySignedIn: false };
+  return { idHash: id, accountDid: did, userAgent: null, ipAddress: null, createdAt: now, lastSeenAt: now, expiresAt: now + 3600_000, authenticatedAt: now, staySignedIn: false, deviceHash: null };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RecoverView, ResetView } from "../../.server/screens/account/views";
+import { CheckboxField } from "../ui/checkbox-field";
 import { Field } from "../ui/field";
 import { fill } from "../ui/fill";
 import { slots, useT } from "../ui/i18n";
@@ -161,29 +162,13 @@ export function ResetPage({ view, errors }: { view: ResetView } & Errors) {
         {/* Lets password managers store the new password for the right account. */}
         <input type="text" name="username" autoComplete="username" defaultValue={view.handle} hidden readOnly />
         <NewPasswordFields minLength={view.minLength} errors={errors} focus={errors.new_password ? "new_password" : errors.confirm_password ? "confirm_password" : undefined} />
-        <Option id="remove_passkeys" label={t("account:recovery.removePasskeys")} hint={t("account:recovery.removePasskeysHint")} />
-        <Option id="disconnect_apps" label={t("account:recovery.disconnectApps")} hint={t("account:recovery.disconnectAppsHint")} />
+        <CheckboxField id="remove_passkeys" label={t("account:recovery.removePasskeys")} hint={t("account:recovery.removePasskeysHint")} />
+        <CheckboxField id="disconnect_apps" label={t("account:recovery.disconnectApps")} hint={t("account:recovery.disconnectAppsHint")} />
         {formError ? <ErrorMessage id="reset-error">{formError}</ErrorMessage> : null}
         <button type="submit" className={`${primaryButton} w-full`}>
           {t("account:recovery.submit")}
         </button>
       </form>
     </Frame>
-  );
-}
-
-function Option({ id, label, hint }: { id: string; label: string; hint: string }) {
-  return (
-    <div className="flex items-start gap-3">
-      <input id={id} name={id} type="checkbox" className="mt-1 size-5 shrink-0 accent-brand" aria-describedby={`${id}-hint`} />
-      <div className="flex flex-col gap-0.5">
-        <label htmlFor={id} className="font-medium">
-          {label}
-        </label>
-        <p id={`${id}-hint`} className="text-sm text-slate-600 dark:text-slate-300">
-          {hint}
-        </p>
-      </div>
-    </div>
   );
 }

@@ -6,6 +6,7 @@ import { ListFilter, useListFilter } from "../ui/list-filter";
 import { Identifier } from "../ui/identifier";
 import { dangerButton, secondaryButton, smallButton } from "../ui/styles";
 import { AccountShell } from "./account-shell";
+import { CheckboxField } from "../ui/checkbox-field";
 
 /** /account/sessions: the browsers signed in to this account. */
 export function SessionsPage({ view }: { view: SessionsView }) {
@@ -65,6 +66,32 @@ export function SessionsPage({ view }: { view: SessionsView }) {
       ) : (
         <p className="text-slate-700 dark:text-slate-200">{t("account:sessions.noOthers")}</p>
       )}
+      <SignInNotices view={view} />
     </AccountShell>
+  );
+}
+
+/** "Email me when a new browser or app signs in" (docs/decisions/0056): a checkbox and Save, a plain form. */
+function SignInNotices({ view }: { view: SessionsView }) {
+  const { t } = useT();
+  const { available, on, email } = view.signInNotices;
+  return (
+    <section aria-labelledby="sign-in-notices-heading" className="flex flex-col gap-3 rounded-2xl border border-slate-200 bg-white p-5 dark:border-slate-800 dark:bg-slate-900">
+      <h2 id="sign-in-notices-heading" className="text-lg font-semibold">
+        {t("account:signInNotices.title")}
+      </h2>
+      {available ? (
+        <form method="post" className="flex flex-col gap-3">
+          <SignedInFormFields csrfToken={view.csrfToken} />
+          <input type="hidden" name="intent" value="sign_in_notices" />
+          <CheckboxField id="sign-in-notices" name="on" label={t("account:signInNotices.label")} hint={t("account:signInNotices.explain", { email })} defaultChecked={on} />
+          <button type="submit" className={`${secondaryButton} self-start`}>
+            {t("account:signInNotices.save")}
+          </button>
+        </form>
+      ) : (
+        <p className="text-slate-700 dark:text-slate-200">{t("account:signInNotices.unavailable")}</p>
+      )}
+    </section>
   );
 }

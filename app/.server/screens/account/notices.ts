@@ -43,6 +43,8 @@ const NOTICES = [
   "email-address-confirmed",
   "permission-taken-back",
   "app-password-chat-taken-back",
+  "sign-in-notices-on",
+  "sign-in-notices-off",
 ] as const;
 
 export type NoticeKey = (typeof NOTICES)[number];

@@ -11,9 +11,11 @@ import { describeUserAgent } from "./user-agent.ts";
 export async function showSessions(services: Services, request: Request, t: Translate): Promise<PageOutcome<SessionsView>> {
   return signedInPage(services, request, t, async ({ account, sessionIdHash }, base) => {
     const sessions = await services.sessions.list(account.did);
+    const recipient = await services.accounts.emailOf(account.did);
     return {
       ...base,
       kind: "sessions",
+      signInNotices: { available: services.signInNotices.available, on: await services.signInNotices.enabledFor(account.did), email: recipient?.email ?? "" },
       sessions: sessions
         .map((session) => ({
           id: session.idHash,
@@ -30,10 +32,15 @@ export async function showSessions(services: Services, request: Request, t: Tran
   });
 }
 
-/** POST /account/sessions: sign out one browser, or every other one. */
+/** POST /account/sessions: sign out one browser, or every other one; or the new-sign-in emails on or off (docs/decisions/0056). */
 export async function answerSessions(services: Services, request: Request, form: (name: string) => string, t: Translate): Promise<PageOutcome<never>> {
   return signedInAction(services, request, form, t, async ({ account, sessionIdHash }) => {
     switch (form("intent")) {
+      case "sign_in_notices": {
+        const on = form("on") === "on";
+        await services.signInNotices.setEnabled(account.did, on);
+        return redirectTo(withNotice("/account/sessions", on ? "sign-in-notices-on" : "sign-in-notices-off"));
+      }
       case "sign_out_others":
         await services.sessions.destroyOthers(account.did, sessionIdHash);
         return redirectTo(withNotice("/account/sessions", "others-ended"));

@@ -175,7 +175,12 @@ export type SessionView = {
   current: boolean;
 };
 
-export type SessionsView = SignedInBase & { kind: "sessions"; sessions: SessionView[] };
+export type SessionsView = SignedInBase & {
+  kind: "sessions";
+  sessions: SessionView[];
+  /** "Email me when a new browser or app signs in" (docs/decisions/0056); `available`: this server can send email. */
+  signInNotices: { available: boolean; on: boolean; email: string };
+};
 
 export type PasskeyView = { credentialId: string; name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean };
 

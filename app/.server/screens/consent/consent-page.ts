@@ -17,6 +17,8 @@ import { browserOf, csrfToken, currentSession, isTrustedPost, signedInAccounts, 
 import { errorPageOf, forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
 import { consentView, type ConsentView } from "./consent-view.ts";
 import { clientIdentity } from "../client-identity.ts";
+import { requestClientAddress } from "../../http/browser.ts";
+import { screenLanguage } from "../../i18n/screen-language.ts";
 import { answerSignUp, firstStepValues, signedUp, signUpView, type SignUpFrame, type SignUpView } from "../sign-up/sign-up-page.ts";
 import { screenAddress, screenNoticeOf } from "./consent-address.ts";
 import { reactivateInFlow, reactivationView, screenRequest } from "./consent-reactivation.ts";
@@ -102,7 +104,7 @@ async function consentPage(services: Services, request: Request, t: Translate): 
       // nor for one the operator took down (docs/decisions/0051).
       return redirectTo(await services.authorize.reject(pending, "access_denied", state === "takendown" ? "This account has been taken down" : "This account has been deactivated"));
     }
-    if (answer.kind === "approve") return redirectTo(await approve(services, pending, answer.signedIn.account, answer.declined));
+    if (answer.kind === "approve") return redirectTo(await approve(services, request, pending, answer.signedIn.account, answer.declined));
     return redirectTo(await services.authorize.reject(pending, answer.error, answer.description));
   }
 
@@ -209,7 +211,7 @@ async function consentForm(services: Services, request: Request, form: (name: st
   // taken-down account signs in nowhere (SignIn), and its sessions are gone; one taken down since the screen was shown
   // is refused its code by the store (docs/decisions/0051).
   if (await isDeactivated(services, account.did)) return redirectTo(screenAddressOf(pending, { account: account.did }), headers);
-  return redirectTo(await approve(services, pending, account, await declinedByForm(services, pending, account, form)), headers);
+  return redirectTo(await approve(services, request, pending, account, await declinedByForm(services, pending, account, form)), headers);
 }
 
 /**
@@ -228,9 +230,30 @@ async function isDeactivated(services: Services, did: string): Promise<boolean> 
 }
 
 /** Issues the code for the request's scope less what the person declined, and remembers both (docs/decisions/0032). */
-async function approve(services: Services, pending: PendingAuthorization, account: AccountSummary, declined: string[]): Promise<string> {
+async function approve(services: Services, request: Request, pending: PendingAuthorization, account: AccountSummary, declined: string[]): Promise<string> {
   const scope = grantedScope(pending.request.parameters.scope, declined);
   const location = await services.authorize.approve(pending, account.did, scope);
-  await services.connectedApps.remember(account.did, pending.client.clientId, scope, declined);
+  const { firstTime } = await services.connectedApps.remember(account.did, pending.client.clientId, scope, declined);
+  if (firstTime) await tellOfNewApp(services, request, pending, account.did);
   return location;
+}
+
+/**
+ * docs/decisions/0056: the account's address is told an app was given access for the first time, the app named as
+ * this screen showed it: the verified host first, the name it claims beside it. Nothing here fails the consent.
+ */
+async function tellOfNewApp(services: Services, request: Request, pending: PendingAuthorization, accountDid: string): Promise<void> {
+  const { client } = pending;
+  const identity = clientIdentity({ clientId: client.clientId, name: client.clientName }, { serviceName: services.config.brand.serviceName, issuer: services.config.issuer });
+  const where = identity.hostUnicode ?? identity.host ?? identity.redirectUris?.[0] ?? client.clientId;
+  const since = (await services.connectedApps.find(accountDid, client.clientId).catch(() => undefined))?.firstAuthorizedAt.getTime();
+  if (since === undefined) return;
+  await services.signInNotices.appAllowed({
+    accountDid,
+    clientId: client.clientId,
+    appName: identity.name ? `${identity.name} (${where})` : where,
+    since,
+    address: requestClientAddress(request),
+    language: await screenLanguage(services, request),
+  });
 }

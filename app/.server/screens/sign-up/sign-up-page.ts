@@ -191,6 +191,6 @@ function fieldErrorsOf(errors: Partial<Record<SignUpField | "form", AtriumError>
 
 /** After a sign-up: the new account signed in in this browser (its first session), then where `next` says. */
 export async function signedUp(services: Services, request: Request, account: CreatedAccount, next: string): Promise<PageOutcome<SignUpView>> {
-  const cookies = await startSession(services, request, account);
+  const cookies = await startSession(services, request, account, false, "sign-up");
   return redirectTo(next, withCookies(new Headers(), cookies));
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "BrowserSession" ADD COLUMN "deviceHash" TEXT;
