@@ -156,6 +156,9 @@ const COLOUR_RULES = ["color-contrast", "link-in-text-block"];
  * the colour rules only (for a page already audited in full in the other colour scheme). The context needs bypassCSP.
  */
 export async function seriousAxeViolations(page: Page, rules: "all" | "colours" = "all"): Promise<AxeViolation[]> {
+  // A streamed page can show its text before its stylesheet has loaded; measured then, every link is an unstyled
+  // inline box (axe's target-size once flagged a whole page so, after a form post). The load event waits for it.
+  await page.waitForLoadState("load");
   if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: AXE_PATH });
   const runOnly = rules === "all" ? { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"] } : { type: "rule", values: COLOUR_RULES };
   const results = await page.evaluate(async (runOnly) => {
