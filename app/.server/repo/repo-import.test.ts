@@ -171,7 +171,21 @@ describe.each(ENGINES)("RepoImporter on %s", (engine) => {
     const [one, two] = shared.others(2);
     const first = await foreignRepositoryCar(ALICE, foreign, [note("first-1"), note("first-2")]);
     const second = await foreignRepositoryCar(ALICE, foreign, [note("second-1")]);
-    const outcomes = await Promise.all([refusal(importerOn(one!).import(ALICE, inPieces(first.car, 50))), refusal(importerOn(two!).import(ALICE, inPieces(second.car, 50)))]);
+    // An import reads the account's head before its CAR, and applies after the CAR's end: neither CAR ends before both
+    // imports have begun reading theirs, so both read the same head and race to apply (on a busy machine one could
+    // otherwise land whole before the other began, and both would rightly succeed).
+    let reading = 0;
+    let bothReading!: () => void;
+    const bothRead = new Promise<void>((resolve) => (bothReading = resolve));
+    async function* meetingAtTheEnd(pieces: AsyncIterable<Uint8Array>) {
+      if (++reading === 2) bothReading();
+      yield* pieces;
+      await bothRead;
+    }
+    const outcomes = await Promise.all([
+      refusal(importerOn(one!).import(ALICE, meetingAtTheEnd(inPieces(first.car, 50)))),
+      refusal(importerOn(two!).import(ALICE, meetingAtTheEnd(inPieces(second.car, 50)))),
+    ]);
 
     expect(outcomes.filter((outcome) => outcome === "imported")).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome.startsWith("409 ImportConflict"))).toHaveLength(1);
