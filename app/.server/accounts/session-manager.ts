@@ -117,9 +117,7 @@ export class SessionManager {
    * same deletion as signing out one session. How many ended.
    */
   async destroyBrowser(accountDid: string, deviceHash: string): Promise<number> {
-    const sessions = (await this.store.listLive(accountDid, this.now())).filter((session) => session.deviceHash === deviceHash);
-    for (const session of sessions) await this.store.delete(session.idHash, accountDid);
-    return sessions.length;
+    return this.store.deleteBrowser(accountDid, deviceHash);
   }
 
   /** Signs out every browser of the account except the current one. */

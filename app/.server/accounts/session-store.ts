@@ -40,4 +40,6 @@ export interface SessionStore {
   delete(idHash: string, accountDid?: string): Promise<void>;
   /** Ends every session of the account but one; how many ended. */
   deleteOthers(accountDid: string, keepIdHash: string): Promise<number>;
+  /** Deletes every session of the account in the browser whose device id hashes to `deviceHash`; how many. */
+  deleteBrowser(accountDid: string, deviceHash: string): Promise<number>;
 }

@@ -42,7 +42,7 @@ export type LinkState =
   | { state: "unknown" }
   | { state: "used" | "expired" | "live"; accountDid: string; handle: string; target: EndTarget; label: string; sentAt: number };
 
-/** The existing ways to end what a link names (docs/decisions/0056 reuses them): true when something ended. */
+/** The existing ways to end what a link names (docs/decisions/0056 reuses them). */
 export type Enders = {
   browser(accountDid: string, deviceHash: string): Promise<void>;
   /** The app's access that began at `since`; one given again since is another, left alone. */
@@ -76,8 +76,10 @@ export class SignInNotices {
     return this.mailer !== undefined;
   }
 
-  async enabledFor(accountDid: string): Promise<boolean> {
-    return (await this.store.recipient(accountDid))?.signInNotices ?? false;
+  /** The account's setting, and the address the emails go to (one read of the account). */
+  async settingOf(accountDid: string): Promise<{ on: boolean; email: string }> {
+    const recipient = await this.store.recipient(accountDid);
+    return { on: recipient?.signInNotices ?? false, email: recipient?.email ?? "" };
   }
 
   async setEnabled(accountDid: string, on: boolean): Promise<void> {
@@ -124,12 +126,11 @@ export class SignInNotices {
   }
 
   /**
-   * Ends what the link names, for `accountDid` (who has just proven to be the account's person), then spends the link:
-   * a failure on the way leaves it usable. Two clicks at once both end the same thing (ending is idempotent) and one
-   * spends the link. A link of another account, used or expired ends nothing.
+   * Ends what the link of `token` names (`link`, as `link(token)` read it), for `accountDid` (who has just proven to be
+   * the account's person), then spends the link: a failure on the way leaves it usable. Two clicks at once both end the
+   * same thing (ending is idempotent) and one spends the link. A link of another account, used or expired ends nothing.
    */
-  async end(token: string, accountDid: string): Promise<LinkState["state"] | "ended"> {
-    const link = await this.link(token);
+  async end(token: string, link: LinkState, accountDid: string): Promise<LinkState["state"] | "ended"> {
     if (link.state !== "live") return link.state;
     if (link.accountDid !== accountDid) return "unknown";
     const { ends } = this.options;

@@ -150,15 +150,16 @@ export async function startSession(services: Services, request: Request, account
   // docs/decisions/0056: the session records which browser it is (the device id of docs/decisions/0009, hashed).
   const knownDevice = knownDeviceId(request, config, services.cookieSecret, accountDid);
   const deviceId = knownDevice ?? newDeviceId();
+  const deviceHash = sha256Base64url(deviceId);
   const sessionId = await services.sessions.create(
     accountDid,
-    { userAgent: userAgent ?? undefined, ipAddress: requestClientAddress(request), staySignedIn, deviceHash: sha256Base64url(deviceId) },
+    { userAgent: userAgent ?? undefined, ipAddress: requestClientAddress(request), staySignedIn, deviceHash },
     account.proof,
   );
   // The password changed, or the passkey went, while this sign-in was checked: it signs in nobody.
   if (sessionId === undefined) throw "passwordHash" in account.proof ? new SignInError() : new PasskeyError("unknownPasskey");
   if (origin === "sign-up") await services.signInNotices.accountCreatedIn(accountDid);
-  else if (knownDevice === undefined) await tellOfNewBrowser(services, request, { accountDid, deviceId, userAgent });
+  else if (knownDevice === undefined) await tellOfNewBrowser(services, request, { accountDid, deviceHash, userAgent });
   const others = held.filter((session) => session.account.did !== accountDid);
   const dropped = [...held.filter((session) => session.account.did === accountDid), ...others.slice(0, Math.max(0, others.length - (MAX_ACCOUNTS_PER_BROWSER - 1)))];
   for (const session of dropped) await services.sessions.destroy(session.id);
@@ -175,11 +176,9 @@ export async function startSession(services: Services, request: Request, account
  * first browser (its first sign-in, when it was made elsewhere) is told of nothing, any later new one is emailed
  * about. The session is stored already; nothing here fails the sign-in.
  */
-async function tellOfNewBrowser(services: Services, request: Request, signIn: { accountDid: string; deviceId: string; userAgent: string | null }) {
+async function tellOfNewBrowser(services: Services, request: Request, signIn: { accountDid: string; deviceHash: string; userAgent: string | null }) {
   await services.signInNotices.browserSignedIn({
-    accountDid: signIn.accountDid,
-    deviceHash: sha256Base64url(signIn.deviceId),
-    userAgent: signIn.userAgent,
+    ...signIn,
     address: requestClientAddress(request),
     language: await screenLanguage(services, request),
   });

@@ -78,11 +78,11 @@ export function* sendCounts(chunks: readonly CountChunk[]): Program<void> {
 }
 
 /**
- * Adds counts to an app's counters of a day (ActivityStore.count), as a program: RepoStore.applyCommit runs it inside
- * the commit's transaction, after its account lock, so that a commit and its counts land together or not at all, and
- * with `send`, so that on PostgreSQL counting adds no round trip (docs/decisions/0053).
+ * Adds counts to an app's counters of a day, as a program (ActivityStore.count's; a commit sends its own chunks:
+ * RepoStore.applyCommit, with countChunks, sendCounts and withCounts), with `send`, so that on PostgreSQL counting adds
+ * no round trip (docs/decisions/0053).
  */
-export function* countActivity(accountDid: string, app: ActivityApp, day: number, counts: readonly ActivityCount[], now: number): Program<void> {
+function* countActivity(accountDid: string, app: ActivityApp, day: number, counts: readonly ActivityCount[], now: number): Program<void> {
   yield* sendCounts(countChunks(accountDid, app, day, counts, now));
 }
 

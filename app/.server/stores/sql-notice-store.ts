@@ -1,5 +1,6 @@
 import type { EndTarget, NoticeRecipient, NoticeStore, StoredEndLink } from "../notices/notice-store.ts";
 import { tables } from "../db/rows.generated.ts";
+import { shape } from "../db/row-shape.ts";
 import { at, get, run, sql, type Database, type Program } from "../db/sql.ts";
 import { expiredRowsCleanup } from "./expired-rows.ts";
 
@@ -8,7 +9,7 @@ const cleanupLinks = expiredRowsCleanup("EndLink", "tokenHash");
 /** An expired link is kept this long after, so that its page says it expired rather than that it never worked. */
 const KEEP_EXPIRED_MS = 30 * 24 * 60 * 60 * 1000;
 
-const LINK_ROW = tables.EndLink.pick("tokenHash", "accountDid", "kind", "target", "label", "since", "createdAt", "expiresAt", "usedAt");
+const LINK_ROW = shape({ ...tables.EndLink.columns, handle: "string" });
 
 function targetOf(kind: string, target: string, since: number | null): EndTarget {
   return kind === "app" ? { kind: "app", clientId: target, since: since ?? 0 } : { kind: "browser", deviceHash: target };
@@ -49,12 +50,12 @@ export class SqlNoticeStore implements NoticeStore {
 
   async findLink(tokenHash: string) {
     return this.db.execute(function* (): Program<(StoredEndLink & { handle: string }) | undefined> {
-      const row = yield* get(LINK_ROW, sql`SELECT "tokenHash", "accountDid", "kind", "target", "label", "since", "createdAt", "expiresAt", "usedAt" FROM "EndLink" WHERE "tokenHash" = ${tokenHash}`);
+      const row = yield* get(LINK_ROW, sql`SELECT l."tokenHash" AS "tokenHash", l."accountDid" AS "accountDid", l."kind" AS "kind", l."target" AS "target",
+          l."label" AS "label", l."since" AS "since", l."createdAt" AS "createdAt", l."expiresAt" AS "expiresAt", l."usedAt" AS "usedAt", a."handle" AS "handle"
+        FROM "EndLink" l JOIN "Account" a ON a."did" = l."accountDid" WHERE l."tokenHash" = ${tokenHash}`);
       if (!row) return undefined;
-      const account = yield* get(tables.Account.pick("handle"), sql`SELECT "handle" FROM "Account" WHERE "did" = ${row.accountDid}`);
-      if (!account) return undefined;
       const { kind, target, since, ...rest } = row;
-      return { ...rest, target: targetOf(kind, target, since), handle: account.handle };
+      return { ...rest, target: targetOf(kind, target, since) };
     });
   }
 

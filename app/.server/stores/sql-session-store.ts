@@ -102,4 +102,10 @@ export class SqlSessionStore implements SessionStore {
       return yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "idHash" <> ${keepIdHash}`);
     });
   }
+
+  async deleteBrowser(accountDid: string, deviceHash: string) {
+    return this.db.execute(function* (): Program<number> {
+      return yield* run(sql`DELETE FROM "BrowserSession" WHERE "accountDid" = ${accountDid} AND "deviceHash" = ${deviceHash}`);
+    });
+  }
 }

@@ -98,7 +98,7 @@ function AppPasswordItem({ appPassword, index }: { appPassword: AppPasswordView;
       </div>
       <div className="flex shrink-0 flex-wrap items-center gap-2">
         {/* What its apps did, and Take back chat access for a privileged one (docs/decisions/0053). */}
-        <a href={`${PATH}/${encodeURIComponent(appPassword.id)}`} className={`${linkStyle} text-sm`} aria-describedby={headingId}>
+        <a href={appPassword.pagePath} className={`${linkStyle} text-sm`} aria-describedby={headingId}>
           {t("account:appPasswords.list.details")}
         </a>
         {/* A second step, not the revocation itself: the confirmation says what ends (no JavaScript needed). */}

@@ -58,8 +58,8 @@ function PasswordSessions({ view }: { view: AppsView }) {
               <PasswordSessionDetails session={session} headingId={`password-session-${index}`} />
               <div className="flex shrink-0 flex-wrap items-center gap-2">
                 {/* Its app password's page: what the apps signed in with it did (docs/decisions/0053). */}
-                {session.appPasswordId ? (
-                  <a href={`/account/app-passwords/${encodeURIComponent(session.appPasswordId)}`} className={`${linkStyle} text-sm`} aria-describedby={`password-session-${index}`}>
+                {session.appPasswordPagePath ? (
+                  <a href={session.appPasswordPagePath} className={`${linkStyle} text-sm`} aria-describedby={`password-session-${index}`}>
                     {t("account:apps.passwordSessions.appPasswordPage")}
                   </a>
                 ) : null}

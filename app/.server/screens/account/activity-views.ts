@@ -1,9 +1,6 @@
 import { splitCallTarget, type ActivityApp, type ActivityLine } from "../../activity/activity-lines.ts";
 import type { Services } from "../../services.ts";
-import type { ActivityLineView } from "./views.ts";
-
-/** What an app's page shows of its history (docs/decisions/0053): the lines over the kept days, and the same day by day. */
-export type HistoryViews = { activityEnabled: boolean; activity: ActivityLineView[]; days: Array<{ day: string; lines: ActivityLineView[] }> };
+import type { ActivityLineView, HistoryViews } from "./views.ts";
 
 /**
  * The history of `app` (an OAuth client or an app password) as its page shows it, each line made by `lineView`.

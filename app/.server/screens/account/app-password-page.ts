@@ -3,22 +3,15 @@ import type { Translate } from "../../i18n/translate.ts";
 import type { Services } from "../../services.ts";
 import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
 import { historyViews } from "./activity-views.ts";
-import { appPasswordView } from "./app-passwords-page.ts";
+import { APP_PASSWORDS_PATH, appPasswordPagePath, appPasswordView } from "./app-passwords-page.ts";
 import { withNotice } from "./notices.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 import type { AppPasswordPageView } from "./views.ts";
 
-const LIST_PATH = "/account/app-passwords";
-
-/** An app password's page: the list's path, a slash and its id (one segment: ids are base64url). */
-export function appPasswordPagePath(id: string): string {
-  return `${LIST_PATH}/${encodeURIComponent(id)}`;
-}
-
-/** The id an app password's page names, from its path. */
+/** The id an app password's page names, from its path (appPasswordPagePath's). */
 function idOfPage(request: Request): string {
   const path = new URL(request.url).pathname;
-  return path.startsWith(`${LIST_PATH}/`) ? decodeURIComponent(path.slice(LIST_PATH.length + 1)) : "";
+  return path.startsWith(`${APP_PASSWORDS_PATH}/`) ? decodeURIComponent(path.slice(APP_PASSWORDS_PATH.length + 1)) : "";
 }
 
 /**

@@ -9,7 +9,13 @@ import { confirmView, confirmWithPassword } from "./reauthentication.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 import type { AppPasswordsView, AppPasswordView, CreatedAppPasswordView } from "./views.ts";
 
-const PATH = "/account/app-passwords";
+export const APP_PASSWORDS_PATH = "/account/app-passwords";
+const PATH = APP_PASSWORDS_PATH;
+
+/** An app password's page: the list's path, a slash and its id (one segment: ids are base64url). */
+export function appPasswordPagePath(id: string): string {
+  return `${PATH}/${encodeURIComponent(id)}`;
+}
 
 /**
  * /account/app-passwords (docs/decisions/0047): app passwords, made, listed and revoked as createAppPassword,
@@ -91,6 +97,7 @@ async function setSignInCode(services: Services, { account, recentlyAuthenticate
 export function appPasswordView(appPassword: ListedAppPassword): AppPasswordView {
   return {
     id: appPassword.id,
+    pagePath: appPasswordPagePath(appPassword.id),
     name: appPassword.name,
     privileged: appPassword.privileged,
     createdAt: new Date(appPassword.createdAt).toISOString(),

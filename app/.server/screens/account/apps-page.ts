@@ -10,6 +10,7 @@ import type { AppsView, ConnectedAppView, PasswordSessionView } from "./views.ts
 import type { ListedPasswordSession } from "../../accounts/password-session-store.ts";
 import { withNotice } from "./notices.ts";
 import { appPagePath } from "../../oauth/metadata/server-metadata.ts";
+import { appPasswordPagePath } from "./app-passwords-page.ts";
 import { errorOutcome, redirectTo, type PageOutcome } from "../outcome.ts";
 import { signedInAction, signedInPage } from "./signed-in-page.ts";
 
@@ -59,7 +60,7 @@ export async function answerConnectedApps(services: Services, request: Request, 
 function passwordSessionView(session: ListedPasswordSession): PasswordSessionView {
   return {
     id: session.id,
-    ...(session.appPasswordName === null || session.appPasswordId === null ? {} : { appPasswordName: session.appPasswordName, appPasswordId: session.appPasswordId }),
+    ...(session.appPasswordName === null || session.appPasswordId === null ? {} : { appPasswordName: session.appPasswordName, appPasswordPagePath: appPasswordPagePath(session.appPasswordId) }),
     ...(session.userAgent === null ? {} : { userAgent: session.userAgent }),
     createdAt: new Date(session.createdAt).toISOString(),
     lastUsedAt: new Date(session.lastUsedAt).toISOString(),

@@ -1,6 +1,9 @@
 import { hasCode } from "../../errors/atrium-error.ts";
 import type { Translate } from "../../i18n/translate.ts";
 import type { LinkState } from "../../notices/sign-in-notices.ts";
+
+/** A link that names something (its state read as live, used or expired). */
+type KnownLink = Exclude<LinkState, { state: "unknown" }>;
 import type { Services } from "../../services.ts";
 import { csrfToken, currentSession, endSession, isTrustedPost, signInWithPassword, withCookies } from "../browser-session.ts";
 import { forbiddenForm, formErrorOf, formErrors, redirectTo, view, type FormErrors, type PageOutcome } from "../outcome.ts";
@@ -88,13 +91,13 @@ export async function answerEndLink(services: Services, request: Request, form: 
       return (await proveWithPassword(services, signedIn, form("password"), t, "end")) ?? redirectTo(pageOf(token));
     }
     case "end":
-      return end(services, request, token);
+      return end(services, request, token, link);
   }
   return redirectTo(pageOf(token));
 }
 
 /** Signs in as the link's account (by its DID: nobody else's password signs in here), then back to the page. */
-async function signIn(services: Services, request: Request, token: string, link: Exclude<LinkState, { state: "unknown" }>, password: string, t: Translate): Promise<PageOutcome<FormErrors>> {
+async function signIn(services: Services, request: Request, token: string, link: KnownLink, password: string, t: Translate): Promise<PageOutcome<FormErrors>> {
   if (!password) return formErrors("end", { password: t("errors:form.enterPassword") });
   try {
     const { setCookies } = await signInWithPassword(services, request, link.accountDid, password);
@@ -106,12 +109,10 @@ async function signIn(services: Services, request: Request, token: string, link:
 }
 
 /** The button: only for the link's account, proven within the window; a link spent meanwhile ends nothing more. */
-async function end(services: Services, request: Request, token: string): Promise<PageOutcome<EndLinkView>> {
-  const link = await services.signInNotices.link(token);
-  if (link.state !== "live") return gone(link.state);
+async function end(services: Services, request: Request, token: string, link: KnownLink): Promise<PageOutcome<EndLinkView>> {
   const signedIn = await currentSession(services, request, link.accountDid);
   if (!signedIn?.recentlyAuthenticated) return redirectTo(pageOf(token));
-  const result = await services.signInNotices.end(token, signedIn.account.did);
+  const result = await services.signInNotices.end(token, link, signedIn.account.did);
   if (result !== "ended") return gone(result === "live" ? "unknown" : result);
   // The browser it named may be this one: its cookies go too.
   const here = knownDeviceId(request, services.config, services.cookieSecret, link.accountDid);

@@ -10,12 +10,11 @@ import { describeUserAgent } from "./user-agent.ts";
 /** GET /account/sessions: the browsers signed in to this account. */
 export async function showSessions(services: Services, request: Request, t: Translate): Promise<PageOutcome<SessionsView>> {
   return signedInPage(services, request, t, async ({ account, sessionIdHash }, base) => {
-    const sessions = await services.sessions.list(account.did);
-    const recipient = await services.accounts.emailOf(account.did);
+    const [sessions, setting] = await Promise.all([services.sessions.list(account.did), services.signInNotices.settingOf(account.did)]);
     return {
       ...base,
       kind: "sessions",
-      signInNotices: { available: services.signInNotices.available, on: await services.signInNotices.enabledFor(account.did), email: recipient?.email ?? "" },
+      signInNotices: { available: services.signInNotices.available, ...setting },
       sessions: sessions
         .map((session) => ({
           id: session.idHash,

@@ -97,19 +97,22 @@ export type ActivityLineView = {
 };
 
 /**
+ * What an app's page shows of its history (docs/decisions/0053): the lines over the kept days, and the same day by day.
+ * ATRIUM_APP_ACTIVITY off: `activityEnabled` false, nothing counted, and the page says so.
+ */
+export type HistoryViews = { activityEnabled: boolean; activity: ActivityLineView[]; days: Array<{ day: string; lines: ActivityLineView[] }> };
+
+/**
  * /account/apps/<client_id> (docs/decisions/0053): one app, what it did in the kept days with the permission each
  * line used, and every permission it holds, each with a control to take it back. `takingBack`: the broad permission
  * whose button was pressed (`?take-back=`), confirmed first.
  */
-export type AppPageView = SignedInBase & {
+export type AppPageView = SignedInBase &
+  HistoryViews & {
   kind: "app";
   app: ConnectedAppView;
   /** This page's stable address, which apps may link to. */
   address: string;
-  /** ATRIUM_APP_ACTIVITY: off, nothing is counted and the page says so. */
-  activityEnabled: boolean;
-  activity: ActivityLineView[];
-  days: Array<{ day: string; lines: ActivityLineView[] }>;
   permissions: PermissionItemView[];
   takingBack?: PermissionItemView;
 };
@@ -117,31 +120,28 @@ export type AppPageView = SignedInBase & {
 /** An app signed in with a password (com.atproto.server.createSession, docs/decisions/0047). */
 export type PasswordSessionView = {
   id: string;
-  /** The app password it signed in with (its name, and its id for its page); undefined: the account's own password. */
+  /** The app password it signed in with (its name, and its page's path); undefined: the account's own password. */
   appPasswordName?: string;
-  appPasswordId?: string;
+  appPasswordPagePath?: string;
   /** What the app said it was (its User-Agent), when it said. */
   userAgent?: string;
   createdAt: string;
   lastUsedAt: string;
 };
 
-/** An app password; `id` names its page (/account/app-passwords/<id>). */
-export type AppPasswordView = { id: string; name: string; privileged: boolean; createdAt: string; lastUsedAt?: string };
+/** An app password, and its page's path (/account/app-passwords/<id>). */
+export type AppPasswordView = { id: string; pagePath: string; name: string; privileged: boolean; createdAt: string; lastUsedAt?: string };
 
 /**
  * /account/app-passwords/<id> (docs/decisions/0053): one app password, what the apps signed in with it did in the kept
  * days, and Take back chat access when it is privileged.
  */
-export type AppPasswordPageView = SignedInBase & {
+export type AppPasswordPageView = SignedInBase &
+  HistoryViews & {
   kind: "app-password";
   appPassword: AppPasswordView;
   /** This page's stable address. */
   address: string;
-  /** ATRIUM_APP_ACTIVITY: off, nothing is counted and the page says so. */
-  activityEnabled: boolean;
-  activity: ActivityLineView[];
-  days: Array<{ day: string; lines: ActivityLineView[] }>;
 };
 
 /**
